@@ -1,0 +1,209 @@
+// The CPU backend.
+//
+// Reductions split the input into blocked ranges with oneTBB; each leaf is one Eigen expression over
+// a Map (vectorised by Eigen), and leaves are combined with the operators of engine/reduce_ops.hpp.
+//   tbb_vectorized    tbb::parallel_reduce, auto_partitioner (default)
+//   tbb_deterministic tbb::parallel_deterministic_reduce with fixed 16 Ki-element leaves: the same
+//                     association order, and so the same float bits, for any number of threads
+//   serial            one Eigen expression over the whole input on the calling thread
+// Matmul uses Eigen's GEMM on row blocks of C, one TBB task per block (Eigen's own threading is off:
+// tandem builds without OpenMP, so TBB owns the cores).
+//   eigen_tbb         blocks of C in parallel (default)
+//   eigen_serial      one Eigen GEMM on the calling thread
+#include "backends/cpu/cpu_backend.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/blocked_range2d.h>
+#include <tbb/info.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+
+#include <Eigen/Core>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <thread>
+
+#include "engine/reduce_ops.hpp"
+
+namespace tandem::detail {
+namespace {
+
+constexpr std::int64_t kDeterministicLeaf = 1 << 14;  // elements per leaf of tbb_deterministic
+constexpr std::int64_t kGrain = 1 << 14;               // smallest leaf of tbb_vectorized
+
+template <class T>
+using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
+
+// Reduces x[begin*stride], ..., x[(end-1)*stride] with one vectorised Eigen expression.
+template <class Op>
+typename Op::Acc reduce_leaf(const typename Op::In* x, std::int64_t begin, std::int64_t end, std::int64_t stride) {
+  using T = typename Op::In;
+  using Acc = typename Op::Acc;
+  const T* p = x + begin * stride;
+  const Eigen::Index len = end - begin;
+  if (len <= 0) return Op::identity();
+  auto run = [&](const auto& v) -> Acc {
+    if constexpr (std::is_same_v<Op, SumOp<T>>) {
+      if constexpr (std::is_integral_v<T>) return v.template cast<std::uint64_t>().sum();
+      else return v.sum();
+    } else {
+      constexpr bool is_min = std::is_same_v<Op, MinOp<T>>;
+      T r;
+      if constexpr (std::is_floating_point_v<T>) r = is_min ? v.template minCoeff<Eigen::PropagateNaN>() : v.template maxCoeff<Eigen::PropagateNaN>();
+      else r = is_min ? v.minCoeff() : v.maxCoeff();
+      if constexpr (std::is_floating_point_v<T>) {
+        // Eigen may return either zero when both signs occur; apply reduce_ops' rule (rare path).
+        if (r == T(0))
+          for (Eigen::Index i = 0; i < v.size(); ++i) r = Op::combine(r, v[i]);
+      }
+      return r;
+    }
+  };
+  if (stride == 1) return run(Eigen::Map<const Vec<T>>(p, len));
+  return run(Eigen::Map<const Vec<T>, 0, Eigen::InnerStride<>>(p, len, Eigen::InnerStride<>(stride)));
+}
+
+template <class Op>
+typename Op::Acc reduce_with(std::string_view kernel, const typename Op::In* x, std::int64_t n, std::int64_t stride) {
+  using Acc = typename Op::Acc;
+  auto leaf = [&](const tbb::blocked_range<std::int64_t>& r, Acc acc) {
+    return Op::combine(acc, reduce_leaf<Op>(x, r.begin(), r.end(), stride));
+  };
+  auto join = [](Acc a, Acc b) { return Op::combine(a, b); };
+  if (kernel == "serial") return reduce_leaf<Op>(x, 0, n, stride);
+  if (kernel == "tbb_deterministic")
+    return tbb::parallel_deterministic_reduce(tbb::blocked_range<std::int64_t>(0, n, kDeterministicLeaf),
+                                              Op::identity(), leaf, join, tbb::simple_partitioner());
+  return tbb::parallel_reduce(tbb::blocked_range<std::int64_t>(0, n, kGrain), Op::identity(), leaf, join);
+}
+
+template <class T>
+void reduce_typed(const ReduceArgs& a, std::string_view kernel, void* result) {
+  const T* x = static_cast<const T*>(a.data);
+  switch (a.op) {
+    case ReduceOp::sum: {
+      auto s = reduce_with<SumOp<T>>(kernel, x, a.n, a.stride);
+      if constexpr (std::is_integral_v<T>) {
+        std::int64_t v = static_cast<std::int64_t>(s);  // modulo 2^64 (C++20)
+        std::memcpy(result, &v, sizeof v);
+      } else {
+        std::memcpy(result, &s, sizeof s);
+      }
+      break;
+    }
+    case ReduceOp::min: {
+      T v = reduce_with<MinOp<T>>(kernel, x, a.n, a.stride);
+      std::memcpy(result, &v, sizeof v);
+      break;
+    }
+    case ReduceOp::max: {
+      T v = reduce_with<MaxOp<T>>(kernel, x, a.n, a.stride);
+      std::memcpy(result, &v, sizeof v);
+      break;
+    }
+  }
+}
+
+template <class T>
+using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using ConstMap = Eigen::Map<const RowMajor<T>, 0, Eigen::OuterStride<>>;
+template <class T>
+using MutMap = Eigen::Map<RowMajor<T>, 0, Eigen::OuterStride<>>;
+
+template <class T>
+void matmul_typed(const MatmulArgs& g, std::string_view kernel) {
+  const T* A = static_cast<const T*>(g.a);
+  const T* B = static_cast<const T*>(g.b);
+  T* C = static_cast<T*>(g.c);
+  // Rows [r0, r1) x columns [c0, c1) of C.
+  auto block = [&](std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
+    MutMap<T> c(C + r0 * g.ldc + c0, r1 - r0, c1 - c0, Eigen::OuterStride<>(g.ldc));
+    if (g.k == 0) {
+      c.setZero();
+      return;
+    }
+    ConstMap<T> a(A + r0 * g.lda, r1 - r0, g.k, Eigen::OuterStride<>(g.lda));
+    ConstMap<T> b(B + c0, g.k, c1 - c0, Eigen::OuterStride<>(g.ldb));
+    c.noalias() = a * b;
+  };
+  if (kernel == "eigen_serial") return block(0, g.m, 0, g.n);
+  // Blocks of 256 x 256 keep each task large enough for Eigen's GEMM to reach its speed, while a
+  // tall or wide C still splits into enough tasks for every core.
+  constexpr std::int64_t kBlock = 256;
+  tbb::parallel_for(tbb::blocked_range2d<std::int64_t>(0, g.m, kBlock, 0, g.n, kBlock),
+                    [&](const tbb::blocked_range2d<std::int64_t>& r) {
+                      block(r.rows().begin(), r.rows().end(), r.cols().begin(), r.cols().end());
+                    });
+}
+
+std::string cpu_model_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto pos = line.find(':');
+      if (pos != std::string::npos) return line.substr(pos + 2);
+    }
+  return "CPU";
+}
+
+std::size_t physical_memory() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  std::size_t kb = 0;
+  while (f >> key >> kb) {
+    if (key == "MemTotal:") return kb * 1024;
+    f.ignore(256, '\n');
+  }
+  return 0;
+}
+
+class CpuBackend final : public BackendImpl {
+ public:
+  Backend kind() const noexcept override { return Backend::cpu; }
+
+  DeviceInfo device() const override {
+    DeviceInfo d;
+    d.name = cpu_model_name();
+    d.compute_units = tbb::info::default_concurrency();
+    d.memory_bytes = physical_memory();
+    d.details = "oneTBB " + std::to_string(TBB_VERSION_MAJOR) + "." + std::to_string(TBB_VERSION_MINOR) +
+                ", Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
+                std::to_string(EIGEN_MINOR_VERSION) + " (SIMD: " + Eigen::SimdInstructionSetsInUse() + ")";
+    return d;
+  }
+
+  std::vector<std::string> reduce_kernels() const override { return {"tbb_vectorized", "tbb_deterministic", "serial"}; }
+  std::vector<std::string> matmul_kernels() const override { return {"eigen_tbb", "eigen_serial"}; }
+
+  void reduce(const ReduceArgs& a, std::string_view kernel, void* result) override {
+    switch (a.dtype) {
+      case Dtype::i32: return reduce_typed<std::int32_t>(a, kernel, result);
+      case Dtype::i64: return reduce_typed<std::int64_t>(a, kernel, result);
+      case Dtype::f32: return reduce_typed<float>(a, kernel, result);
+      case Dtype::f64: return reduce_typed<double>(a, kernel, result);
+    }
+  }
+
+  void matmul(const MatmulArgs& a, std::string_view kernel) override {
+    if (a.dtype == Dtype::f32) return matmul_typed<float>(a, kernel);
+    return matmul_typed<double>(a, kernel);
+  }
+
+  void* allocate(std::size_t bytes) override {
+    void* p = ::operator new(bytes, std::align_val_t(64), std::nothrow);
+    if (!p) throw Error("cpu backend: out of host memory allocating " + std::to_string(bytes) + " bytes");
+    return p;
+  }
+  void deallocate(void* p) noexcept override { ::operator delete(p, std::align_val_t(64)); }
+  void copy_to_backend(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+};
+
+}  // namespace
+
+std::shared_ptr<BackendImpl> make_cpu_backend() { return std::make_shared<CpuBackend>(); }
+
+}  // namespace tandem::detail

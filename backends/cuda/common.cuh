@@ -1,0 +1,55 @@
+// What every CUDA file of tandem shares: error checking that throws tandem::Error, the scratch
+// workspace, and the reduction operators with their identities and NaN rules.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "engine/backend.hpp"
+#include "engine/reduce_ops.hpp"
+#include "tandem/types.hpp"
+
+namespace tandem::cuda {
+
+using detail::Dtype;
+using detail::ReduceOp;
+
+// Throws tandem::Error with the CUDA message, the failing statement, file and line.
+[[noreturn]] void throw_cuda_error(cudaError_t err, const char* stmt, const char* file, int line);
+
+#define TANDEM_CUDA_CHECK(stmt)                                                        \
+  do {                                                                                 \
+    cudaError_t tandem_err_ = (stmt);                                                  \
+    if (tandem_err_ != cudaSuccess) ::tandem::cuda::throw_cuda_error(tandem_err_, #stmt, __FILE__, __LINE__); \
+  } while (0)
+
+// After every kernel launch: catches bad launch configurations at once.
+#define TANDEM_CUDA_CHECK_LAUNCH() TANDEM_CUDA_CHECK(cudaGetLastError())
+
+// Device scratch memory for partial results, reused across calls so that repeated calls do not
+// cudaMalloc. get() may return the same memory as the previous get(): one user at a time (the backend
+// holds a lock around each operation).
+class Workspace {
+ public:
+  Workspace() = default;
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  // At least `bytes` of device memory, 256-byte aligned; grows, never shrinks.
+  void* get(std::size_t bytes);
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// ---- Reduction operators (engine/reduce_ops.hpp, shared with the CPU backend) ------------------
+// Each has In, Acc, identity(), load() and combine(); combine() carries the NaN and +-0.0 rules.
+using detail::is_nan;
+using detail::MaxOp;
+using detail::MinOp;
+using detail::SumOp;
+
+}  // namespace tandem::cuda

@@ -1,0 +1,72 @@
+// The CUDA device layer: errors, scratch memory, the availability probe.
+#include <string>
+
+#include "backends/cuda/common.cuh"
+#include "backends/cuda/cuda_backend.hpp"
+
+namespace tandem::cuda {
+
+void throw_cuda_error(cudaError_t err, const char* stmt, const char* file, int line) {
+  // Clear a non-sticky error (e.g. out of memory) so that the engine stays usable afterwards.
+  (void)cudaGetLastError();
+  std::string msg = std::string("CUDA error ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ") in `" +
+                    stmt + "` at " + file + ":" + std::to_string(line);
+  if (err == cudaErrorMemoryAllocation)
+    msg += "; the GPU is out of memory: free buffers or use smaller inputs (the engine stays usable)";
+  throw Error(msg);
+}
+
+Workspace::~Workspace() {
+  if (data_) cudaFree(data_);
+}
+
+void* Workspace::get(std::size_t bytes) {
+  if (bytes <= bytes_) return data_;
+  // Grow by at least 1.5x so that slowly growing requests do not reallocate every call.
+  std::size_t want = std::max(bytes, bytes_ + bytes_ / 2);
+  want = (want + 255) / 256 * 256;
+  if (data_) {
+    TANDEM_CUDA_CHECK(cudaFree(data_));
+    data_ = nullptr;
+    bytes_ = 0;
+  }
+  TANDEM_CUDA_CHECK(cudaMalloc(&data_, want));
+  bytes_ = want;
+  return data_;
+}
+
+namespace {
+// Launching needs an image for the device: this kernel tells whether the build has one.
+__global__ void probe_kernel() {}
+}  // namespace
+
+}  // namespace tandem::cuda
+
+namespace tandem::detail {
+
+Probe cuda_probe() {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {true, false, std::string("the CUDA runtime found no usable GPU (") + cudaGetErrorString(err) + ")"};
+  }
+  if (count == 0) return {true, false, "the CUDA runtime reports no GPU"};
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {true, false, "cannot read the properties of GPU 0"};
+  }
+  cudaFuncAttributes attr{};
+  err = cudaFuncGetAttributes(&attr, cuda::probe_kernel);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {true, false,
+            std::string(p.name) + " (sm_" + std::to_string(p.major) + std::to_string(p.minor) +
+                ") cannot run this build's kernels (" + cudaGetErrorString(err) +
+                "); rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(p.major) + std::to_string(p.minor)};
+  }
+  return {true, true, std::string(p.name) + ", sm_" + std::to_string(p.major) + std::to_string(p.minor)};
+}
+
+}  // namespace tandem::detail

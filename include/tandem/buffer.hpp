@@ -1,0 +1,116 @@
+// Buffer<T>: memory owned by one engine's backend (device memory on CUDA, host memory on the CPU).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "tandem/types.hpp"
+
+namespace tandem {
+
+class Engine;
+
+namespace detail {
+class BackendImpl;
+
+// One allocation on a backend; frees itself when the last Buffer that shares it goes away.
+class Allocation {
+ public:
+  Allocation(std::shared_ptr<BackendImpl> backend, std::size_t bytes);
+  ~Allocation();
+  Allocation(const Allocation&) = delete;
+  Allocation& operator=(const Allocation&) = delete;
+
+  void* data() const noexcept { return data_; }
+  std::size_t bytes() const noexcept { return bytes_; }
+  Backend backend() const noexcept;
+  BackendImpl& impl() const noexcept { return *backend_; }
+  void upload(std::size_t offset_bytes, const void* src, std::size_t bytes);
+  void download(std::size_t offset_bytes, void* dst, std::size_t bytes) const;
+
+ private:
+  std::shared_ptr<BackendImpl> backend_;
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+}  // namespace detail
+
+template <class T>
+class Buffer;
+
+// count elements of a Buffer starting at offset, stride elements apart.
+template <class T>
+struct BufferView {
+  const Buffer<T>* buffer;
+  std::size_t offset, count, stride = 1;
+};
+
+// A row-major matrix stored in a Buffer from element `offset` on.
+template <class T>
+struct BufferMatrix {
+  const Buffer<T>* buffer;
+  std::size_t offset, rows, cols, ld;
+};
+
+// A typed array in a backend's memory. Create it with Engine::buffer<T>(n) or Engine::upload(span).
+// Copies share the same memory (like a shared_ptr); the memory lives as long as one copy does.
+template <class T>
+class Buffer {
+ public:
+  Buffer() = default;
+
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  Backend backend() const;
+  // The address in the backend's memory space (a device pointer on CUDA). For interop only.
+  T* data() const noexcept { return mem_ ? static_cast<T*>(mem_->data()) : nullptr; }
+
+  // Copies host data into elements [offset, offset + host.size()).
+  void upload(std::span<const T> host, std::size_t offset = 0) {
+    check_range(offset, host.size(), "upload");
+    if (!host.empty()) mem_->upload(offset * sizeof(T), host.data(), host.size_bytes());
+  }
+  // Copies elements [offset, offset + host.size()) into host memory.
+  void download(std::span<T> host, std::size_t offset = 0) const {
+    check_range(offset, host.size(), "download");
+    if (!host.empty()) mem_->download(offset * sizeof(T), host.data(), host.size_bytes());
+  }
+  std::vector<T> to_vector() const {
+    std::vector<T> v(size_);
+    download(v);
+    return v;
+  }
+
+  BufferView<T> view() const { return {this, 0, size_, 1}; }
+  BufferView<T> view(std::size_t offset, std::size_t count, std::size_t stride = 1) const {
+    return {this, offset, count, stride};
+  }
+  BufferMatrix<T> matrix(std::size_t rows, std::size_t cols, std::size_t ld = 0, std::size_t offset = 0) const {
+    return {this, offset, rows, cols, ld == 0 ? cols : ld};
+  }
+
+  const std::shared_ptr<detail::Allocation>& allocation() const noexcept { return mem_; }
+
+ private:
+  friend class Engine;
+  Buffer(std::shared_ptr<detail::Allocation> mem, std::size_t n) : mem_(std::move(mem)), size_(n) {}
+
+  void check_range(std::size_t offset, std::size_t count, const char* what) const {
+    if (offset > size_ || count > size_ - offset)
+      throw Error(std::string("tandem::Buffer::") + what + ": elements [" + std::to_string(offset) + ", " +
+                  std::to_string(offset) + " + " + std::to_string(count) + ") are outside the buffer of " +
+                  std::to_string(size_) + " elements");
+  }
+
+  std::shared_ptr<detail::Allocation> mem_;
+  std::size_t size_ = 0;
+};
+
+template <class T>
+Backend Buffer<T>::backend() const {
+  if (!mem_) throw Error("tandem::Buffer::backend: this buffer is empty and belongs to no backend");
+  return mem_->backend();
+}
+
+}  // namespace tandem

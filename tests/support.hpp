@@ -1,0 +1,67 @@
+// Shared test helpers: per-backend registration, seeded data, independent references.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tandem/tandem.hpp"
+
+namespace test {
+
+inline bool cuda_usable() {
+  for (const auto& s : tandem::backend_status())
+    if (s.backend == tandem::Backend::cuda) return s.usable;
+  return false;
+}
+
+// Writes a test once and registers it for every backend: "cpu: name" in suite cpu and
+// "cuda: name" in suite cuda (skipped where no GPU is usable).
+#define TANDEM_BACKEND_TEST(fn, title)                                                                     \
+  static void fn(const tandem::Engine& eng);                                                              \
+  TEST_CASE("cpu: " title * doctest::test_suite("cpu")) { fn(tandem::Engine(tandem::Backend::cpu)); }     \
+  TEST_CASE("cuda: " title * doctest::test_suite("cuda") * doctest::skip(!test::cuda_usable())) {         \
+    fn(tandem::Engine(tandem::Backend::cuda));                                                            \
+  }                                                                                                       \
+  static void fn(const tandem::Engine& eng)
+
+inline std::mt19937_64& rng() {
+  static std::mt19937_64 g(20261121);
+  return g;
+}
+
+// The widths every reduction is checked at: 0, 1, small primes, 2^k +- 1, sizes that miss every
+// block (and a few seeded random sizes).
+inline std::vector<std::size_t> reduce_sizes() {
+  std::vector<std::size_t> s = {0,   1,    2,    3,    31,   32,   33,   63,    64,    65,     255,
+                                256, 257,  511,  513,  1023, 1024, 1025, 2047,  2049,  4095,   4097,
+                                65537, 1000003};
+  std::mt19937_64 g(7);
+  for (int i = 0; i < 4; ++i) s.push_back(std::uniform_int_distribution<std::size_t>(5, 300000)(g));
+  return s;
+}
+
+template <class T>
+bool same_bits(T a, T b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+template <class T>
+std::string show(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", double(v));
+    return buf;
+  } else {
+    return std::to_string(v);
+  }
+}
+
+}  // namespace test

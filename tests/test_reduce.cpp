@@ -1,0 +1,272 @@
+// Reductions: every kernel of the backend x op x dtype x width, against independent references.
+//
+// References and bounds:
+// - integers: a serial loop in uint64 (wrapping) for sums, std::min/max loops; compared exactly.
+// - "exact" floats: small integers in [-8, 8]; every partial sum of n <= 2^21 of them is an integer
+//   below 2^24 and so exact in float, whatever the order: sums are compared bit for bit.
+// - "random" floats in [-1, 1]: a long double sum; |result - ref| <= 8 * u * sum|x| (u = 2^-24 for
+//   float, 2^-53 for double). Every kernel sums in blocks/trees, whose error is far below that; the
+//   bound still catches a lost or doubled element of the "exact" data's size only there, which is why
+//   both data sets are used.
+// - min/max of floats: compared bit for bit (NaN wins; min(-0, +0) = -0, max(-0, +0) = +0).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "tests/support.hpp"
+
+using tandem::ReduceOptions;
+
+namespace {
+
+template <class T>
+std::vector<T> random_values(std::size_t n, bool exact) {
+  auto& g = test::rng();
+  std::vector<T> v(n);
+  if constexpr (std::is_integral_v<T>) {
+    std::uniform_int_distribution<T> d(std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+    for (auto& x : v) x = d(g);
+  } else if (exact) {
+    std::uniform_int_distribution<int> d(-8, 8);
+    for (auto& x : v) x = T(d(g));
+  } else {
+    std::uniform_real_distribution<T> d(T(-1), T(1));
+    for (auto& x : v) x = d(g);
+  }
+  return v;
+}
+
+template <class T>
+struct Reference {
+  tandem::sum_result_t<T> sum{};
+  long double sum_ld = 0, abs_sum = 0;
+  T min{}, max{};
+};
+
+template <class T>
+Reference<T> reference(const T* x, std::size_t n, std::size_t stride) {
+  Reference<T> r;
+  std::uint64_t wrap = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    T v = x[i * stride];
+    if constexpr (std::is_integral_v<T>) wrap += std::uint64_t(std::int64_t(v));
+    r.sum_ld += v;
+    r.abs_sum += std::fabs((long double)v);
+  }
+  if constexpr (std::is_integral_v<T>) r.sum = std::int64_t(wrap);
+  else r.sum = T(r.sum_ld);
+  if (n > 0) {
+    r.min = r.max = x[0];
+    for (std::size_t i = 1; i < n; ++i) {
+      r.min = std::min(r.min, x[i * stride]);
+      r.max = std::max(r.max, x[i * stride]);
+    }
+  }
+  return r;
+}
+
+template <class T>
+long double sum_bound(const Reference<T>& r) {
+  const long double u = std::numeric_limits<T>::epsilon() / 2;
+  return 8 * u * r.abs_sum;
+}
+
+// Checks sum/min/max/mean of x (n elements, stride) with every kernel against the reference.
+template <class T>
+void check_all_kernels(const tandem::Engine& eng, const std::vector<T>& data, std::size_t n, std::size_t stride,
+                       bool exact) {
+  const Reference<T> ref = reference(data.data(), n, stride);
+  const tandem::StridedView<T> view{data.data(), n, stride};
+  for (const auto& k : eng.reduce_kernels()) {
+    CAPTURE(k);
+    const ReduceOptions o{k};
+    const auto s = eng.sum(view, o);
+    if constexpr (std::is_integral_v<T>) {
+      CHECK(s == ref.sum);
+    } else if (exact) {
+      CHECK(test::same_bits(s, ref.sum));
+    } else {
+      CHECK(std::fabs((long double)s - ref.sum_ld) <= sum_bound(ref));
+    }
+    if (n == 0) {
+      CHECK_THROWS_AS(eng.min(view, o), tandem::Error);
+      CHECK_THROWS_AS(eng.max(view, o), tandem::Error);
+      CHECK_THROWS_AS(eng.mean(view, o), tandem::Error);
+      continue;
+    }
+    const T mn = eng.min(view, o), mx = eng.max(view, o);
+    CHECK(test::same_bits(mn, ref.min));
+    CHECK(test::same_bits(mx, ref.max));
+    const double m = eng.mean(view, o);
+    if constexpr (std::is_integral_v<T>)
+      CHECK(m == double(ref.sum) / double(n));
+    else
+      CHECK(std::fabs((long double)m - ref.sum_ld / n) <= (sum_bound(ref) + std::fabs(ref.sum_ld) * 1e-15L) / n);
+  }
+}
+
+template <class T>
+void check_widths(const tandem::Engine& eng) {
+  for (std::size_t n : test::reduce_sizes()) {
+    CAPTURE(n);
+    for (bool exact : {true, false}) {
+      if (std::is_integral_v<T> && !exact) continue;
+      CAPTURE(exact);
+      auto data = random_values<T>(n, exact);
+      check_all_kernels(eng, data, n, 1, exact);
+    }
+  }
+}
+
+}  // namespace
+
+TANDEM_BACKEND_TEST(reduce_int32_every_kernel_and_width, "reduce int32: every kernel and width") {
+  check_widths<std::int32_t>(eng);
+}
+TANDEM_BACKEND_TEST(reduce_int64_every_kernel_and_width, "reduce int64: every kernel and width") {
+  check_widths<std::int64_t>(eng);
+}
+TANDEM_BACKEND_TEST(reduce_float_every_kernel_and_width, "reduce float: every kernel and width") {
+  check_widths<float>(eng);
+}
+TANDEM_BACKEND_TEST(reduce_double_every_kernel_and_width, "reduce double: every kernel and width") {
+  check_widths<double>(eng);
+}
+
+TANDEM_BACKEND_TEST(reduce_strided_every_kernel, "reduce: strided input (struct fields, columns) for every kernel") {
+  for (std::size_t stride : {2, 3, 7}) {
+    for (std::size_t n : {1, 2, 33, 257, 1025, 4097, 65537, 300007}) {
+      CAPTURE(stride);
+      CAPTURE(n);
+      auto f = random_values<float>(n * stride, true);
+      check_all_kernels(eng, f, n, stride, true);
+      auto i = random_values<std::int32_t>(n * stride, true);
+      check_all_kernels(eng, i, n, stride, true);
+      auto d = random_values<double>(n * stride, false);
+      check_all_kernels(eng, d, n, stride, false);
+    }
+  }
+  // One float field of an array of structs.
+  struct Particle {
+    float x, mass;
+  };
+  std::vector<Particle> ps(100003);
+  long double expect = 0;
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    ps[i] = {-1.0f, float(i % 17)};
+    expect += ps[i].mass;
+  }
+  for (const auto& k : eng.reduce_kernels())
+    CHECK(eng.sum(tandem::field(std::span<const Particle>(ps), &Particle::mass), {k}) == float(expect));
+}
+
+TANDEM_BACKEND_TEST(reduce_nan_inf_and_signed_zeros, "reduce: NaN propagates, infinities, signed zeros") {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (std::size_t n : {1, 2, 33, 1000, 65537, 1000003}) {
+    for (const auto& k : eng.reduce_kernels()) {
+      CAPTURE(n);
+      CAPTURE(k);
+      std::vector<float> x(n, 1.5f);
+      x[(n * 7) / 11] = nan;
+      CHECK(std::isnan(eng.sum<float>(x, {k})));
+      CHECK(std::isnan(eng.min<float>(x, {k})));
+      CHECK(std::isnan(eng.max<float>(x, {k})));
+      CHECK(std::isnan(eng.mean<float>(x, {k})));
+      // A NaN result is the canonical quiet NaN on every backend.
+      CHECK(test::same_bits(eng.min<float>(x, {k}), nan));
+
+      std::vector<double> y(n, -2.0);
+      y[n / 3] = -std::numeric_limits<double>::infinity();
+      CHECK(eng.min<double>(y, {k}) == -std::numeric_limits<double>::infinity());
+      CHECK(eng.sum<double>(y, {k}) == -std::numeric_limits<double>::infinity());
+      if (n > 1) {
+        std::vector<float> z(n, 0.0f);
+        z[n - 1] = inf;
+        z[0] = -inf;
+        CHECK(std::isnan(eng.sum<float>(z, {k})));  // inf + -inf
+        CHECK(eng.max<float>(z, {k}) == inf);
+      }
+      // Zeros of both signs: min is -0.0 and max is +0.0, bit for bit, in any order.
+      std::vector<float> zeros(n, 0.0f);
+      zeros[n / 2] = -0.0f;
+      CHECK(test::same_bits(eng.min<float>(zeros, {k}), -0.0f));
+      CHECK(test::same_bits(eng.max<float>(zeros, {k}), n == 1 ? -0.0f : 0.0f));
+    }
+  }
+}
+
+TANDEM_BACKEND_TEST(reduce_identity_edges, "reduce: values at the identity and integer wrap-around") {
+  for (const auto& k : eng.reduce_kernels()) {
+    CAPTURE(k);
+    for (std::size_t n : {1, 3, 257, 65537}) {
+      std::vector<std::int32_t> lo(n, std::numeric_limits<std::int32_t>::min());
+      CHECK(eng.min<std::int32_t>(lo, {k}) == std::numeric_limits<std::int32_t>::min());
+      CHECK(eng.max<std::int32_t>(lo, {k}) == std::numeric_limits<std::int32_t>::min());
+      CHECK(eng.sum<std::int32_t>(lo, {k}) == std::int64_t(n) * std::numeric_limits<std::int32_t>::min());
+      std::vector<std::int64_t> hi(n, std::numeric_limits<std::int64_t>::max());
+      CHECK(eng.max<std::int64_t>(hi, {k}) == std::numeric_limits<std::int64_t>::max());
+      CHECK(eng.min<std::int64_t>(hi, {k}) == std::numeric_limits<std::int64_t>::max());
+      // n * INT64_MAX modulo 2^64.
+      CHECK(eng.sum<std::int64_t>(hi, {k}) == std::int64_t(std::uint64_t(n) * std::uint64_t(INT64_MAX)));
+      std::vector<double> big(n, std::numeric_limits<double>::max());
+      CHECK(eng.max<double>(big, {k}) == std::numeric_limits<double>::max());
+      CHECK(eng.min<double>(big, {k}) == std::numeric_limits<double>::max());
+    }
+  }
+}
+
+TANDEM_BACKEND_TEST(reduce_buffers, "reduce: device-resident buffers, views with offset and stride") {
+  for (std::size_t n : {1, 1000, 65537}) {
+    auto host = random_values<float>(3 * n + 5, true);
+    auto buf = eng.upload<float>(host);
+    CHECK(buf.size() == host.size());
+    CHECK(buf.backend() == eng.backend());
+    CHECK(buf.to_vector() == host);
+    for (const auto& k : eng.reduce_kernels()) {
+      CAPTURE(k);
+      auto whole = reference(host.data(), host.size(), 1);
+      CHECK(test::same_bits(eng.sum(buf, {k}), whole.sum));
+      CHECK(test::same_bits(eng.max(buf, {k}), whole.max));
+      auto part = reference(host.data() + 5, n, 3);
+      CHECK(test::same_bits(eng.sum(buf.view(5, n, 3), {k}), part.sum));
+      CHECK(test::same_bits(eng.min(buf.view(5, n, 3), {k}), part.min));
+    }
+  }
+  // Partial upload and download.
+  auto b = eng.buffer<std::int64_t>(10);
+  std::vector<std::int64_t> five = {1, 2, 3, 4, 5};
+  b.upload(five, 5);
+  b.upload(five, 0);
+  std::vector<std::int64_t> back(4);
+  b.download(back, 6);
+  CHECK(back == std::vector<std::int64_t>{2, 3, 4, 5});
+  CHECK(eng.sum(b) == 30);
+  CHECK_THROWS_AS(b.upload(five, 6), tandem::Error);
+  CHECK_THROWS_AS(b.download(back, 7), tandem::Error);
+}
+
+// Past 2^31 elements: 32-bit index arithmetic would wrap. Needs ~8.6 GB; runs when TANDEM_TEST_LARGE=1.
+TANDEM_BACKEND_TEST(reduce_past_2_31, "reduce: more than 2^31 elements (TANDEM_TEST_LARGE=1)") {
+  const char* large = std::getenv("TANDEM_TEST_LARGE");
+  if (!large || std::string(large) != "1") {
+    MESSAGE("set TANDEM_TEST_LARGE=1 to run the reduction past 2^31 elements");
+    return;
+  }
+  const std::size_t n = (std::size_t(1) << 31) + 1000003;
+  std::vector<std::int32_t> host(n);
+  // x[i] = i % 7 - 3, except a unique minimum and maximum near the end.
+  for (std::size_t i = 0; i < n; ++i) host[i] = std::int32_t(i % 7) - 3;
+  host[n - 2] = -1000;
+  host[n - 5] = 999;
+  std::int64_t expect = 0;
+  for (std::size_t i = 0; i < n; ++i) expect += host[i];
+  auto buf = eng.upload<std::int32_t>(host);
+  host.clear();
+  host.shrink_to_fit();
+  for (const auto& k : eng.reduce_kernels()) {
+    CAPTURE(k);
+    CHECK(eng.sum(buf, {k}) == expect);
+    CHECK(eng.min(buf, {k}) == -1000);
+    CHECK(eng.max(buf, {k}) == 999);
+  }
+}
