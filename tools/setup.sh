@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what tandem needs (Debian/Ubuntu packages; the CUDA Toolkit is used from /usr/local/cuda
+# when present) and builds it into ./build. Usage: tools/setup.sh [extra cmake arguments]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages="cmake ninja-build g++ libtbb-dev libeigen3-dev doctest-dev libbenchmark-dev"
+missing=""
+for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing$missing"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
+cmake --build build -j"$(nproc)"
+echo "setup: built ./build (tandem CLI: ./build/tools/tandem)"
