@@ -1,6 +1,8 @@
 // The engine front end: backend selection, TANDEM_BACKEND, and every validation error.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 
 #include "tests/support.hpp"
 
@@ -161,4 +163,46 @@ TANDEM_BACKEND_TEST(matmul_errors, "matmul: every invalid input throws tandem::E
   CHECK_THROWS_AS(eng.matmul(ab.matrix(2, 2), bb.matrix(2, 2), ab.matrix(2, 2, 2, 1)), tandem::Error);
   eng.matmul(ab.matrix(2, 2), bb.matrix(2, 2), cb.matrix(2, 2));
   CHECK(cb.to_vector() == std::vector<float>{2, 2, 2, 2});
+}
+
+TANDEM_BACKEND_TEST(one_engine_many_threads, "one engine used from 8 threads at once with mixed ops") {
+  // Each thread runs its own mix of reductions and products on its own data and checks every result
+  // against plain loops; exact data (small integers) makes every correct result exact.
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937_64 g(1000 + t);
+      std::uniform_int_distribution<int> d(-8, 8);
+      for (int it = 0; it < 25; ++it) {
+        const std::size_t n = 1 + g() % 200000;
+        std::vector<float> x(n);
+        std::int64_t expect = 0;
+        int mx = -100;
+        for (auto& v : x) {
+          int i = d(g);
+          v = float(i);
+          expect += i;
+          mx = std::max(mx, i);
+        }
+        const auto& kernels = eng.reduce_kernels();
+        const tandem::ReduceOptions o{kernels[g() % kernels.size()]};
+        if (eng.sum<float>(x, o) != float(expect)) ++failures;
+        if (eng.max<float>(x, o) != float(mx)) ++failures;
+        // 3x3 product of small integers: exact in float.
+        std::vector<float> a(9), b(9), c(9);
+        for (auto& v : a) v = float(d(g));
+        for (auto& v : b) v = float(d(g));
+        eng.matmul<float>({a.data(), 3, 3, 3}, {b.data(), 3, 3, 3}, {c.data(), 3, 3, 3});
+        for (int i = 0; i < 3; ++i)
+          for (int j = 0; j < 3; ++j) {
+            float r = 0;
+            for (int p = 0; p < 3; ++p) r += a[i * 3 + p] * b[p * 3 + j];
+            if (c[i * 3 + j] != r) ++failures;
+          }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(failures.load() == 0);
 }

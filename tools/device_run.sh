@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build, test (full suite, the >2^31 case, compute-sanitizer on the quick
+# subset), the CLI tables and the benchmarks. Logs and JSON go to $OUT (or ./out).
+# Usage: tools/device_run.sh [steps...]   steps: build test large sanitize cli bench (default: all)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/out}
+mkdir -p "$OUT"
+B=${BUILD_DIR:-/tmp/b}
+export LD_LIBRARY_PATH=$PWD/.deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+steps=${*:-build test large sanitize cli bench}
+has() { [[ " $steps " == *" $1 "* ]]; }
+status=0
+
+if has build; then
+  nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
+  { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_WITH_CUDA=ON -DCMAKE_PREFIX_PATH=$PWD/.deps/usr \
+      && cmake --build "$B" -j16; } > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+  echo "build: ok"
+fi
+if has test; then
+  ctest --test-dir "$B" --output-on-failure > "$OUT/ctest.log" 2>&1 || status=1
+  tail -15 "$OUT/ctest.log"
+  "$B/tests/tandem_tests" --test-suite=cuda > "$OUT/doctest_cuda.log" 2>&1
+  tail -4 "$OUT/doctest_cuda.log"
+fi
+if has large; then
+  TANDEM_TEST_LARGE=1 timeout 300 "$B/tests/tandem_tests" --test-suite=cuda --test-case='*2^31*' > "$OUT/large.log" 2>&1 || status=1
+  tail -4 "$OUT/large.log"
+fi
+if has sanitize; then
+  for tool in memcheck racecheck; do
+    TANDEM_TEST_QUICK=1 timeout 400 compute-sanitizer --tool $tool --error-exitcode 9 \
+      "$B/tests/tandem_tests" --test-suite=cuda > "$OUT/sanitize_$tool.log" 2>&1
+    echo "compute-sanitizer $tool: exit $? ($(grep -E 'ERROR SUMMARY' "$OUT/sanitize_$tool.log" | tail -1))"
+    tail -3 "$OUT/sanitize_$tool.log"
+  done
+fi
+if has cli; then
+  T=$B/tools/tandem
+  { $T info; $T reduce --backend cuda --kernel all --n 2^28; $T reduce --backend cuda --kernel all --n 2^28 --dtype int32;
+    $T matmul --backend cuda --kernel all --size 4096; $T matmul --backend cuda --kernel all --size 4097; } > "$OUT/cli.log" 2>&1 || status=1
+  cat "$OUT/cli.log"
+fi
+if has bench; then
+  timeout 420 "$B/benchmarks/bench_cuda" --benchmark_out="$OUT/bench_cuda.json" --benchmark_out_format=json \
+    ${BENCH_FILTER:+--benchmark_filter="$BENCH_FILTER"} > "$OUT/bench_cuda.txt" 2>&1 || status=1
+  tail -60 "$OUT/bench_cuda.txt"
+fi
+exit $status
