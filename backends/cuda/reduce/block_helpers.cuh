@@ -1,0 +1,193 @@
+// Device helpers every reduction stage shares: 64-bit index math, guarded loads, the warp and block
+// reductions built on __shfl_down_sync, and the vectorized grid-stride accumulation of the last stages.
+//
+// An operator Op (backends/cuda/common.cuh) provides In (element type), Acc (result type), identity(),
+// load(In) -> Acc and combine(Acc, Acc) -> Acc. Every helper here combines only through Op, so that
+// identities and the NaN / signed-zero rules of min and max are the same in every stage.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "backends/cuda/common.cuh"
+
+namespace tandem::cuda::reduction {
+
+// Element indices are 64-bit everywhere: inputs can exceed 2^31 elements, and products such as
+// blockIdx.x * blockDim.x * 8 overflow 32 bits long before that.
+using Index = std::int64_t;
+
+inline constexpr int kWarpSize = 32;
+inline constexpr unsigned kFullWarpMask = 0xffffffffu;
+
+// The block size of the shared-memory stages: a power of two (the trees halve it) and >= 64 (the
+// unrolled last warp reads shared[tid + 32]).
+inline constexpr unsigned kTextbookBlockSize = 256;
+
+// Later passes of a multi-pass stage reduce the Acc-typed partials of the previous pass. Integer sums
+// keep adding in uint64 (SumOp<uint64_t>); every other operator already has In == Acc.
+template <class Op>
+using PartialOp = std::conditional_t<std::is_same_v<typename Op::In, typename Op::Acc>, Op,
+                                     SumOp<typename Op::Acc>>;
+
+// ---- Indices -------------------------------------------------------------------------------------
+
+__device__ inline Index global_thread_index() {
+  return static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+
+__device__ inline Index grid_thread_count() { return static_cast<Index>(gridDim.x) * blockDim.x; }
+
+// ---- Loads ---------------------------------------------------------------------------------------
+
+// x[i * stride] converted to Acc, or the identity for lanes past the end (they must not change the result).
+template <class Op>
+__device__ inline typename Op::Acc load_or_identity(const typename Op::In* x, Index i, Index n, Index stride) {
+  return i < n ? Op::load(x[i * stride]) : Op::identity();
+}
+
+// This thread's `Chunks` elements when each block covers Chunks * block_size consecutive elements:
+// first, first + block_size, ... (coalesced: neighbouring threads read neighbouring elements).
+// All loads are issued before any combine so that they are in flight together.
+template <class Op, int Chunks>
+__device__ inline typename Op::Acc load_chunks(const typename Op::In* x, Index n, Index stride, unsigned block_size) {
+  using Acc = typename Op::Acc;
+  const Index first = static_cast<Index>(blockIdx.x) * (Index{Chunks} * block_size) + threadIdx.x;
+  Acc values[Chunks];
+#pragma unroll
+  for (int c = 0; c < Chunks; ++c) values[c] = load_or_identity<Op>(x, first + Index{c} * block_size, n, stride);
+  Acc result = values[0];
+#pragma unroll
+  for (int c = 1; c < Chunks; ++c) result = Op::combine(result, values[c]);
+  return result;
+}
+
+// Dynamic shared memory as an array of T. One untyped declaration serves every T: `extern __shared__ T
+// shared[]` inside a template would declare one symbol with a different type per T, which nvcc rejects.
+template <class T>
+__device__ inline T* dynamic_shared_memory() {
+  extern __shared__ __align__(16) unsigned char dynamic_shared_bytes[];
+  return reinterpret_cast<T*>(dynamic_shared_bytes);
+}
+
+// ---- Warp and block reductions through shuffles --------------------------------------------------
+
+// Lane 0 gets the combination of all 32 lanes' values. Every lane of the warp must call it.
+// __shfl_down_sync has 64-bit overloads (long, unsigned long, double): they shuffle two halves.
+template <class Op>
+__device__ inline typename Op::Acc warp_reduce(typename Op::Acc value) {
+#pragma unroll
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
+    value = Op::combine(value, __shfl_down_sync(kFullWarpMask, value, offset));
+  return value;
+}
+
+// Thread 0 gets the combination of the whole block's values. blockDim.x must be a multiple of 32.
+// Two calls in a row need a __syncthreads() between them (they share warp_totals).
+template <class Op>
+__device__ inline typename Op::Acc block_reduce(typename Op::Acc value) {
+  using Acc = typename Op::Acc;
+  __shared__ Acc warp_totals[kWarpSize];
+  const unsigned lane = threadIdx.x % kWarpSize;
+  const unsigned warp = threadIdx.x / kWarpSize;
+  value = warp_reduce<Op>(value);
+  if (lane == 0) warp_totals[warp] = value;
+  __syncthreads();
+  if (warp == 0) {
+    const unsigned warps = blockDim.x / kWarpSize;
+    value = lane < warps ? warp_totals[lane] : Op::identity();
+    value = warp_reduce<Op>(value);
+  }
+  return value;
+}
+
+// ---- Vectorized grid-stride accumulation (warp_shuffle and single_pass) --------------------------
+
+// The 16-byte vector type of each element type, for one LDG.128 per load.
+template <class T> struct Vector16;
+template <> struct Vector16<std::int32_t> { using type = int4; };
+template <> struct Vector16<float> { using type = float4; };
+template <> struct Vector16<std::int64_t> { using type = longlong2; };
+template <> struct Vector16<std::uint64_t> { using type = ulonglong2; };
+template <> struct Vector16<double> { using type = double2; };
+
+template <class T>
+inline constexpr Index kElementsPerVector = 16 / sizeof(T);
+
+// How a contiguous input splits into a scalar head (up to the first 16-byte boundary), whole 16-byte
+// vectors, and a scalar tail. vectors == 0 means: use plain (strided) scalar loads for everything.
+struct VectorSplit {
+  Index head = 0;
+  Index vectors = 0;
+};
+
+// Host side. Vectors only for stride 1 and an element-aligned pointer (cudaMalloc'd arrays always are;
+// a pointer into the middle of one need not be 16-byte aligned, hence the head).
+template <class T>
+inline VectorSplit split_for_vectors(const T* x, Index n, Index stride) {
+  const auto address = reinterpret_cast<std::uintptr_t>(x);
+  if (stride != 1 || address % sizeof(T) != 0) return {};
+  Index head = static_cast<Index>((16 - address % 16) % 16 / sizeof(T));
+  if (head > n) head = n;
+  return {head, (n - head) / kElementsPerVector<T>};
+}
+
+template <class Op, class Vector>
+__device__ inline typename Op::Acc combine_vector(typename Op::Acc acc, const Vector& v) {
+  using In = typename Op::In;
+  acc = Op::combine(acc, Op::load(static_cast<In>(v.x)));
+  acc = Op::combine(acc, Op::load(static_cast<In>(v.y)));
+  if constexpr (kElementsPerVector<In> == 4) {
+    acc = Op::combine(acc, Op::load(static_cast<In>(v.z)));
+    acc = Op::combine(acc, Op::load(static_cast<In>(v.w)));
+  }
+  return acc;
+}
+
+// This thread's combination of its share of x[0], x[stride], ..., x[(n-1)*stride], walking the input
+// with the whole grid as the stride (coalesced, any grid size covers any n). Each loop step issues
+// Unroll independent loads before combining, so that several are in flight per thread.
+template <class Op, int Unroll>
+__device__ inline typename Op::Acc accumulate_grid_stride(const typename Op::In* __restrict__ x, Index n, Index stride,
+                                                          VectorSplit split) {
+  using In = typename Op::In;
+  using Acc = typename Op::Acc;
+  const Index thread = global_thread_index();
+  const Index threads = grid_thread_count();
+  Acc acc = Op::identity();
+
+  if (split.vectors > 0) {
+    using Vector = typename Vector16<In>::type;
+    const Vector* vectors = reinterpret_cast<const Vector*>(x + split.head);
+    Index v = thread;
+    for (; v + (Unroll - 1) * threads < split.vectors; v += Unroll * threads) {
+      Vector loaded[Unroll];
+#pragma unroll
+      for (int u = 0; u < Unroll; ++u) loaded[u] = vectors[v + u * threads];
+#pragma unroll
+      for (int u = 0; u < Unroll; ++u) acc = combine_vector<Op>(acc, loaded[u]);
+    }
+    for (; v < split.vectors; v += threads) acc = combine_vector<Op>(acc, vectors[v]);
+    // Head and tail: fewer than one vector's worth each, read as scalars.
+    if (thread < split.head) acc = Op::combine(acc, Op::load(x[thread]));
+    for (Index i = split.head + split.vectors * kElementsPerVector<In> + thread; i < n; i += threads)
+      acc = Op::combine(acc, Op::load(x[i]));
+    return acc;
+  }
+
+  Index i = thread;
+  for (; i + (Unroll - 1) * threads < n; i += Unroll * threads) {
+    In loaded[Unroll];
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) loaded[u] = x[(i + u * threads) * stride];
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) acc = Op::combine(acc, Op::load(loaded[u]));
+  }
+  for (; i < n; i += threads) acc = Op::combine(acc, Op::load(x[i * stride]));
+  return acc;
+}
+
+}  // namespace tandem::cuda::reduction
