@@ -14,7 +14,7 @@ status=0
 
 if has build; then
   nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
-  { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_WITH_CUDA=ON -DCMAKE_PREFIX_PATH=$PWD/.deps/usr \
+  { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_WITH_CUDA=ON -DCMAKE_PREFIX_PATH=$PWD/.deps/usr ${CMAKE_EXTRA:-} \
       && cmake --build "$B" -j16; } > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
   echo "build: ok"
 fi

@@ -1,0 +1,229 @@
+// Stage 4, register_tiled: 2D block tiling with a tile of C per thread in registers. Changed from
+// tiled: a block of 256 threads computes a large tile of C (128 x 128 for float), each thread an
+// 8 x 8 piece of it held in registers, walking k in steps of 16. Per step along k, a thread reads 8
+// values of A and 8 of B from shared memory and does 64 fused multiply-adds with them, instead of 1
+// multiply-add per 2 shared reads: shared-memory bandwidth stops being the limit and the FMA units
+// become it.
+// What makes it fast:
+// - The A tile is stored transposed in shared memory (k-major), so the values of A a thread needs for
+//   one k are consecutive and come in as 16-byte vectors, like those of B.
+// - Global memory is read as 16-byte vectors when the pointers and leading dimensions allow it (checked
+//   at run time by the launcher, which picks kAligned), else element by element; edges are zero-filled.
+//   Tiles wholly inside the matrices (all but the edge ones) skip the bounds arithmetic.
+// - Two shared buffers of each tile (double buffering): while the block computes on one, the next
+//   tile's global loads are in flight into registers and then go into the other buffer, so there is one
+//   __syncthreads() per tile and the loads' latency hides behind the arithmetic.
+// - Two register buffers of the per-step values of A and B: the step after this one is read from shared
+//   memory while this one computes, also across the barrier into the next tile.
+// - Each thread's tile is split into pieces of one vector per row (float: 2 x 2 pieces of 4 x 4, 64
+//   rows/columns apart), so that the threads of a warp read consecutive vectors of a shared tile row
+//   (no bank conflicts).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "backends/cuda/matmul/tile_io.cuh"
+
+namespace tandem::cuda::matmul_stages {
+
+// Tile sizes per element type, chosen from timings on an H200 at 4096^3 (f32: 44 TFLOP/s, 0.86x cuBLAS).
+// kWarpThreadRows: a warp's 32 threads cover 4 x 8 thread tiles, so that a warp's vector reads of a
+// shared tile row touch 4 (A) and 8 (B) distinct vectors: one pass of the shared-memory banks each.
+// kMinBlocksPerSM 1 lets the compiler use up to 255 registers: a 128 x 128 float tile with BK 16 needs
+// about 165, so one 256-thread block runs per SM (capping at 128 to fit two made it spill and run
+// slower).
+template <class T>
+struct RegisterTiledShape;
+template <>
+struct RegisterTiledShape<float> {
+  static constexpr int kBlockRows = 128, kBlockCols = 128, kTileK = 16;
+  static constexpr int kThreadRows = 8, kThreadCols = 8;
+  static constexpr int kWarpThreadRows = 4;
+  static constexpr int kMinBlocksPerSM = 1;
+};
+// Double: 128 x 64 with 8 x 4 per thread (about 175 registers). 128 x 128 with 8 x 8 ran 20% faster
+// but needs 254 registers, one short of spilling.
+template <>
+struct RegisterTiledShape<double> {
+  static constexpr int kBlockRows = 128, kBlockCols = 64, kTileK = 8;
+  static constexpr int kThreadRows = 8, kThreadCols = 4;
+  static constexpr int kWarpThreadRows = 4;
+  static constexpr int kMinBlocksPerSM = 1;
+};
+
+template <class Shape>
+inline constexpr int kRegisterTiledThreads = (Shape::kBlockRows / Shape::kThreadRows) *
+                                             (Shape::kBlockCols / Shape::kThreadCols);
+
+// kAligned: a, b, c, lda, ldb and ldc allow 16-byte vector access.
+template <class T, class Shape, bool kAligned>
+__global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlocksPerSM)
+    register_tiled_matmul_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, std::int64_t m,
+                                 std::int64_t k, std::int64_t n, std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
+  constexpr int kBlockRows = Shape::kBlockRows, kBlockCols = Shape::kBlockCols, kTileK = Shape::kTileK;
+  constexpr int kThreadRows = Shape::kThreadRows, kThreadCols = Shape::kThreadCols;
+  constexpr int kThreads = kRegisterTiledThreads<Shape>;
+  constexpr int kWidth = kVectorWidth<T>;  // elements per 16-byte vector
+
+  // A thread's rows come in kThreadRows / kWidth strips of kWidth consecutive rows, one strip per
+  // kBlockRows / strips rows of the block tile; likewise its columns.
+  constexpr int kThreadsAcross = kBlockCols / kThreadCols;
+  constexpr int kRowStrips = kThreadRows / kWidth, kColStrips = kThreadCols / kWidth;
+  constexpr int kRowStripStride = kBlockRows / kRowStrips, kColStripStride = kBlockCols / kColStrips;
+
+  // Global loads: each thread loads kALoads vectors of the A tile and kBLoads of the B tile.
+  constexpr int kAVectorsPerRow = kTileK / kWidth, kBVectorsPerRow = kBlockCols / kWidth;
+  constexpr int kALoads = kBlockRows * kAVectorsPerRow / kThreads;
+  constexpr int kBLoads = kTileK * kBVectorsPerRow / kThreads;
+  static_assert(kALoads * kThreads == kBlockRows * kAVectorsPerRow, "A tile must split evenly over threads");
+  static_assert(kBLoads * kThreads == kTileK * kBVectorsPerRow, "B tile must split evenly over threads");
+  static_assert(kTileK % 2 == 0, "the register double buffer alternates per step and must restart per tile");
+
+  // The transposed A tile is written one element at a time down a column; padding each of its rows by
+  // one vector spreads the columns a warp writes at once over the banks (at most 2-way conflicts
+  // instead of 4-way, on a few stores per tile) and keeps rows 16-byte aligned for the vector reads.
+  constexpr int kAStride = kBlockRows + kWidth;
+  __shared__ __align__(16) T a_tile[2][kTileK][kAStride];    // a_tile[buf][kk][r] = A(row0 + r, k0 + kk)
+  __shared__ __align__(16) T b_tile[2][kTileK][kBlockCols];  // b_tile[buf][kk][j] = B(k0 + kk, col0 + j)
+
+  // This thread's place in the block's grid of thread tiles; a warp covers kWarpThreadRows rows of it.
+  constexpr int kWarpThreadCols = 32 / Shape::kWarpThreadRows;
+  constexpr int kWarpsAcross = kThreadsAcross / kWarpThreadCols;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int thread_col = (warp % kWarpsAcross) * kWarpThreadCols + lane % kWarpThreadCols;
+  const int thread_row = (warp / kWarpsAcross) * Shape::kWarpThreadRows + lane / kWarpThreadCols;
+
+  const std::int64_t col0 = std::int64_t(blockIdx.x) * kBlockCols;
+  const std::int64_t row_tiles = ceil_div(m, kBlockRows);
+
+  // gridDim.y is capped at 65535: each block loops over row tiles (the same count for all its threads).
+  for (std::int64_t tile_row = blockIdx.y; tile_row < row_tiles; tile_row += gridDim.y) {
+    const std::int64_t row0 = tile_row * kBlockRows;
+
+    // Where this thread's global loads start. They walk along k, one tile per step: A to the right by
+    // kTileK columns, B down by kTileK rows. Rows outside the matrix get a valid count of 0.
+    const T* a_src[kALoads];
+    bool a_row_ok[kALoads];
+#pragma unroll
+    for (int l = 0; l < kALoads; ++l) {
+      const int v = threadIdx.x + l * kThreads;
+      const std::int64_t row = row0 + v / kAVectorsPerRow;
+      a_row_ok[l] = row < m;
+      a_src[l] = a + (a_row_ok[l] ? row : 0) * lda + (v % kAVectorsPerRow) * kWidth;
+    }
+    const T* b_src[kBLoads];
+    int b_cols_valid[kBLoads];
+#pragma unroll
+    for (int l = 0; l < kBLoads; ++l) {
+      const int v = threadIdx.x + l * kThreads;
+      const std::int64_t col = col0 + (v % kBVectorsPerRow) * kWidth;
+      const int kk = v / kBVectorsPerRow;
+      b_cols_valid[l] = segment_valid<T>(n - col);
+      b_src[l] = b + (kk < k ? kk : 0) * ldb + (b_cols_valid[l] > 0 ? col : 0);
+    }
+
+    // The next tiles, on their way from global to shared memory. k_left: columns of A (rows of B)
+    // from the start of the tile being loaded to the end of the matrix.
+    T a_next[kALoads][kWidth];
+    T b_next[kBLoads][kWidth];
+    // Most tiles lie wholly inside A and B; they skip the per-element bounds arithmetic.
+    const bool interior = row0 + kBlockRows <= m && col0 + kBlockCols <= n;
+    auto load_tiles = [&](std::int64_t k_left) {
+      const bool full = interior && k_left >= kTileK;
+#pragma unroll
+      for (int l = 0; l < kALoads; ++l) {
+        const int kk = (threadIdx.x + l * kThreads) % kAVectorsPerRow * kWidth;
+        if (full)
+          load_segment<T, kAligned>(a_src[l], kWidth, a_next[l]);
+        else
+          load_segment<T, kAligned>(a_src[l], a_row_ok[l] ? segment_valid<T>(k_left - kk) : 0, a_next[l]);
+        if (kk + kTileK < k_left) a_src[l] += kTileK;  // stays inside A
+      }
+#pragma unroll
+      for (int l = 0; l < kBLoads; ++l) {
+        const int kk = (threadIdx.x + l * kThreads) / kBVectorsPerRow;
+        if (full)
+          load_segment<T, kAligned>(b_src[l], kWidth, b_next[l]);
+        else
+          load_segment<T, kAligned>(b_src[l], kk < k_left ? b_cols_valid[l] : 0, b_next[l]);
+        if (kk + kTileK < k_left) b_src[l] += kTileK * ldb;  // stays inside B
+      }
+    };
+    auto store_tiles = [&](int buf) {
+#pragma unroll
+      for (int l = 0; l < kALoads; ++l) {
+        const int v = threadIdx.x + l * kThreads;
+        const int r = v / kAVectorsPerRow, kk = (v % kAVectorsPerRow) * kWidth;
+#pragma unroll
+        for (int j = 0; j < kWidth; ++j) a_tile[buf][kk + j][r] = a_next[l][j];  // transposed
+      }
+#pragma unroll
+      for (int l = 0; l < kBLoads; ++l) {
+        const int v = threadIdx.x + l * kThreads;
+        store_vector(&b_tile[buf][v / kBVectorsPerRow][(v % kBVectorsPerRow) * kWidth], b_next[l]);
+      }
+    };
+
+    // The values of A and B for one step along k: [step % 2][strip][element].
+    T a_frag[2][kRowStrips][kWidth];
+    T b_frag[2][kColStrips][kWidth];
+    auto load_frags = [&](int buf, int kk, int f) {
+#pragma unroll
+      for (int s = 0; s < kRowStrips; ++s)
+        load_vector(&a_tile[buf][kk][s * kRowStripStride + thread_row * kWidth], a_frag[f][s]);
+#pragma unroll
+      for (int s = 0; s < kColStrips; ++s)
+        load_vector(&b_tile[buf][kk][s * kColStripStride + thread_col * kWidth], b_frag[f][s]);
+    };
+
+    T acc[kThreadRows][kThreadCols] = {};
+
+    load_tiles(k);
+    store_tiles(0);
+    __syncthreads();
+    load_frags(0, 0, 0);
+    int buf = 0;
+    for (std::int64_t k_left = k; k_left > 0; k_left -= kTileK) {
+      const bool has_next = k_left > kTileK;
+      if (has_next) load_tiles(k_left - kTileK);  // in flight during the arithmetic below
+
+#pragma unroll
+      for (int kk = 0; kk < kTileK; ++kk) {
+        if (kk == kTileK - 1) {
+          // Publish the next tile before the last step, so that the first step's values of the next
+          // tile can be read while the last step of this one computes. The other buffer was last read
+          // before the previous barrier.
+          if (has_next) store_tiles(buf ^ 1);
+          __syncthreads();
+          buf ^= 1;
+        }
+        if (kk < kTileK - 1 || has_next) load_frags(buf, (kk + 1) % kTileK, (kk + 1) % 2);
+#pragma unroll
+        for (int i = 0; i < kThreadRows; ++i)
+#pragma unroll
+          for (int j = 0; j < kThreadCols; ++j)
+            acc[i][j] += a_frag[kk % 2][i / kWidth][i % kWidth] * b_frag[kk % 2][j / kWidth][j % kWidth];
+      }
+    }
+
+    // Row i of the thread's tile is row (i / kWidth) * kRowStripStride + thread_row * kWidth + i % kWidth
+    // of the block tile; its columns come in kColStrips vectors.
+#pragma unroll
+    for (int i = 0; i < kThreadRows; ++i) {
+      const std::int64_t row = row0 + (i / kWidth) * kRowStripStride + thread_row * kWidth + i % kWidth;
+      if (row >= m) continue;
+#pragma unroll
+      for (int s = 0; s < kColStrips; ++s) {
+        const std::int64_t col = col0 + s * kColStripStride + thread_col * kWidth;
+        T v[kWidth];
+#pragma unroll
+        for (int j = 0; j < kWidth; ++j) v[j] = acc[i][s * kWidth + j];
+        store_segment<T, kAligned>(c + row * ldc + col, segment_valid<T>(n - col), v);
+      }
+    }
+  }
+}
+
+}  // namespace tandem::cuda::matmul_stages

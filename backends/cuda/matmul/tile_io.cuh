@@ -1,0 +1,84 @@
+// What the tiled matmul stages share: ceil_div, and guarded reads and writes of a short row segment.
+// A segment is one 16-byte vector (4 floats or 2 doubles). It moves as one vector instruction when it
+// lies inside the matrix and the caller proved 16-byte alignment (kAligned), otherwise element by
+// element, reading zeros outside the matrix: a zero adds nothing to a dot product, so edge tiles need
+// no special case in the inner loop. Nothing outside the rows x cols block is ever read or written
+// (the padding between cols and ld may be uninitialised).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace tandem::cuda::matmul_stages {
+
+__host__ __device__ constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Elements in one 16-byte vector.
+template <class T>
+inline constexpr int kVectorWidth = 16 / static_cast<int>(sizeof(T));
+
+// The 16-byte vector type of T.
+template <class T>
+struct Vector16;
+template <>
+struct Vector16<float> {
+  using type = float4;
+};
+template <>
+struct Vector16<double> {
+  using type = double2;
+};
+
+// One vector from 16-byte aligned memory into v[] (shared or global memory).
+__device__ __forceinline__ void load_vector(const float* p, float (&v)[4]) {
+  const float4 q = *reinterpret_cast<const float4*>(p);
+  v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+}
+__device__ __forceinline__ void load_vector(const double* p, double (&v)[2]) {
+  const double2 q = *reinterpret_cast<const double2*>(p);
+  v[0] = q.x, v[1] = q.y;
+}
+
+// v[] into 16-byte aligned memory as one vector.
+__device__ __forceinline__ void store_vector(float* p, const float (&v)[4]) {
+  *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+}
+__device__ __forceinline__ void store_vector(double* p, const double (&v)[2]) {
+  *reinterpret_cast<double2*>(p) = make_double2(v[0], v[1]);
+}
+
+// How many of the kWidth elements starting `remaining` elements before the end of a row (or column)
+// lie inside the matrix: remaining clamped to 0..kWidth.
+template <class T>
+__device__ __forceinline__ int segment_valid(std::int64_t remaining) {
+  return remaining <= 0 ? 0 : remaining >= kVectorWidth<T> ? kVectorWidth<T> : static_cast<int>(remaining);
+}
+
+// v[j] = p[j] for j < valid, 0 for the rest. kAligned: p is 16-byte aligned (the launcher checked the
+// base pointer and leading dimension), so a full segment is one vector load.
+template <class T, bool kAligned>
+__device__ __forceinline__ void load_segment(const T* p, int valid, T (&v)[kVectorWidth<T>]) {
+  constexpr int kWidth = kVectorWidth<T>;
+  if (kAligned && valid == kWidth) {
+    load_vector(p, v);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kWidth; ++j) v[j] = j < valid ? p[j] : T(0);
+  }
+}
+
+// p[j] = v[j] for j < valid.
+template <class T, bool kAligned>
+__device__ __forceinline__ void store_segment(T* p, int valid, const T (&v)[kVectorWidth<T>]) {
+  constexpr int kWidth = kVectorWidth<T>;
+  if (kAligned && valid == kWidth) {
+    store_vector(p, v);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kWidth; ++j)
+      if (j < valid) p[j] = v[j];
+  }
+}
+
+}  // namespace tandem::cuda::matmul_stages
