@@ -1,0 +1,437 @@
+// What bench_cpu and bench_cuda share: benchmark names, random inputs with host references, the
+// counters every benchmark reports, the read-sweep reference behind pct_sweep, and the registration of
+// the engine benchmarks (reductions, matrix products, front-end overhead), which are the same on every
+// backend.
+//
+// Names:   reduce/<backend>/<kernel>/<op>/<type>/n:<n>    matmul/<backend>/<kernel>/<type>/<m>[x<k>x<n>]
+//          baseline/<what>/...                             overhead/<backend>/<path>/sum/float/n:16
+// Google Benchmark appends the clock to every name ("/real_time", or "/manual_time" for the GPU read
+// sweep), and --benchmark_filter sees that suffix, so anchor a filter on "/" rather than "$": the CI
+// smoke run is  --benchmark_filter='(n:4096|/512)/' --benchmark_min_time=0.01  (1.7.1 takes seconds
+// as a plain number). Without real or manual time the rates would divide by the main thread's CPU
+// time, which is wrong for TBB and for GPU waits.
+// Counters (rates use the benchmark's real time, or its manual time where it has one; the console
+// prints every rate with a "/s" suffix, JSON has plain numbers):
+//   bytes_per_second  bytes of input read per second (SetBytesProcessed)
+//   GB/s              the same in 1e9 bytes per second
+//   pct_sweep         100 * GB/s / (read-sweep GB/s at the same number of bytes): 100 means as fast as a
+//                     plain read of the input (baseline/read_sweep of the same binary)
+//   GFLOP/s, TFLOP/s  2*m*n*k per iteration (matrix products)
+//
+// Timing: every engine call is synchronous (the CUDA backend synchronises its own stream before it
+// returns), so engine benchmarks use real (wall-clock) time: per iteration that is what a steady_clock
+// read around each call, passed to SetIterationTime, would give, launch and result copy included. Each
+// benchmark makes one untimed call first (warm-up, and a check of its result against the host).
+#pragma once
+
+#include <benchmark/benchmark.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "engine/backend.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem_bench {
+
+using tandem::Buffer;
+using tandem::Engine;
+
+// ---- Names -----------------------------------------------------------------------------------------
+
+template <class T>
+constexpr const char* type_name() {
+  if constexpr (std::is_same_v<T, float>)
+    return "float";
+  else if constexpr (std::is_same_v<T, double>)
+    return "double";
+  else
+    return "int32";
+}
+
+inline std::string size_label(std::size_t n) { return "n:" + std::to_string(n); }
+
+// C (m x n) = A (m x k) * B (k x n).
+struct Shape {
+  std::size_t m, k, n;
+};
+// "512" for a cube, otherwise "m x k x n" as "8192x64x8192".
+inline std::string shape_label(const Shape& s) {
+  if (s.m == s.k && s.k == s.n) return std::to_string(s.m);
+  return std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n);
+}
+
+enum class Op { sum, min, max };
+inline const char* op_name(Op op) { return op == Op::sum ? "sum" : op == Op::min ? "min" : "max"; }
+
+// ---- Random inputs -----------------------------------------------------------------------------------
+
+// A counter-based generator (splitmix64): element i depends on (seed, i) only, so inputs are filled in
+// parallel and are the same on every run.
+inline std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Never zero (zeros hide unwritten outputs and can run faster), with a random sign so that sums stay
+// small: int32 in +-[1, 1000]; floats in +-[0.5, 1.5) in steps of 1/64, so that every partial sum below
+// 2^18 in magnitude is exact in float. A sum of up to 2^30 such values has a spread of about 2^15, so
+// every summation order gives the exact sum, and a missed or repeated element changes it.
+template <class T>
+T random_value(std::uint64_t seed, std::size_t i) {
+  const std::uint64_t r = splitmix64(seed * 0x100000001B3ull + i);
+  const bool negative = r >> 63;
+  T v;
+  if constexpr (std::is_integral_v<T>)
+    v = T(1 + r % 1000);
+  else
+    v = T(0.5) + T(r % 64) / T(64);
+  return negative ? -v : v;
+}
+
+template <class T>
+std::vector<T> random_vector(std::size_t n, std::uint64_t seed) {
+  std::vector<T> v(n);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 16), [&](const tbb::blocked_range<std::size_t>& r) {
+    for (std::size_t i = r.begin(); i != r.end(); ++i) v[i] = random_value<T>(seed, i);
+  });
+  return v;
+}
+
+// What every reduction of an input must return, from the host copy: exact (sums in double are exact
+// for the values random_value makes).
+struct Reference {
+  double sum = 0;
+  double min = std::numeric_limits<double>::infinity(), max = -std::numeric_limits<double>::infinity();
+};
+
+template <class T>
+Reference reference_of(const T* x, std::size_t n) {
+  return tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, n, 1 << 16), Reference{},
+      [&](const tbb::blocked_range<std::size_t>& r, Reference acc) {
+        for (std::size_t i = r.begin(); i != r.end(); ++i) {
+          acc.sum += double(x[i]);
+          acc.min = std::min(acc.min, double(x[i]));
+          acc.max = std::max(acc.max, double(x[i]));
+        }
+        return acc;
+      },
+      [](Reference a, const Reference& b) {
+        return Reference{a.sum + b.sum, std::min(a.min, b.min), std::max(a.max, b.max)};
+      });
+}
+
+inline double expected(Op op, const Reference& ref) {
+  return op == Op::sum ? ref.sum : op == Op::min ? ref.min : ref.max;
+}
+
+// Throws tandem::Error unless an engine result equals the host reference exactly.
+inline void check_result(Op op, double got, const Reference& ref) {
+  if (got != expected(op, ref))
+    throw tandem::Error(std::string("wrong ") + op_name(op) + ": got " + std::to_string(got) + ", expected " +
+                        std::to_string(expected(op, ref)));
+}
+
+// ---- Inputs, kept one at a time ----------------------------------------------------------------------
+
+template <class T>
+struct VectorInput {
+  Buffer<T> buffer;
+  Reference ref;
+};
+
+template <class T>
+struct MatmulInput {
+  std::vector<T> a_host, b_host;  // for the sampled check of C
+  Buffer<T> a, b, c;
+};
+
+// Generated and uploaded on first use (inside the benchmark, so filtered-out sizes cost nothing).
+// Each slot keeps the last value asked for: benchmarks are registered grouped by input, so each input
+// is made once, and making the next one frees the previous one first (a 4 GiB GPU input is not kept).
+class Inputs {
+ public:
+  enum Slot { vector_slot, matrices_slot, sweep_slot, other_slot, slot_count };
+
+  explicit Inputs(Engine eng) : eng_(std::move(eng)) {}
+
+  // The value make() returns for key, kept until another key is asked for in the same slot.
+  template <class V, class Make>
+  const V& get(Slot slot, const std::string& key, Make make) {
+    Held& h = held_[slot];
+    if (h.key != key) {
+      h.value.reset();
+      h.key.clear();
+      h.value = std::make_shared<V>(make());
+      h.key = key;
+    }
+    return *static_cast<const V*>(h.value.get());
+  }
+
+  template <class T>
+  const VectorInput<T>& vector(std::size_t n) {
+    return get<VectorInput<T>>(vector_slot, std::string(type_name<T>()) + size_label(n), [&] {
+      const std::vector<T> host = random_vector<T>(n, 1);
+      return VectorInput<T>{eng_.upload<T>(host), reference_of(host.data(), n)};
+    });
+  }
+
+  // A float buffer of `bytes` bytes for the read sweep.
+  const Buffer<float>& sweep(std::size_t bytes) {
+    return get<Buffer<float>>(sweep_slot, std::to_string(bytes),
+                              [&] { return eng_.upload<float>(random_vector<float>(bytes / sizeof(float), 2)); });
+  }
+
+  template <class T>
+  const MatmulInput<T>& matrices(const Shape& s) {
+    return get<MatmulInput<T>>(matrices_slot, std::string(type_name<T>()) + shape_label(s), [&] {
+      MatmulInput<T> in{random_vector<T>(s.m * s.k, 3), random_vector<T>(s.k * s.n, 4), {}, {}, {}};
+      in.a = eng_.upload<T>(in.a_host);
+      in.b = eng_.upload<T>(in.b_host);
+      in.c = eng_.buffer<T>(s.m * s.n);
+      return in;
+    });
+  }
+
+ private:
+  struct Held {
+    std::string key;
+    std::shared_ptr<void> value;
+  };
+  Engine eng_;
+  Held held_[slot_count];
+};
+
+// ---- The read-sweep reference ------------------------------------------------------------------------
+
+// The read-sweep rate that pct_sweep divides by, in bytes per second: measured once per byte count in
+// this process (median of repeated sweeps after a warm-up), so that a filtered run without the
+// baseline/read_sweep benchmarks still has it.
+class SweepReference {
+ public:
+  // time_one(x): seconds for one read sweep over the float buffer x.
+  using TimeOne = std::function<double(const Buffer<float>&)>;
+  SweepReference(Inputs& inputs, TimeOne time_one) : inputs_(inputs), time_one_(std::move(time_one)) {}
+
+  double bytes_per_second(std::size_t bytes) {
+    auto it = rates_.find(bytes);
+    if (it != rates_.end()) return it->second;
+    const Buffer<float>& x = inputs_.sweep(bytes);
+    for (int i = 0; i < 3; ++i) time_one_(x);
+    std::vector<double> times;
+    double total = 0;
+    while (times.size() < 10 || (total < 0.1 && times.size() < 2000)) {
+      times.push_back(time_one_(x));
+      total += times.back();
+    }
+    std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+    return rates_[bytes] = double(bytes) / times[times.size() / 2];
+  }
+
+ private:
+  Inputs& inputs_;
+  TimeOne time_one_;
+  std::map<std::size_t, double> rates_;
+};
+
+// ---- Counters ------------------------------------------------------------------------------------------
+
+// bytes_per_second, GB/s and pct_sweep for `bytes` read per iteration. Call after the timed loop.
+inline void set_bandwidth_counters(benchmark::State& state, double bytes, double sweep_bytes_per_second) {
+  using benchmark::Counter;
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes * double(state.iterations())));
+  state.counters["GB/s"] = Counter(bytes / 1e9, Counter::kIsIterationInvariantRate);
+  state.counters["pct_sweep"] = Counter(100.0 * bytes / sweep_bytes_per_second, Counter::kIsIterationInvariantRate);
+}
+
+// `name` (e.g. "GFLOP/s") = 2*m*n*k per iteration / `unit` (e.g. 1e9) per second.
+inline void set_flop_counter(benchmark::State& state, const Shape& s, const std::string& name, double unit) {
+  state.counters[name] = benchmark::Counter(2.0 * double(s.m) * double(s.n) * double(s.k) / unit,
+                                            benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// ---- Registration --------------------------------------------------------------------------------------
+
+// Everything a binary's benchmarks share: one engine, its inputs and the sweep reference.
+struct Suite {
+  Suite(Engine e, SweepReference::TimeOne time_one, std::string flops_name, double flops_unit)
+      : eng(e),
+        backend(tandem::to_string(e.backend())),
+        inputs(e),
+        sweep(inputs, std::move(time_one)),
+        flop_counter(std::move(flops_name)),
+        flop_unit(flops_unit) {}
+
+  Engine eng;
+  std::string backend;  // "cpu" or "cuda": the second part of every engine benchmark name
+  Inputs inputs;
+  SweepReference sweep;
+  std::string flop_counter;               // "GFLOP/s" or "TFLOP/s"
+  double flop_unit;                       // 1e9 or 1e12
+  std::set<std::string> checked_matmuls;  // benchmarks whose output was checked once already
+};
+
+// The benchmark body with every exception turned into SkipWithError, so that one failing kernel is
+// reported with its message and the other benchmarks still run.
+template <class Body>
+auto guarded(Body body) {
+  return [body](benchmark::State& state) {
+    try {
+      body(state);
+    } catch (const std::exception& e) {
+      state.SkipWithError(e.what());
+    }
+  };
+}
+
+// Device name, details and peak bandwidth in the JSON context (and the console header).
+inline void add_device_context(const Engine& eng) {
+  const tandem::DeviceInfo d = eng.device();
+  benchmark::AddCustomContext("tandem_backend", tandem::to_string(eng.backend()));
+  benchmark::AddCustomContext("tandem_device", d.name);
+  benchmark::AddCustomContext("tandem_device_details", d.details);
+  benchmark::AddCustomContext("tandem_compute_units", std::to_string(d.compute_units));
+  if (d.peak_bandwidth_gbs > 0)
+    benchmark::AddCustomContext("tandem_peak_bandwidth_gbs", std::to_string(d.peak_bandwidth_gbs));
+}
+
+template <class T>
+double reduce_once(const Engine& eng, Op op, const Buffer<T>& x, const tandem::ReduceOptions& opts) {
+  switch (op) {
+    case Op::sum:
+      return double(eng.sum(x, opts));
+    case Op::min:
+      return double(eng.min(x, opts));
+    case Op::max:
+      return double(eng.max(x, opts));
+  }
+  return 0;
+}
+
+// reduce/<backend>/<kernel>/<op>/<type>/n:<n> for every kernel of the engine ("auto" included) and
+// every operator, on a Buffer of n random values.
+template <class T>
+void register_reductions(Suite& suite, std::size_t n) {
+  for (const std::string& kernel : suite.eng.reduce_kernels())
+    for (Op op : {Op::sum, Op::min, Op::max}) {
+      const std::string name =
+          "reduce/" + suite.backend + "/" + kernel + "/" + op_name(op) + "/" + type_name<T>() + "/" + size_label(n);
+      benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, kernel, op, n](benchmark::State& state) {
+                                     const VectorInput<T>& in = suite.inputs.vector<T>(n);
+                                     const tandem::ReduceOptions opts{kernel};
+                                     check_result(op, reduce_once(suite.eng, op, in.buffer, opts), in.ref);
+                                     for (auto _ : state)
+                                       benchmark::DoNotOptimize(reduce_once(suite.eng, op, in.buffer, opts));
+                                     set_bandwidth_counters(state, double(n * sizeof(T)),
+                                                            suite.sweep.bytes_per_second(n * sizeof(T)));
+                                   }))
+          ->UseRealTime();
+    }
+}
+
+// The engine's matmul kernels that take T: tries a 1x1x1 product with each (the CUDA tensor-core
+// kernels throw tandem::Error for double).
+template <class T>
+std::vector<std::string> matmul_kernels_for(const Engine& eng) {
+  std::vector<std::string> ok;
+  const T one[1] = {T(1)};
+  const Buffer<T> a = eng.upload<T>(one), b = eng.upload<T>(one), c = eng.buffer<T>(1);
+  for (const std::string& kernel : eng.matmul_kernels()) try {
+      eng.matmul(a.matrix(1, 1), b.matrix(1, 1), c.matrix(1, 1), {kernel});
+      ok.push_back(kernel);
+    } catch (const tandem::Error& e) {
+      std::fprintf(stderr, "matmul/%s/%s/%s: not registered: %s\n", tandem::to_string(eng.backend()), kernel.c_str(),
+                   type_name<T>(), e.what());
+    }
+  return ok;
+}
+
+// Fills C with NaN, runs `run` once and compares 16 sampled elements of C with a host dot product in
+// double. The bound (1% of sum |a||b|) admits bf16 inputs and catches unwritten, NaN or garbage output.
+template <class T, class Run>
+void check_matmul(const MatmulInput<T>& in, const Shape& s, Run run) {
+  Buffer<T> c = in.c;  // shares the memory; upload() is not const
+  c.upload(std::vector<T>(s.m * s.n, std::numeric_limits<T>::quiet_NaN()));
+  run();
+  for (std::uint64_t sample = 0; sample < 16; ++sample) {
+    const std::size_t i = splitmix64(2 * sample) % s.m, j = splitmix64(2 * sample + 1) % s.n;
+    double ref = 0, bound = 0;
+    for (std::size_t p = 0; p < s.k; ++p) {
+      ref += double(in.a_host[i * s.k + p]) * double(in.b_host[p * s.n + j]);
+      bound += std::abs(double(in.a_host[i * s.k + p]) * double(in.b_host[p * s.n + j]));
+    }
+    T got{};
+    in.c.download(std::span<T>(&got, 1), i * s.n + j);
+    if (!(std::abs(double(got) - ref) <= 1e-2 * bound))
+      throw tandem::Error("wrong result: C(" + std::to_string(i) + ", " + std::to_string(j) +
+                          ") = " + std::to_string(got) + ", expected " + std::to_string(ref));
+  }
+}
+
+// matmul/<backend>/<kernel>/<type>/<shape> for each kernel given, on random row-major Buffers.
+template <class T>
+void register_matmuls(Suite& suite, const std::vector<std::string>& kernels, const Shape& s) {
+  for (const std::string& kernel : kernels) {
+    const std::string name = "matmul/" + suite.backend + "/" + kernel + "/" + type_name<T>() + "/" + shape_label(s);
+    benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, kernel, s, name](benchmark::State& state) {
+                                   const MatmulInput<T>& in = suite.inputs.matrices<T>(s);
+                                   const tandem::MatmulOptions opts{kernel};
+                                   auto run = [&] {
+                                     suite.eng.matmul(in.a.matrix(s.m, s.k), in.b.matrix(s.k, s.n),
+                                                      in.c.matrix(s.m, s.n), opts);
+                                   };
+                                   if (suite.checked_matmuls.insert(name).second) check_matmul(in, s, run);
+                                   run();
+                                   for (auto _ : state) run();
+                                   set_flop_counter(state, s, suite.flop_counter, suite.flop_unit);
+                                 }))
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+// The engine's front end on a tiny input (16 floats in a Buffer): engine.sum() against the same
+// reduction through BackendImpl::reduce() directly, which skips validation and the kernel-name check.
+inline void register_overhead(Suite& suite, const std::string& kernel) {
+  constexpr std::size_t n = 16;
+  const std::string tail = "/sum/float/" + size_label(n);
+  benchmark::RegisterBenchmark(("overhead/" + suite.backend + "/engine" + tail).c_str(),
+                               guarded([&suite, kernel](benchmark::State& state) {
+                                 const Buffer<float>& x = suite.inputs.vector<float>(n).buffer;
+                                 const tandem::ReduceOptions opts{kernel};
+                                 for (auto _ : state) benchmark::DoNotOptimize(suite.eng.sum(x, opts));
+                               }))
+      ->UseRealTime()
+      ->Unit(benchmark::kNanosecond);
+  benchmark::RegisterBenchmark(
+      ("overhead/" + suite.backend + "/raw_backend" + tail).c_str(), guarded([&suite, kernel](benchmark::State& state) {
+        const Buffer<float>& x = suite.inputs.vector<float>(n).buffer;
+        using namespace tandem::detail;
+        const ReduceArgs args{ReduceOp::sum, Dtype::f32, x.data(), std::int64_t(n), 1, /*resident=*/true};
+        float out = 0;
+        for (auto _ : state) {
+          suite.eng.impl().reduce(args, kernel, &out);
+          benchmark::DoNotOptimize(out);
+        }
+      }))
+      ->UseRealTime()
+      ->Unit(benchmark::kNanosecond);
+}
+
+}  // namespace tandem_bench

@@ -1,0 +1,201 @@
+// bench_cpu: the CPU backend (oneTBB + Eigen) through tandem::Engine, with plain baselines in the same
+// binary. Names, counters and timing: bench_common.hpp. On the CPU a Buffer is host memory.
+//
+//   reduce/cpu/<kernel>/<op>/<type>/n:<n>   every reduce kernel ("auto" too), sum/min/max, float/double/int32
+//   baseline/read_sweep/<type>/n:<n>        a plain parallel read of the same bytes (as floats):
+//                                           tbb::parallel_reduce over blocked ranges, each leaf an Eigen
+//                                           sum (vectorised); the rate pct_sweep divides by
+//   baseline/tbb_parallel_reduce/sum/...    tbb::parallel_reduce with std::accumulate leaves (scalar)
+//   baseline/eigen_sum/sum/...              Eigen::Map(p, n).sum() on one thread
+//   matmul/cpu/<kernel>/<type>/<size>       every matmul kernel, float/double, 512, 1024, 2048 and 1000
+//   baseline/eigen_gemm/<type>/<size>       c.noalias() = a * b on one thread: Eigen threads only through
+//                                           OpenMP, which tandem builds without (EIGEN_DONT_PARALLELIZE),
+//                                           so this is the one-core GEMM that eigen_tbb runs per block
+//   overhead/cpu/{engine,raw_backend}/...   engine.sum() of 16 floats against BackendImpl::reduce()
+//   strided/cpu/<kernel>/{aos_field,soa}/float/n:<n>  one float field of 2-float structs
+//                                           (tandem::field, stride 2) against the same values
+//                                           contiguous; GB/s counts the useful n*4 bytes
+//
+// Run:  bench_cpu [--benchmark_filter=REGEX] [--benchmark_min_time=SECONDS]
+//                 [--benchmark_out=FILE.json --benchmark_out_format=json]
+// CI smoke run (about 1 s on 2 cores): bench_cpu --benchmark_filter='(n:4096|/512)/' --benchmark_min_time=0.01
+#include <Eigen/Core>
+#include <chrono>
+#include <numeric>
+
+#include "benchmarks/bench_common.hpp"
+
+namespace {
+
+using namespace tandem_bench;
+using benchmark::State;
+
+// Elements per leaf of the read sweep (the same smallest leaf as the tbb_vectorized kernel).
+constexpr std::size_t kSweepGrain = 1 << 14;
+
+// The read sweep: every float read once, summed so that the reads cannot be optimised away.
+float read_sweep(const float* x, std::size_t n) {
+  return tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, n, kSweepGrain), 0.0f,
+      [x](const tbb::blocked_range<std::size_t>& r, float acc) {
+        return acc + Eigen::Map<const Eigen::ArrayXf>(x + r.begin(), Eigen::Index(r.size())).sum();
+      },
+      std::plus<float>());
+}
+
+double time_read_sweep(const Buffer<float>& x) {
+  const auto start = std::chrono::steady_clock::now();
+  benchmark::DoNotOptimize(read_sweep(x.data(), x.size()));
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Sums as the engine returns them: int32 into int64.
+template <class T>
+using Sum = tandem::sum_result_t<T>;
+
+template <class T>
+Sum<T> tbb_accumulate(const T* x, std::size_t n) {
+  return tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, n), Sum<T>(0),
+      [x](const tbb::blocked_range<std::size_t>& r, Sum<T> acc) {
+        return std::accumulate(x + r.begin(), x + r.end(), acc);
+      },
+      std::plus<Sum<T>>());
+}
+
+template <class T>
+Sum<T> eigen_sum(const T* x, std::size_t n) {
+  const Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> v(x, Eigen::Index(n));
+  if constexpr (std::is_integral_v<T>)
+    return v.template cast<std::int64_t>().sum();
+  else
+    return v.sum();
+}
+
+// baseline/read_sweep, baseline/tbb_parallel_reduce and baseline/eigen_sum for n elements of T.
+template <class T>
+void register_reduce_baselines(Suite& suite, std::size_t n) {
+  const std::size_t bytes = n * sizeof(T);
+  const std::string tail = std::string(type_name<T>()) + "/" + size_label(n);
+  benchmark::RegisterBenchmark(("baseline/read_sweep/" + tail).c_str(), guarded([&suite, bytes](State& state) {
+                                 const Buffer<float>& x = suite.inputs.sweep(bytes);
+                                 for (auto _ : state) benchmark::DoNotOptimize(read_sweep(x.data(), x.size()));
+                                 set_bandwidth_counters(state, double(bytes), suite.sweep.bytes_per_second(bytes));
+                               }))
+      ->UseRealTime();
+
+  auto add_sum = [&](const std::string& what, Sum<T> (*sum)(const T*, std::size_t)) {
+    benchmark::RegisterBenchmark(("baseline/" + what + "/sum/" + tail).c_str(),
+                                 guarded([&suite, n, bytes, sum](State& state) {
+                                   const VectorInput<T>& in = suite.inputs.vector<T>(n);
+                                   check_result(Op::sum, double(sum(in.buffer.data(), n)), in.ref);
+                                   for (auto _ : state) benchmark::DoNotOptimize(sum(in.buffer.data(), n));
+                                   set_bandwidth_counters(state, double(bytes), suite.sweep.bytes_per_second(bytes));
+                                 }))
+        ->UseRealTime();
+  };
+  add_sum("tbb_parallel_reduce", tbb_accumulate<T>);
+  add_sum("eigen_sum", eigen_sum<T>);
+}
+
+template <class T>
+void register_reduce_group(Suite& suite, const std::vector<std::size_t>& sizes) {
+  for (std::size_t n : sizes) {
+    register_reduce_baselines<T>(suite, n);
+    register_reductions<T>(suite, n);
+  }
+}
+
+struct Pair {
+  float a, b;
+};
+struct StridedInput {
+  std::vector<Pair> aos;
+  std::vector<float> soa;  // aos[i].a for every i
+  Reference ref;
+};
+
+// strided/cpu/<kernel>/aos_field (sum of Pair::a through tandem::field) and .../soa (the same values
+// contiguous), n structs, host memory.
+void register_strided(Suite& suite, std::size_t n) {
+  for (const std::string& kernel : suite.eng.reduce_kernels())
+    for (bool aos : {true, false}) {
+      const std::string name = "strided/cpu/" + kernel + (aos ? "/aos_field" : "/soa") + "/float/" + size_label(n);
+      benchmark::RegisterBenchmark(
+          name.c_str(), guarded([&suite, kernel, aos, n](State& state) {
+            const StridedInput& in = suite.inputs.get<StridedInput>(Inputs::other_slot, "strided" + size_label(n), [&] {
+              const std::vector<float> v = random_vector<float>(2 * n, 5);
+              StridedInput s{std::vector<Pair>(n), std::vector<float>(n), {}};
+              for (std::size_t i = 0; i < n; ++i) {
+                s.aos[i] = {v[2 * i], v[2 * i + 1]};
+                s.soa[i] = v[2 * i];
+              }
+              s.ref = reference_of(s.soa.data(), n);
+              return s;
+            });
+            const tandem::ReduceOptions opts{kernel};
+            auto run = [&] {
+              return aos ? suite.eng.sum(tandem::field(std::span<const Pair>(in.aos), &Pair::a), opts)
+                         : suite.eng.sum(std::span<const float>(in.soa), opts);
+            };
+            check_result(Op::sum, run(), in.ref);
+            for (auto _ : state) benchmark::DoNotOptimize(run());
+            set_bandwidth_counters(state, double(n * sizeof(float)), suite.sweep.bytes_per_second(n * sizeof(float)));
+          }))
+          ->UseRealTime();
+    }
+}
+
+template <class T>
+void register_eigen_gemm(Suite& suite, const Shape& s) {
+  const std::string name = "baseline/eigen_gemm/" + std::string(type_name<T>()) + "/" + shape_label(s);
+  benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, s](State& state) {
+                                 using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+                                 const MatmulInput<T>& in = suite.inputs.matrices<T>(s);
+                                 const Eigen::Map<const Matrix> a(in.a.data(), Eigen::Index(s.m), Eigen::Index(s.k));
+                                 const Eigen::Map<const Matrix> b(in.b.data(), Eigen::Index(s.k), Eigen::Index(s.n));
+                                 Eigen::Map<Matrix> c(in.c.data(), Eigen::Index(s.m), Eigen::Index(s.n));
+                                 c.noalias() = a * b;
+                                 for (auto _ : state) {
+                                   c.noalias() = a * b;
+                                   benchmark::ClobberMemory();
+                                 }
+                                 set_flop_counter(state, s, suite.flop_counter, suite.flop_unit);
+                               }))
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
+template <class T>
+void register_matmul_group(Suite& suite, const std::vector<Shape>& shapes) {
+  const std::vector<std::string> kernels = matmul_kernels_for<T>(suite.eng);
+  for (const Shape& s : shapes) {
+    register_eigen_gemm<T>(suite, s);
+    register_matmuls<T>(suite, kernels, s);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+
+  Suite suite(Engine(tandem::Backend::cpu), time_read_sweep, "GFLOP/s", 1e9);
+  add_device_context(suite.eng);
+
+  // 2^27 floats = 512 MiB; the largest input (2^27 doubles) and its sweep buffer take 2 GiB together.
+  const std::vector<std::size_t> sizes = {1u << 12, 1u << 16, 1u << 20, 1u << 24, 1u << 27};
+  register_reduce_group<float>(suite, sizes);
+  register_reduce_group<double>(suite, sizes);
+  register_reduce_group<std::int32_t>(suite, sizes);
+  register_overhead(suite, "serial");
+  register_strided(suite, 1u << 24);
+  const std::vector<Shape> shapes = {{512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {1000, 1000, 1000}};
+  register_matmul_group<float>(suite, shapes);
+  register_matmul_group<double>(suite, shapes);
+
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,32 @@
+// The GPU read-sweep baseline of bench_cuda (read_sweep.cu): the plain read of a float array that
+// pct_sweep compares every CUDA reduction with, timed with CUDA events on its own stream.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+namespace tandem_bench {
+
+// Throws std::runtime_error naming the call and the CUDA error when err is not cudaSuccess.
+void cuda_check(cudaError_t err, const char* what);
+
+class ReadSweep {
+ public:
+  // Throws std::runtime_error when the kernel cannot run on the current GPU (no image for it).
+  ReadSweep();
+  ~ReadSweep();
+  ReadSweep(const ReadSweep&) = delete;
+  ReadSweep& operator=(const ReadSweep&) = delete;
+
+  // Seconds for one sweep over n floats at device pointer x (16-byte aligned), by CUDA events.
+  double seconds(const float* x, std::size_t n);
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  float* partials_ = nullptr;  // one per block, so that the reads cannot be optimised away
+  unsigned max_blocks_ = 0;    // as many blocks as are resident on the GPU at once
+};
+
+}  // namespace tandem_bench
