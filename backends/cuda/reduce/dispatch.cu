@@ -28,15 +28,20 @@ namespace {
 using reduction::Index;
 
 // ---- "auto" ----------------------------------------------------------------------------------------
-// The stage "auto" runs: the first row whose max_n >= n. Placeholder thresholds until device
-// measurements tune them: below ~1M elements launch latency dominates, so the one-launch single_pass
-// wins; above, the vectorized two-launch warp_shuffle reaches bandwidth with the simpler kernel.
+// The stage "auto" runs: the first row whose max_n >= n. Chosen from bench_cuda on an H200
+// (2026-11-21; sum/min/max x float/double/int32, engine calls on device buffers, GB/s):
+//   n = 2^16..2^20  single_pass fastest in every case (e.g. float sum 2^20: single_pass 220,
+//                   warp_shuffle 198, cub 184): one launch instead of two.
+//   n = 2^24        single_pass fastest in 9 of 12 cases (float sum: 2045 vs warp_shuffle 1914).
+//   n = 2^28, 2^30  single_pass, warp_shuffle, complete_unroll and cub within 1.5% of each other
+//                   (float sum 2^28: cub 4211, warp_shuffle 4202, single_pass 4189).
+// Re-measure with `bench_cuda --benchmark_filter='reduce/cuda/(single_pass|warp_shuffle|cub)/'`.
 struct AutoChoice {
   std::int64_t max_n;
   const char* stage;
 };
 constexpr std::array<AutoChoice, 2> kAutoChoices = {{
-    {std::int64_t{1} << 20, "single_pass"},
+    {std::int64_t{1} << 24, "single_pass"},
     {std::numeric_limits<std::int64_t>::max(), "warp_shuffle"},
 }};
 
