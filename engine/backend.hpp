@@ -36,6 +36,7 @@ struct ReduceArgs {
   std::int64_t n;
   std::int64_t stride;
   bool resident;
+  bool deterministic = false;  // the canonical order of engine/canonical.hpp (kernel is then "auto")
 };
 
 // C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), all row-major, all in host memory or all resident.
@@ -47,6 +48,7 @@ struct MatmulArgs {
   std::int64_t m, k, n;
   std::int64_t lda, ldb, ldc;
   bool resident;
+  bool deterministic = false;  // the canonical fma chain of engine/canonical.hpp (kernel is then "auto")
 };
 
 class BackendImpl {

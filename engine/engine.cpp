@@ -74,6 +74,12 @@ Backend parse_env_backend() {
               "(or leave it unset for auto)");
 }
 
+void check_deterministic(bool deterministic, const std::string& kernel, const char* what) {
+  if (deterministic && kernel != "auto")
+    throw Error(std::string(what) + ": deterministic mode runs its own canonical-order kernel; leave kernel = \"auto\" "
+                "(got '" + kernel + "')");
+}
+
 void check_kernel(const std::string& kernel, const std::vector<std::string>& valid, const char* what) {
   if (kernel == "auto" || std::find(valid.begin(), valid.end(), kernel) != valid.end()) return;
   throw Error(std::string("unknown ") + what + " kernel '" + kernel + "'; valid names are auto, " + join(valid));
@@ -186,12 +192,13 @@ Input buffer_input(const detail::BackendImpl& impl, BufferView<T> v, const char*
 template <class T, class R>
 R run_reduce(detail::BackendImpl& impl, ReduceOp op, Input in, const ReduceOptions& opts, const char* name) {
   check_kernel(opts.kernel, impl.reduce_kernels(), "reduce");
+  check_deterministic(opts.deterministic, opts.kernel, name);
   if (in.count == 0) {
     if (op == ReduceOp::sum) return R(0);
     throw Error(std::string(name) + " of an empty input is undefined; check for count == 0 before calling");
   }
   detail::ReduceArgs args{op, detail::dtype_of<T>(), in.data, std::int64_t(in.count), std::int64_t(in.stride),
-                          in.resident};
+                          in.resident, opts.deterministic};
   R result{};
   impl.reduce(args, opts.kernel, &result);
   return canonical(result);
@@ -330,6 +337,7 @@ struct Mat {
 template <class T>
 void run_matmul(detail::BackendImpl& impl, Mat a, Mat b, Mat c, bool resident, const MatmulOptions& opts) {
   check_kernel(opts.kernel, impl.matmul_kernels(), "matmul");
+  check_deterministic(opts.deterministic, opts.kernel, "matmul");
   if (a.cols != b.rows || c.rows != a.rows || c.cols != b.cols) {
     std::ostringstream m;
     m << "matmul: shapes do not match: A is " << a.rows << "x" << a.cols << ", B is " << b.rows << "x" << b.cols
@@ -348,7 +356,8 @@ void run_matmul(detail::BackendImpl& impl, Mat a, Mat b, Mat c, bool resident, c
   if (c.rows == 0 || c.cols == 0) return;
   detail::MatmulArgs args{detail::dtype_of<T>(), a.data, b.data, const_cast<void*>(c.data),
                           std::int64_t(a.rows), std::int64_t(a.cols), std::int64_t(b.cols),
-                          std::int64_t(a.ld), std::int64_t(b.ld), std::int64_t(c.ld), resident};
+                          std::int64_t(a.ld), std::int64_t(b.ld), std::int64_t(c.ld), resident,
+                          opts.deterministic};
   impl.matmul(args, opts.kernel);
 }
 

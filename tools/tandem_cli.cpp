@@ -36,6 +36,10 @@
 
 namespace {
 
+// The pseudo-kernel name that runs "auto" in deterministic mode (the canonical order).
+constexpr const char* kDeterministic = "deterministic";
+
+
 using tandem::Backend;
 using tandem::Engine;
 using Clock = std::chrono::steady_clock;
@@ -589,7 +593,8 @@ upload). GB/s counts the n * sizeof(T) bytes of the elements reduced.
 
 options:
   --backend cpu|cuda|auto            default: TANDEM_BACKEND, or auto when unset
-  --kernel NAME|all                  a reduce kernel of 'tandem info', or all of them (default auto)
+  --kernel NAME|all                  a reduce kernel of 'tandem info', 'deterministic' (auto with
+                                     ReduceOptions::deterministic), or all of these (default auto)
   --op sum|min|max|mean|all          default sum
   --dtype float|double|int32|int64   default float
   --n N                              elements reduced, written 134217728, 1e6 or 2^27 (default 2^24)
@@ -657,9 +662,9 @@ bool reduce_row(const Table& table, std::vector<std::string>& notes, const std::
 template <class T>
 int run_reduce(const Engine& eng, const ReduceConfig& cfg) {
   // An empty sum runs no kernel but has the engine check the name (its message lists the valid ones).
-  if (cfg.kernel != "all") eng.sum<T>(std::span<const T>(), {cfg.kernel});
-  const std::vector<std::string> kernels =
-      cfg.kernel == "all" ? eng.reduce_kernels() : std::vector<std::string>{cfg.kernel};
+  if (cfg.kernel != "all" && cfg.kernel != kDeterministic) eng.sum<T>(std::span<const T>(), {cfg.kernel});
+  std::vector<std::string> kernels = cfg.kernel == "all" ? eng.reduce_kernels() : std::vector<std::string>{cfg.kernel};
+  if (cfg.kernel == "all") kernels.push_back(kDeterministic);
 
   std::printf("reduce: backend %s (%s), dtype %s, n %s, stride %zu, seed %llu\n", tandem::to_string(eng.backend()),
               eng.device().name.c_str(), dtype_name<T>(), format_count(cfg.n).c_str(), cfg.stride,
@@ -697,7 +702,8 @@ int run_reduce(const Engine& eng, const ReduceConfig& cfg) {
   std::vector<std::string> notes;
   bool ok = true;
   for (const auto& kernel : kernels) {
-    const tandem::ReduceOptions opts{kernel};
+    const tandem::ReduceOptions opts =
+        kernel == kDeterministic ? tandem::ReduceOptions{"auto", true} : tandem::ReduceOptions{kernel};
     for (Op op : cfg.ops) {
       auto row = [&](auto call, auto judge) {
         ok &= reduce_row(table, notes, kernel, op, cfg.n == 0, bytes, cfg.repeat, call, judge);
@@ -766,7 +772,8 @@ wall time of synchronous calls. GFLOP/s (TFLOP/s when large) = 2 M N K / time.
 
 options:
   --backend cpu|cuda|auto   default: TANDEM_BACKEND, or auto when unset
-  --kernel NAME|all         a matmul kernel of 'tandem info', or all of them (default auto)
+  --kernel NAME|all         a matmul kernel of 'tandem info', 'deterministic' (auto with
+                            MatmulOptions::deterministic), or all of these (default auto)
   --dtype float|double      default float
   --size S                  M = K = N = S (default 1024)
   --m M, --k K, --n N       one dimension each (default: the --size value)
@@ -798,12 +805,12 @@ template <class T>
 int run_matmul(const Engine& eng, const MatmulConfig& cfg) {
   const std::size_t m = cfg.m, k = cfg.k, n = cfg.n;
   // An empty product runs no kernel but has the engine check the name (its message lists the valid ones).
-  if (cfg.kernel != "all") {
+  if (cfg.kernel != "all" && cfg.kernel != kDeterministic) {
     const tandem::MatrixView<const T> none{nullptr, 0, 0, 0};
     eng.matmul<T>(none, none, tandem::MatrixView<T>{nullptr, 0, 0, 0}, {cfg.kernel});
   }
-  const std::vector<std::string> kernels =
-      cfg.kernel == "all" ? eng.matmul_kernels() : std::vector<std::string>{cfg.kernel};
+  std::vector<std::string> kernels = cfg.kernel == "all" ? eng.matmul_kernels() : std::vector<std::string>{cfg.kernel};
+  if (cfg.kernel == "all") kernels.push_back(kDeterministic);
   const std::string shape = strf("%zux%zux%zu", m, k, n);
 
   SplitMix64 g{cfg.seed};
@@ -834,7 +841,8 @@ int run_matmul(const Engine& eng, const MatmulConfig& cfg) {
   std::vector<std::string> notes;
   bool ok = true;
   for (const auto& kernel : kernels) {
-    const tandem::MatmulOptions opts{kernel};
+    const tandem::MatmulOptions opts =
+        kernel == kDeterministic ? tandem::MatmulOptions{"auto", true} : tandem::MatmulOptions{kernel};
     auto run = [&] {
       eng.matmul(da.matrix(m, k), db.matrix(k, n), dc.matrix(m, n), opts);
       return 0;

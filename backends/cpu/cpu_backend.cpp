@@ -10,6 +10,8 @@
 // tandem builds without OpenMP, so TBB owns the cores).
 //   eigen_tbb         blocks of C in parallel (default)
 //   eigen_serial      one Eigen GEMM on the calling thread
+// Deterministic mode (engine/canonical.hpp) runs its own kernels: canonical_sum (chunks in parallel,
+// 32 SIMD lanes per chunk) and fma_chain (register blocks of C, one fma chain per element).
 #include "backends/cpu/cpu_backend.hpp"
 
 #include <tbb/blocked_range.h>
@@ -19,11 +21,14 @@
 #include <tbb/parallel_reduce.h>
 
 #include <Eigen/Core>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <fstream>
 #include <new>
 #include <thread>
 
+#include "engine/canonical.hpp"
 #include "engine/reduce_ops.hpp"
 
 namespace tandem::detail {
@@ -78,11 +83,32 @@ typename Op::Acc reduce_with(std::string_view kernel, const typename Op::In* x, 
   return tbb::parallel_reduce(tbb::blocked_range<std::int64_t>(0, n, kGrain), Op::identity(), leaf, join);
 }
 
+// The canonical order: chunk values in parallel (any partition gives the same values), then the
+// chunk values serially.
+template <class T>
+T canonical_sum(const T* x, std::int64_t n, std::int64_t stride) {
+  using namespace canonical;
+  std::vector<T> values(chunk_count(n));
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, std::int64_t(values.size()), 16),
+                    [&](const tbb::blocked_range<std::int64_t>& r) {
+                      for (std::int64_t c = r.begin(); c < r.end(); ++c)
+                        values[c] = chunk_sum(x + c * kChunk * stride, std::min(kChunk, n - c * kChunk), stride);
+                    });
+  return sum_of_chunk_values(std::move(values));
+}
+
 template <class T>
 void reduce_typed(const ReduceArgs& a, std::string_view kernel, void* result) {
   const T* x = static_cast<const T*>(a.data);
   switch (a.op) {
     case ReduceOp::sum: {
+      if constexpr (std::is_floating_point_v<T>) {
+        if (a.deterministic) {
+          T v = canonical_sum(x, a.n, a.stride);
+          std::memcpy(result, &v, sizeof v);
+          break;
+        }
+      }
       auto s = reduce_with<SumOp<T>>(kernel, x, a.n, a.stride);
       if constexpr (std::is_integral_v<T>) {
         std::int64_t v = static_cast<std::int64_t>(s);  // modulo 2^64 (C++20)
@@ -112,8 +138,46 @@ using ConstMap = Eigen::Map<const RowMajor<T>, 0, Eigen::OuterStride<>>;
 template <class T>
 using MutMap = Eigen::Map<RowMajor<T>, 0, Eigen::OuterStride<>>;
 
+// One register block of C: rows [i0, i0 + H) x columns [j0, j0 + W) (H <= R, W <= kCols), each element
+// one fma chain over k (engine/canonical.hpp). Full blocks have compile-time bounds, so the j loop
+// becomes SIMD fmas on kCols / lanes registers per row.
+template <class T, int R, int kCols, bool kFull>
+void fma_chain_block(const MatmulArgs& g, std::int64_t i0, std::int64_t j0, int h, int w) {
+  const T* A = static_cast<const T*>(g.a);
+  const T* B = static_cast<const T*>(g.b);
+  T* C = static_cast<T*>(g.c);
+  const int rows = kFull ? R : h, cols = kFull ? kCols : w;
+  T acc[R][kCols] = {};
+  for (std::int64_t p = 0; p < g.k; ++p) {
+    const T* brow = B + p * g.ldb + j0;
+    for (int i = 0; i < rows; ++i) {
+      const T av = A[(i0 + i) * g.lda + p];
+      for (int j = 0; j < cols; ++j) acc[i][j] = std::fma(av, brow[j], acc[i][j]);
+    }
+  }
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j)
+      C[(i0 + i) * g.ldc + j0 + j] = std::isnan(acc[i][j]) ? std::numeric_limits<T>::quiet_NaN() : acc[i][j];
+}
+
+template <class T>
+void fma_chain_matmul(const MatmulArgs& g) {
+  constexpr int R = 4, kCols = 128 / sizeof(T);  // 4 rows x 32 floats (16 doubles) of C in registers
+  tbb::parallel_for(
+      tbb::blocked_range2d<std::int64_t>(0, g.m, 64, 0, g.n, 256), [&](const tbb::blocked_range2d<std::int64_t>& r) {
+        for (std::int64_t j0 = r.cols().begin(); j0 < r.cols().end(); j0 += kCols)
+          for (std::int64_t i0 = r.rows().begin(); i0 < r.rows().end(); i0 += R) {
+            const int h = int(std::min<std::int64_t>(R, r.rows().end() - i0));
+            const int w = int(std::min<std::int64_t>(kCols, r.cols().end() - j0));
+            if (h == R && w == kCols) fma_chain_block<T, R, kCols, true>(g, i0, j0, h, w);
+            else fma_chain_block<T, R, kCols, false>(g, i0, j0, h, w);
+          }
+      });
+}
+
 template <class T>
 void matmul_typed(const MatmulArgs& g, std::string_view kernel) {
+  if (g.deterministic) return fma_chain_matmul<T>(g);
   const T* A = static_cast<const T*>(g.a);
   const T* B = static_cast<const T*>(g.b);
   T* C = static_cast<T*>(g.c);

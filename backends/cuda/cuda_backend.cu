@@ -69,9 +69,14 @@ class CudaBackend final : public detail::BackendImpl {
       TANDEM_CUDA_CHECK(cudaMemcpyAsync(staged, a.data, bytes, cudaMemcpyHostToDevice, stream_));
       x = staged;
     }
-    std::string stage = kernel == "auto" ? auto_reduce_stage(a.op, a.dtype, a.n, a.stride) : std::string(kernel);
     void* d_result = result_.get(64);
-    cuda::reduce(stage, a.op, a.dtype, x, a.n, a.stride, d_result, scratch_, stream_);
+    const bool float_sum = a.op == ReduceOp::sum && (a.dtype == Dtype::f32 || a.dtype == Dtype::f64);
+    if (a.deterministic && float_sum) {
+      reduce_canonical_sum(a.dtype, x, a.n, a.stride, d_result, scratch_, stream_);
+    } else {
+      std::string stage = kernel == "auto" ? auto_reduce_stage(a.op, a.dtype, a.n, a.stride) : std::string(kernel);
+      cuda::reduce(stage, a.op, a.dtype, x, a.n, a.stride, d_result, scratch_, stream_);
+    }
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(host_result_, d_result, 8, cudaMemcpyDeviceToHost, stream_));
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
     // Integer sums come back as uint64 (wrapping): the same 8 bytes as the int64 result.
@@ -106,7 +111,10 @@ class CudaBackend final : public detail::BackendImpl {
     if (g.k == 0) {
       TANDEM_CUDA_CHECK(cudaMemset2DAsync(c, ldc * e, 0, g.n * e, g.m, stream_));
     } else {
-      std::string stage = kernel == "auto" ? auto_matmul_stage(g.dtype, g.m, g.k, g.n) : std::string(kernel);
+      // register_tiled computes each element as one fma chain over k: the canonical order.
+      std::string stage = g.deterministic ? std::string("register_tiled")
+                          : kernel == "auto" ? auto_matmul_stage(g.dtype, g.m, g.k, g.n)
+                                             : std::string(kernel);
       if (!cublas_) create_cublas();
       cuda::matmul(stage, g.dtype, a, b, c, g.m, g.k, g.n, lda, ldb, ldc, scratch_, cublas_, stream_);
     }

@@ -25,10 +25,15 @@ std::string auto_reduce_stage(ReduceOp op, Dtype dtype, std::int64_t n, std::int
 void reduce(std::string_view stage, ReduceOp op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride,
             void* d_result, Workspace& ws, cudaStream_t stream);
 
+// Deterministic mode's float sum (f32, f64) in the canonical order of engine/canonical.hpp.
+void reduce_canonical_sum(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,
+                          Workspace& ws, cudaStream_t stream);
+
 // ---- Matrix products (backends/cuda/matmul/) ---------------------------------------------------
 // Stage names in ladder order, "cublas" last; without "auto".
 const std::vector<std::string>& matmul_stage_names();
 // The stage "auto" runs: the fastest that keeps full fp32/fp64 precision (never tf32/bf16).
+// Deterministic mode runs register_tiled, whose per-element fma chain is the canonical order.
 std::string auto_matmul_stage(Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n);
 // C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), row-major, dtype f32 or f64. Throws tandem::Error
 // for a stage that does not support the dtype (tensor-core stages take float only).

@@ -65,10 +65,16 @@ StridedView<T> field(std::span<const S> items, T S::*member) {
 
 struct ReduceOptions {
   std::string kernel = "auto";  // one of Engine::reduce_kernels()
+  // Bitwise-identical results on every backend, run, thread count and GPU: the sum runs in one fixed
+  // association order (docs in engine/canonical.hpp). Needs kernel == "auto".
+  bool deterministic = false;
 };
 
 struct MatmulOptions {
   std::string kernel = "auto";  // one of Engine::matmul_kernels()
+  // Bitwise-identical results on every backend: each C(i, j) is one fma chain over k = 0 .. K-1.
+  // Needs kernel == "auto".
+  bool deterministic = false;
 };
 
 // One device a backend runs on.

@@ -28,6 +28,15 @@
 
 namespace tandem::cuda::matmul_stages {
 
+__device__ __forceinline__ float fma_rn(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+__device__ __forceinline__ double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
+// GPUs and CPUs make NaNs with different bits; deterministic mode stores one quiet NaN on both.
+template <class T>
+__device__ __forceinline__ T canonical_nan(T v) {
+  if constexpr (sizeof(T) == 4) return v != v ? __int_as_float(0x7fc00000) : v;
+  else return v != v ? __longlong_as_double(0x7ff8000000000000LL) : v;
+}
+
 // Tile sizes per element type, chosen from timings on an H200 at 4096^3 (f32: 44 TFLOP/s, 0.86x cuBLAS).
 // kWarpThreadRows: a warp's 32 threads cover 4 x 8 thread tiles, so that a warp's vector reads of a
 // shared tile row touch 4 (A) and 8 (B) distinct vectors: one pass of the shared-memory banks each.
@@ -200,11 +209,18 @@ __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlock
           buf ^= 1;
         }
         if (kk < kTileK - 1 || has_next) load_frags(buf, (kk + 1) % kTileK, (kk + 1) % 2);
+        // Steps past the end of k (zero-filled) are skipped, so every element is exactly one fma chain
+        // over k = 0 .. K-1 from +0.0: the canonical order of deterministic mode (engine/canonical.hpp),
+        // bit for bit like the CPU's. (Adding the zeros would give the same bits, as an accumulator that
+        // starts at +0.0 never becomes -0.0; skipping them keeps the chain literally the canonical one.)
+        if (kk < k_left) {
 #pragma unroll
-        for (int i = 0; i < kThreadRows; ++i)
+          for (int i = 0; i < kThreadRows; ++i)
 #pragma unroll
-          for (int j = 0; j < kThreadCols; ++j)
-            acc[i][j] += a_frag[kk % 2][i / kWidth][i % kWidth] * b_frag[kk % 2][j / kWidth][j % kWidth];
+            for (int j = 0; j < kThreadCols; ++j)
+              acc[i][j] = fma_rn(a_frag[kk % 2][i / kWidth][i % kWidth], b_frag[kk % 2][j / kWidth][j % kWidth],
+                                 acc[i][j]);
+        }
       }
     }
 
@@ -219,7 +235,7 @@ __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlock
         const std::int64_t col = col0 + s * kColStripStride + thread_col * kWidth;
         T v[kWidth];
 #pragma unroll
-        for (int j = 0; j < kWidth; ++j) v[j] = acc[i][s * kWidth + j];
+        for (int j = 0; j < kWidth; ++j) v[j] = canonical_nan(acc[i][s * kWidth + j]);
         store_segment<T, kAligned>(c + row * ldc + col, segment_valid<T>(n - col), v);
       }
     }

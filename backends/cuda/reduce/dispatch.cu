@@ -12,6 +12,7 @@
 
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/kernels.hpp"
+#include "backends/cuda/reduce/canonical_sum.cuh"
 #include "backends/cuda/reduce/block_helpers.cuh"
 #include "backends/cuda/reduce/cub_reduce.cuh"
 #include "backends/cuda/reduce/grid_stride.cuh"
@@ -156,6 +157,42 @@ std::string auto_reduce_stage([[maybe_unused]] ReduceOp op, [[maybe_unused]] Dty
   for (const auto& choice : kAutoChoices)
     if (n <= choice.max_n) return choice.stage;
   return kAutoChoices.back().stage;
+}
+
+namespace {
+// Level after level of chunk values (engine/canonical.hpp), ping-ponging between two scratch arrays,
+// the last level writing the result.
+template <class T>
+void canonical_sum(const T* x, Index n, Index stride, T* result, Workspace& ws, cudaStream_t stream) {
+  using detail::canonical::chunk_count;
+  const Index first = chunk_count(n), second = chunk_count(first);
+  T* scratch = static_cast<T*>(ws.get(std::size_t(first + second) * sizeof(T) + 256));
+  T* levels[2] = {scratch, scratch + first};
+  const auto kernel = reduction::canonical_chunk_sums_kernel<T>;
+  const int warps_per_block = reduction::kCanonicalBlockSize / reduction::kWarpSize;
+  for (int level = 0;; ++level) {
+    const Index chunks = chunk_count(n);
+    T* out = chunks == 1 ? result : levels[level % 2];
+    const Index blocks = std::min<Index>((chunks + warps_per_block - 1) / warps_per_block,
+                                         reduction::resident_grid_size(reinterpret_cast<const void*>(kernel),
+                                                                       reduction::kCanonicalBlockSize, 0));
+    kernel<<<unsigned(blocks), reduction::kCanonicalBlockSize, 0, stream>>>(x, n, stride, out);
+    TANDEM_CUDA_CHECK_LAUNCH();
+    if (chunks == 1) return;
+    x = out;
+    n = chunks;
+    stride = 1;
+  }
+}
+}  // namespace
+
+void reduce_canonical_sum(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,
+                          Workspace& ws, cudaStream_t stream) {
+  if (dtype == Dtype::f32)
+    return canonical_sum(static_cast<const float*>(x), n, stride, static_cast<float*>(d_result), ws, stream);
+  if (dtype == Dtype::f64)
+    return canonical_sum(static_cast<const double*>(x), n, stride, static_cast<double*>(d_result), ws, stream);
+  throw Error("deterministic sum: integer sums are exact already and take the ordinary path");
 }
 
 void reduce(std::string_view stage, ReduceOp op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride,

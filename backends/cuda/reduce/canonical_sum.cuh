@@ -1,0 +1,45 @@
+// Deterministic mode's sum: the canonical association order of engine/canonical.hpp, which the CPU
+// backend implements too, so both give the same bits. A chunk of 4096 elements is one warp: lane j
+// adds the chunk's elements j, j + 32, ... in order (coalesced: a warp's load is 32 consecutive
+// elements), then a __shfl_down_sync tree over s = 16, 8, 4, 2, 1 gives lane 0 the chunk's value.
+// Chunk values are reduced again by the same kernel until one remains.
+#pragma once
+
+#include "backends/cuda/reduce/block_helpers.cuh"
+#include "engine/canonical.hpp"
+
+namespace tandem::cuda::reduction {
+
+inline constexpr int kCanonicalBlockSize = 256;
+
+template <class T>
+__global__ void __launch_bounds__(kCanonicalBlockSize)
+    canonical_chunk_sums_kernel(const T* __restrict__ x, Index n, Index stride, T* __restrict__ chunk_values) {
+  constexpr Index kChunk = detail::canonical::kChunk;
+  constexpr int kRows = int(kChunk / kWarpSize);
+  constexpr int kInFlight = 8;  // loads issued before their adds: keeps memory busy
+  const int lane = threadIdx.x % kWarpSize;
+  const Index warps = Index(gridDim.x) * (blockDim.x / kWarpSize);
+  const Index chunks = (n + kChunk - 1) / kChunk;
+  for (Index c = Index(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize; c < chunks; c += warps) {
+    const Index base = c * kChunk;
+    const Index len = n - base < kChunk ? n - base : kChunk;
+    T acc = T(0);
+    if (len == kChunk) {
+      for (int r = 0; r < kRows; r += kInFlight) {
+        T v[kInFlight];
+#pragma unroll
+        for (int u = 0; u < kInFlight; ++u) v[u] = x[(base + Index(r + u) * kWarpSize + lane) * stride];
+#pragma unroll
+        for (int u = 0; u < kInFlight; ++u) acc = acc + v[u];  // in row order: the canonical order
+      }
+    } else {
+      for (Index i = lane; i < len; i += kWarpSize) acc = acc + x[(base + i) * stride];
+    }
+#pragma unroll
+    for (int s = kWarpSize / 2; s > 0; s /= 2) acc = acc + __shfl_down_sync(kFullWarpMask, acc, s);
+    if (lane == 0) chunk_values[c] = acc;
+  }
+}
+
+}  // namespace tandem::cuda::reduction

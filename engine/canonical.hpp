@@ -1,0 +1,60 @@
+// The canonical association order of deterministic mode (ReduceOptions/MatmulOptions::deterministic),
+// implemented exactly by both backends so that float results are bitwise identical on CPU and GPU,
+// across runs, thread counts, grid sizes and GPU models.
+//
+// Sum of n floating-point values x[0..n):
+//   1. Split x into chunks of kChunk = 4096 consecutive elements (the last one may be shorter).
+//   2. In a chunk, lane j (0 <= j < 32) starts at +0.0 and adds the chunk's elements j, j + 32,
+//      j + 64, ... in increasing order (one accumulator per lane, no fused or reordered adds).
+//   3. The 32 lanes are combined by a fixed tree: for s = 16, 8, 4, 2, 1: lane[j] = lane[j] + lane[j + s]
+//      for j < s. lane[0] is the chunk's value.
+//   4. The chunk values, in order, are a new input: repeat from 1 until one value remains.
+// (On a GPU a chunk is one warp, lane j is thread j and step 3 is a __shfl_down_sync tree; on a CPU the
+// 32 lanes are SIMD registers.) Integer sums, min and max are order-independent already.
+//
+// Matrix product: every C(i, j) starts at +0.0 and takes c = fma(A(i, k), B(k, j), c) for k = 0 .. K-1
+// in order, one accumulator, no split over k. A NaN result is stored as the canonical quiet NaN.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace tandem::detail::canonical {
+
+inline constexpr std::int64_t kLanes = 32;
+inline constexpr std::int64_t kChunk = 4096;
+
+// Step 2 and 3 for one chunk x[0], x[stride], ... (len <= kChunk elements).
+template <class T>
+T chunk_sum(const T* x, std::int64_t len, std::int64_t stride) {
+  T lane[kLanes] = {};
+  const std::int64_t rows = len / kLanes;
+  if (stride == 1) {
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = 0; j < kLanes; ++j) lane[j] += x[r * kLanes + j];
+  } else {
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = 0; j < kLanes; ++j) lane[j] += x[(r * kLanes + j) * stride];
+  }
+  for (std::int64_t j = 0; j < len - rows * kLanes; ++j) lane[j] += x[(rows * kLanes + j) * stride];
+  for (std::int64_t s = kLanes / 2; s > 0; s /= 2)
+    for (std::int64_t j = 0; j < s; ++j) lane[j] = lane[j] + lane[j + s];
+  return lane[0];
+}
+
+inline std::int64_t chunk_count(std::int64_t n) { return (n + kChunk - 1) / kChunk; }
+
+// Step 4 over chunk values already computed (serially: there are n / 4096 of them).
+template <class T>
+T sum_of_chunk_values(std::vector<T> values) {
+  while (values.size() > 1) {
+    const auto n = std::int64_t(values.size());
+    std::vector<T> next(chunk_count(n));
+    for (std::int64_t c = 0; c < std::int64_t(next.size()); ++c)
+      next[c] = chunk_sum(values.data() + c * kChunk, std::min(kChunk, n - c * kChunk), 1);
+    values.swap(next);
+  }
+  return values.empty() ? T(0) : values[0];
+}
+
+}  // namespace tandem::detail::canonical
