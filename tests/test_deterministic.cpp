@@ -138,6 +138,11 @@ TANDEM_BACKEND_TEST(deterministic_matmul, "deterministic: matmul bitwise equal t
       a[2 * lda + 1] = std::numeric_limits<float>::infinity();
       b[1 * ldb + 2] = 0.0f;
     }
+    // Products that underflow to -0.0: C(0, 0) is -0.0, which padding or reordering would turn into +0.0.
+    for (std::size_t p = 0; p < s.k; ++p) {
+      a[0 * lda + p] = 1e-30f;
+      b[p * ldb + 0] = -1e-30f;
+    }
     std::vector<float> c(s.m * ldc, 42.0f), expect(s.m * ldc, 42.0f);
     for (std::size_t i = 0; i < s.m; ++i)
       for (std::size_t j = 0; j < s.n; ++j) {
@@ -150,6 +155,7 @@ TANDEM_BACKEND_TEST(deterministic_matmul, "deterministic: matmul bitwise equal t
     std::size_t differ = 0;
     for (std::size_t i = 0; i < c.size(); ++i) differ += !test::same_bits(c[i], expect[i]);
     CHECK_MESSAGE(differ == 0, differ << " elements differ from the fma chain (padding included)");
+    CHECK(test::same_bits(c[0], -0.0f));
   }
 }
 

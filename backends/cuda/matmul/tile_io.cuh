@@ -58,13 +58,13 @@ __device__ __forceinline__ int segment_valid(std::int64_t remaining) {
 // v[j] = p[j] for j < valid, 0 for the rest. kAligned: p is 16-byte aligned (the launcher checked the
 // base pointer and leading dimension), so a full segment is one vector load.
 template <class T, bool kAligned>
-__device__ __forceinline__ void load_segment(const T* p, int valid, T (&v)[kVectorWidth<T>]) {
+__device__ __forceinline__ void load_segment(const T* p, int valid, T (&v)[kVectorWidth<T>], T fill = T(0)) {
   constexpr int kWidth = kVectorWidth<T>;
   if (kAligned && valid == kWidth) {
     load_vector(p, v);
   } else {
 #pragma unroll
-    for (int j = 0; j < kWidth; ++j) v[j] = j < valid ? p[j] : T(0);
+    for (int j = 0; j < kWidth; ++j) v[j] = j < valid ? p[j] : fill;
   }
 }
 
