@@ -39,10 +39,15 @@ class Workspace {
   Workspace& operator=(const Workspace&) = delete;
   // At least `bytes` of device memory, 256-byte aligned; grows, never shrinks.
   void* get(std::size_t bytes);
+  // A device counter of its own (not part of get()'s memory), zero when first handed out. A kernel
+  // that uses it must leave it at zero when it finishes (single_pass's atomicInc wraps back to 0), so
+  // no call needs a memset first.
+  unsigned* counter();
 
  private:
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
+  unsigned* counter_ = nullptr;
 };
 
 // ---- Reduction operators (engine/reduce_ops.hpp, shared with the CPU backend) ------------------

@@ -18,6 +18,15 @@ void throw_cuda_error(cudaError_t err, const char* stmt, const char* file, int l
 
 Workspace::~Workspace() {
   if (data_) cudaFree(data_);
+  if (counter_) cudaFree(counter_);
+}
+
+unsigned* Workspace::counter() {
+  if (!counter_) {
+    TANDEM_CUDA_CHECK(cudaMalloc(&counter_, sizeof(unsigned)));
+    TANDEM_CUDA_CHECK(cudaMemset(counter_, 0, sizeof(unsigned)));  // synchronous: done before any use
+  }
+  return counter_;
 }
 
 void* Workspace::get(std::size_t bytes) {

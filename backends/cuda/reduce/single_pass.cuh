@@ -7,8 +7,8 @@
 // saves a launch, which matters most for small n, where launch latency is most of the time.
 //
 // The counter: atomicInc(counter, gridDim.x - 1) wraps to 0 on the last block, so a finished kernel
-// leaves it at 0. It is still zeroed (one 4-byte memset) before every launch, because the Workspace is
-// shared with the other stages and the matmul kernels, which may have overwritten it.
+// leaves it at 0. It is the Workspace's own counter (zeroed once when allocated, never shared with
+// scratch), so no memset precedes the launch: the call is one launch, against CUB's two.
 #pragma once
 
 #include "backends/cuda/common.cuh"
@@ -56,12 +56,8 @@ void reduce_single_pass(const typename Op::In* x, Index n, Index stride, typenam
   const Index elements_per_block_step = Index{kSinglePassBlockSize} * kSinglePassLoadsInFlight * kElementsPerVector<In>;
   const unsigned blocks = device_grid_size(kernel, kSinglePassBlockSize, 0, n, elements_per_block_step);
 
-  // Scratch: the counter, then the partials (both 256-byte aligned), from one get().
-  auto* scratch = static_cast<unsigned char*>(ws.get(kScratchAlignment + blocks * sizeof(Acc)));
-  auto* blocks_done = reinterpret_cast<unsigned*>(scratch);
-  auto* partials = reinterpret_cast<Acc*>(scratch + kScratchAlignment);
-
-  TANDEM_CUDA_CHECK(cudaMemsetAsync(blocks_done, 0, sizeof(unsigned), stream));
+  auto* partials = static_cast<Acc*>(ws.get(blocks * sizeof(Acc)));
+  unsigned* blocks_done = ws.counter();
   kernel<<<blocks, kSinglePassBlockSize, 0, stream>>>(x, n, stride, split_for_vectors(x, n, stride), partials,
                                                       blocks_done, result);
   TANDEM_CUDA_CHECK_LAUNCH();
