@@ -206,3 +206,14 @@ TANDEM_BACKEND_TEST(one_engine_many_threads, "one engine used from 8 threads at 
   for (auto& th : threads) th.join();
   CHECK(failures.load() == 0);
 }
+
+TANDEM_BACKEND_TEST(out_of_memory, "out of memory throws tandem::Error and the engine stays usable") {
+  // 2^44 floats = 64 TiB: more than any GPU or this machine has.
+  const auto msg = message_of([&] { auto b = eng.buffer<float>(std::size_t(1) << 44); });
+  CAPTURE(msg);
+  CHECK(contains(msg, "out of"));
+  std::vector<float> x(1000, 0.5f);
+  CHECK(eng.sum<float>(x) == 500.0f);
+  auto b = eng.upload<float>(x);
+  CHECK(eng.max(b) == 0.5f);
+}
