@@ -11,6 +11,10 @@
 //   baseline/eigen_gemm/<type>/<size>       c.noalias() = a * b on one thread: Eigen threads only through
 //                                           OpenMP, which tandem builds without (EIGEN_DONT_PARALLELIZE),
 //                                           so this is the one-core GEMM that eigen_tbb runs per block
+//   baseline/eigen_gemm_openmp/<type>/<size>  the same product with Eigen's own OpenMP threading on every
+//                                           core (eigen_gemm_openmp.cpp; counter "threads"): the threaded
+//                                           Eigen GEMM that eigen_tbb is compared with. Built only where
+//                                           CMake finds OpenMP
 //   overhead/cpu/{engine,raw_backend}/...   engine.sum() of 16 floats against BackendImpl::reduce()
 //   strided/cpu/<kernel>/{aos_field,soa}/float/n:<n>  one float field of 2-float structs
 //                                           (tandem::field, stride 2) against the same values
@@ -24,6 +28,9 @@
 #include <numeric>
 
 #include "benchmarks/bench_common.hpp"
+#ifdef TANDEM_BENCH_EIGEN_OPENMP
+#include "benchmarks/eigen_gemm_openmp.hpp"
+#endif
 
 namespace {
 
@@ -166,11 +173,37 @@ void register_eigen_gemm(Suite& suite, const Shape& s) {
       ->Unit(benchmark::kMillisecond);
 }
 
+#ifdef TANDEM_BENCH_EIGEN_OPENMP
+template <class T>
+void register_eigen_gemm_openmp(Suite& suite, const Shape& s) {
+  const std::string name = "baseline/eigen_gemm_openmp/" + std::string(type_name<T>()) + "/" + shape_label(s);
+  benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, s, name](State& state) {
+                                 const MatmulInput<T>& in = suite.inputs.matrices<T>(s);
+                                 auto run = [&] {
+                                   eigen_gemm_openmp(in.a.data(), in.b.data(), in.c.data(), s.m, s.k, s.n);
+                                 };
+                                 if (suite.checked_matmuls.insert(name).second) check_matmul(in, s, run);
+                                 run();
+                                 for (auto _ : state) {
+                                   run();
+                                   benchmark::ClobberMemory();
+                                 }
+                                 set_flop_counter(state, s, suite.flop_counter, suite.flop_unit);
+                                 state.counters["threads"] = eigen_openmp_threads();
+                               }))
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+}
+#endif
+
 template <class T>
 void register_matmul_group(Suite& suite, const std::vector<Shape>& shapes) {
   const std::vector<std::string> kernels = matmul_kernels_for<T>(suite.eng);
   for (const Shape& s : shapes) {
     register_eigen_gemm<T>(suite, s);
+#ifdef TANDEM_BENCH_EIGEN_OPENMP
+    register_eigen_gemm_openmp<T>(suite, s);
+#endif
     register_matmuls<T>(suite, kernels, s);
   }
 }

@@ -1,31 +1,58 @@
-// bench_cuda: the CUDA backend through tandem::Engine on device-resident Buffers, with baselines in the
-// same binary. Names, counters and timing: bench_common.hpp.
+// bench_cuda: the CUDA backend through tandem::Engine on device-resident Buffers, the kernel ladders
+// called directly on a stream of this binary's own, and baselines in the same binary. Names, counters and
+// engine-level timing: bench_common.hpp.
 //
+// Engine level (what an application sees per call):
 //   reduce/cuda/<kernel>/<op>/<type>/n:<n>    every reduce kernel of the engine ("auto" too; "cub" is CUB's
 //                                             DeviceReduce), sum/min/max, float/double/int32, n = 2^12 to
 //                                             2^30 (2^30 for float and int32 only, when the GPU has room)
-//   baseline/read_sweep/<type>/n:<n>          read_sweep.cu, a float4 grid-stride read of the same bytes:
-//                                             the rate pct_sweep divides by
+//   baseline/read_sweep/<type>/n:<n>          read_sweep.cu, a float4 grid-stride read of the same bytes, one
+//                                             sweep per pair of events: the rate pct_sweep divides by
 //   matmul/cuda/<kernel>/<type>/<shape>       every matmul kernel of the engine that takes the type ("cublas",
 //                                             "cublas_tf32", "cublas_bf16" are cuBLAS), float and double
 //   overhead/cuda/{engine,raw_backend}/...    engine.sum() of 16 floats against BackendImpl::reduce()
 //   strided/cuda/<kernel>/{aos_field,soa}/float/n:<n>  every other float of a Buffer (BufferView stride 2)
 //                                             against the same values contiguous; GB/s counts n*4 bytes
+// Kernel level (the ladders themselves, backends/cuda/kernels.hpp, without the engine):
+//   kernel/cuda/<stage>/<op>/<type>/n:<n>     tandem::cuda::reduce() of every stage ("auto": the stage the
+//                                             engine would pick, named in the label; "cub": CUB's
+//                                             DeviceReduce), same operators, types and sizes as reduce/
+//   kernel/cuda/<stage>/gemm/<type>/<shape>   tandem::cuda::matmul() of every stage that takes the type
+//                                             (cublas* through a cuBLAS handle of this binary), same shapes
+//   baseline/read_sweep_batched/<type>/n:<n>  the read sweep timed like the kernel level (20 sweeps back to
+//                                             back per pair of events): the rate the kernel level's
+//                                             pct_sweep divides by
 //
 // Timing. Engine calls are synchronous and run on the engine's own stream, which this binary cannot
 // record events on, so they are timed on the host (real time): launch, the result copy and the
 // synchronisation are included, and at small n they are most of the time. The read sweep runs on this
-// binary's stream and is timed with CUDA events (manual time), so at small n pct_sweep compares a whole
-// engine call with one kernel's device time.
+// binary's stream and is timed with CUDA events (manual time), so at small n the engine level's pct_sweep
+// compares a whole engine call with one kernel's device time.
+// The kernel level runs each stage on this binary's stream with its own Workspace and times it with CUDA
+// events (manual time): per iteration, `calls_per_iteration` calls back to back between two events (as
+// many as make about 200 us, at most 20, from one timed call first), and the time of one call is
+// reported. So at small n the time is the stage's device time plus whatever launch gaps back-to-back
+// launches leave, with no result copy and no host synchronisation per call; inputs of up to a few tens of
+// MiB stay in the L2 cache between calls (the same for every stage, CUB and the read sweep). Every
+// kernel-level benchmark checks one call's result against the host before it times.
 //
 // Run:  bench_cuda [--benchmark_filter=REGEX] [--benchmark_min_time=SECONDS] [--benchmark_out=F.json
 //                  --benchmark_out_format=json]
 // Without --benchmark_min_time each benchmark runs for 0.05 s (Google Benchmark's default of 0.5 s would
-// take the ~840 benchmarks past ten minutes); the whole suite took 1 min 45 s on an H200, and the CI
-// smoke run --benchmark_filter='(n:4096|/512)/' --benchmark_min_time=0.01 took 3 s. Without a usable GPU
-// it prints why and exits 0, so CI can run it anywhere.
-#include <cstdio>
+// take the ~1,650 benchmarks far past ten minutes). The engine-level families alone took 1 min 45 s on
+// an H200; the kernel level adds about as many benchmarks again. --benchmark_filter='^kernel/' runs the
+// kernel level alone (its pct_sweep still has its reference), and --benchmark_filter='(n:4096|/512)/'
+// --benchmark_min_time=0.01 both levels at the smallest sizes only. Without a usable GPU it prints why
+// and exits 0, so CI can run it anywhere.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "backends/cuda/kernels.hpp"
 #include "benchmarks/bench_common.hpp"
 #include "benchmarks/read_sweep.hpp"
 
@@ -41,23 +68,210 @@ bool fits_on_gpu(std::size_t bytes) {
   return 2 * bytes + (std::size_t(1) << 30) <= free;
 }
 
+// ---- Kernel level ----------------------------------------------------------------------------------
+
+using tandem::detail::Dtype;
+using tandem::detail::ReduceOp;
+
+// One timed iteration of the kernel level makes about this much device time of back-to-back calls, so
+// that the events' resolution (about 0.5 us) is under 1% of it, with at most kMaxCallsPerIteration calls.
+constexpr double kKernelIterationSeconds = 200e-6;
+constexpr int kMaxCallsPerIteration = 20;
+// Sweeps per pair of events in baseline/read_sweep_batched and in the kernel level's pct_sweep.
+constexpr int kBatchedSweepCalls = 20;
+
+ReduceOp reduce_op(Op op) { return op == Op::sum ? ReduceOp::sum : op == Op::min ? ReduceOp::min : ReduceOp::max; }
+
+// What the kernel-level benchmarks share: a stream of this binary's own with two events on it, the
+// ladders' scratch memory, a cuBLAS handle and an 8-byte device slot for reduction results. The stages
+// run on stream() only; the engine's own calls (input upload, the matmul check) are synchronous.
+class KernelRunner {
+ public:
+  KernelRunner() {
+    cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    cuda_check(cudaEventCreate(&start_), "cudaEventCreate");
+    cuda_check(cudaEventCreate(&stop_), "cudaEventCreate");
+    cuda_check(cudaMalloc(&result_, 8), "cudaMalloc");
+    const cublasStatus_t status = cublasCreate(&cublas_);
+    if (status != CUBLAS_STATUS_SUCCESS) {
+      cublas_ = nullptr;
+      throw std::runtime_error(std::string("cublasCreate failed: ") + cublasGetStatusName(status));
+    }
+  }
+  ~KernelRunner() {
+    if (cublas_) cublasDestroy(cublas_);
+    cudaFree(result_);
+    cudaEventDestroy(stop_);
+    cudaEventDestroy(start_);
+    cudaStreamDestroy(stream_);
+  }
+  KernelRunner(const KernelRunner&) = delete;
+  KernelRunner& operator=(const KernelRunner&) = delete;
+
+  cudaStream_t stream() const { return stream_; }
+  cublasHandle_t cublas() const { return cublas_; }
+  tandem::cuda::Workspace& workspace() { return workspace_; }
+  void* result() const { return result_; }  // where the reductions write their one result
+
+  void synchronize() { cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+
+  // Seconds per call of run(), which enqueues one call on stream(): `calls` calls back to back between
+  // two events, the elapsed time divided by `calls`.
+  template <class Run>
+  double seconds_per_call(const Run& run, int calls) {
+    cuda_check(cudaEventRecord(start_, stream_), "cudaEventRecord");
+    for (int call = 0; call < calls; ++call) run();
+    cuda_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
+    cuda_check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+    float ms = 0;
+    cuda_check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+    return ms * 1e-3 / calls;
+  }
+
+  // Calls per timed iteration: about kKernelIterationSeconds of device time, from one timed call.
+  template <class Run>
+  int calls_per_iteration(const Run& run) {
+    const double one = seconds_per_call(run, 1);
+    const double calls = std::ceil(kKernelIterationSeconds / std::max(one, 1e-9));
+    return int(std::clamp(calls, 1.0, double(kMaxCallsPerIteration)));
+  }
+
+  // Runs one reduction of T into result() (poisoned first, so that a stage that writes nothing is
+  // caught) and returns what it wrote as the engine would return it: int32 sums as int64.
+  template <class T, class Run>
+  double reduction_result(Op op, const Run& run) {
+    cuda_check(cudaMemsetAsync(result_, 0xFF, 8, stream_), "cudaMemsetAsync");
+    run();
+    unsigned char bytes[8];
+    cuda_check(cudaMemcpyAsync(bytes, result_, 8, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
+    synchronize();
+    if constexpr (std::is_integral_v<T>)
+      if (op == Op::sum) {
+        std::uint64_t sum = 0;  // integer sums are written as uint64, wrapping
+        std::memcpy(&sum, bytes, sizeof sum);
+        return double(std::int64_t(sum));
+      }
+    T value{};
+    std::memcpy(&value, bytes, sizeof value);
+    return double(value);
+  }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+  void* result_ = nullptr;
+  tandem::cuda::Workspace workspace_;
+};
+
+// kernel/cuda/<stage>/<op>/<type>/n:<n> for "auto" (the stage the engine picks, in the label) and every
+// stage of the reduction ladder, on the same device Buffer as the engine-level reduce/ family.
 template <class T>
-void register_reduce_group(Suite& suite, ReadSweep& sweep, const std::vector<std::size_t>& sizes) {
+void register_kernel_reductions(Suite& suite, KernelRunner& runner, SweepReference& batched_sweep, std::size_t n) {
+  std::vector<std::string> stages = {"auto"};
+  for (const std::string& stage : tandem::cuda::reduce_stage_names()) stages.push_back(stage);
+  for (const std::string& stage : stages)
+    for (Op op : {Op::sum, Op::min, Op::max}) {
+      const std::string name = "kernel/cuda/" + stage + "/" + op_name(op) + "/" + type_name<T>() + "/" + size_label(n);
+      benchmark::RegisterBenchmark(
+          name.c_str(), guarded([&suite, &runner, &batched_sweep, stage, op, n](State& state) {
+            const VectorInput<T>& in = suite.inputs.vector<T>(n);
+            constexpr Dtype dtype = tandem::detail::dtype_of<T>();
+            const std::int64_t count = std::int64_t(n);
+            const std::string ran =
+                stage == "auto" ? tandem::cuda::auto_reduce_stage(reduce_op(op), dtype, count, 1) : stage;
+            auto run = [&] {
+              tandem::cuda::reduce(ran, reduce_op(op), dtype, in.buffer.data(), count, 1, runner.result(),
+                                   runner.workspace(), runner.stream());
+            };
+            check_result(op, runner.reduction_result<T>(op, run), in.ref);
+            const int calls = runner.calls_per_iteration(run);
+            for (auto _ : state) state.SetIterationTime(runner.seconds_per_call(run, calls));
+            set_bandwidth_counters(state, double(n * sizeof(T)), batched_sweep.bytes_per_second(n * sizeof(T)));
+            state.counters["calls_per_iteration"] = calls;
+            if (stage == "auto") state.SetLabel(ran);
+          }))
+          ->UseManualTime();
+    }
+}
+
+// kernel/cuda/<stage>/gemm/<type>/<shape> for every kernel given ("auto": the stage the engine picks, in
+// the label), on the same device Buffers as the engine-level matmul/ family.
+template <class T>
+void register_kernel_matmuls(Suite& suite, KernelRunner& runner, const std::vector<std::string>& kernels,
+                             const Shape& s) {
+  for (const std::string& kernel : kernels) {
+    const std::string name = "kernel/cuda/" + kernel + "/gemm/" + type_name<T>() + "/" + shape_label(s);
+    benchmark::RegisterBenchmark(
+        name.c_str(), guarded([&suite, &runner, kernel, s, name](State& state) {
+          const MatmulInput<T>& in = suite.inputs.matrices<T>(s);
+          constexpr Dtype dtype = tandem::detail::dtype_of<T>();
+          const std::int64_t m = std::int64_t(s.m), k = std::int64_t(s.k), n = std::int64_t(s.n);
+          const std::string ran = kernel == "auto" ? tandem::cuda::auto_matmul_stage(dtype, m, k, n) : kernel;
+          auto run = [&] {
+            tandem::cuda::matmul(ran, dtype, in.a.data(), in.b.data(), in.c.data(), m, k, n, k, n, n,
+                                 runner.workspace(), runner.cublas(), runner.stream());
+          };
+          if (suite.checked_matmuls.insert(name).second)
+            check_matmul(in, s, [&] {
+              run();
+              runner.synchronize();
+            });
+          const int calls = runner.calls_per_iteration(run);
+          for (auto _ : state) state.SetIterationTime(runner.seconds_per_call(run, calls));
+          set_flop_counter(state, s, suite.flop_counter, suite.flop_unit);
+          state.counters["calls_per_iteration"] = calls;
+          if (kernel == "auto") state.SetLabel(ran);
+        }))
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
+// ---- Families by input ----------------------------------------------------------------------------
+// Registered grouped by input, so that each input is made once (bench_common.hpp, Inputs).
+
+// Everything bench_cuda's benchmarks share: the engine suite, the read sweep, the kernel level's runner
+// and the batched sweep reference.
+struct CudaBench {
+  Suite& suite;
+  ReadSweep& sweep;
+  KernelRunner& runner;
+  SweepReference& batched_sweep;
+};
+
+template <class T>
+void register_reduce_group(CudaBench& bench, const std::vector<std::size_t>& sizes) {
+  Suite& suite = bench.suite;
   for (std::size_t n : sizes) {
     const std::size_t bytes = n * sizeof(T);
     if (!fits_on_gpu(bytes)) {
       std::fprintf(stderr, "bench_cuda: skipping %s n=%zu: not enough free GPU memory\n", type_name<T>(), n);
       continue;
     }
-    const std::string name = "baseline/read_sweep/" + std::string(type_name<T>()) + "/" + size_label(n);
-    benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, &sweep, bytes](State& state) {
+    const std::string tail = std::string(type_name<T>()) + "/" + size_label(n);
+    ReadSweep& sweep = bench.sweep;
+    benchmark::RegisterBenchmark(("baseline/read_sweep/" + tail).c_str(),
+                                 guarded([&suite, &sweep, bytes](State& state) {
                                    const Buffer<float>& x = suite.inputs.sweep(bytes);
                                    sweep.seconds(x.data(), x.size());
                                    for (auto _ : state) state.SetIterationTime(sweep.seconds(x.data(), x.size()));
                                    set_bandwidth_counters(state, double(bytes), suite.sweep.bytes_per_second(bytes));
                                  }))
         ->UseManualTime();
+    SweepReference& batched_sweep = bench.batched_sweep;
+    benchmark::RegisterBenchmark(("baseline/read_sweep_batched/" + tail).c_str(),
+                                 guarded([&suite, &sweep, &batched_sweep, bytes](State& state) {
+                                   const Buffer<float>& x = suite.inputs.sweep(bytes);
+                                   sweep.seconds(x.data(), x.size(), kBatchedSweepCalls);
+                                   for (auto _ : state)
+                                     state.SetIterationTime(sweep.seconds(x.data(), x.size(), kBatchedSweepCalls));
+                                   set_bandwidth_counters(state, double(bytes), batched_sweep.bytes_per_second(bytes));
+                                   state.counters["calls_per_iteration"] = kBatchedSweepCalls;
+                                 }))
+        ->UseManualTime();
     register_reductions<T>(suite, n);
+    register_kernel_reductions<T>(suite, bench.runner, batched_sweep, n);
   }
 }
 
@@ -92,9 +306,12 @@ void register_strided(Suite& suite, std::size_t n) {
 }
 
 template <class T>
-void register_matmul_group(Suite& suite, const std::vector<Shape>& shapes) {
-  const std::vector<std::string> kernels = matmul_kernels_for<T>(suite.eng);  // tensor-core kernels: float only
-  for (const Shape& s : shapes) register_matmuls<T>(suite, kernels, s);
+void register_matmul_group(CudaBench& bench, const std::vector<Shape>& shapes) {
+  const std::vector<std::string> kernels = matmul_kernels_for<T>(bench.suite.eng);  // tensor-core kernels: float only
+  for (const Shape& s : shapes) {
+    register_matmuls<T>(bench.suite, kernels, s);
+    register_kernel_matmuls<T>(bench.suite, bench.runner, kernels, s);
+  }
 }
 
 }  // namespace
@@ -120,17 +337,22 @@ int main(int argc, char** argv) {
         Engine(tandem::Backend::cuda), [&sweep](const Buffer<float>& x) { return sweep.seconds(x.data(), x.size()); },
         "TFLOP/s", 1e12);
     add_device_context(suite.eng);
+    KernelRunner runner;
+    SweepReference batched_sweep(suite.inputs, [&sweep](const Buffer<float>& x) {
+      return sweep.seconds(x.data(), x.size(), kBatchedSweepCalls);
+    });
+    CudaBench bench{suite, sweep, runner, batched_sweep};
 
     const std::vector<std::size_t> sizes = {1u << 12, 1u << 16, 1u << 20, 1u << 24, 1u << 28, 1u << 30};
-    register_reduce_group<float>(suite, sweep, sizes);
-    register_reduce_group<double>(suite, sweep, {1u << 12, 1u << 16, 1u << 20, 1u << 24, 1u << 28});
-    register_reduce_group<std::int32_t>(suite, sweep, sizes);
+    register_reduce_group<float>(bench, sizes);
+    register_reduce_group<double>(bench, {1u << 12, 1u << 16, 1u << 20, 1u << 24, 1u << 28});
+    register_reduce_group<std::int32_t>(bench, sizes);
     register_overhead(suite, "auto");
     register_strided(suite, 1u << 24);
     const std::vector<Shape> shapes = {{512, 512, 512},    {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
                                        {1000, 1000, 1000}, {2049, 2049, 2049}, {4097, 4097, 4097}, {8192, 64, 8192}};
-    register_matmul_group<float>(suite, shapes);
-    register_matmul_group<double>(suite, shapes);
+    register_matmul_group<float>(bench, shapes);
+    register_matmul_group<double>(bench, shapes);
 
     benchmark::RunSpecifiedBenchmarks();
   } catch (const std::exception& e) {

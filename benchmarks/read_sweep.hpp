@@ -19,8 +19,10 @@ class ReadSweep {
   ReadSweep(const ReadSweep&) = delete;
   ReadSweep& operator=(const ReadSweep&) = delete;
 
-  // Seconds for one sweep over n floats at device pointer x (16-byte aligned), by CUDA events.
-  double seconds(const float* x, std::size_t n);
+  // Seconds for one sweep over n floats at device pointer x (16-byte aligned), by CUDA events. With
+  // calls > 1, `calls` sweeps run back to back between the two events and the time of one is returned
+  // (the kernel-level benchmarks of bench_cuda are timed the same way).
+  double seconds(const float* x, std::size_t n, int calls = 1);
 
  private:
   cudaStream_t stream_ = nullptr;
