@@ -83,6 +83,22 @@ typename Op::Acc reduce_with(std::string_view kernel, const typename Op::In* x, 
   return tbb::parallel_reduce(tbb::blocked_range<std::int64_t>(0, n, kGrain), Op::identity(), leaf, join);
 }
 
+// canonical::chunk_sum for a full, contiguous chunk: the same lane-wise adds, with the 32 lanes held
+// in SIMD registers as one fixed-size Eigen array (2 AVX-512 registers of floats).
+template <class T>
+T full_chunk_sum(const T* x) {
+  using Lanes = Eigen::Array<T, canonical::kLanes, 1>;
+  Lanes lanes = Lanes::Zero();
+  for (std::int64_t r = 0; r < canonical::kChunk / canonical::kLanes; ++r)
+    lanes += Eigen::Map<const Lanes>(x + r * canonical::kLanes);
+  T lane[canonical::kLanes];
+  Eigen::Map<Lanes> lane_map(lane);
+  lane_map = lanes;
+  for (std::int64_t s = canonical::kLanes / 2; s > 0; s /= 2)
+    for (std::int64_t j = 0; j < s; ++j) lane[j] = lane[j] + lane[j + s];
+  return lane[0];
+}
+
 // The canonical order: chunk values in parallel (any partition gives the same values), then the
 // chunk values serially.
 template <class T>
@@ -91,8 +107,11 @@ T canonical_sum(const T* x, std::int64_t n, std::int64_t stride) {
   std::vector<T> values(chunk_count(n));
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, std::int64_t(values.size()), 16),
                     [&](const tbb::blocked_range<std::int64_t>& r) {
-                      for (std::int64_t c = r.begin(); c < r.end(); ++c)
-                        values[c] = chunk_sum(x + c * kChunk * stride, std::min(kChunk, n - c * kChunk), stride);
+                      for (std::int64_t c = r.begin(); c < r.end(); ++c) {
+                        const std::int64_t len = std::min(kChunk, n - c * kChunk);
+                        values[c] = stride == 1 && len == kChunk ? full_chunk_sum(x + c * kChunk)
+                                                                 : chunk_sum(x + c * kChunk * stride, len, stride);
+                      }
                     });
   return sum_of_chunk_values(std::move(values));
 }
@@ -138,26 +157,34 @@ using ConstMap = Eigen::Map<const RowMajor<T>, 0, Eigen::OuterStride<>>;
 template <class T>
 using MutMap = Eigen::Map<RowMajor<T>, 0, Eigen::OuterStride<>>;
 
-// One register block of C: rows [i0, i0 + H) x columns [j0, j0 + W) (H <= R, W <= kCols), each element
-// one fma chain over k (engine/canonical.hpp). Full blocks have compile-time bounds, so the j loop
-// becomes SIMD fmas on kCols / lanes registers per row.
+// One register block of C: rows [i0, i0 + H) x columns [j0, j0 + W) (H <= R, W <= kCols), steps
+// k0 .. k1 - 1 of each element's fma chain (engine/canonical.hpp). The chain continues from the value
+// C holds after the previous block of k (an exact float, so splitting k changes no bit) or starts at
+// +0.0; the last block of k stores NaN as the canonical quiet NaN. Full blocks have compile-time
+// bounds, so the j loop becomes SIMD fmas on kCols / lanes registers per row.
 template <class T, int R, int kCols, bool kFull>
-void fma_chain_block(const MatmulArgs& g, std::int64_t i0, std::int64_t j0, int h, int w) {
+void fma_chain_block(const MatmulArgs& g, std::int64_t i0, std::int64_t j0, int h, int w, std::int64_t k0,
+                     std::int64_t k1) {
   const T* A = static_cast<const T*>(g.a);
   const T* B = static_cast<const T*>(g.b);
   T* C = static_cast<T*>(g.c);
   const int rows = kFull ? R : h, cols = kFull ? kCols : w;
   T acc[R][kCols] = {};
-  for (std::int64_t p = 0; p < g.k; ++p) {
+  if (k0 > 0)
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) acc[i][j] = C[(i0 + i) * g.ldc + j0 + j];
+  for (std::int64_t p = k0; p < k1; ++p) {
     const T* brow = B + p * g.ldb + j0;
     for (int i = 0; i < rows; ++i) {
       const T av = A[(i0 + i) * g.lda + p];
       for (int j = 0; j < cols; ++j) acc[i][j] = std::fma(av, brow[j], acc[i][j]);
     }
   }
+  const bool last = k1 == g.k;
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j)
-      C[(i0 + i) * g.ldc + j0 + j] = std::isnan(acc[i][j]) ? std::numeric_limits<T>::quiet_NaN() : acc[i][j];
+      C[(i0 + i) * g.ldc + j0 + j] =
+          last && std::isnan(acc[i][j]) ? std::numeric_limits<T>::quiet_NaN() : acc[i][j];
 }
 
 template <class T>
@@ -169,15 +196,20 @@ void fma_chain_matmul(const MatmulArgs& g) {
 #else
   constexpr int R = 4, kCols = 64 / sizeof(T);
 #endif
+  // k in blocks of 256, so that the B panel a task walks (256 x 256) stays in L2.
+  constexpr std::int64_t kBlockK = 256;
   tbb::parallel_for(
       tbb::blocked_range2d<std::int64_t>(0, g.m, 64, 0, g.n, 256), [&](const tbb::blocked_range2d<std::int64_t>& r) {
-        for (std::int64_t j0 = r.cols().begin(); j0 < r.cols().end(); j0 += kCols)
-          for (std::int64_t i0 = r.rows().begin(); i0 < r.rows().end(); i0 += R) {
-            const int h = int(std::min<std::int64_t>(R, r.rows().end() - i0));
-            const int w = int(std::min<std::int64_t>(kCols, r.cols().end() - j0));
-            if (h == R && w == kCols) fma_chain_block<T, R, kCols, true>(g, i0, j0, h, w);
-            else fma_chain_block<T, R, kCols, false>(g, i0, j0, h, w);
-          }
+        for (std::int64_t k0 = 0; k0 < g.k; k0 += kBlockK) {
+          const std::int64_t k1 = std::min(g.k, k0 + kBlockK);
+          for (std::int64_t j0 = r.cols().begin(); j0 < r.cols().end(); j0 += kCols)
+            for (std::int64_t i0 = r.rows().begin(); i0 < r.rows().end(); i0 += R) {
+              const int h = int(std::min<std::int64_t>(R, r.rows().end() - i0));
+              const int w = int(std::min<std::int64_t>(kCols, r.cols().end() - j0));
+              if (h == R && w == kCols) fma_chain_block<T, R, kCols, true>(g, i0, j0, h, w, k0, k1);
+              else fma_chain_block<T, R, kCols, false>(g, i0, j0, h, w, k0, k1);
+            }
+        }
       });
 }
 
