@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, test (full suite, the >2^31 case, compute-sanitizer on the quick
 # subset), the CLI tables and the benchmarks. Logs and JSON go to $OUT (or ./out).
-# Usage: tools/device_run.sh [steps...]   steps: build test large sanitize cli bench (default: all)
+# Usage: tools/device_run.sh [steps...]   steps: build test large sanitize cli bench cpu_det (default: all but cpu_det)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -48,5 +48,13 @@ if has bench; then
   timeout 420 "$B/benchmarks/bench_cuda" --benchmark_out="$OUT/bench_cuda.json" --benchmark_out_format=json \
     ${BENCH_FILTER:+--benchmark_filter="$BENCH_FILTER"} > "$OUT/bench_cuda.txt" 2>&1 || status=1
   tail -60 "$OUT/bench_cuda.txt"
+  timeout 150 "$B/benchmarks/bench_cpu" --benchmark_filter="${BENCH_CPU_FILTER:-(float/n:134217728|/float/2048|overhead)}" \
+    --benchmark_out="$OUT/bench_cpu.json" --benchmark_out_format=json > "$OUT/bench_cpu.txt" 2>&1 || status=1
+  tail -25 "$OUT/bench_cpu.txt"
+fi
+if has cpu_det; then
+  T=$B/tools/tandem
+  { $T reduce --backend cpu --kernel all --n 2^27; $T matmul --backend cpu --kernel all --size 2048; } > "$OUT/cli_cpu.log" 2>&1 || status=1
+  cat "$OUT/cli_cpu.log"
 fi
 exit $status
