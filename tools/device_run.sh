@@ -21,6 +21,7 @@ fi
 if has test; then
   ctest --test-dir "$B" --output-on-failure > "$OUT/ctest.log" 2>&1 || status=1
   tail -15 "$OUT/ctest.log"
+  grep -E "tests passed|Skipped|Failed" "$OUT/ctest.log" >> "$OUT/summary.txt"
   "$B/tests/tandem_tests" --test-suite=cuda > "$OUT/doctest_cuda.log" 2>&1
   tail -4 "$OUT/doctest_cuda.log"
 fi
@@ -32,7 +33,8 @@ if has sanitize; then
   for tool in memcheck racecheck synccheck; do
     TANDEM_TEST_QUICK=1 timeout 400 compute-sanitizer --tool $tool --error-exitcode 9 \
       "$B/tests/tandem_tests" --test-suite=cuda --test-case-exclude="*out of memory*" > "$OUT/sanitize_$tool.log" 2>&1
-    echo "compute-sanitizer $tool: exit $?"
+    echo "compute-sanitizer $tool: exit $?" | tee -a "$OUT/summary.txt"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|assertions:" "$OUT/sanitize_$tool.log" >> "$OUT/summary.txt"
     tail -3 "$OUT/sanitize_$tool.log"
   done
 fi
@@ -45,7 +47,7 @@ if has cli; then
   cat "$OUT/cli.log"
 fi
 if has bench; then
-  timeout 420 "$B/benchmarks/bench_cuda" --benchmark_out="$OUT/bench_cuda.json" --benchmark_out_format=json \
+  timeout ${BENCH_TIMEOUT:-420} "$B/benchmarks/bench_cuda" --benchmark_out="$OUT/bench_cuda.json" --benchmark_out_format=json \
     ${BENCH_FILTER:+--benchmark_filter="$BENCH_FILTER"} > "$OUT/bench_cuda.txt" 2>&1 || status=1
   tail -60 "$OUT/bench_cuda.txt"
   timeout 150 "$B/benchmarks/bench_cpu" --benchmark_filter="${BENCH_CPU_FILTER:-(float/n:134217728|/float/2048|overhead)}" \
@@ -57,4 +59,5 @@ if has cpu_det; then
   { $T reduce --backend cpu --kernel all --n 2^27; $T matmul --backend cpu --kernel all --size 2048; } > "$OUT/cli_cpu.log" 2>&1 || status=1
   cat "$OUT/cli_cpu.log"
 fi
+echo "==== summary"; cat "$OUT/summary.txt" 2>/dev/null
 exit $status
