@@ -118,45 +118,55 @@ TEST_CASE("cpu: deterministic sums are the same bits for every thread count" * d
   }
 }
 
-TANDEM_BACKEND_TEST(deterministic_matmul, "deterministic: matmul bitwise equal to one fma chain per element") {
+namespace {
+template <class T>
+void check_deterministic_matmul(const tandem::Engine& eng) {
   std::mt19937_64 g(34);
   struct Shape {
     std::size_t m, k, n;
   };
   std::vector<Shape> shapes = {{1, 1, 1}, {3, 3, 3}, {17, 33, 65}, {129, 1, 257}, {130, 257, 131}};
   if (!test::quick()) shapes.push_back({255, 700, 253});
+  const T tiny = std::is_same_v<T, float> ? T(1e-30) : T(1e-200);  // products underflow to -0.0
   for (auto s : shapes) {
     CAPTURE(s.m);
     CAPTURE(s.k);
     CAPTURE(s.n);
     const std::size_t lda = s.k + 1, ldb = s.n + 2, ldc = s.n + 3;
-    auto a = random_reals<float>(s.m * lda, g);
-    auto b = random_reals<float>(s.k * ldb, g);
+    auto a = random_reals<T>(s.m * lda, g);
+    auto b = random_reals<T>(s.k * ldb, g);
     // Special values: a zero row and column, infinities that meet zeros (NaN), -0.0 entries.
     if (s.m > 2 && s.k > 2 && s.n > 2) {
-      for (std::size_t p = 0; p < s.k; ++p) a[1 * lda + p] = -0.0f;
-      a[2 * lda + 1] = std::numeric_limits<float>::infinity();
-      b[1 * ldb + 2] = 0.0f;
+      for (std::size_t p = 0; p < s.k; ++p) a[1 * lda + p] = T(-0.0);
+      a[2 * lda + 1] = std::numeric_limits<T>::infinity();
+      b[1 * ldb + 2] = T(0);
     }
     // Products that underflow to -0.0: C(0, 0) is -0.0, which padding or reordering would turn into +0.0.
     for (std::size_t p = 0; p < s.k; ++p) {
-      a[0 * lda + p] = 1e-30f;
-      b[p * ldb + 0] = -1e-30f;
+      a[0 * lda + p] = tiny;
+      b[p * ldb + 0] = -tiny;
     }
-    std::vector<float> c(s.m * ldc, 42.0f), expect(s.m * ldc, 42.0f);
+    std::vector<T> c(s.m * ldc, T(42)), expect(s.m * ldc, T(42));
     for (std::size_t i = 0; i < s.m; ++i)
       for (std::size_t j = 0; j < s.n; ++j) {
-        float acc = 0.0f;
+        T acc = T(0);
         for (std::size_t p = 0; p < s.k; ++p) acc = std::fma(a[i * lda + p], b[p * ldb + j], acc);
-        expect[i * ldc + j] = std::isnan(acc) ? std::numeric_limits<float>::quiet_NaN() : acc;
+        expect[i * ldc + j] = std::isnan(acc) ? std::numeric_limits<T>::quiet_NaN() : acc;
       }
-    eng.matmul<float>({a.data(), s.m, s.k, lda}, {b.data(), s.k, s.n, ldb}, {c.data(), s.m, s.n, ldc},
-                      {"auto", true});
+    eng.matmul<T>({a.data(), s.m, s.k, lda}, {b.data(), s.k, s.n, ldb}, {c.data(), s.m, s.n, ldc}, {"auto", true});
     std::size_t differ = 0;
     for (std::size_t i = 0; i < c.size(); ++i) differ += !test::same_bits(c[i], expect[i]);
     CHECK_MESSAGE(differ == 0, differ << " elements differ from the fma chain (padding included)");
-    CHECK(test::same_bits(c[0], -0.0f));
+    CHECK(test::same_bits(c[0], T(-0.0)));
   }
+}
+}  // namespace
+
+TANDEM_BACKEND_TEST(deterministic_matmul_float, "deterministic: float matmul bitwise equal to one fma chain per element") {
+  check_deterministic_matmul<float>(eng);
+}
+TANDEM_BACKEND_TEST(deterministic_matmul_double, "deterministic: double matmul bitwise equal to one fma chain per element") {
+  check_deterministic_matmul<double>(eng);
 }
 
 TANDEM_BACKEND_TEST(deterministic_needs_auto, "deterministic: a named kernel is refused") {

@@ -7,6 +7,7 @@
 // kernels (0 for full precision; 2^-9 for tf32; 2^-6 for bf16).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "tests/support.hpp"
 
@@ -144,5 +145,38 @@ TANDEM_BACKEND_TEST(matmul_empty_dimensions, "matmul: K = 0 gives zeros, M or N 
     eng.matmul<double>(V{a.data(), 0, 2, 2}, V{b.data(), 2, 3, 3}, M{c.data(), 0, 3, 3}, {k});
     eng.matmul<double>(V{nullptr, 0, 0, 0}, V{nullptr, 0, 0, 0}, M{nullptr, 0, 0, 0}, {k});
     CHECK(std::count(c.begin(), c.end(), 5.0) == 12);
+  }
+}
+
+// M * N past 2^31 elements of C (32-bit index arithmetic would wrap): ~8.6 GB of float C, so it runs only
+// with TANDEM_TEST_LARGE=1. Checked on sampled elements, the last rows and columns included.
+TANDEM_BACKEND_TEST(matmul_past_2_31, "matmul: M * N past 2^31 (TANDEM_TEST_LARGE=1)") {
+  const char* large = std::getenv("TANDEM_TEST_LARGE");
+  if (!large || std::string(large) != "1") {
+    MESSAGE("set TANDEM_TEST_LARGE=1 to run the matmul with M * N past 2^31");
+    return;
+  }
+  const std::size_t m = 65536 + 7, k = 3, n = 32768 + 5;  // m * n = 2^31 + ...
+  std::vector<float> a(m * k), b(k * n);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(int(i % 13) - 6);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 7) - 3);
+  auto da = eng.upload<float>(a), db = eng.upload<float>(b);
+  auto dc = eng.buffer<float>(m * n);
+  std::vector<std::string> kernels = {"auto"};
+  if (eng.backend() == tandem::Backend::cuda) kernels = {"register_tiled", "tiled_16", "cublas"};
+  std::mt19937_64 g(3);
+  for (const auto& kernel : kernels) {
+    CAPTURE(kernel);
+    eng.matmul(da.matrix(m, k), db.matrix(k, n), dc.matrix(m, n), {kernel});
+    std::size_t bad = 0;
+    for (int s = 0; s < 2000; ++s) {
+      const std::size_t i = s < 10 ? m - 1 - s : g() % m, j = s < 10 ? n - 1 - s : g() % n;
+      float expect = 0;  // small integers: exact in any order
+      for (std::size_t p = 0; p < k; ++p) expect += a[i * k + p] * b[p * n + j];
+      float got = 0;
+      dc.download(std::span<float>(&got, 1), i * n + j);
+      bad += got != expect;
+    }
+    CHECK(bad == 0);
   }
 }
