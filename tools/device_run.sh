@@ -26,8 +26,9 @@ if has test; then
   tail -4 "$OUT/doctest_cuda.log"
 fi
 if has large; then
-  TANDEM_TEST_LARGE=1 timeout 300 "$B/tests/tandem_tests" --test-case='*2^31*' > "$OUT/large.log" 2>&1 || status=1
+  TANDEM_TEST_LARGE=1 timeout 400 "$B/tests/tandem_tests" --test-case='*2^31*' > "$OUT/large.log" 2>&1 || status=1
   tail -4 "$OUT/large.log"
+  grep -E "test cases|assertions" "$OUT/large.log" | sed "s/^/large: /" >> "$OUT/summary.txt"
 fi
 if has sanitize; then
   for tool in memcheck racecheck synccheck; do
