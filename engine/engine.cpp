@@ -101,7 +101,8 @@ std::size_t matrix_extent(std::size_t rows, std::size_t cols, std::size_t ld, st
                 ".cols (" + std::to_string(cols) + "); ld must be >= cols");
   if (rows == 0 || cols == 0) return 0;
   const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
-  if (rows - 1 > (limit - cols) / ld) throw Error(std::string("matmul: ") + name + " is larger than the address space");
+  if (cols > limit || rows - 1 > (limit - cols) / ld)
+    throw Error(std::string("matmul: ") + name + " is larger than the address space");
   return (rows - 1) * ld + cols;
 }
 

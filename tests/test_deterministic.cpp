@@ -169,6 +169,12 @@ TANDEM_BACKEND_TEST(deterministic_matmul_double, "deterministic: double matmul b
   check_deterministic_matmul<double>(eng);
 }
 
+TANDEM_BACKEND_TEST(deterministic_matmul_k0, "deterministic: K = 0 writes +0.0 (found by fuzz/fuzz_api)") {
+  std::vector<double> a(1), b(1), c(12, 5.0);
+  eng.matmul<double>({a.data(), 3, 0, 0}, {b.data(), 0, 4, 4}, {c.data(), 3, 4, 4}, {"auto", true});
+  for (double v : c) CHECK(test::same_bits(v, 0.0));
+}
+
 TANDEM_BACKEND_TEST(deterministic_needs_auto, "deterministic: a named kernel is refused") {
   std::vector<float> x(10, 1.0f);
   const auto k = eng.reduce_kernels()[1];

@@ -145,6 +145,10 @@ TANDEM_BACKEND_TEST(matmul_errors, "matmul: every invalid input throws tandem::E
   CHECK(contains(message_of([&] { eng.matmul<float>(V{a.data(), 3, 4, 3}, V{b.data(), 4, 3, 3}, M{c.data(), 3, 3, 3}); }),
                  "ld"));
   CHECK_THROWS_AS(eng.matmul<float>(V{a.data(), 3, 4, 4}, V{b.data(), 4, 3, 3}, M{c.data(), 3, 3, 2}), tandem::Error);
+  // A matrix wider than the address space (found by fuzz/fuzz_api: the extent check wrapped around).
+  CHECK_THROWS_AS(eng.matmul<float>(V{a.data(), 1, 0, 0}, V{b.data(), 0, std::size_t(1) << 62, std::size_t(1) << 62},
+                                    M{c.data(), 1, std::size_t(1) << 62, std::size_t(1) << 62}),
+                  tandem::Error);
   // Null data.
   CHECK(contains(message_of([&] { eng.matmul<float>(V{nullptr, 3, 4, 4}, V{b.data(), 4, 3, 3}, M{c.data(), 3, 3, 3}); }),
                  "null"));

@@ -246,6 +246,9 @@ TANDEM_BACKEND_TEST(reduce_buffers, "reduce: device-resident buffers, views with
   CHECK(back == std::vector<std::int64_t>{2, 3, 4, 5});
   CHECK(eng.sum(b) == 30);
   CHECK_THROWS_AS(b.upload(five, 6), tandem::Error);
+  // A null host span with a size is refused, not copied from (found by fuzz/fuzz_api).
+  CHECK_THROWS_AS(b.upload(std::span<const std::int64_t>(static_cast<const std::int64_t*>(nullptr), 2)), tandem::Error);
+  CHECK_THROWS_AS(b.download(std::span<std::int64_t>(static_cast<std::int64_t*>(nullptr), 2)), tandem::Error);
   CHECK_THROWS_AS(b.download(back, 7), tandem::Error);
 }
 

@@ -215,7 +215,7 @@ void fma_chain_matmul(const MatmulArgs& g) {
 
 template <class T>
 void matmul_typed(const MatmulArgs& g, std::string_view kernel) {
-  if (g.deterministic) return fma_chain_matmul<T>(g);
+  if (g.deterministic && g.k > 0) return fma_chain_matmul<T>(g);  // k = 0: the zeros below
   const T* A = static_cast<const T*>(g.a);
   const T* B = static_cast<const T*>(g.b);
   T* C = static_cast<T*>(g.c);

@@ -68,12 +68,12 @@ class Buffer {
 
   // Copies host data into elements [offset, offset + host.size()).
   void upload(std::span<const T> host, std::size_t offset = 0) {
-    check_range(offset, host.size(), "upload");
+    check_range(offset, host.size(), "upload", host.data());
     if (!host.empty()) mem_->upload(offset * sizeof(T), host.data(), host.size_bytes());
   }
   // Copies elements [offset, offset + host.size()) into host memory.
   void download(std::span<T> host, std::size_t offset = 0) const {
-    check_range(offset, host.size(), "download");
+    check_range(offset, host.size(), "download", host.data());
     if (!host.empty()) mem_->download(offset * sizeof(T), host.data(), host.size_bytes());
   }
   std::vector<T> to_vector() const {
@@ -96,7 +96,10 @@ class Buffer {
   friend class Engine;
   Buffer(std::shared_ptr<detail::Allocation> mem, std::size_t n) : mem_(std::move(mem)), size_(n) {}
 
-  void check_range(std::size_t offset, std::size_t count, const char* what) const {
+  void check_range(std::size_t offset, std::size_t count, const char* what, const void* host) const {
+    if (count > 0 && host == nullptr)
+      throw Error(std::string("tandem::Buffer::") + what + ": the host span is null but has " + std::to_string(count) +
+                  " elements");
     if (offset > size_ || count > size_ - offset)
       throw Error(std::string("tandem::Buffer::") + what + ": elements [" + std::to_string(offset) + ", " +
                   std::to_string(offset) + " + " + std::to_string(count) + ") are outside the buffer of " +
