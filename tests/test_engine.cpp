@@ -84,7 +84,7 @@ TEST_CASE("Engine(Backend) and backend_status agree" * doctest::test_suite("comm
   REQUIRE(status.size() == 2);
   CHECK(status[0].usable);
   if (test::cuda_usable()) CHECK(Engine(Backend::cuda).backend() == Backend::cuda);
-  else CHECK_THROWS_AS(Engine(Backend::cuda), tandem::Error);
+  else CHECK_THROWS_AS(Engine{Backend::cuda}, tandem::Error);
   CHECK(Engine(Backend::cpu).device().compute_units >= 1);
 }
 
