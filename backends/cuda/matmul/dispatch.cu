@@ -16,8 +16,7 @@
 #include "backends/cuda/matmul/cublas_gemm.cuh"
 #include "backends/cuda/matmul/naive.cuh"
 #include "backends/cuda/matmul/register_tiled.cuh"
-#include "backends/cuda/matmul/tensor_core_bf16.cuh"
-#include "backends/cuda/matmul/tensor_core_tf32.cuh"
+#include "backends/cuda/matmul/tensor_core.cuh"
 #include "backends/cuda/matmul/tiled.cuh"
 
 namespace tandem::cuda {
@@ -143,23 +142,14 @@ void launch_register_tiled(const T* a, const T* b, T* c, const Problem& p, cudaS
   TANDEM_CUDA_CHECK_LAUNCH();
 }
 
-void launch_tensor_core_tf32(const float* a, const float* b, float* c, const Problem& p, cudaStream_t stream) {
-  using Shape = TensorCoreTf32Shape;
+// Input: Tf32Input (tensor_core_tf32) or Bf16Input (tensor_core_bf16).
+template <class Input>
+void launch_tensor_core(const float* a, const float* b, float* c, const Problem& p, cudaStream_t stream) {
+  using Shape = TensorCoreShape<Input>;
   const dim3 block(Shape::kThreads);
   const dim3 grid = tile_grid(ceil_div(p.m, Shape::kBlockRows), ceil_div(p.n, Shape::kBlockCols));
-  const auto kernel = all_vector_aligned(a, b, c, p) ? tensor_core_tf32_matmul_kernel<Shape, true>
-                                                     : tensor_core_tf32_matmul_kernel<Shape, false>;
-  allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), Shape::kSharedBytes);
-  kernel<<<grid, block, Shape::kSharedBytes, stream>>>(a, b, c, p.m, p.k, p.n, p.lda, p.ldb, p.ldc);
-  TANDEM_CUDA_CHECK_LAUNCH();
-}
-
-void launch_tensor_core_bf16(const float* a, const float* b, float* c, const Problem& p, cudaStream_t stream) {
-  using Shape = TensorCoreBf16Shape;
-  const dim3 block(Shape::kThreads);
-  const dim3 grid = tile_grid(ceil_div(p.m, Shape::kBlockRows), ceil_div(p.n, Shape::kBlockCols));
-  const auto kernel = all_vector_aligned(a, b, c, p) ? tensor_core_bf16_matmul_kernel<Shape, true>
-                                                     : tensor_core_bf16_matmul_kernel<Shape, false>;
+  const auto kernel = all_vector_aligned(a, b, c, p) ? tensor_core_matmul_kernel<Input, true>
+                                                     : tensor_core_matmul_kernel<Input, false>;
   allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), Shape::kSharedBytes);
   kernel<<<grid, block, Shape::kSharedBytes, stream>>>(a, b, c, p.m, p.k, p.n, p.lda, p.ldb, p.ldc);
   TANDEM_CUDA_CHECK_LAUNCH();
@@ -186,9 +176,9 @@ void run_stage(const StageInfo& info, const T* a, const T* b, T* c, const Proble
   if constexpr (std::is_same_v<T, float>) {
     switch (info.stage) {
       case Stage::tensor_core_tf32:
-        return launch_tensor_core_tf32(a, b, c, p, stream);
+        return launch_tensor_core<Tf32Input>(a, b, c, p, stream);
       case Stage::tensor_core_bf16:
-        return launch_tensor_core_bf16(a, b, c, p, stream);
+        return launch_tensor_core<Bf16Input>(a, b, c, p, stream);
       case Stage::cublas_tf32:
         return cublas_matmul(info.name, CublasPrecision::tf32, a, b, c, p.m, p.k, p.n, p.lda, p.ldb, p.ldc, ws, cublas,
                              stream);
