@@ -179,7 +179,7 @@ Input buffer_input(const detail::BackendImpl& impl, BufferView<T> v, const char*
   if (v.count == 0) return {nullptr, 0, 1, true};
   if (v.buffer == nullptr || !v.buffer->allocation())
     throw Error(std::string(op) + ": the BufferView has no buffer but count is " + std::to_string(v.count));
-  if (v.buffer->allocation()->impl().kind() != impl.kind() || &v.buffer->allocation()->impl() != &impl)
+  if (&v.buffer->allocation()->impl() != &impl)
     throw Error(std::string(op) + ": the buffer belongs to another engine (" + to_string(v.buffer->backend()) +
                 "); use buffers from the engine that runs the operation");
   std::size_t ext = extent(v.count, v.stride, sizeof(T), op);
