@@ -39,8 +39,8 @@
 // Run:  bench_cuda [--benchmark_filter=REGEX] [--benchmark_min_time=SECONDS] [--benchmark_out=F.json
 //                  --benchmark_out_format=json]
 // Without --benchmark_min_time each benchmark runs for 0.05 s (Google Benchmark's default of 0.5 s would
-// take the ~1,650 benchmarks far past ten minutes). The engine-level families alone took 1 min 45 s on
-// an H200; the kernel level adds about as many benchmarks again. --benchmark_filter='^kernel/' runs the
+// take the ~1,650 benchmarks far past ten minutes); the batched families (kernel level and
+// read_sweep_batched) get a twentieth of it, see batched_min_time. --benchmark_filter='^kernel/' runs the
 // kernel level alone (its pct_sweep still has its reference), and --benchmark_filter='(n:4096|/512)/'
 // --benchmark_min_time=0.01 both levels at the smallest sizes only. Without a usable GPU it prints why
 // and exits 0, so CI can run it anywhere.
@@ -50,6 +50,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "backends/cuda/kernels.hpp"
@@ -79,6 +80,14 @@ constexpr double kKernelIterationSeconds = 200e-6;
 constexpr int kMaxCallsPerIteration = 20;
 // Sweeps per pair of events in baseline/read_sweep_batched and in the kernel level's pct_sweep.
 constexpr int kBatchedSweepCalls = 20;
+
+// The minimum time of the batched families (kernel level, read_sweep_batched). Google Benchmark sizes a
+// benchmark by the time it is told per iteration, and these report the time of ONE call while an
+// iteration runs up to kMaxCallsPerIteration of them, so with the plain --benchmark_min_time a kernel
+// benchmark ran up to 20 times longer than asked (the whole suite did not fit in ten minutes). They get
+// the minimum time divided by kMaxCallsPerIteration instead: at most the device time asked for, and at
+// least min_time / 20 of it (set in main from --benchmark_min_time).
+double batched_min_time = 0.05 / kMaxCallsPerIteration;
 
 ReduceOp reduce_op(Op op) { return op == Op::sum ? ReduceOp::sum : op == Op::min ? ReduceOp::min : ReduceOp::max; }
 
@@ -191,7 +200,8 @@ void register_kernel_reductions(Suite& suite, KernelRunner& runner, SweepReferen
             state.counters["calls_per_iteration"] = calls;
             if (stage == "auto") state.SetLabel(ran);
           }))
-          ->UseManualTime();
+          ->UseManualTime()
+          ->MinTime(batched_min_time);
     }
 }
 
@@ -224,6 +234,7 @@ void register_kernel_matmuls(Suite& suite, KernelRunner& runner, const std::vect
           if (kernel == "auto") state.SetLabel(ran);
         }))
         ->UseManualTime()
+        ->MinTime(batched_min_time)
         ->Unit(benchmark::kMillisecond);
   }
 }
@@ -269,7 +280,8 @@ void register_reduce_group(CudaBench& bench, const std::vector<std::size_t>& siz
                                    set_bandwidth_counters(state, double(bytes), batched_sweep.bytes_per_second(bytes));
                                    state.counters["calls_per_iteration"] = kBatchedSweepCalls;
                                  }))
-        ->UseManualTime();
+        ->UseManualTime()
+        ->MinTime(batched_min_time);
     register_reductions<T>(suite, n);
     register_kernel_reductions<T>(suite, bench.runner, batched_sweep, n);
   }
@@ -322,6 +334,9 @@ int main(int argc, char** argv) {
   std::vector<char*> args(argv, argv + argc);
   args.insert(args.begin() + 1, default_min_time.data());
   int args_count = int(args.size());
+  for (char* arg : args)  // the last --benchmark_min_time wins, as in Google Benchmark
+    if (std::strncmp(arg, "--benchmark_min_time=", 21) == 0)
+      batched_min_time = std::strtod(arg + 21, nullptr) / kMaxCallsPerIteration;
   benchmark::Initialize(&args_count, args.data());
   if (benchmark::ReportUnrecognizedArguments(args_count, args.data())) return 1;
 
