@@ -104,7 +104,7 @@ TANDEM_BACKEND_TEST(kernel_lists, "kernel lists start with auto and every name r
                               "complete_unroll", "multiple_adds_per_thread", "warp_shuffle", "single_pass", "cub"})
       CHECK(std::count(r.begin(), r.end(), stage) == 1);
     for (const char* stage : {"naive", "tiled_16", "tiled_32", "register_tiled", "tensor_core_tf32",
-                              "tensor_core_bf16", "cublas"})
+                              "tensor_core_bf16", "wgmma_tf32", "wgmma_bf16", "cublas"})
       CHECK(std::count(m.begin(), m.end(), stage) == 1);
   }
 }

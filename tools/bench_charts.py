@@ -25,6 +25,7 @@ import argparse
 import json
 import math
 import os
+import re
 import statistics
 import sys
 
@@ -55,6 +56,8 @@ RATE_KEYS = ("GB/s", "pct_sweep", "TFLOP/s", "GFLOP/s")
 
 
 def strip_suffix(name):
+    # bench_cuda's batched families carry their own minimum time in the name ("/min_time:0.003").
+    name = re.sub(r"/min_time:[^/]*", "", name)
     for suffix in TIME_SUFFIXES:
         if name.endswith(suffix):
             return name[: -len(suffix)]
@@ -232,7 +235,12 @@ def sweep_name(run, level, dtype, n):
 
 
 # Full-precision own stages, which the fp32/fp64 cuBLAS comparison is about (never tf32/bf16 or cuBLAS).
-REDUCED_PRECISION = ("tensor_core", "cublas", "auto")
+REDUCED_PRECISION = ("tensor_core", "wgmma", "cublas", "auto")
+
+
+def is_reduced_precision_matmul(kernel):
+    """The tf32/bf16 stages and their cuBLAS modes."""
+    return kernel.startswith(("tensor_core", "wgmma")) or kernel in ("cublas_tf32", "cublas_bf16")
 
 
 def is_own_full_precision_matmul(kernel):
@@ -357,9 +365,13 @@ def gpu_matmul_targets(t, run):
             r = run and ratio(best and best[0], rate(run, matmul_name(run, level, "cublas", "float", shape), "TFLOP/s"))
             t.add("best own fp32 stage / cublas, %s^3" % shape, level, r, required, best[1] if best else missing)
         for shape, required in (("4096", 0.6), ("4097", 1.0)):
-            r = run and ratio(rate(run, matmul_name(run, level, "tensor_core_tf32", "float", shape), "TFLOP/s"),
-                              rate(run, matmul_name(run, level, "cublas_tf32", "float", shape), "TFLOP/s"))
-            t.add("tensor_core_tf32 / cublas_tf32, %s^3" % shape, level, r, required, "" if r else missing)
+            best = None  # the faster own tf32 stage: tensor_core_tf32 (WMMA) or wgmma_tf32
+            for k in ("tensor_core_tf32", "wgmma_tf32"):
+                v = run and rate(run, matmul_name(run, level, k, "float", shape), "TFLOP/s")
+                if v is not None and v and (best is None or v > best[0]):
+                    best = (v, k)
+            r = run and ratio(best and best[0], rate(run, matmul_name(run, level, "cublas_tf32", "float", shape), "TFLOP/s"))
+            t.add("best own tf32 stage / cublas_tf32, %s^3" % shape, level, r, required, best[1] if best else missing)
 
 
 def auto_cases(run, level):
@@ -391,7 +403,7 @@ def auto_cases(run, level):
                 continue
             # "auto" keeps full precision, so the fastest full-precision stage (cuBLAS fp32/fp64 included).
             rates = [(rate(run, matmul_name(run, level, k, dtype, shape), key), k) for k in kernels
-                     if k != "auto" and not k.startswith("tensor_core") and k not in ("cublas_tf32", "cublas_bf16")]
+                     if k != "auto" and not is_reduced_precision_matmul(k)]
             rates = [x for x in rates if x[0] is not None]
             if rates:
                 fastest = max(rates)
@@ -631,7 +643,7 @@ def chart_gemm(plt, run, level, dtype, out_dir):
     shapes = [s for s in matmul_shapes(run, level, dtype) if "x" not in s]
     if not kernels or not shapes:
         return None
-    reduced = [k for k in kernels if k.startswith("tensor_core") or k in ("cublas_tf32", "cublas_bf16")]
+    reduced = [k for k in kernels if is_reduced_precision_matmul(k)]
     full = [k for k in kernels if k not in reduced]
     series = {k: [rate(run, matmul_name(run, level, k, dtype, s), key) for s in shapes] for k in kernels}
     if level == "engine" and run.backend == "cpu":

@@ -1,4 +1,4 @@
-// Stages 7 to 9, cublas, cublas_tf32 and cublas_bf16: the vendor library as the baseline the own
+// Stages 9 to 11, cublas, cublas_tf32 and cublas_bf16: the vendor library as the baseline the own
 // stages are measured against.
 // - cublas: cublasSgemm / cublasDgemm in CUBLAS_DEFAULT_MATH, full fp32/fp64 precision (no tf32).
 // - cublas_tf32: cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 (float only): compare tensor_core_tf32.

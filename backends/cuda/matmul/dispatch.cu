@@ -18,6 +18,7 @@
 #include "backends/cuda/matmul/register_tiled.cuh"
 #include "backends/cuda/matmul/tensor_core.cuh"
 #include "backends/cuda/matmul/tiled.cuh"
+#include "backends/cuda/matmul/wgmma.hpp"
 
 namespace tandem::cuda {
 namespace {
@@ -52,6 +53,8 @@ enum class Stage {
   register_tiled,
   tensor_core_tf32,
   tensor_core_bf16,
+  wgmma_tf32,
+  wgmma_bf16,
   cublas,
   cublas_tf32,
   cublas_bf16,
@@ -69,6 +72,8 @@ constexpr StageInfo kStages[] = {
     {Stage::register_tiled, "register_tiled", false},
     {Stage::tensor_core_tf32, "tensor_core_tf32", true},
     {Stage::tensor_core_bf16, "tensor_core_bf16", true},
+    {Stage::wgmma_tf32, "wgmma_tf32", true},  // wgmma.cu (sm_90a)
+    {Stage::wgmma_bf16, "wgmma_bf16", true},
     {Stage::cublas, "cublas", false},
     {Stage::cublas_tf32, "cublas_tf32", true},
     {Stage::cublas_bf16, "cublas_bf16", true},
@@ -179,6 +184,10 @@ void run_stage(const StageInfo& info, const T* a, const T* b, T* c, const Proble
         return launch_tensor_core<Tf32Input>(a, b, c, p, stream);
       case Stage::tensor_core_bf16:
         return launch_tensor_core<Bf16Input>(a, b, c, p, stream);
+      case Stage::wgmma_tf32:
+        return wgmma_matmul(WgmmaInput::tf32, a, b, c, p.m, p.k, p.n, p.lda, p.ldb, p.ldc, ws, stream);
+      case Stage::wgmma_bf16:
+        return wgmma_matmul(WgmmaInput::bf16, a, b, c, p.m, p.k, p.n, p.lda, p.ldb, p.ldc, ws, stream);
       case Stage::cublas_tf32:
         return cublas_matmul(info.name, CublasPrecision::tf32, a, b, c, p.m, p.k, p.n, p.lda, p.ldb, p.ldc, ws, cublas,
                              stream);
