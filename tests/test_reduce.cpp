@@ -199,6 +199,59 @@ TANDEM_BACKEND_TEST(reduce_nan_inf_and_signed_zeros, "reduce: NaN propagates, in
   }
 }
 
+namespace {
+
+// Min and max by the documented rules, written without reduce_ops: NaN if any element is NaN, else the
+// least/greatest element in an order where -0.0 comes before +0.0.
+template <class T>
+T min_max_rule(const std::vector<T>& x, std::size_t n, std::size_t stride, bool is_min) {
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = x[i * stride];
+  if (std::any_of(v.begin(), v.end(), [](T a) { return std::isnan(a); })) return std::numeric_limits<T>::quiet_NaN();
+  auto before = [](T a, T b) { return a < b || (a == b && std::signbit(a) && !std::signbit(b)); };
+  return is_min ? *std::min_element(v.begin(), v.end(), before) : *std::max_element(v.begin(), v.end(), before);
+}
+
+// The CPU min/max leaf keeps SIMD lanes and settles NaN and the sign of zero after its loop, with a
+// scalar tail: one special value at each position of full blocks and of the tail (sizes that are not a
+// multiple of the lane count), contiguous and strided (the gaps hold NaN, which must not be read).
+template <class T>
+void check_special_positions(const tandem::Engine& eng) {
+  const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+  struct Case {
+    T special;
+    bool zeros;  // the other elements: the zero of the other sign (special is a zero), else random in [-8, 8]
+  };
+  const std::vector<Case> cases = {{nan, false}, {-nan, false}, {inf, false}, {-inf, false}, {T(-0.0), true}, {T(0.0), true}};
+  const std::vector<std::size_t> sizes = test::quick() ? std::vector<std::size_t>{100} : std::vector<std::size_t>{1, 100, 333};
+  const std::size_t step = test::quick() ? 9 : 1;
+  for (std::size_t stride : {1, 3})
+    for (std::size_t n : sizes)
+      for (const Case& c : cases)
+        for (std::size_t pos = 0; pos < n; pos += step) {
+          std::vector<T> x(n * stride, nan);
+          const auto vals = random_values<T>(n, true);
+          for (std::size_t i = 0; i < n; ++i) x[i * stride] = c.zeros ? -c.special : vals[i];
+          x[pos * stride] = c.special;
+          const tandem::StridedView<T> view{x.data(), n, stride};
+          for (const auto& k : eng.reduce_kernels()) {
+            CAPTURE(k);
+            CAPTURE(stride);
+            CAPTURE(n);
+            CAPTURE(pos);
+            CHECK(test::same_bits(eng.min(view, {k}), min_max_rule(x, n, stride, true)));
+            CHECK(test::same_bits(eng.max(view, {k}), min_max_rule(x, n, stride, false)));
+          }
+        }
+}
+
+}  // namespace
+
+TANDEM_BACKEND_TEST(reduce_min_max_special_positions, "reduce: min/max with a NaN, an infinity or a zero of the other sign at every position") {
+  check_special_positions<float>(eng);
+  check_special_positions<double>(eng);
+}
+
 TANDEM_BACKEND_TEST(reduce_identity_edges, "reduce: values at the identity and integer wrap-around") {
   for (const auto& k : eng.reduce_kernels()) {
     CAPTURE(k);
