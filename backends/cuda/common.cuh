@@ -28,6 +28,10 @@ using detail::ReduceOp;
 // After every kernel launch: catches bad launch configurations at once.
 #define TANDEM_CUDA_CHECK_LAUNCH() TANDEM_CUDA_CHECK(cudaGetLastError())
 
+// A kernel needs cudaFuncSetAttribute before it may use more than 48 KB of dynamic shared memory. The
+// setting belongs to the kernel on the current device, so it is made once per (kernel, device).
+void allow_dynamic_shared_memory(const void* kernel, std::size_t bytes);
+
 // Device scratch memory for partial results, reused across calls so that repeated calls do not
 // cudaMalloc. get() may return the same memory as the previous get(): one user at a time (the backend
 // holds a lock around each operation).

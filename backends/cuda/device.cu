@@ -1,10 +1,25 @@
-// The CUDA device layer: errors, scratch memory, the availability probe.
+// The CUDA device layer: errors, scratch memory, the dynamic shared-memory opt-in, the availability probe.
+#include <mutex>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/cuda_backend.hpp"
 
 namespace tandem::cuda {
+
+void allow_dynamic_shared_memory(const void* kernel, std::size_t bytes) {
+  if (bytes <= 48 * 1024) return;
+  static std::mutex mutex;
+  static std::set<std::pair<const void*, int>> done;
+  int device = 0;
+  TANDEM_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (done.count({kernel, device})) return;
+  TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  done.insert({kernel, device});
+}
 
 void throw_cuda_error(cudaError_t err, const char* stmt, const char* file, int line) {
   // Clear a non-sticky error (e.g. out of memory) so that the engine stays usable afterwards.

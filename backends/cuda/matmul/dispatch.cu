@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <mutex>
-#include <set>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -102,20 +100,6 @@ bool vector_aligned(const void* p, std::int64_t ld) {
 template <class T>
 bool all_vector_aligned(const T* a, const T* b, const T* c, const Problem& p) {
   return vector_aligned<T>(a, p.lda) && vector_aligned<T>(b, p.ldb) && vector_aligned<T>(c, p.ldc);
-}
-
-// A kernel needs cudaFuncSetAttribute before it may use more than 48 KB of dynamic shared memory. The
-// setting belongs to the kernel on the current device, so it is made once per (kernel, device).
-void allow_dynamic_shared_memory(const void* kernel, std::size_t bytes) {
-  if (bytes <= 48 * 1024) return;
-  static std::mutex mutex;
-  static std::set<std::pair<const void*, int>> done;
-  int device = 0;
-  TANDEM_CUDA_CHECK(cudaGetDevice(&device));
-  std::lock_guard<std::mutex> lock(mutex);
-  if (done.count({kernel, device})) return;
-  TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-  done.insert({kernel, device});
 }
 
 // ---- One launcher per stage: its launch configuration in one place ------------------------------

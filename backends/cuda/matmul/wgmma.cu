@@ -23,8 +23,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <mutex>
-#include <set>
 #include <string>
 #include <type_traits>
 
@@ -313,15 +311,7 @@ void run(const char* name, const float* a, const float* b, float* c, std::int64_
   TANDEM_CUDA_CHECK_LAUNCH();
 
   const auto kernel = wgmma_matmul_kernel<Input>;
-  {  // more than 48 KiB of dynamic shared memory needs an opt-in, once per kernel and device
-    static std::mutex mutex;
-    static std::set<int> devices;
-    int device = 0;
-    TANDEM_CUDA_CHECK(cudaGetDevice(&device));
-    std::lock_guard<std::mutex> lock(mutex);
-    if (devices.insert(device).second)
-      TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSharedBytes));
-  }
+  allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), kSharedBytes);
   kernel<<<unsigned(tiles_m * tiles_n), kThreads, kSharedBytes, stream>>>(
       a_tiles, a_rows, a_cols, a_ld, b_packed, c, m, n, k_p, ldc, tiles_m, tiles_n);
   TANDEM_CUDA_CHECK_LAUNCH();
