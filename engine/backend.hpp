@@ -1,7 +1,8 @@
 // The one interface every backend implements. The engine validates each call before it gets here, so
 // a backend may assume: n >= 1 for min/max (n >= 0 for sum), stride >= 1, pointers valid for the
-// extent they describe, ld >= cols, matching shapes, C not overlapping A or B, and a kernel name that
-// is "auto" or one of its own.
+// extent they describe, ld >= cols, matching shapes, C not overlapping A or B, op one of sum/min/max
+// (never mean), and a kernel name that is "auto" or one of its own whose KernelInfo accepts the dtype
+// and op.
 #pragma once
 
 #include <cstdint>
@@ -14,42 +15,44 @@
 
 namespace tandem::detail {
 
-enum class Dtype { i32, i64, f32, f64 };
-enum class ReduceOp { sum, min, max };
-
-const char* to_string(Dtype d) noexcept;
-const char* to_string(ReduceOp op) noexcept;
-std::size_t size_of(Dtype d) noexcept;
-
-template <class T> constexpr Dtype dtype_of();
-template <> constexpr Dtype dtype_of<std::int32_t>() { return Dtype::i32; }
-template <> constexpr Dtype dtype_of<std::int64_t>() { return Dtype::i64; }
-template <> constexpr Dtype dtype_of<float>() { return Dtype::f32; }
-template <> constexpr Dtype dtype_of<double>() { return Dtype::f64; }
-
 // n elements data[0], data[stride], ... ; `resident` means data lives in the backend's own memory
 // (a Buffer), otherwise in host memory.
 struct ReduceArgs {
-  ReduceOp op;
+  Op op;  // sum, min or max
   Dtype dtype;
   const void* data;
   std::int64_t n;
   std::int64_t stride;
   bool resident;
-  bool deterministic = false;  // the canonical order of engine/canonical.hpp (kernel is then "auto")
+  bool deterministic = false;  // the canonical order of backends/common/canonical.hpp
 };
 
 // C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), all row-major, all in host memory or all resident.
 struct MatmulArgs {
-  Dtype dtype;  // f32 or f64
+  Dtype dtype;  // a dtype with dtype_traits<T>::matmul
   const void* a;
   const void* b;
   void* c;
   std::int64_t m, k, n;
   std::int64_t lda, ldb, ldc;
   bool resident;
-  bool deterministic = false;  // the canonical fma chain of engine/canonical.hpp (kernel is then "auto")
+  bool deterministic = false;  // the canonical fma chain of backends/common/canonical.hpp
 };
+
+// The element types of the dtype table, all of them or those matmul takes; every op. For the kernel
+// tables of the backends.
+inline std::vector<Dtype> every_dtype() {
+  std::vector<Dtype> v;
+  for (const DtypeInfo& d : dtypes) v.push_back(d.id);
+  return v;
+}
+inline std::vector<Dtype> matmul_dtypes() {
+  std::vector<Dtype> v;
+  for (const DtypeInfo& d : dtypes)
+    if (d.matmul) v.push_back(d.id);
+  return v;
+}
+inline std::vector<Op> every_op() { return {std::begin(all_ops), std::end(all_ops)}; }
 
 class BackendImpl {
  public:
@@ -58,12 +61,12 @@ class BackendImpl {
   virtual Backend kind() const noexcept = 0;
   virtual DeviceInfo device() const = 0;
 
-  // Stage names without "auto".
-  virtual std::vector<std::string> reduce_kernels() const = 0;
-  virtual std::vector<std::string> matmul_kernels() const = 0;
+  // Every stage with what it accepts, in ladder order, without "auto".
+  virtual std::vector<KernelInfo> reduce_kernel_info() const = 0;
+  virtual std::vector<KernelInfo> matmul_kernel_info() const = 0;
 
   // Writes the result to *result: an int64_t for integer sums, otherwise a value of the input's type.
-  // kernel is "auto" or one of reduce_kernels().
+  // kernel is "auto" or one of reduce_kernel_info()'s names.
   virtual void reduce(const ReduceArgs& args, std::string_view kernel, void* result) = 0;
   virtual void matmul(const MatmulArgs& args, std::string_view kernel) = 0;
 

@@ -1,37 +1,39 @@
-// The one place where backends are registered. Each is compiled in by a CMake option
-// (TANDEM_WITH_CUDA defines TANDEM_HAS_CUDA); the CPU backend is always there.
+// The table of backends (TANDEM_BACKENDS in include/tandem/types.hpp) with each one's probe and factory.
+// Each is compiled in by a CMake option (TANDEM_WITH_CUDA defines TANDEM_HAS_CUDA); the CPU backend is
+// always there.
 #include "engine/registry.hpp"
 
-#include "backends/cpu/cpu_backend.hpp"
-#ifdef TANDEM_HAS_CUDA
-#include "backends/cuda/cuda_backend.hpp"
-#endif
+#include <string>
 
 namespace tandem::detail {
 
-Probe probe(Backend b) {
-  switch (b) {
-    case Backend::cpu:
-      return {true, true, "oneTBB + Eigen"};
-    case Backend::cuda:
-#ifdef TANDEM_HAS_CUDA
-      return cuda_probe();
-#else
-      return {false, false, "not compiled in (this build was configured with TANDEM_WITH_CUDA=OFF or without nvcc)"};
-#endif
-  }
-  return {};
+#ifndef TANDEM_HAS_CUDA
+Probe cuda_probe() {
+  return {false, false, "configured with TANDEM_WITH_CUDA=OFF or without nvcc"};
 }
-
-std::shared_ptr<BackendImpl> make_backend(Backend b) {
-  if (b == Backend::cpu) return make_cpu_backend();
-#ifdef TANDEM_HAS_CUDA
-  return make_cuda_backend();  // throws tandem::Error when no GPU is usable
-#else
+std::shared_ptr<BackendImpl> make_cuda_backend() {
   throw Error(
       "the CUDA backend is not compiled into this build of tandem; rebuild with -DTANDEM_WITH_CUDA=ON (needs nvcc), "
       "or use the CPU backend (TANDEM_BACKEND=cpu or Backend::cpu)");
+}
 #endif
+
+namespace {
+constexpr BackendEntry kBackends[] = {
+#define TANDEM_BACKEND_ROW(name, priority, label, device, ...) \
+  {Backend::name, #name, priority, label, device, &name##_probe, &make_##name##_backend},
+    TANDEM_BACKENDS(TANDEM_BACKEND_ROW)
+#undef TANDEM_BACKEND_ROW
+};
+static_assert(std::size(kBackends) == backend_count);
+}  // namespace
+
+const BackendEntry* backend_table() { return kBackends; }
+
+const BackendEntry& backend_entry(Backend b) {
+  for (const BackendEntry& e : kBackends)
+    if (e.id == b) return e;
+  throw Error("tandem: unknown backend id " + std::to_string(int(b)));
 }
 
 }  // namespace tandem::detail

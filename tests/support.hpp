@@ -17,20 +17,23 @@
 
 namespace test {
 
-inline bool cuda_usable() {
+inline bool usable(tandem::Backend b) {
   for (const auto& s : tandem::backend_status())
-    if (s.backend == tandem::Backend::cuda) return s.usable;
+    if (s.backend == b) return s.usable;
   return false;
 }
+inline bool cuda_usable() { return usable(tandem::Backend::cuda); }
 
-// Writes a test once and registers it for every backend: "cpu: name" in suite cpu and
-// "cuda: name" in suite cuda (skipped where no GPU is usable).
-#define TANDEM_BACKEND_TEST(fn, title)                                                                     \
-  static void fn(const tandem::Engine& eng);                                                              \
-  TEST_CASE("cpu: " title * doctest::test_suite("cpu")) { fn(tandem::Engine(tandem::Backend::cpu)); }     \
-  TEST_CASE("cuda: " title * doctest::test_suite("cuda") * doctest::skip(!test::cuda_usable())) {         \
-    fn(tandem::Engine(tandem::Backend::cuda));                                                            \
-  }                                                                                                       \
+// Writes a test once and registers it for every backend of TANDEM_BACKENDS: "cpu: name" in suite cpu,
+// "cuda: name" in suite cuda (skipped where that backend is not usable), and so on.
+#define TANDEM_BACKEND_TEST_ROW(backend, p, l, d, fn, title)                                                 \
+  TEST_CASE(#backend ": " title * doctest::test_suite(#backend) *                                              \
+            doctest::skip(!test::usable(tandem::Backend::backend))) {                                          \
+    fn(tandem::Engine(tandem::Backend::backend));                                                              \
+  }
+#define TANDEM_BACKEND_TEST(fn, title)                 \
+  static void fn(const tandem::Engine& eng);            \
+  TANDEM_BACKENDS(TANDEM_BACKEND_TEST_ROW, fn, title) \
   static void fn(const tandem::Engine& eng)
 
 inline std::mt19937_64& rng() {

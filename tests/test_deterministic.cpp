@@ -1,5 +1,5 @@
 // Deterministic mode: results bitwise equal to an independent implementation of the canonical order
-// (written here from the description in engine/canonical.hpp, not from its code). Every backend is
+// (written here from the description in backends/common/canonical.hpp, not from its code). Every backend is
 // compared with the same reference, so the CPU and CUDA results are bitwise equal to each other.
 #include <tbb/info.h>
 #include <tbb/task_arena.h>

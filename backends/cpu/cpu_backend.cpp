@@ -2,7 +2,7 @@
 //
 // Reductions split the input into blocked ranges with oneTBB; a sum leaf is one Eigen expression over
 // a Map (vectorised by Eigen), a min/max leaf is min_max_leaf (SIMD lanes, vectorised by the compiler),
-// and leaves are combined with the operators of engine/reduce_ops.hpp.
+// and leaves are combined with the operators of backends/common/reduce_ops.hpp.
 //   tbb_vectorized    tbb::parallel_reduce, auto_partitioner (default)
 //   tbb_deterministic tbb::parallel_deterministic_reduce with fixed 16 Ki-element leaves: the same
 //                     association order, and so the same float bits, for any number of threads
@@ -11,10 +11,8 @@
 // tandem builds without OpenMP, so TBB owns the cores).
 //   eigen_tbb         blocks of C in parallel (default)
 //   eigen_serial      one Eigen GEMM on the calling thread
-// Deterministic mode (engine/canonical.hpp) runs its own kernels: canonical_sum (chunks in parallel,
+// Deterministic mode (backends/common/canonical.hpp) runs its own kernels: canonical_sum (chunks in parallel,
 // 32 SIMD lanes per chunk) and fma_chain (register blocks of C, one fma chain per element).
-#include "backends/cpu/cpu_backend.hpp"
-
 #include <tbb/blocked_range.h>
 #include <tbb/blocked_range2d.h>
 #include <tbb/info.h>
@@ -30,8 +28,10 @@
 #include <new>
 #include <thread>
 
-#include "engine/canonical.hpp"
-#include "engine/reduce_ops.hpp"
+#include "backends/common/canonical.hpp"
+#include "backends/common/reduce_ops.hpp"
+#include "engine/dispatch.hpp"
+#include "engine/registry.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -143,38 +143,21 @@ T canonical_sum(const T* x, std::int64_t n, std::int64_t stride) {
   return sum_of_chunk_values(std::move(values));
 }
 
-template <class T>
+// One backend-level op (sum, min, max) on element type T; integer sums return int64 (modulo 2^64).
+template <class T, Op O>
 void reduce_typed(const ReduceArgs& a, std::string_view kernel, void* result) {
+  using Operator = typename OpFor<O, T>::type;
   const T* x = static_cast<const T*>(a.data);
-  switch (a.op) {
-    case ReduceOp::sum: {
-      if constexpr (std::is_floating_point_v<T>) {
-        if (a.deterministic) {
-          T v = canonical_sum(x, a.n, a.stride);
-          std::memcpy(result, &v, sizeof v);
-          break;
-        }
-      }
-      auto s = reduce_with<SumOp<T>>(kernel, x, a.n, a.stride);
-      if constexpr (std::is_integral_v<T>) {
-        std::int64_t v = static_cast<std::int64_t>(s);  // modulo 2^64 (C++20)
-        std::memcpy(result, &v, sizeof v);
-      } else {
-        std::memcpy(result, &s, sizeof s);
-      }
-      break;
-    }
-    case ReduceOp::min: {
-      T v = reduce_with<MinOp<T>>(kernel, x, a.n, a.stride);
+  if constexpr (O == Op::sum && std::is_floating_point_v<T>) {
+    if (a.deterministic) {
+      const T v = canonical_sum(x, a.n, a.stride);
       std::memcpy(result, &v, sizeof v);
-      break;
-    }
-    case ReduceOp::max: {
-      T v = reduce_with<MaxOp<T>>(kernel, x, a.n, a.stride);
-      std::memcpy(result, &v, sizeof v);
-      break;
+      return;
     }
   }
+  const auto acc = reduce_with<Operator>(kernel, x, a.n, a.stride);
+  const auto v = static_cast<std::conditional_t<O == Op::sum, sum_result_t<T>, T>>(acc);  // uint64 -> int64 wraps
+  std::memcpy(result, &v, sizeof v);
 }
 
 template <class T>
@@ -185,7 +168,7 @@ template <class T>
 using MutMap = Eigen::Map<RowMajor<T>, 0, Eigen::OuterStride<>>;
 
 // One register block of C: rows [i0, i0 + H) x columns [j0, j0 + W) (H <= R, W <= kCols), steps
-// k0 .. k1 - 1 of each element's fma chain (engine/canonical.hpp). The chain continues from the value
+// k0 .. k1 - 1 of each element's fma chain (backends/common/canonical.hpp). The chain continues from the value
 // C holds after the previous block of k (an exact float, so splitting k changes no bit) or starts at
 // +0.0; the last block of k stores NaN as the canonical quiet NaN. Full blocks have compile-time
 // bounds, so the j loop becomes SIMD fmas on kCols / lanes registers per row.
@@ -304,21 +287,29 @@ class CpuBackend final : public BackendImpl {
     return d;
   }
 
-  std::vector<std::string> reduce_kernels() const override { return {"tbb_vectorized", "tbb_deterministic", "serial"}; }
-  std::vector<std::string> matmul_kernels() const override { return {"eigen_tbb", "eigen_serial"}; }
+  // The kernel table: every stage takes every dtype and op; tbb_deterministic gives the same bits for
+  // any thread count but is not the canonical order of deterministic mode (which runs its own kernel).
+  std::vector<KernelInfo> reduce_kernel_info() const override {
+    auto stage = [](const char* name, bool auto_pick) {
+      return KernelInfo{.name = name, .dtypes = every_dtype(), .ops = every_op(), .auto_pick = auto_pick};
+    };
+    return {stage("tbb_vectorized", true), stage("tbb_deterministic", false), stage("serial", false)};
+  }
+  std::vector<KernelInfo> matmul_kernel_info() const override {
+    auto stage = [](const char* name, bool auto_pick) {
+      return KernelInfo{.name = name, .dtypes = matmul_dtypes(), .auto_pick = auto_pick};
+    };
+    return {stage("eigen_tbb", true), stage("eigen_serial", false)};
+  }
 
   void reduce(const ReduceArgs& a, std::string_view kernel, void* result) override {
-    switch (a.dtype) {
-      case Dtype::i32: return reduce_typed<std::int32_t>(a, kernel, result);
-      case Dtype::i64: return reduce_typed<std::int64_t>(a, kernel, result);
-      case Dtype::f32: return reduce_typed<float>(a, kernel, result);
-      case Dtype::f64: return reduce_typed<double>(a, kernel, result);
-    }
+    visit(a.dtype, [&]<class T>(std::type_identity<T>) {
+      visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) { reduce_typed<T, O>(a, kernel, result); });
+    });
   }
 
   void matmul(const MatmulArgs& a, std::string_view kernel) override {
-    if (a.dtype == Dtype::f32) return matmul_typed<float>(a, kernel);
-    return matmul_typed<double>(a, kernel);
+    visit(a.dtype, [&]<class T>(std::type_identity<T>) { matmul_typed<T>(a, kernel); }, matmul_types{});
   }
 
   void* allocate(std::size_t bytes) override {
@@ -333,6 +324,7 @@ class CpuBackend final : public BackendImpl {
 
 }  // namespace
 
+Probe cpu_probe() { return {true, true, "oneTBB + Eigen"}; }
 std::shared_ptr<BackendImpl> make_cpu_backend() { return std::make_shared<CpuBackend>(); }
 
 }  // namespace tandem::detail

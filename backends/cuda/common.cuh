@@ -8,7 +8,7 @@
 #include <string>
 
 #include "engine/backend.hpp"
-#include "engine/reduce_ops.hpp"
+#include "backends/common/reduce_ops.hpp"
 #include "tandem/types.hpp"
 
 namespace tandem::cuda {
@@ -54,7 +54,7 @@ class Workspace {
   unsigned* counter_ = nullptr;
 };
 
-// ---- Reduction operators (engine/reduce_ops.hpp, shared with the CPU backend) ------------------
+// ---- Reduction operators (backends/common/reduce_ops.hpp, shared with the CPU backend) ------------------
 // Each has In, Acc, identity(), load() and combine(); combine() carries the NaN and +-0.0 rules.
 using detail::is_nan;
 using detail::MaxOp;

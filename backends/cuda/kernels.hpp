@@ -25,7 +25,7 @@ std::string auto_reduce_stage(ReduceOp op, Dtype dtype, std::int64_t n, std::int
 void reduce(std::string_view stage, ReduceOp op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride,
             void* d_result, Workspace& ws, cudaStream_t stream);
 
-// Deterministic mode's float sum (f32, f64) in the canonical order of engine/canonical.hpp.
+// Deterministic mode's float sum (f32, f64) in the canonical order of backends/common/canonical.hpp.
 void reduce_canonical_sum(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,
                           Workspace& ws, cudaStream_t stream);
 

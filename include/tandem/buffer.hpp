@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "tandem/export.hpp"
 #include "tandem/types.hpp"
 
 namespace tandem {
@@ -15,7 +16,7 @@ namespace detail {
 class BackendImpl;
 
 // One allocation on a backend; frees itself when the last Buffer that shares it goes away.
-class Allocation {
+class TANDEM_API Allocation {
  public:
   Allocation(std::shared_ptr<BackendImpl> backend, std::size_t bytes);
   ~Allocation();

@@ -1,23 +1,78 @@
 // Engine: the one entry point. It picks a backend, validates every call once, and dispatches.
 //
+// The typed overloads below are inline: each describes its input (element type, address, count,
+// stride, or the Buffer it lives in) and forwards to one exported entry per kind of operation, where
+// validation and dispatch happen (engine/engine.cpp).
+//
 // Thread safety: one Engine may be used from several threads at once; each call is independent.
 #pragma once
 
 #include <memory>
+#include <ranges>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tandem/buffer.hpp"
+#include "tandem/export.hpp"
 #include "tandem/types.hpp"
 
 namespace tandem {
 
 namespace detail {
 class BackendImpl;
-}
 
-class Engine {
+// A reduction's input as the exported entry takes it: count elements, stride apart, of host memory
+// (allocation == nullptr and !in_buffer) or of a Buffer starting at element offset.
+struct ReduceInput {
+  Dtype dtype;
+  const void* data;  // host memory; for a Buffer, the start of the buffer (data() of element 0)
+  std::size_t count, stride;
+  bool in_buffer = false;
+  const Allocation* allocation = nullptr;
+  std::size_t offset = 0, buffer_size = 0;
+};
+
+// A row-major matrix as the exported entry takes it (host memory, or a Buffer from element offset).
+struct MatrixInput {
+  Dtype dtype;
+  const void* data;
+  std::size_t rows, cols, ld;
+  bool in_buffer = false;
+  const Allocation* allocation = nullptr;
+  std::size_t offset = 0, buffer_size = 0;
+};
+
+template <class T>
+ReduceInput host_input(const T* data, std::size_t count, std::size_t stride) {
+  return {dtype_of<T>, data, count, stride};
+}
+template <class T>
+ReduceInput buffer_input(BufferView<T> v) {
+  const bool has = v.buffer != nullptr && v.buffer->allocation() != nullptr;
+  return {dtype_of<T>, has ? v.buffer->data() : nullptr, v.count, v.stride, true,
+          has ? v.buffer->allocation().get() : nullptr, v.offset, has ? v.buffer->size() : 0};
+}
+template <class T>
+MatrixInput host_matrix(MatrixView<T> m) {
+  return {dtype_of<T>, m.data, m.rows, m.cols, m.ld};
+}
+template <class T>
+MatrixInput buffer_matrix(BufferMatrix<T> m) {
+  const bool has = m.buffer != nullptr && m.buffer->allocation() != nullptr;
+  return {dtype_of<T>, has ? m.buffer->data() : nullptr, m.rows, m.cols, m.ld, true,
+          has ? m.buffer->allocation().get() : nullptr, m.offset, has ? m.buffer->size() : 0};
+}
+}  // namespace detail
+
+// A contiguous host range of a tandem element type other than a span (std::vector, std::array, ...):
+// eng.sum(v) works without naming the element type.
+template <class R>
+concept HostRange = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+                    Element<std::ranges::range_value_t<R>>;
+
+class TANDEM_API Engine {
  public:
   // Backend from TANDEM_BACKEND: "cpu", "cuda" or "auto" (also when unset): auto picks CUDA when a
   // usable GPU is present, otherwise the CPU. Throws tandem::Error for any other value, and for "cuda"
@@ -33,44 +88,119 @@ class Engine {
   // The kernel names this engine's backend accepts: "auto" first, then every stage.
   std::vector<std::string> reduce_kernels() const;
   std::vector<std::string> matmul_kernels() const;
+  // What each of those kernels accepts and promises, in the same order ("auto" first).
+  std::vector<KernelInfo> reduce_kernel_info() const;
+  std::vector<KernelInfo> matmul_kernel_info() const;
 
   // Reductions. NaN in the input propagates (a NaN result is the canonical quiet NaN); sum of an empty
   // input is 0; min, max and mean of an empty input throw. mean is computed as double(sum(x)) / n.
-  template <class T> sum_result_t<T> sum(std::span<const T> x, const ReduceOptions& opts = {}) const;
-  template <class T> sum_result_t<T> sum(StridedView<T> x, const ReduceOptions& opts = {}) const;
-  template <class T> sum_result_t<T> sum(const Buffer<T>& x, const ReduceOptions& opts = {}) const;
-  template <class T> sum_result_t<T> sum(BufferView<T> x, const ReduceOptions& opts = {}) const;
+  // Each op takes a host span (or any contiguous host range), a strided host view, a Buffer, or a view
+  // of a Buffer.
+  template <Element T> sum_result_t<T> sum(std::span<const T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<sum_result_t<T>>(Op::sum, detail::host_input(x.data(), x.size(), 1), o);
+  }
+  template <Element T> sum_result_t<T> sum(StridedView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<sum_result_t<T>>(Op::sum, detail::host_input(x.data, x.count, x.stride), o);
+  }
+  template <Element T> sum_result_t<T> sum(BufferView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<sum_result_t<T>>(Op::sum, detail::buffer_input(x), o);
+  }
+  template <Element T> sum_result_t<T> sum(const Buffer<T>& x, const ReduceOptions& o = {}) const {
+    return sum(x.view(), o);
+  }
+  template <HostRange R> auto sum(const R& x, const ReduceOptions& o = {}) const {
+    return sum(std::span<const std::ranges::range_value_t<R>>(x), o);
+  }
 
-  template <class T> T min(std::span<const T> x, const ReduceOptions& opts = {}) const;
-  template <class T> T min(StridedView<T> x, const ReduceOptions& opts = {}) const;
-  template <class T> T min(const Buffer<T>& x, const ReduceOptions& opts = {}) const;
-  template <class T> T min(BufferView<T> x, const ReduceOptions& opts = {}) const;
+  template <Element T> T min(std::span<const T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<T>(Op::min, detail::host_input(x.data(), x.size(), 1), o);
+  }
+  template <Element T> T min(StridedView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<T>(Op::min, detail::host_input(x.data, x.count, x.stride), o);
+  }
+  template <Element T> T min(BufferView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<T>(Op::min, detail::buffer_input(x), o);
+  }
+  template <Element T> T min(const Buffer<T>& x, const ReduceOptions& o = {}) const { return min(x.view(), o); }
+  template <HostRange R> auto min(const R& x, const ReduceOptions& o = {}) const {
+    return min(std::span<const std::ranges::range_value_t<R>>(x), o);
+  }
 
-  template <class T> T max(std::span<const T> x, const ReduceOptions& opts = {}) const;
-  template <class T> T max(StridedView<T> x, const ReduceOptions& opts = {}) const;
-  template <class T> T max(const Buffer<T>& x, const ReduceOptions& opts = {}) const;
-  template <class T> T max(BufferView<T> x, const ReduceOptions& opts = {}) const;
+  template <Element T> T max(std::span<const T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<T>(Op::max, detail::host_input(x.data(), x.size(), 1), o);
+  }
+  template <Element T> T max(StridedView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<T>(Op::max, detail::host_input(x.data, x.count, x.stride), o);
+  }
+  template <Element T> T max(BufferView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<T>(Op::max, detail::buffer_input(x), o);
+  }
+  template <Element T> T max(const Buffer<T>& x, const ReduceOptions& o = {}) const { return max(x.view(), o); }
+  template <HostRange R> auto max(const R& x, const ReduceOptions& o = {}) const {
+    return max(std::span<const std::ranges::range_value_t<R>>(x), o);
+  }
 
-  template <class T> double mean(std::span<const T> x, const ReduceOptions& opts = {}) const;
-  template <class T> double mean(StridedView<T> x, const ReduceOptions& opts = {}) const;
-  template <class T> double mean(const Buffer<T>& x, const ReduceOptions& opts = {}) const;
-  template <class T> double mean(BufferView<T> x, const ReduceOptions& opts = {}) const;
+  template <Element T> double mean(std::span<const T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<double>(Op::mean, detail::host_input(x.data(), x.size(), 1), o);
+  }
+  template <Element T> double mean(StridedView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<double>(Op::mean, detail::host_input(x.data, x.count, x.stride), o);
+  }
+  template <Element T> double mean(BufferView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<double>(Op::mean, detail::buffer_input(x), o);
+  }
+  template <Element T> double mean(const Buffer<T>& x, const ReduceOptions& o = {}) const {
+    return mean(x.view(), o);
+  }
+  template <HostRange R> double mean(const R& x, const ReduceOptions& o = {}) const {
+    return mean(std::span<const std::ranges::range_value_t<R>>(x), o);
+  }
 
   // C = A * B (row-major, any ld >= cols). Writes only the rows x cols elements of C; padding between
   // cols and ld stays untouched. C must not overlap A or B.
   template <class T>
-  void matmul(MatrixView<const T> a, MatrixView<const T> b, MatrixView<T> c, const MatmulOptions& opts = {}) const;
+    requires is_matmul_type_v<T>
+  void matmul(MatrixView<const T> a, MatrixView<const T> b, MatrixView<T> c, const MatmulOptions& o = {}) const {
+    run_matmul(detail::host_matrix(a), detail::host_matrix(b), detail::host_matrix(c), o);
+  }
   template <class T>
-  void matmul(BufferMatrix<T> a, BufferMatrix<T> b, BufferMatrix<T> c, const MatmulOptions& opts = {}) const;
+    requires is_matmul_type_v<T>
+  void matmul(BufferMatrix<T> a, BufferMatrix<T> b, BufferMatrix<T> c, const MatmulOptions& o = {}) const {
+    run_matmul(detail::buffer_matrix(a), detail::buffer_matrix(b), detail::buffer_matrix(c), o);
+  }
 
   // Memory on this engine's backend (device memory on CUDA). Contents of buffer() are unspecified.
-  template <class T> Buffer<T> buffer(std::size_t count) const;
-  template <class T> Buffer<T> upload(std::span<const T> host) const;
+  template <Element T> Buffer<T> buffer(std::size_t count) const {
+    return Buffer<T>(allocate(count, sizeof(T)), count);
+  }
+  template <Element T> Buffer<T> upload(std::span<const T> host) const {
+    if (!host.empty() && host.data() == nullptr) throw Error("upload: data is null but size is non-zero");
+    Buffer<T> b = buffer<T>(host.size());
+    b.upload(host);
+    return b;
+  }
+  template <HostRange R> auto upload(const R& host) const {
+    return upload(std::span<const std::ranges::range_value_t<R>>(host));
+  }
 
   // For the backend's own tests and benchmarks: the backend behind this engine.
   detail::BackendImpl& impl() const noexcept { return *impl_; }
 
  private:
+  // The exported entries: validate, then dispatch. reduce() writes op's result (sum: sum_result_t of
+  // the input type, min/max: the input type, mean: double) to *result.
+  void reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const;
+  void run_matmul(const detail::MatrixInput& a, const detail::MatrixInput& b, const detail::MatrixInput& c,
+                  const MatmulOptions& opts) const;
+  std::shared_ptr<detail::Allocation> allocate(std::size_t count, std::size_t element_size) const;
+
+  template <class R>
+  R reduce_as(Op op, const detail::ReduceInput& in, const ReduceOptions& opts) const {
+    R result{};
+    reduce(op, in, opts, &result);
+    return result;
+  }
+
   std::shared_ptr<detail::BackendImpl> impl_;
 };
 
@@ -79,7 +209,7 @@ struct AutoChoice {
   Backend backend;
   std::string reason;
 };
-AutoChoice auto_backend();
+TANDEM_API AutoChoice auto_backend();
 
 // The backends compiled into this build, and whether each has a usable device (with the reason if not).
 struct BackendStatus {
@@ -88,6 +218,6 @@ struct BackendStatus {
   bool usable;
   std::string reason;
 };
-std::vector<BackendStatus> backend_status();
+TANDEM_API std::vector<BackendStatus> backend_status();
 
 }  // namespace tandem

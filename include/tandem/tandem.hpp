@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tandem/buffer.hpp"
+#include "tandem/dtype.hpp"
 #include "tandem/engine.hpp"
 #include "tandem/types.hpp"
 #include "tandem/version.hpp"

@@ -1,36 +1,82 @@
-// Plain value types of the public API: backends, errors, views and options.
+// Plain value types of the public API: backends, errors, operations, views, options and kernel metadata.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
+#include <vector>
+
+#include "tandem/dtype.hpp"
+#include "tandem/export.hpp"
 
 namespace tandem {
 
-enum class Backend { cpu, cuda };
+// ---- Backends -------------------------------------------------------------------------------------
+// The table of backends, X(name, auto_priority, label, device, ...): the Backend enumerators, their
+// names, TANDEM_BACKEND parsing, the auto choice (the usable backend of highest priority) and its
+// reason in words (label: the backend's name in prose, device: what it runs on), backend_status(), the
+// CLI's --backend and the per-backend test registration (tests/CMakeLists.txt reads this macro) all
+// come from it. Each backend provides <name>_probe() and make_<name>_backend() (engine/registry.cpp).
+// Arguments after X are passed on to every X(...) (the test registration uses them).
+#define TANDEM_BACKENDS(X, ...)                \
+  X(cpu, 0, "CPU", "CPU", __VA_ARGS__)         \
+  X(cuda, 10, "CUDA", "CUDA GPU", __VA_ARGS__)
+
+enum class Backend {
+#define TANDEM_BACKEND_ENUMERATOR(name, ...) name,
+  TANDEM_BACKENDS(TANDEM_BACKEND_ENUMERATOR)
+#undef TANDEM_BACKEND_ENUMERATOR
+};
+
+inline constexpr Backend all_backends[] = {
+#define TANDEM_BACKEND_VALUE(name, ...) Backend::name,
+    TANDEM_BACKENDS(TANDEM_BACKEND_VALUE)
+#undef TANDEM_BACKEND_VALUE
+};
 
 // "cpu" or "cuda".
-const char* to_string(Backend b) noexcept;
+TANDEM_API const char* to_string(Backend b) noexcept;
+
+// The backend named `name` ("cpu", "cuda"); "auto" (or "") gives auto_backend().backend. Throws
+// tandem::Error naming the valid values for anything else.
+TANDEM_API Backend parse_backend(std::string_view name);
 
 // Every failure the caller can cause or handle. The message says what went wrong and what to do.
-class Error : public std::runtime_error {
+class TANDEM_API Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
-// The element types every operation accepts.
-template <class T>
-inline constexpr bool is_reduce_type_v = std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t> ||
-                                         std::is_same_v<T, float> || std::is_same_v<T, double>;
-template <class T>
-inline constexpr bool is_matmul_type_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
+// ---- Operations -----------------------------------------------------------------------------------
+// One enum for every reduction, used by the engine, both backends, the CLI, benchmarks and the fuzzer.
+// mean is computed from sum (double(sum) / n), so backends never see it.
+enum class Op : std::uint8_t { sum, min, max, mean };
+inline constexpr Op all_ops[] = {Op::sum, Op::min, Op::max, Op::mean};
 
-// sum() of integers returns int64_t (wrapping modulo 2^64: exact and order-independent); of floats, T.
-template <class T>
-using sum_result_t = std::conditional_t<std::is_integral_v<T>, std::int64_t, T>;
+constexpr const char* to_string(Op op) {
+  constexpr const char* names[] = {"sum", "min", "max", "mean"};
+  return names[static_cast<int>(op)];
+}
+constexpr std::optional<Op> parse_op(std::string_view name) {
+  for (Op op : all_ops)
+    if (name == to_string(op)) return op;
+  return std::nullopt;
+}
+
+// The precision a matmul kernel computes in: full (the element type's own), or inputs rounded to tf32
+// or bf16 with float accumulation (tensor cores).
+enum class Precision : std::uint8_t { full, tf32, bf16 };
+constexpr const char* to_string(Precision p) {
+  return p == Precision::full ? "full" : p == Precision::tf32 ? "tf32" : "bf16";
+}
+
+// ---- Views ----------------------------------------------------------------------------------------
 
 // A row-major matrix: element (i, j) is data[i * ld + j]; ld >= cols.
 template <class T>
@@ -63,19 +109,24 @@ StridedView<T> field(std::span<const S> items, T S::*member) {
   return {&(items[0].*member), items.size(), sizeof(S) / sizeof(T)};
 }
 
+// ---- Options --------------------------------------------------------------------------------------
+
 struct ReduceOptions {
   std::string kernel = "auto";  // one of Engine::reduce_kernels()
   // Bitwise-identical results on every backend, run, thread count and GPU: the sum runs in one fixed
-  // association order (docs in engine/canonical.hpp). Needs kernel == "auto".
+  // association order (docs in backends/common/canonical.hpp). Needs a kernel whose KernelInfo says
+  // deterministic ("auto" always does).
   bool deterministic = false;
 };
 
 struct MatmulOptions {
   std::string kernel = "auto";  // one of Engine::matmul_kernels()
   // Bitwise-identical results on every backend: each C(i, j) is one fma chain over k = 0 .. K-1.
-  // Needs kernel == "auto".
+  // Needs a kernel whose KernelInfo says deterministic ("auto" always does).
   bool deterministic = false;
 };
+
+// ---- What a backend and its kernels are -----------------------------------------------------------
 
 // One device a backend runs on.
 struct DeviceInfo {
@@ -84,6 +135,30 @@ struct DeviceInfo {
   std::size_t memory_bytes = 0;
   double peak_bandwidth_gbs = 0;  // theoretical memory bandwidth where known, else 0
   std::string details;         // e.g. "sm_90, 50 MiB L2"
+};
+
+// What one kernel (a stage of a ladder, a vendor baseline, or "auto") accepts and promises. The engine
+// rejects a call the kernel does not accept (dtype, op, deterministic) before it reaches the backend.
+struct KernelInfo {
+  std::string name;
+  std::vector<Dtype> dtypes;          // the element types it takes
+  std::vector<Op> ops;                // reductions: the ops it runs; empty for matmul kernels
+  Precision precision = Precision::full;
+  bool deterministic = false;         // deterministic mode may run it (its results follow the canonical order)
+  bool auto_pick = false;             // "auto" may pick it
+  bool baseline = false;              // a vendor library (CUB, cuBLAS), the reference of the ladder
+  std::string requirement;            // e.g. "compute capability 9.0"; empty: runs wherever the backend does
+
+  bool accepts(Dtype d) const {
+    for (Dtype x : dtypes)
+      if (x == d) return true;
+    return false;
+  }
+  bool accepts(Op op) const {
+    for (Op x : ops)
+      if (x == op) return true;
+    return false;
+  }
 };
 
 }  // namespace tandem

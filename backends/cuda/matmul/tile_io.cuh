@@ -10,25 +10,14 @@
 
 #include <cstdint>
 
+#include "backends/cuda/vector16.cuh"
+
 namespace tandem::cuda::matmul_stages {
 
 __host__ __device__ constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Elements in one 16-byte vector.
-template <class T>
-inline constexpr int kVectorWidth = 16 / static_cast<int>(sizeof(T));
-
-// The 16-byte vector type of T.
-template <class T>
-struct Vector16;
-template <>
-struct Vector16<float> {
-  using type = float4;
-};
-template <>
-struct Vector16<double> {
-  using type = double2;
-};
+using cuda::kVectorWidth;
+using cuda::Vector16;
 
 // One vector from 16-byte aligned memory into v[] (shared or global memory).
 __device__ __forceinline__ void load_vector(const float* p, float (&v)[4]) {

@@ -13,12 +13,13 @@
 #include <type_traits>
 
 #include "backends/cuda/common.cuh"
+#include "backends/cuda/vector16.cuh"
 
 namespace tandem::cuda::reduction {
 
 // Element indices are 64-bit everywhere: inputs can exceed 2^31 elements, and products such as
 // blockIdx.x * blockDim.x * 8 overflow 32 bits long before that.
-using Index = std::int64_t;
+using detail::Index;
 
 inline constexpr int kWarpSize = 32;
 inline constexpr unsigned kFullWarpMask = 0xffffffffu;
@@ -27,11 +28,9 @@ inline constexpr unsigned kFullWarpMask = 0xffffffffu;
 // unrolled last warp reads shared[tid + 32]).
 inline constexpr unsigned kTextbookBlockSize = 256;
 
-// Later passes of a multi-pass stage reduce the Acc-typed partials of the previous pass. Integer sums
-// keep adding in uint64 (SumOp<uint64_t>); every other operator already has In == Acc.
-template <class Op>
-using PartialOp = std::conditional_t<std::is_same_v<typename Op::In, typename Op::Acc>, Op,
-                                     SumOp<typename Op::Acc>>;
+// Later passes of a multi-pass stage reduce the Acc partials of the previous pass with PartialOp<Op>
+// (backends/common/reduce_ops.hpp).
+using detail::PartialOp;
 
 // ---- Indices -------------------------------------------------------------------------------------
 
@@ -46,7 +45,7 @@ __device__ inline Index grid_thread_count() { return static_cast<Index>(gridDim.
 // x[i * stride] converted to Acc, or the identity for lanes past the end (they must not change the result).
 template <class Op>
 __device__ inline typename Op::Acc load_or_identity(const typename Op::In* x, Index i, Index n, Index stride) {
-  return i < n ? Op::load(x[i * stride]) : Op::identity();
+  return i < n ? Op::load(x[i * stride], i) : Op::identity();
 }
 
 // This thread's `Chunks` elements when each block covers Chunks * block_size consecutive elements:
@@ -106,16 +105,8 @@ __device__ inline typename Op::Acc block_reduce(typename Op::Acc value) {
 
 // ---- Vectorized grid-stride accumulation (warp_shuffle and single_pass) --------------------------
 
-// The 16-byte vector type of each element type, for one LDG.128 per load.
-template <class T> struct Vector16;
-template <> struct Vector16<std::int32_t> { using type = int4; };
-template <> struct Vector16<float> { using type = float4; };
-template <> struct Vector16<std::int64_t> { using type = longlong2; };
-template <> struct Vector16<std::uint64_t> { using type = ulonglong2; };
-template <> struct Vector16<double> { using type = double2; };
-
 template <class T>
-inline constexpr Index kElementsPerVector = 16 / sizeof(T);
+inline constexpr Index kElementsPerVector = kVectorWidth<T>;
 
 // How a contiguous input splits into a scalar head (up to the first 16-byte boundary), whole 16-byte
 // vectors, and a scalar tail. vectors == 0 means: use plain (strided) scalar loads for everything.
@@ -135,14 +126,15 @@ inline VectorSplit split_for_vectors(const T* x, Index n, Index stride) {
   return {head, (n - head) / kElementsPerVector<T>};
 }
 
+// v holds elements first, first + 1, ... of the input.
 template <class Op, class Vector>
-__device__ inline typename Op::Acc combine_vector(typename Op::Acc acc, const Vector& v) {
+__device__ inline typename Op::Acc combine_vector(typename Op::Acc acc, const Vector& v, Index first) {
   using In = typename Op::In;
-  acc = Op::combine(acc, Op::load(static_cast<In>(v.x)));
-  acc = Op::combine(acc, Op::load(static_cast<In>(v.y)));
+  acc = Op::combine(acc, Op::load(static_cast<In>(v.x), first));
+  acc = Op::combine(acc, Op::load(static_cast<In>(v.y), first + 1));
   if constexpr (kElementsPerVector<In> == 4) {
-    acc = Op::combine(acc, Op::load(static_cast<In>(v.z)));
-    acc = Op::combine(acc, Op::load(static_cast<In>(v.w)));
+    acc = Op::combine(acc, Op::load(static_cast<In>(v.z), first + 2));
+    acc = Op::combine(acc, Op::load(static_cast<In>(v.w), first + 3));
   }
   return acc;
 }
@@ -168,13 +160,15 @@ __device__ inline typename Op::Acc accumulate_grid_stride(const typename Op::In*
 #pragma unroll
       for (int u = 0; u < Unroll; ++u) loaded[u] = vectors[v + u * threads];
 #pragma unroll
-      for (int u = 0; u < Unroll; ++u) acc = combine_vector<Op>(acc, loaded[u]);
+      for (int u = 0; u < Unroll; ++u)
+        acc = combine_vector<Op>(acc, loaded[u], split.head + (v + u * threads) * kElementsPerVector<In>);
     }
-    for (; v < split.vectors; v += threads) acc = combine_vector<Op>(acc, vectors[v]);
+    for (; v < split.vectors; v += threads)
+      acc = combine_vector<Op>(acc, vectors[v], split.head + v * kElementsPerVector<In>);
     // Head and tail: fewer than one vector's worth each, read as scalars.
-    if (thread < split.head) acc = Op::combine(acc, Op::load(x[thread]));
+    if (thread < split.head) acc = Op::combine(acc, Op::load(x[thread], thread));
     for (Index i = split.head + split.vectors * kElementsPerVector<In> + thread; i < n; i += threads)
-      acc = Op::combine(acc, Op::load(x[i]));
+      acc = Op::combine(acc, Op::load(x[i], i));
     return acc;
   }
 
@@ -184,9 +178,9 @@ __device__ inline typename Op::Acc accumulate_grid_stride(const typename Op::In*
 #pragma unroll
     for (int u = 0; u < Unroll; ++u) loaded[u] = x[(i + u * threads) * stride];
 #pragma unroll
-    for (int u = 0; u < Unroll; ++u) acc = Op::combine(acc, Op::load(loaded[u]));
+    for (int u = 0; u < Unroll; ++u) acc = Op::combine(acc, Op::load(loaded[u], i + u * threads));
   }
-  for (; i < n; i += threads) acc = Op::combine(acc, Op::load(x[i * stride]));
+  for (; i < n; i += threads) acc = Op::combine(acc, Op::load(x[i * stride], i));
   return acc;
 }
 

@@ -1,4 +1,4 @@
-// Deterministic mode's sum: the canonical association order of engine/canonical.hpp, which the CPU
+// Deterministic mode's sum: the canonical association order of backends/common/canonical.hpp, which the CPU
 // backend implements too, so both give the same bits. A chunk of 4096 elements is one warp: lane j
 // adds the chunk's elements j, j + 32, ... in order (coalesced: a warp's load is 32 consecutive
 // elements), then a __shfl_down_sync tree over s = 16, 8, 4, 2, 1 gives lane 0 the chunk's value.
@@ -6,7 +6,7 @@
 #pragma once
 
 #include "backends/cuda/reduce/block_helpers.cuh"
-#include "engine/canonical.hpp"
+#include "backends/common/canonical.hpp"
 
 namespace tandem::cuda::reduction {
 

@@ -26,9 +26,10 @@ struct CombineFunctor {
   }
 };
 
+// For operators whose load ignores the index (Op::kIndexFree): CUB reads the input itself.
 template <class Op>
 struct LoadFunctor {
-  __host__ __device__ typename Op::Acc operator()(const typename Op::In& value) const { return Op::load(value); }
+  __host__ __device__ typename Op::Acc operator()(const typename Op::In& value) const { return Op::load(value, 0); }
 };
 
 // Element i of the strided input, converted to Acc.
@@ -36,7 +37,7 @@ template <class Op>
 struct StridedLoadFunctor {
   const typename Op::In* x;
   Index stride;
-  __host__ __device__ typename Op::Acc operator()(Index i) const { return Op::load(x[i * stride]); }
+  __host__ __device__ typename Op::Acc operator()(Index i) const { return Op::load(x[i * stride], i); }
 };
 
 template <class Op>
@@ -48,7 +49,7 @@ void reduce_with_cub(const typename Op::In* x, Index n, Index stride, typename O
   // Called twice: with temp == nullptr CUB only reports temp_bytes, then it runs.
   std::size_t temp_bytes = 0;
   const auto run = [&](void* temp) -> cudaError_t {
-    if (stride == 1) {
+    if (stride == 1 && Op::kIndexFree) {
       if constexpr (std::is_same_v<In, Acc>)
         return cub::DeviceReduce::Reduce(temp, temp_bytes, x, result, n, CombineFunctor<Op>{}, Op::identity(), stream);
       else

@@ -160,7 +160,7 @@ std::string auto_reduce_stage([[maybe_unused]] ReduceOp op, [[maybe_unused]] Dty
 }
 
 namespace {
-// Level after level of chunk values (engine/canonical.hpp), ping-ponging between two scratch arrays,
+// Level after level of chunk values (backends/common/canonical.hpp), ping-ponging between two scratch arrays,
 // the last level writing the result.
 template <class T>
 void canonical_sum(const T* x, Index n, Index stride, T* result, Workspace& ws, cudaStream_t stream) {

@@ -33,8 +33,8 @@ __global__ void __launch_bounds__(BlockSize)
 
   Acc acc = Op::identity();
   for (Index i = static_cast<Index>(blockIdx.x) * (2 * BlockSize) + tid; i < n; i += grid_step) {
-    acc = Op::combine(acc, Op::load(x[i * stride]));
-    if (i + BlockSize < n) acc = Op::combine(acc, Op::load(x[(i + BlockSize) * stride]));
+    acc = Op::combine(acc, Op::load(x[i * stride], i));
+    if (i + BlockSize < n) acc = Op::combine(acc, Op::load(x[(i + BlockSize) * stride], i + BlockSize));
   }
   shared[tid] = acc;
   __syncthreads();

@@ -1,0 +1,157 @@
+// The reduction operators both backends (and CUB, through the CUDA backend) use, so that CPU and GPU
+// combine values by the same rules. An operator Op has
+//   In                      the element type
+//   Acc                     the accumulator and result type
+//   identity()              the Acc that changes nothing
+//   load(In x, Index i)     element x at index i as an Acc (the index lets an arg-reduction carry it)
+//   combine(Acc, Acc)       commutative and associative for every input (NaN, -0.0 and +0.0 included)
+//   kIndexFree              true when load ignores i, so a backend may skip computing indices
+// min and max are bitwise identical whatever the order: NaN wins (the engine canonicalises its
+// payload), and between zeros of both signs min picks -0.0 and max picks +0.0.
+#pragma once
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "tandem/types.hpp"
+
+#ifdef __CUDACC__
+#define TANDEM_HD __host__ __device__ __forceinline__
+#else
+#define TANDEM_HD inline
+#endif
+
+namespace tandem::detail {
+
+// Element indices are 64-bit everywhere: inputs can exceed 2^31 elements.
+using Index = std::int64_t;
+
+template <class T>
+TANDEM_HD bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>) return x != x;
+  else return false;
+}
+
+template <class T>
+TANDEM_HD bool sign_bit(T x) {
+#ifdef __CUDA_ARCH__
+  return signbit(x);
+#else
+  return std::signbit(x);
+#endif
+}
+
+template <class T>
+struct SumOp {
+  using In = T;
+  // Integer sums accumulate in unsigned 64-bit (wrapping, exact modulo 2^64), returned as int64.
+  using Acc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, T>;
+  static constexpr bool kIndexFree = true;
+  TANDEM_HD static Acc identity() { return Acc(0); }
+  TANDEM_HD static Acc load(T x, Index) { return static_cast<Acc>(x); }
+  TANDEM_HD static Acc combine(Acc a, Acc b) { return a + b; }
+};
+
+template <class T>
+struct MinOp {
+  using In = T;
+  using Acc = T;
+  TANDEM_HD static T identity() {
+    if constexpr (std::is_floating_point_v<T>) return T(INFINITY);
+    else return std::numeric_limits<T>::max();
+  }
+  static constexpr bool kIndexFree = true;
+  TANDEM_HD static T load(T x, Index) { return x; }
+  TANDEM_HD static T combine(T a, T b) {
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    if (a < b) return a;
+    if (b < a) return b;
+    if constexpr (std::is_floating_point_v<T>) return sign_bit(a) ? a : b;  // -0.0 before +0.0
+    else return a;
+  }
+};
+
+template <class T>
+struct MaxOp {
+  using In = T;
+  using Acc = T;
+  TANDEM_HD static T identity() {
+    if constexpr (std::is_floating_point_v<T>) return T(-INFINITY);
+    else return std::numeric_limits<T>::lowest();
+  }
+  static constexpr bool kIndexFree = true;
+  TANDEM_HD static T load(T x, Index) { return x; }
+  TANDEM_HD static T combine(T a, T b) {
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    if (a > b) return a;
+    if (b > a) return b;
+    if constexpr (std::is_floating_point_v<T>) return sign_bit(a) ? b : a;  // +0.0 before -0.0
+    else return a;
+  }
+};
+
+// Later passes of a multi-pass reduction combine the Acc partials of an earlier pass: an operator whose
+// elements are Op's accumulators, loaded as they are. Operators whose In is already Acc serve as their
+// own partial operator.
+template <class Op>
+struct PartialsOf {
+  using In = typename Op::Acc;
+  using Acc = typename Op::Acc;
+  static constexpr bool kIndexFree = true;
+  TANDEM_HD static Acc identity() { return Op::identity(); }
+  TANDEM_HD static Acc load(Acc x, Index) { return x; }
+  TANDEM_HD static Acc combine(Acc a, Acc b) { return Op::combine(a, b); }
+};
+template <class Op>
+struct PartialOpOf {
+  using type = std::conditional_t<std::is_same_v<typename Op::In, typename Op::Acc>, Op, PartialsOf<Op>>;
+};
+// Integer sums accumulate in uint64: their partials are summed by SumOp<uint64_t> (one instantiation
+// for int32 and int64).
+template <class T>
+struct PartialOpOf<SumOp<T>> {
+  using type = SumOp<typename SumOp<T>::Acc>;
+};
+template <class Op>
+using PartialOp = typename PartialOpOf<Op>::type;
+
+// The operator of each backend-level Op (sum, min, max) for element type T: backends instantiate
+// their kernels for OpFor<Op::sum, T> and so on.
+template <Op O, class T>
+struct OpFor;
+template <class T>
+struct OpFor<Op::sum, T> {
+  using type = SumOp<T>;
+};
+template <class T>
+struct OpFor<Op::min, T> {
+  using type = MinOp<T>;
+};
+template <class T>
+struct OpFor<Op::max, T> {
+  using type = MaxOp<T>;
+};
+
+// The backend-level ops in the order backends dispatch them.
+inline constexpr Op backend_ops[] = {Op::sum, Op::min, Op::max};
+
+// f(std::integral_constant<Op, O>{}) for the backend-level op `op` (host code). mean never reaches a
+// backend: the engine computes it from sum.
+template <class F>
+decltype(auto) visit_op(Op op, F&& f) {
+  switch (op) {
+    case Op::sum: return f(std::integral_constant<Op, Op::sum>{});
+    case Op::min: return f(std::integral_constant<Op, Op::min>{});
+    case Op::max: return f(std::integral_constant<Op, Op::max>{});
+    default: break;
+  }
+  throw Error(std::string("tandem: op ") + to_string(op) + " has no backend kernel (the engine computes it)");
+}
+
+}  // namespace tandem::detail

@@ -1,0 +1,39 @@
+// The 16-byte vector type of each element type (int4, float4, longlong2, double2, ...): one 128-bit
+// load or store (LDG.128 / STS.128) moves 16 / sizeof(T) elements. Shared by the reduction and matmul
+// ladders.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace tandem::cuda {
+
+template <class T>
+struct Vector16;
+template <>
+struct Vector16<std::int32_t> {
+  using type = int4;
+};
+template <>
+struct Vector16<float> {
+  using type = float4;
+};
+template <>
+struct Vector16<std::int64_t> {
+  using type = longlong2;
+};
+template <>
+struct Vector16<std::uint64_t> {
+  using type = ulonglong2;
+};
+template <>
+struct Vector16<double> {
+  using type = double2;
+};
+
+// Elements in one 16-byte vector.
+template <class T>
+inline constexpr int kVectorWidth = 16 / static_cast<int>(sizeof(T));
+
+}  // namespace tandem::cuda

@@ -1,0 +1,116 @@
+// The element types tandem works on: one row per type in the table below. Everything that depends on
+// the set of types (names, sizes, sum result types, the engine's dispatch, CLI and benchmark names)
+// reads it from here; docs/ARCHITECTURE.md says what else a new type needs.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+
+#include "tandem/export.hpp"
+
+namespace tandem {
+
+enum class Dtype : std::uint8_t { i32, i64, f32, f64 };
+
+// ---- The table ------------------------------------------------------------------------------------
+// dtype_traits<T>: T's Dtype, its name (one spelling everywhere: errors, CLI, benchmarks, charts), the
+// type sum() returns, and whether matmul takes it. Integer sums return int64_t (wrapping modulo 2^64).
+template <class T>
+struct dtype_traits;  // not defined: T is not a tandem element type
+
+template <>
+struct dtype_traits<std::int32_t> {
+  static constexpr Dtype id = Dtype::i32;
+  static constexpr const char* name = "int32";
+  using sum_type = std::int64_t;
+  static constexpr bool matmul = false;
+};
+template <>
+struct dtype_traits<std::int64_t> {
+  static constexpr Dtype id = Dtype::i64;
+  static constexpr const char* name = "int64";
+  using sum_type = std::int64_t;
+  static constexpr bool matmul = false;
+};
+template <>
+struct dtype_traits<float> {
+  static constexpr Dtype id = Dtype::f32;
+  static constexpr const char* name = "float";
+  using sum_type = float;
+  static constexpr bool matmul = true;
+};
+template <>
+struct dtype_traits<double> {
+  static constexpr Dtype id = Dtype::f64;
+  static constexpr const char* name = "double";
+  using sum_type = double;
+  static constexpr bool matmul = true;
+};
+
+template <class... Ts>
+struct type_list {};
+// Every element type, in Dtype order.
+using element_types = type_list<std::int32_t, std::int64_t, float, double>;
+
+// ---- Derived from the table -----------------------------------------------------------------------
+
+template <class T>
+concept Element = requires { dtype_traits<std::remove_cv_t<T>>::id; };
+
+template <Element T>
+inline constexpr Dtype dtype_of = dtype_traits<std::remove_cv_t<T>>::id;
+
+template <class T>
+inline constexpr bool is_reduce_type_v = Element<T>;
+template <class T>
+inline constexpr bool is_matmul_type_v = [] {
+  if constexpr (Element<T>) return dtype_traits<T>::matmul;
+  else return false;
+}();
+
+// sum() of integers returns int64_t (wrapping modulo 2^64: exact and order-independent); of floats, T.
+template <Element T>
+using sum_result_t = typename dtype_traits<std::remove_cv_t<T>>::sum_type;
+
+struct DtypeInfo {
+  Dtype id;
+  const char* name;
+  std::size_t size;
+  bool integer;
+  Dtype sum_result;
+  bool matmul;
+};
+
+namespace detail {
+template <class... Ts>
+constexpr auto dtype_table(type_list<Ts...>) {
+  return std::array<DtypeInfo, sizeof...(Ts)>{
+      DtypeInfo{dtype_traits<Ts>::id, dtype_traits<Ts>::name, sizeof(Ts), std::is_integral_v<Ts>,
+                dtype_traits<typename dtype_traits<Ts>::sum_type>::id, dtype_traits<Ts>::matmul}...};
+}
+}  // namespace detail
+
+// One DtypeInfo per element type, indexed by Dtype.
+inline constexpr auto dtypes = detail::dtype_table(element_types{});
+static_assert([] {
+  for (std::size_t i = 0; i < dtypes.size(); ++i)
+    if (static_cast<std::size_t>(dtypes[i].id) != i) return false;
+  return true;
+}(), "element_types must list the types in Dtype order");
+
+constexpr const DtypeInfo& info(Dtype d) { return dtypes[static_cast<std::size_t>(d)]; }
+constexpr const char* to_string(Dtype d) { return info(d).name; }
+constexpr std::size_t size_of(Dtype d) { return info(d).size; }
+
+// The Dtype named `name` (as to_string spells it), or nothing.
+constexpr std::optional<Dtype> parse_dtype(std::string_view name) {
+  for (const DtypeInfo& d : dtypes)
+    if (name == d.name) return d.id;
+  return std::nullopt;
+}
+
+}  // namespace tandem

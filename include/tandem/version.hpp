@@ -1,4 +1,0 @@
-#pragma once
-#define TANDEM_VERSION_MAJOR 0
-#define TANDEM_VERSION_MINOR 1
-#define TANDEM_VERSION_PATCH 0
