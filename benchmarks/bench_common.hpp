@@ -52,14 +52,10 @@ using tandem::Engine;
 
 // ---- Names -----------------------------------------------------------------------------------------
 
+// The element type's name from the dtype table (include/tandem/dtype.hpp): "float", "double", "int32".
 template <class T>
 constexpr const char* type_name() {
-  if constexpr (std::is_same_v<T, float>)
-    return "float";
-  else if constexpr (std::is_same_v<T, double>)
-    return "double";
-  else
-    return "int32";
+  return tandem::dtype_traits<T>::name;
 }
 
 inline std::string size_label(std::size_t n) { return "n:" + std::to_string(n); }
@@ -74,8 +70,10 @@ inline std::string shape_label(const Shape& s) {
   return std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n);
 }
 
-enum class Op { sum, min, max };
-inline const char* op_name(Op op) { return op == Op::sum ? "sum" : op == Op::min ? "min" : "max"; }
+using tandem::Op;
+inline const char* op_name(Op op) { return tandem::to_string(op); }
+// The ops every reduction benchmark runs (mean is sum divided by n).
+inline constexpr Op kBenchOps[] = {Op::sum, Op::min, Op::max};
 
 // ---- Random inputs -----------------------------------------------------------------------------------
 
@@ -138,7 +136,7 @@ Reference reference_of(const T* x, std::size_t n) {
 }
 
 inline double expected(Op op, const Reference& ref) {
-  return op == Op::sum ? ref.sum : op == Op::min ? ref.min : ref.max;
+  return op == Op::sum ? ref.sum : op == Op::min ? ref.min : op == Op::max ? ref.max : ref.sum;
 }
 
 // Throws tandem::Error unless an engine result equals the host reference exactly.
@@ -300,6 +298,8 @@ auto guarded(Body body) {
   };
 }
 
+inline void add_kernel_context(const Engine& eng);
+
 // Device name, details and peak bandwidth in the JSON context (and the console header).
 inline void add_device_context(const Engine& eng) {
   const tandem::DeviceInfo d = eng.device();
@@ -309,6 +309,7 @@ inline void add_device_context(const Engine& eng) {
   benchmark::AddCustomContext("tandem_compute_units", std::to_string(d.compute_units));
   if (d.peak_bandwidth_gbs > 0)
     benchmark::AddCustomContext("tandem_peak_bandwidth_gbs", std::to_string(d.peak_bandwidth_gbs));
+  add_kernel_context(eng);
 }
 
 template <class T>
@@ -320,6 +321,8 @@ double reduce_once(const Engine& eng, Op op, const Buffer<T>& x, const tandem::R
       return double(eng.min(x, opts));
     case Op::max:
       return double(eng.max(x, opts));
+    case Op::mean:
+      return eng.mean(x, opts);
   }
   return 0;
 }
@@ -329,7 +332,7 @@ double reduce_once(const Engine& eng, Op op, const Buffer<T>& x, const tandem::R
 template <class T>
 void register_reductions(Suite& suite, std::size_t n) {
   for (const std::string& kernel : suite.eng.reduce_kernels())
-    for (Op op : {Op::sum, Op::min, Op::max}) {
+    for (Op op : kBenchOps) {
       const std::string name =
           "reduce/" + suite.backend + "/" + kernel + "/" + op_name(op) + "/" + type_name<T>() + "/" + size_label(n);
       benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, kernel, op, n](benchmark::State& state) {
@@ -345,21 +348,39 @@ void register_reductions(Suite& suite, std::size_t n) {
     }
 }
 
-// The engine's matmul kernels that take T: tries a 1x1x1 product with each (the CUDA tensor-core
-// kernels throw tandem::Error for double).
+// The engine's matmul kernels that take T, from their KernelInfo (the CUDA tensor-core kernels take
+// float only).
 template <class T>
 std::vector<std::string> matmul_kernels_for(const Engine& eng) {
   std::vector<std::string> ok;
-  const T one[1] = {T(1)};
-  const Buffer<T> a = eng.upload<T>(one), b = eng.upload<T>(one), c = eng.buffer<T>(1);
-  for (const std::string& kernel : eng.matmul_kernels()) try {
-      eng.matmul(a.matrix(1, 1), b.matrix(1, 1), c.matrix(1, 1), {kernel});
-      ok.push_back(kernel);
-    } catch (const tandem::Error& e) {
-      std::fprintf(stderr, "matmul/%s/%s/%s: not registered: %s\n", tandem::to_string(eng.backend()), kernel.c_str(),
-                   type_name<T>(), e.what());
-    }
+  for (const tandem::KernelInfo& k : eng.matmul_kernel_info())
+    if (k.accepts(tandem::dtype_of<T>)) ok.push_back(k.name);
   return ok;
+}
+
+// Every kernel's KernelInfo in the JSON context as "tandem_kernels" (a JSON list in a string), so that
+// tools/bench_charts reads precision and baselines from the run itself, not from kernel names.
+inline void add_kernel_context(const Engine& eng) {
+  auto list = [](const auto& items, auto name_of) {
+    std::string s = "[";
+    for (const auto& x : items) s += std::string(s.size() > 1 ? "," : "") + "\"" + name_of(x) + "\"";
+    return s + "]";
+  };
+  std::string json = "[";
+  auto add = [&](const char* kind, const std::vector<tandem::KernelInfo>& infos) {
+    for (const tandem::KernelInfo& k : infos) {
+      if (json.size() > 1) json += ",";
+      json += std::string("{\"kind\":\"") + kind + "\",\"name\":\"" + k.name + "\",\"dtypes\":" +
+              list(k.dtypes, [](tandem::Dtype d) { return tandem::to_string(d); }) +
+              ",\"ops\":" + list(k.ops, [](Op o) { return tandem::to_string(o); }) + ",\"precision\":\"" +
+              tandem::to_string(k.precision) + "\",\"deterministic\":" + (k.deterministic ? "true" : "false") +
+              ",\"auto_pick\":" + (k.auto_pick ? "true" : "false") + ",\"baseline\":" +
+              (k.baseline ? "true" : "false") + ",\"requirement\":\"" + k.requirement + "\"}";
+    }
+  };
+  add("reduce", eng.reduce_kernel_info());
+  add("matmul", eng.matmul_kernel_info());
+  benchmark::AddCustomContext("tandem_kernels", json + "]");
 }
 
 // Fills C with NaN, runs `run` once and compares 16 sampled elements of C with a host dot product in
@@ -423,7 +444,7 @@ inline void register_overhead(Suite& suite, const std::string& kernel) {
       ("overhead/" + suite.backend + "/raw_backend" + tail).c_str(), guarded([&suite, kernel](benchmark::State& state) {
         const Buffer<float>& x = suite.inputs.vector<float>(n).buffer;
         using namespace tandem::detail;
-        const ReduceArgs args{ReduceOp::sum, Dtype::f32, x.data(), std::int64_t(n), 1, /*resident=*/true};
+        const ReduceArgs args{Op::sum, tandem::Dtype::f32, x.data(), std::int64_t(n), 1, /*resident=*/true};
         float out = 0;
         for (auto _ : state) {
           suite.eng.impl().reduce(args, kernel, &out);

@@ -71,8 +71,7 @@ bool fits_on_gpu(std::size_t bytes) {
 
 // ---- Kernel level ----------------------------------------------------------------------------------
 
-using tandem::detail::Dtype;
-using tandem::detail::ReduceOp;
+using tandem::Dtype;
 
 // One timed iteration of the kernel level makes about this much device time of back-to-back calls, so
 // that the events' resolution (about 0.5 us) is under 1% of it, with at most kMaxCallsPerIteration calls.
@@ -89,7 +88,6 @@ constexpr int kBatchedSweepCalls = 20;
 // least min_time / 20 of it (set in main from --benchmark_min_time).
 double batched_min_time = 0.05 / kMaxCallsPerIteration;
 
-ReduceOp reduce_op(Op op) { return op == Op::sum ? ReduceOp::sum : op == Op::min ? ReduceOp::min : ReduceOp::max; }
 
 // What the kernel-level benchmarks share: a stream of this binary's own with two events on it, the
 // ladders' scratch memory, a cuBLAS handle and an 8-byte device slot for reduction results. The stages
@@ -178,19 +176,19 @@ class KernelRunner {
 template <class T>
 void register_kernel_reductions(Suite& suite, KernelRunner& runner, SweepReference& batched_sweep, std::size_t n) {
   std::vector<std::string> stages = {"auto"};
-  for (const std::string& stage : tandem::cuda::reduce_stage_names()) stages.push_back(stage);
+  for (const tandem::KernelInfo& stage : tandem::cuda::reduce_stage_info()) stages.push_back(stage.name);
   for (const std::string& stage : stages)
-    for (Op op : {Op::sum, Op::min, Op::max}) {
+    for (Op op : kBenchOps) {
       const std::string name = "kernel/cuda/" + stage + "/" + op_name(op) + "/" + type_name<T>() + "/" + size_label(n);
       benchmark::RegisterBenchmark(
           name.c_str(), guarded([&suite, &runner, &batched_sweep, stage, op, n](State& state) {
             const VectorInput<T>& in = suite.inputs.vector<T>(n);
-            constexpr Dtype dtype = tandem::detail::dtype_of<T>();
+            constexpr Dtype dtype = tandem::dtype_of<T>;
             const std::int64_t count = std::int64_t(n);
             const std::string ran =
-                stage == "auto" ? tandem::cuda::auto_reduce_stage(reduce_op(op), dtype, count, 1) : stage;
+                stage == "auto" ? tandem::cuda::auto_reduce_stage(op, dtype, count, 1) : stage;
             auto run = [&] {
-              tandem::cuda::reduce(ran, reduce_op(op), dtype, in.buffer.data(), count, 1, runner.result(),
+              tandem::cuda::reduce(ran, op, dtype, in.buffer.data(), count, 1, runner.result(),
                                    runner.workspace(), runner.stream());
             };
             check_result(op, runner.reduction_result<T>(op, run), in.ref);
@@ -215,7 +213,7 @@ void register_kernel_matmuls(Suite& suite, KernelRunner& runner, const std::vect
     benchmark::RegisterBenchmark(
         name.c_str(), guarded([&suite, &runner, kernel, s, name](State& state) {
           const MatmulInput<T>& in = suite.inputs.matrices<T>(s);
-          constexpr Dtype dtype = tandem::detail::dtype_of<T>();
+          constexpr Dtype dtype = tandem::dtype_of<T>;
           const std::int64_t m = std::int64_t(s.m), k = std::int64_t(s.k), n = std::int64_t(s.n);
           const std::string ran = kernel == "auto" ? tandem::cuda::auto_matmul_stage(dtype, m, k, n) : kernel;
           auto run = [&] {

@@ -13,8 +13,8 @@
 
 namespace tandem::cuda {
 
-using detail::Dtype;
-using detail::ReduceOp;
+using tandem::Dtype;
+using tandem::Op;
 
 // Throws tandem::Error with the CUDA message, the failing statement, file and line.
 [[noreturn]] void throw_cuda_error(cudaError_t err, const char* stmt, const char* file, int line);

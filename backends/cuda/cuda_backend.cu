@@ -7,8 +7,8 @@
 #include <mutex>
 
 #include "backends/cuda/common.cuh"
-#include "backends/cuda/cuda_backend.hpp"
 #include "backends/cuda/kernels.hpp"
+#include "engine/registry.hpp"
 
 namespace tandem::cuda {
 namespace {
@@ -55,13 +55,13 @@ class CudaBackend final : public detail::BackendImpl {
     return d;
   }
 
-  std::vector<std::string> reduce_kernels() const override { return reduce_stage_names(); }
-  std::vector<std::string> matmul_kernels() const override { return matmul_stage_names(); }
+  std::vector<KernelInfo> reduce_kernel_info() const override { return reduce_stage_info(); }
+  std::vector<KernelInfo> matmul_kernel_info() const override { return matmul_stage_info(); }
 
   void reduce(const ReduceArgs& a, std::string_view kernel, void* result) override {
     std::lock_guard lock(mutex_);
     TANDEM_CUDA_CHECK(cudaSetDevice(device_));
-    const std::size_t elem = detail::size_of(a.dtype);
+    const std::size_t elem = size_of(a.dtype);
     const void* x = a.data;
     if (!a.resident) {
       const std::size_t bytes = std::size_t((a.n - 1) * a.stride + 1) * elem;
@@ -70,7 +70,7 @@ class CudaBackend final : public detail::BackendImpl {
       x = staged;
     }
     void* d_result = result_.get(64);
-    const bool float_sum = a.op == ReduceOp::sum && (a.dtype == Dtype::f32 || a.dtype == Dtype::f64);
+    const bool float_sum = a.op == Op::sum && !info(a.dtype).integer;
     if (a.deterministic && float_sum) {
       reduce_canonical_sum(a.dtype, x, a.n, a.stride, d_result, scratch_, stream_);
     } else {
@@ -80,14 +80,14 @@ class CudaBackend final : public detail::BackendImpl {
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(host_result_, d_result, 8, cudaMemcpyDeviceToHost, stream_));
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
     // Integer sums come back as uint64 (wrapping): the same 8 bytes as the int64 result.
-    const std::size_t out_bytes = (a.op == ReduceOp::sum && (a.dtype == Dtype::i32 || a.dtype == Dtype::i64)) ? 8 : elem;
+    const std::size_t out_bytes = a.op == Op::sum ? size_of(info(a.dtype).sum_result) : elem;
     std::memcpy(result, host_result_, out_bytes);
   }
 
   void matmul(const MatmulArgs& g, std::string_view kernel) override {
     std::lock_guard lock(mutex_);
     TANDEM_CUDA_CHECK(cudaSetDevice(device_));
-    const std::size_t e = detail::size_of(g.dtype);
+    const std::size_t e = size_of(g.dtype);
     const void* a = g.a;
     const void* b = g.b;
     void* c = g.c;

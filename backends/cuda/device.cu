@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "backends/cuda/common.cuh"
-#include "backends/cuda/cuda_backend.hpp"
+#include "engine/registry.hpp"
 
 namespace tandem::cuda {
 

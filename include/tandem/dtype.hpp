@@ -103,7 +103,9 @@ static_assert([] {
 }(), "element_types must list the types in Dtype order");
 
 constexpr const DtypeInfo& info(Dtype d) { return dtypes[static_cast<std::size_t>(d)]; }
-constexpr const char* to_string(Dtype d) { return info(d).name; }
+constexpr const char* to_string(Dtype d) {
+  return static_cast<std::size_t>(d) < dtypes.size() ? info(d).name : "unknown dtype";
+}
 constexpr std::size_t size_of(Dtype d) { return info(d).size; }
 
 // The Dtype named `name` (as to_string spells it), or nothing.

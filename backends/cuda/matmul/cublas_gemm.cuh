@@ -20,7 +20,7 @@
 #include <type_traits>
 
 #include "backends/cuda/common.cuh"
-#include "backends/cuda/matmul/tile_io.cuh"
+#include "backends/cuda/matmul/params.cuh"
 
 namespace tandem::cuda::matmul_stages {
 
@@ -67,9 +67,13 @@ inline void convert_to_bf16(const float* src, std::int64_t rows, std::int64_t co
 
 // C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), row-major, T float or double (bf16 and tf32: float).
 template <class T>
-void cublas_matmul(const char* stage, CublasPrecision precision, const T* a, const T* b, T* c, std::int64_t m,
-                   std::int64_t k, std::int64_t n, std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws,
-                   cublasHandle_t handle, cudaStream_t stream) {
+void cublas_matmul(const char* stage, CublasPrecision precision, const GemmParams<T>& p, const GemmContext& ctx) {
+  const T* a = p.a;
+  const T* b = p.b;
+  T* c = p.c;
+  const std::int64_t m = p.m, k = p.k, n = p.n, lda = p.lda, ldb = p.ldb, ldc = p.ldc;
+  cublasHandle_t handle = ctx.cublas;
+  cudaStream_t stream = ctx.stream;
   if (std::max({m, k, n, lda, ldb, ldc}) > INT_MAX) {
     const std::string sizes = "m=" + std::to_string(m) + ", k=" + std::to_string(k) + ", n=" + std::to_string(n) +
                               ", lda=" + std::to_string(lda) + ", ldb=" + std::to_string(ldb) +
@@ -108,7 +112,7 @@ void cublas_matmul(const char* stage, CublasPrecision precision, const T* a, con
     const std::size_t a_bytes = std::size_t(m) * std::size_t(k) * sizeof(__nv_bfloat16);
     const std::size_t b_offset = (a_bytes + 255) / 256 * 256;
     const std::size_t b_bytes = std::size_t(k) * std::size_t(n) * sizeof(__nv_bfloat16);
-    auto* scratch = static_cast<unsigned char*>(ws.get(b_offset + b_bytes));
+    auto* scratch = static_cast<unsigned char*>(ctx.ws.get(b_offset + b_bytes));
     auto* a16 = reinterpret_cast<__nv_bfloat16*>(scratch);
     auto* b16 = reinterpret_cast<__nv_bfloat16*>(scratch + b_offset);
     convert_to_bf16(a, m, k, lda, a16, stream);
@@ -119,6 +123,18 @@ void cublas_matmul(const char* stage, CublasPrecision precision, const T* a, con
   } else {
     throw Error(std::string("matmul kernel '") + stage + "' supports float only");  // the dispatcher checks first
   }
+}
+
+// The launchers of the three stages.
+template <class T>
+void launch_cublas(const GemmParams<T>& p, const GemmContext& ctx) {
+  cublas_matmul("cublas", CublasPrecision::full, p, ctx);
+}
+inline void launch_cublas_tf32(const GemmParams<float>& p, const GemmContext& ctx) {
+  cublas_matmul("cublas_tf32", CublasPrecision::tf32, p, ctx);
+}
+inline void launch_cublas_bf16(const GemmParams<float>& p, const GemmContext& ctx) {
+  cublas_matmul("cublas_bf16", CublasPrecision::bf16, p, ctx);
 }
 
 }  // namespace tandem::cuda::matmul_stages

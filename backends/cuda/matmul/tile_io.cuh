@@ -10,11 +10,10 @@
 
 #include <cstdint>
 
+#include "backends/cuda/matmul/params.cuh"
 #include "backends/cuda/vector16.cuh"
 
 namespace tandem::cuda::matmul_stages {
-
-__host__ __device__ constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 using cuda::kVectorWidth;
 using cuda::Vector16;
@@ -69,5 +68,84 @@ __device__ __forceinline__ void store_segment(T* p, int valid, const T (&v)[kVec
       if (j < valid) p[j] = v[j];
   }
 }
+
+// ---- The global -> register half of a double-buffered tile pipeline --------------------------------
+// register_tiled and the WMMA tensor-core stages load their tiles the same way: a block computes a
+// kBlockRows x kBlockCols tile of C and walks along k one kTileK step at a time; each of its kThreads
+// threads fetches kALoads 16-byte segments of the A tile (kBlockRows x kTileK) and kBLoads of the B tile
+// (kTileK x kBlockCols) into registers (a_next, b_next), while the block computes on the tiles already
+// in shared memory. Segments outside the matrices read as zeros (A's may be another fill: register_tiled
+// uses -0.0, see there). Tiles wholly inside A and B skip the per-element bounds arithmetic.
+template <class T, int kBlockRows, int kBlockCols, int kTileK, int kThreads, bool kAligned>
+struct TileLoader {
+  static constexpr int kWidth = kVectorWidth<T>;
+  static constexpr int kAVectorsPerRow = kTileK / kWidth, kBVectorsPerRow = kBlockCols / kWidth;
+  static constexpr int kALoads = kBlockRows * kAVectorsPerRow / kThreads;
+  static constexpr int kBLoads = kTileK * kBVectorsPerRow / kThreads;
+  static_assert(kALoads * kThreads == kBlockRows * kAVectorsPerRow, "A tile must split evenly over threads");
+  static_assert(kBLoads * kThreads == kTileK * kBVectorsPerRow, "B tile must split evenly over threads");
+
+  // Where segment l of this thread lies in the block's tiles: A(a_row, a_col .. + kWidth) and
+  // B(b_row, b_col .. + kWidth), relative to the tile's first row and column.
+  __device__ static int a_row(int l) { return (threadIdx.x + l * kThreads) / kAVectorsPerRow; }
+  __device__ static int a_col(int l) { return (threadIdx.x + l * kThreads) % kAVectorsPerRow * kWidth; }
+  __device__ static int b_row(int l) { return (threadIdx.x + l * kThreads) / kBVectorsPerRow; }
+  __device__ static int b_col(int l) { return (threadIdx.x + l * kThreads) % kBVectorsPerRow * kWidth; }
+
+  // The next tiles, on their way from global to shared memory.
+  T a_next[kALoads][kWidth];
+  T b_next[kBLoads][kWidth];
+
+  // Where this thread's loads start for the block tile at (row0, col0); rows outside the matrix get a
+  // valid count of 0.
+  __device__ TileLoader(const GemmParams<T>& p, std::int64_t row0, std::int64_t col0)
+      : ldb_(p.ldb), interior_(row0 + kBlockRows <= p.m && col0 + kBlockCols <= p.n) {
+#pragma unroll
+    for (int l = 0; l < kALoads; ++l) {
+      const std::int64_t row = row0 + a_row(l);
+      a_row_ok_[l] = row < p.m;
+      a_src_[l] = p.a + (a_row_ok_[l] ? row : 0) * p.lda + a_col(l);
+    }
+#pragma unroll
+    for (int l = 0; l < kBLoads; ++l) {
+      const std::int64_t col = col0 + b_col(l);
+      const int kk = b_row(l);
+      b_cols_valid_[l] = segment_valid<T>(p.n - col);
+      b_src_[l] = p.b + (kk < p.k ? kk : 0) * p.ldb + (b_cols_valid_[l] > 0 ? col : 0);
+    }
+  }
+
+  // Loads the tiles that start k_left columns of A (rows of B) before the end of the matrix, then
+  // steps the sources one tile along k (staying inside the matrices).
+  __device__ __forceinline__ void load(std::int64_t k_left, T a_fill = T(0)) {
+    const bool full = interior_ && k_left >= kTileK;
+#pragma unroll
+    for (int l = 0; l < kALoads; ++l) {
+      const int kk = a_col(l);
+      if (full)
+        load_segment<T, kAligned>(a_src_[l], kWidth, a_next[l]);
+      else
+        load_segment<T, kAligned>(a_src_[l], a_row_ok_[l] ? segment_valid<T>(k_left - kk) : 0, a_next[l], a_fill);
+      if (kk + kTileK < k_left) a_src_[l] += kTileK;  // stays inside A
+    }
+#pragma unroll
+    for (int l = 0; l < kBLoads; ++l) {
+      const int kk = b_row(l);
+      if (full)
+        load_segment<T, kAligned>(b_src_[l], kWidth, b_next[l]);
+      else
+        load_segment<T, kAligned>(b_src_[l], kk < k_left ? b_cols_valid_[l] : 0, b_next[l]);
+      if (kk + kTileK < k_left) b_src_[l] += kTileK * ldb_;  // stays inside B
+    }
+  }
+
+ private:
+  const T* a_src_[kALoads];
+  bool a_row_ok_[kALoads];
+  const T* b_src_[kBLoads];
+  int b_cols_valid_[kBLoads];
+  std::int64_t ldb_;
+  bool interior_;
+};
 
 }  // namespace tandem::cuda::matmul_stages

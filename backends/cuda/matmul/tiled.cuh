@@ -17,8 +17,11 @@ namespace tandem::cuda::matmul_stages {
 // threadIdx.x runs along the columns of C (coalesced reads of B and writes of C), threadIdx.y along rows.
 template <class T, int kTile>
 __global__ void __launch_bounds__(kTile* kTile)
-    tiled_matmul_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, std::int64_t m,
-                        std::int64_t k, std::int64_t n, std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
+    tiled_matmul_kernel(const GemmParams<T> p) {
+  const T* __restrict__ const a = p.a;
+  const T* __restrict__ const b = p.b;
+  T* __restrict__ const c = p.c;
+  const std::int64_t m = p.m, k = p.k, n = p.n, lda = p.lda, ldb = p.ldb, ldc = p.ldc;
   // a_tile[ty][i] is read by a whole row of threads at once (a broadcast); b_tile[i][tx] by consecutive
   // threads at consecutive addresses: neither conflicts on shared-memory banks.
   __shared__ T a_tile[kTile][kTile];
@@ -44,6 +47,14 @@ __global__ void __launch_bounds__(kTile* kTile)
     }
     if (row < m && col < n) c[row * ldc + col] = sum;
   }
+}
+
+template <class T, int kTile>
+void launch_tiled(const GemmParams<T>& p, const GemmContext& ctx) {
+  const dim3 block(kTile, kTile);
+  const dim3 grid = tile_grid(ceil_div(p.m, kTile), ceil_div(p.n, kTile));
+  tiled_matmul_kernel<T, kTile><<<grid, block, 0, ctx.stream>>>(p);
+  TANDEM_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace tandem::cuda::matmul_stages

@@ -322,14 +322,12 @@ void run(const char* name, const float* a, const float* b, float* c, std::int64_
 
 namespace tandem::cuda {
 
-void wgmma_matmul(WgmmaInput input, const float* a, const float* b, float* c, std::int64_t m, std::int64_t k,
-                  std::int64_t n, std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws,
-                  cudaStream_t stream) {
+void wgmma_matmul(WgmmaInput input, const matmul_stages::GemmParams<float>& p, Workspace& ws, cudaStream_t stream) {
   using namespace wgmma_stages;
   if (input == WgmmaInput::tf32)
-    run<Tf32Wgmma>("wgmma_tf32", a, b, c, m, k, n, lda, ldb, ldc, ws, stream);
+    run<Tf32Wgmma>("wgmma_tf32", p.a, p.b, p.c, p.m, p.k, p.n, p.lda, p.ldb, p.ldc, ws, stream);
   else
-    run<Bf16Wgmma>("wgmma_bf16", a, b, c, m, k, n, lda, ldb, ldc, ws, stream);
+    run<Bf16Wgmma>("wgmma_bf16", p.a, p.b, p.c, p.m, p.k, p.n, p.lda, p.ldb, p.ldc, ws, stream);
 }
 
 }  // namespace tandem::cuda

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "backends/cuda/common.cuh"
+#include "backends/cuda/matmul/params.cuh"
 
 namespace tandem::cuda {
 
@@ -14,8 +15,16 @@ enum class WgmmaInput { tf32, bf16 };
 
 // C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), row-major floats, inputs rounded to tf32 or bf16,
 // float accumulation. Throws tandem::Error on a GPU other than compute capability 9.0.
-void wgmma_matmul(WgmmaInput input, const float* a, const float* b, float* c, std::int64_t m, std::int64_t k,
-                  std::int64_t n, std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws,
-                  cudaStream_t stream);
+void wgmma_matmul(WgmmaInput input, const matmul_stages::GemmParams<float>& p, Workspace& ws, cudaStream_t stream);
+
+namespace matmul_stages {
+// The launchers of the two stages.
+inline void launch_wgmma_tf32(const GemmParams<float>& p, const GemmContext& ctx) {
+  wgmma_matmul(WgmmaInput::tf32, p, ctx.ws, ctx.stream);
+}
+inline void launch_wgmma_bf16(const GemmParams<float>& p, const GemmContext& ctx) {
+  wgmma_matmul(WgmmaInput::bf16, p, ctx.ws, ctx.stream);
+}
+}  // namespace matmul_stages
 
 }  // namespace tandem::cuda

@@ -2,10 +2,13 @@
 // backend implements too, so both give the same bits. A chunk of 4096 elements is one warp: lane j
 // adds the chunk's elements j, j + 32, ... in order (coalesced: a warp's load is 32 consecutive
 // elements), then a __shfl_down_sync tree over s = 16, 8, 4, 2, 1 gives lane 0 the chunk's value.
-// Chunk values are reduced again by the same kernel until one remains.
+// Chunk values are reduced again by the same kernel until one remains (canonical_sum, below).
 #pragma once
 
+#include <algorithm>
+
 #include "backends/cuda/reduce/block_helpers.cuh"
+#include "backends/cuda/reduce/launch_config.cuh"
 #include "backends/common/canonical.hpp"
 
 namespace tandem::cuda::reduction {
@@ -39,6 +42,31 @@ __global__ void __launch_bounds__(kCanonicalBlockSize)
 #pragma unroll
     for (int s = kWarpSize / 2; s > 0; s /= 2) acc = acc + __shfl_down_sync(kFullWarpMask, acc, s);
     if (lane == 0) chunk_values[c] = acc;
+  }
+}
+
+// Level after level of chunk values (backends/common/canonical.hpp), ping-ponging between two scratch
+// arrays, the last level writing the result.
+template <class T>
+void canonical_sum(const T* x, Index n, Index stride, T* result, Workspace& ws, cudaStream_t stream) {
+  using detail::canonical::chunk_count;
+  const Index first = chunk_count(n), second = chunk_count(first);
+  T* scratch = static_cast<T*>(ws.get(std::size_t(first + second) * sizeof(T) + 256));
+  T* levels[2] = {scratch, scratch + first};
+  const auto kernel = canonical_chunk_sums_kernel<T>;
+  const int warps_per_block = kCanonicalBlockSize / kWarpSize;
+  for (int level = 0;; ++level) {
+    const Index chunks = chunk_count(n);
+    T* out = chunks == 1 ? result : levels[level % 2];
+    const Index blocks =
+        std::min<Index>((chunks + warps_per_block - 1) / warps_per_block,
+                        resident_grid_size(reinterpret_cast<const void*>(kernel), kCanonicalBlockSize, 0));
+    kernel<<<unsigned(blocks), kCanonicalBlockSize, 0, stream>>>(x, n, stride, out);
+    TANDEM_CUDA_CHECK_LAUNCH();
+    if (chunks == 1) return;
+    x = out;
+    n = chunks;
+    stride = 1;
   }
 }
 

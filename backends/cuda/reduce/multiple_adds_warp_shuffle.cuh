@@ -15,8 +15,9 @@
 
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/reduce/block_helpers.cuh"
+#include "backends/cuda/reduce/drivers.cuh"
 #include "backends/cuda/reduce/launch_config.cuh"
-#include "backends/cuda/reduce/unrolled.cuh"
+#include "backends/cuda/reduce/unroll_last_warp_complete_unroll.cuh"
 
 namespace tandem::cuda::reduction {
 
@@ -45,24 +46,15 @@ __global__ void __launch_bounds__(BlockSize)
 template <class Op>
 void reduce_multiple_adds_per_thread(const typename Op::In* x, Index n, Index stride, typename Op::Acc* result,
                                      Workspace& ws, cudaStream_t stream) {
-  using Acc = typename Op::Acc;
   constexpr unsigned block_size = kTextbookBlockSize;
-  constexpr std::size_t shared_bytes = block_size * sizeof(Acc);
-  const auto first_kernel = multiple_adds_per_thread_kernel<Op, block_size>;
-  const auto partials_kernel = multiple_adds_per_thread_kernel<PartialOp<Op>, block_size>;
-
-  const unsigned blocks = device_grid_size(first_kernel, block_size, shared_bytes, n, 2 * Index{block_size});
-  if (blocks == 1) {
-    first_kernel<<<1, block_size, shared_bytes, stream>>>(x, n, stride, result);
+  const unsigned blocks = device_grid_size(multiple_adds_per_thread_kernel<Op, block_size>, block_size,
+                                           block_size * sizeof(typename Op::Acc), n, 2 * Index{block_size});
+  reduce_two_pass<Op>(x, n, stride, result, blocks, ws, [&]<class O>(OpTag<O>, auto in, Index count, Index step,
+                                                                     auto out, unsigned grid) {
+    multiple_adds_per_thread_kernel<O, block_size><<<grid, block_size, block_size * sizeof(typename O::Acc), stream>>>(
+        in, count, step, out);
     TANDEM_CUDA_CHECK_LAUNCH();
-    return;
-  }
-  auto* partials = static_cast<Acc*>(ws.get(blocks * sizeof(Acc)));
-  first_kernel<<<blocks, block_size, shared_bytes, stream>>>(x, n, stride, partials);
-  TANDEM_CUDA_CHECK_LAUNCH();
-  // One block walks all partials (a few thousand at most).
-  partials_kernel<<<1, block_size, shared_bytes, stream>>>(partials, blocks, 1, result);
-  TANDEM_CUDA_CHECK_LAUNCH();
+  });
 }
 
 // ---- Stage 10: warp_shuffle ----------------------------------------------------------------------
@@ -87,24 +79,14 @@ __global__ void __launch_bounds__(kShuffleBlockSize)
 template <class Op>
 void reduce_warp_shuffle(const typename Op::In* x, Index n, Index stride, typename Op::Acc* result, Workspace& ws,
                          cudaStream_t stream) {
-  using In = typename Op::In;
-  using Acc = typename Op::Acc;
-  const auto first_kernel = warp_shuffle_kernel<Op>;
-  const auto partials_kernel = warp_shuffle_kernel<PartialOp<Op>>;
-
-  const unsigned blocks = device_grid_size(first_kernel, kShuffleBlockSize, 0, n, kShuffleElementsPerBlockStep<In>);
-  if (blocks == 1) {
-    first_kernel<<<1, kShuffleBlockSize, 0, stream>>>(x, n, stride, split_for_vectors(x, n, stride), result);
+  const unsigned blocks = device_grid_size(warp_shuffle_kernel<Op>, kShuffleBlockSize, 0, n,
+                                           kShuffleElementsPerBlockStep<typename Op::In>);
+  reduce_two_pass<Op>(x, n, stride, result, blocks, ws, [&]<class O>(OpTag<O>, auto in, Index count, Index step,
+                                                                     auto out, unsigned grid) {
+    warp_shuffle_kernel<O><<<grid, kShuffleBlockSize, 0, stream>>>(in, count, step,
+                                                                   split_for_vectors(in, count, step), out);
     TANDEM_CUDA_CHECK_LAUNCH();
-    return;
-  }
-  auto* partials = static_cast<Acc*>(ws.get(blocks * sizeof(Acc)));
-  first_kernel<<<blocks, kShuffleBlockSize, 0, stream>>>(x, n, stride, split_for_vectors(x, n, stride), partials);
-  TANDEM_CUDA_CHECK_LAUNCH();
-  const Acc* partials_in = partials;
-  partials_kernel<<<1, kShuffleBlockSize, 0, stream>>>(partials_in, blocks, 1, split_for_vectors(partials_in, blocks, 1),
-                                                       result);
-  TANDEM_CUDA_CHECK_LAUNCH();
+  });
 }
 
 }  // namespace tandem::cuda::reduction

@@ -85,31 +85,19 @@ __global__ void __launch_bounds__(BlockSize)
   if (tid == 0) partials[blockIdx.x] = shared[0];
 }
 
-// Launchers for the multi-pass driver (dispatch.cu).
-template <class Op>
+// For the multi-pass driver (drivers.cuh): both keep unroll8_blocks' 8 elements per thread.
+// complete_unroll is instantiated for one block size (256, like the other textbook stages): each extra
+// size would compile every kernel again for all operators, for a choice that barely moves a
+// bandwidth-bound kernel.
 struct UnrollLastWarp {
-  static constexpr unsigned block_size = kTextbookBlockSize;
-  static constexpr Index elements_per_block = 8 * Index{block_size};
-  static void launch(const typename Op::In* x, Index n, Index stride, typename Op::Acc* partials, unsigned blocks,
-                     cudaStream_t stream) {
-    unroll_last_warp_kernel<Op>
-        <<<blocks, block_size, block_size * sizeof(typename Op::Acc), stream>>>(x, n, stride, partials);
-    TANDEM_CUDA_CHECK_LAUNCH();
-  }
+  static constexpr int kChunks = 8;
+  template <class Op>
+  static constexpr auto kernel() { return unroll_last_warp_kernel<Op>; }
 };
-
-// One block size is instantiated (256, like the other textbook stages): each extra size would compile
-// every kernel again for all 13 operators, for a choice that barely moves a bandwidth-bound kernel.
-template <class Op>
 struct CompleteUnroll {
-  static constexpr unsigned block_size = kTextbookBlockSize;
-  static constexpr Index elements_per_block = 8 * Index{block_size};
-  static void launch(const typename Op::In* x, Index n, Index stride, typename Op::Acc* partials, unsigned blocks,
-                     cudaStream_t stream) {
-    complete_unroll_kernel<Op, block_size>
-        <<<blocks, block_size, block_size * sizeof(typename Op::Acc), stream>>>(x, n, stride, partials);
-    TANDEM_CUDA_CHECK_LAUNCH();
-  }
+  static constexpr int kChunks = 8;
+  template <class Op>
+  static constexpr auto kernel() { return complete_unroll_kernel<Op, kTextbookBlockSize>; }
 };
 
 }  // namespace tandem::cuda::reduction

@@ -48,29 +48,16 @@ __global__ void interleaved_strided_index_kernel(const typename Op::In* __restri
   if (tid == 0) partials[blockIdx.x] = shared[0];
 }
 
-// Launchers for the multi-pass driver (dispatch.cu): one block per block_size elements.
-template <class Op>
+// For the multi-pass driver (drivers.cuh): one element per thread.
 struct InterleavedDivergent {
-  static constexpr unsigned block_size = kTextbookBlockSize;
-  static constexpr Index elements_per_block = block_size;
-  static void launch(const typename Op::In* x, Index n, Index stride, typename Op::Acc* partials, unsigned blocks,
-                     cudaStream_t stream) {
-    interleaved_divergent_kernel<Op>
-        <<<blocks, block_size, block_size * sizeof(typename Op::Acc), stream>>>(x, n, stride, partials);
-    TANDEM_CUDA_CHECK_LAUNCH();
-  }
+  static constexpr int kChunks = 1;
+  template <class Op>
+  static constexpr auto kernel() { return interleaved_divergent_kernel<Op>; }
 };
-
-template <class Op>
 struct InterleavedStridedIndex {
-  static constexpr unsigned block_size = kTextbookBlockSize;
-  static constexpr Index elements_per_block = block_size;
-  static void launch(const typename Op::In* x, Index n, Index stride, typename Op::Acc* partials, unsigned blocks,
-                     cudaStream_t stream) {
-    interleaved_strided_index_kernel<Op>
-        <<<blocks, block_size, block_size * sizeof(typename Op::Acc), stream>>>(x, n, stride, partials);
-    TANDEM_CUDA_CHECK_LAUNCH();
-  }
+  static constexpr int kChunks = 1;
+  template <class Op>
+  static constexpr auto kernel() { return interleaved_strided_index_kernel<Op>; }
 };
 
 }  // namespace tandem::cuda::reduction

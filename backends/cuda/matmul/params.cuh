@@ -1,0 +1,56 @@
+// What every matmul stage takes: one parameter struct by value (so a batch index or alpha/beta becomes
+// one field), the context its launcher needs, and the host-side launch helpers the stages share.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
+
+#include "backends/cuda/common.cuh"
+#include "backends/cuda/vector16.cuh"
+
+namespace tandem::cuda::matmul_stages {
+
+// C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), all row-major device memory; m, k, n >= 1.
+template <class T>
+struct GemmParams {
+  const T* a;
+  const T* b;
+  T* c;
+  std::int64_t m, k, n;
+  std::int64_t lda, ldb, ldc;
+};
+
+// What a launcher may use besides the operands: scratch memory, the engine's cuBLAS handle, its stream.
+struct GemmContext {
+  Workspace& ws;
+  cublasHandle_t cublas;
+  cudaStream_t stream;
+};
+
+__host__ __device__ constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Column tiles go in gridDim.x (up to 2^31 - 1), row tiles in gridDim.y, which is capped at 65535: the
+// kernels loop over the row tiles beyond it.
+inline dim3 tile_grid(std::int64_t row_tiles, std::int64_t col_tiles) {
+  if (col_tiles > INT_MAX)
+    throw Error("matmul: n is too large for one grid (" + std::to_string(col_tiles) + " column tiles)");
+  return dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(std::min<std::int64_t>(row_tiles, 65535)));
+}
+
+// Whether pointer p and leading dimension ld allow 16-byte vector access to every row of a T matrix.
+template <class T>
+bool vector_aligned(const void* p, std::int64_t ld) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && ld % kVectorWidth<T> == 0;
+}
+
+template <class T>
+bool all_vector_aligned(const GemmParams<T>& p) {
+  return vector_aligned<T>(p.a, p.lda) && vector_aligned<T>(p.b, p.ldb) && vector_aligned<T>(p.c, p.ldc);
+}
+
+}  // namespace tandem::cuda::matmul_stages
