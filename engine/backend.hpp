@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,6 +76,17 @@ class BackendImpl {
   virtual void deallocate(void* p) noexcept = 0;
   virtual void copy_to_backend(void* dst, const void* host_src, std::size_t bytes) = 0;
   virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
+
+  // reduce_kernel_info() and matmul_kernel_info() with "auto" first, made once per backend: the engine
+  // checks every call against them (engine/engine.cpp).
+  struct KernelTables {
+    std::vector<KernelInfo> reduce, matmul;
+  };
+  const KernelTables& kernel_tables() const;
+
+ private:
+  mutable std::once_flag tables_once_;
+  mutable KernelTables tables_;
 };
 
 }  // namespace tandem::detail

@@ -125,7 +125,7 @@ std::vector<std::string> names_of(const std::vector<KernelInfo>& infos) {
 }
 
 // The kernel's info, or a tandem::Error listing the valid names. `what` is "reduce" or "matmul".
-KernelInfo find_kernel(const std::vector<KernelInfo>& infos, const std::string& name, const char* what) {
+const KernelInfo& find_kernel(const std::vector<KernelInfo>& infos, const std::string& name, const char* what) {
   for (const auto& k : infos)
     if (k.name == name) return k;
   std::vector<std::string> names = names_of(infos);
@@ -151,8 +151,16 @@ void check_kernel_accepts(const KernelInfo& k, Dtype dtype, const Op* op, bool d
 
 }  // namespace
 
-std::vector<KernelInfo> Engine::reduce_kernel_info() const { return with_auto(impl_->reduce_kernel_info()); }
-std::vector<KernelInfo> Engine::matmul_kernel_info() const { return with_auto(impl_->matmul_kernel_info()); }
+const detail::BackendImpl::KernelTables& detail::BackendImpl::kernel_tables() const {
+  std::call_once(tables_once_, [this] {
+    tables_.reduce = with_auto(reduce_kernel_info());
+    tables_.matmul = with_auto(matmul_kernel_info());
+  });
+  return tables_;
+}
+
+std::vector<KernelInfo> Engine::reduce_kernel_info() const { return impl_->kernel_tables().reduce; }
+std::vector<KernelInfo> Engine::matmul_kernel_info() const { return impl_->kernel_tables().matmul; }
 std::vector<std::string> Engine::reduce_kernels() const { return names_of(reduce_kernel_info()); }
 std::vector<std::string> Engine::matmul_kernels() const { return names_of(matmul_kernel_info()); }
 
@@ -233,7 +241,7 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
     throw Error("mean of an empty input is undefined; check for count == 0 before calling");
 
   const Op backend_op = op == Op::mean ? Op::sum : op;
-  const KernelInfo kernel = find_kernel(reduce_kernel_info(), opts.kernel, "reduce");
+  const KernelInfo& kernel = find_kernel(impl_->kernel_tables().reduce, opts.kernel, "reduce");
   check_kernel_accepts(kernel, in.dtype, &op, opts.deterministic, name);
 
   detail::visit(in.dtype, [&]<class T>(std::type_identity<T>) {
@@ -303,7 +311,7 @@ void Engine::run_matmul(const detail::MatrixInput& ain, const detail::MatrixInpu
   const Dtype dtype = ain.dtype;
   const Mat a = checked_matrix(*impl_, ain, "A"), b = checked_matrix(*impl_, bin, "B"),
             c = checked_matrix(*impl_, cin, "C");
-  const KernelInfo kernel = find_kernel(matmul_kernel_info(), opts.kernel, "matmul");
+  const KernelInfo& kernel = find_kernel(impl_->kernel_tables().matmul, opts.kernel, "matmul");
   check_kernel_accepts(kernel, dtype, nullptr, opts.deterministic, "matmul");
   if (a.cols != b.rows || c.rows != a.rows || c.cols != b.cols) {
     std::ostringstream m;
