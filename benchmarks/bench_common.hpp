@@ -370,12 +370,12 @@ inline void add_kernel_context(const Engine& eng) {
   auto add = [&](const char* kind, const std::vector<tandem::KernelInfo>& infos) {
     for (const tandem::KernelInfo& k : infos) {
       if (json.size() > 1) json += ",";
-      json += std::string("{\"kind\":\"") + kind + "\",\"name\":\"" + k.name + "\",\"dtypes\":" +
-              list(k.dtypes, [](tandem::Dtype d) { return tandem::to_string(d); }) +
+      json += std::string("{\"kind\":\"") + kind + "\",\"name\":\"" + k.name +
+              "\",\"dtypes\":" + list(k.dtypes, [](tandem::Dtype d) { return tandem::to_string(d); }) +
               ",\"ops\":" + list(k.ops, [](Op o) { return tandem::to_string(o); }) + ",\"precision\":\"" +
               tandem::to_string(k.precision) + "\",\"deterministic\":" + (k.deterministic ? "true" : "false") +
-              ",\"auto_pick\":" + (k.auto_pick ? "true" : "false") + ",\"baseline\":" +
-              (k.baseline ? "true" : "false") + ",\"requirement\":\"" + k.requirement + "\"}";
+              ",\"auto_pick\":" + (k.auto_pick ? "true" : "false") +
+              ",\"baseline\":" + (k.baseline ? "true" : "false") + ",\"requirement\":\"" + k.requirement + "\"}";
     }
   };
   add("reduce", eng.reduce_kernel_info());

@@ -88,7 +88,6 @@ constexpr int kBatchedSweepCalls = 20;
 // least min_time / 20 of it (set in main from --benchmark_min_time).
 double batched_min_time = 0.05 / kMaxCallsPerIteration;
 
-
 // What the kernel-level benchmarks share: a stream of this binary's own with two events on it, the
 // ladders' scratch memory, a cuBLAS handle and an 8-byte device slot for reduction results. The stages
 // run on stream() only; the engine's own calls (input upload, the matmul check) are synchronous.
@@ -185,11 +184,10 @@ void register_kernel_reductions(Suite& suite, KernelRunner& runner, SweepReferen
             const VectorInput<T>& in = suite.inputs.vector<T>(n);
             constexpr Dtype dtype = tandem::dtype_of<T>;
             const std::int64_t count = std::int64_t(n);
-            const std::string ran =
-                stage == "auto" ? tandem::cuda::auto_reduce_stage(op, dtype, count, 1) : stage;
+            const std::string ran = stage == "auto" ? tandem::cuda::auto_reduce_stage(op, dtype, count, 1) : stage;
             auto run = [&] {
-              tandem::cuda::reduce(ran, op, dtype, in.buffer.data(), count, 1, runner.result(),
-                                   runner.workspace(), runner.stream());
+              tandem::cuda::reduce(ran, op, dtype, in.buffer.data(), count, 1, runner.result(), runner.workspace(),
+                                   runner.stream());
             };
             check_result(op, runner.reduction_result<T>(op, run), in.ref);
             const int calls = runner.calls_per_iteration(run);

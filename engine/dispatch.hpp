@@ -37,8 +37,9 @@ struct matmul_filter<type_list<Kept...>, type_list<>> {
 };
 template <class... Kept, class T, class... Rest>
 struct matmul_filter<type_list<Kept...>, type_list<T, Rest...>> {
-  using type = typename matmul_filter<
-      std::conditional_t<dtype_traits<T>::matmul, type_list<Kept..., T>, type_list<Kept...>>, type_list<Rest...>>::type;
+  using type =
+      typename matmul_filter<std::conditional_t<dtype_traits<T>::matmul, type_list<Kept..., T>, type_list<Kept...>>,
+                             type_list<Rest...>>::type;
 };
 using matmul_types = typename matmul_filter<type_list<>, element_types>::type;
 

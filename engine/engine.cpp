@@ -135,18 +135,21 @@ const KernelInfo& find_kernel(const std::vector<KernelInfo>& infos, const std::s
 // Rejects at the edge what the kernel does not take: the element type, the op, deterministic mode.
 void check_kernel_accepts(const KernelInfo& k, Dtype dtype, const Op* op, bool deterministic, const char* call) {
   if (!k.accepts(dtype))
-    throw Error(std::string(call) + ": kernel '" + k.name + "' does not take " + to_string(dtype) +
-                " (it takes " + [&] {
+    throw Error(std::string(call) + ": kernel '" + k.name + "' does not take " + to_string(dtype) + " (it takes " +
+                [&] {
                   std::string s;
                   for (Dtype d : k.dtypes) s += std::string(s.empty() ? "" : ", ") + to_string(d);
                   return s;
-                }() + "); use kernel \"auto\" or one whose KernelInfo lists " + to_string(dtype));
+                }() +
+                "); use kernel \"auto\" or one whose KernelInfo lists " + to_string(dtype));
   if (op && !k.accepts(*op))
     throw Error(std::string(call) + ": kernel '" + k.name + "' does not run " + to_string(*op) +
                 "; use kernel \"auto\" or one whose KernelInfo lists it");
   if (deterministic && !k.deterministic)
-    throw Error(std::string(call) + ": deterministic mode runs its own canonical-order kernel; leave kernel = \"auto\" "
-                "(got '" + k.name + "')");
+    throw Error(std::string(call) +
+                ": deterministic mode runs its own canonical-order kernel; leave kernel = \"auto\" "
+                "(got '" +
+                k.name + "')");
 }
 
 }  // namespace
@@ -253,8 +256,8 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
       std::memcpy(result, &zero, sizeof zero);
       return;
     }
-    const detail::ReduceArgs args{backend_op, in.dtype, data, std::int64_t(in.count), std::int64_t(in.stride),
-                                  in.in_buffer, opts.deterministic};
+    const detail::ReduceArgs args{
+        backend_op, in.dtype, data, std::int64_t(in.count), std::int64_t(in.stride), in.in_buffer, opts.deterministic};
     if (op == Op::mean) {
       // mean is double(sum) / n: for integers that is the exact sum (while it fits in int64), for floats
       // the sum in the input's precision.
@@ -306,8 +309,8 @@ Mat checked_matrix(const detail::BackendImpl& impl, const detail::MatrixInput& v
 
 }  // namespace
 
-void Engine::run_matmul(const detail::MatrixInput& ain, const detail::MatrixInput& bin,
-                        const detail::MatrixInput& cin, const MatmulOptions& opts) const {
+void Engine::run_matmul(const detail::MatrixInput& ain, const detail::MatrixInput& bin, const detail::MatrixInput& cin,
+                        const MatmulOptions& opts) const {
   const Dtype dtype = ain.dtype;
   const Mat a = checked_matrix(*impl_, ain, "A"), b = checked_matrix(*impl_, bin, "B"),
             c = checked_matrix(*impl_, cin, "C");

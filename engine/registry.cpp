@@ -8,9 +8,7 @@
 namespace tandem::detail {
 
 #ifndef TANDEM_HAS_CUDA
-Probe cuda_probe() {
-  return {false, false, "configured with TANDEM_WITH_CUDA=OFF or without nvcc"};
-}
+Probe cuda_probe() { return {false, false, "configured with TANDEM_WITH_CUDA=OFF or without nvcc"}; }
 std::shared_ptr<BackendImpl> make_cuda_backend() {
   throw Error(
       "the CUDA backend is not compiled into this build of tandem; rebuild with -DTANDEM_WITH_CUDA=ON (needs nvcc), "

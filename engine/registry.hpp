@@ -17,7 +17,7 @@ struct Probe {
 };
 
 #define TANDEM_DECLARE_BACKEND(name, ...) \
-  Probe name##_probe();                        \
+  Probe name##_probe();                   \
   std::shared_ptr<BackendImpl> make_##name##_backend();
 TANDEM_BACKENDS(TANDEM_DECLARE_BACKEND)
 #undef TANDEM_DECLARE_BACKEND
@@ -26,8 +26,8 @@ TANDEM_BACKENDS(TANDEM_DECLARE_BACKEND)
 struct BackendEntry {
   Backend id;
   const char* name;
-  int auto_priority;  // auto picks the usable backend with the highest
-  const char* label;  // the backend in prose: "CUDA"
+  int auto_priority;   // auto picks the usable backend with the highest
+  const char* label;   // the backend in prose: "CUDA"
   const char* device;  // what it runs on, in prose: "CUDA GPU"
   Probe (*probe)();
   std::shared_ptr<BackendImpl> (*make)();  // throws tandem::Error when not compiled in or not usable

@@ -1,10 +1,9 @@
 // A small app linked against an installed tandem: reductions and a matrix product on whichever
 // backend TANDEM_BACKEND (or auto) picks, checked against plain loops.
-#include <tandem/tandem.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <tandem/tandem.hpp>
 #include <vector>
 
 int main() {

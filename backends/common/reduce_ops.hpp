@@ -32,8 +32,10 @@ using Index = std::int64_t;
 
 template <class T>
 TANDEM_HD bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>) return x != x;
-  else return false;
+  if constexpr (std::is_floating_point_v<T>)
+    return x != x;
+  else
+    return false;
 }
 
 template <class T>
@@ -61,8 +63,10 @@ struct MinOp {
   using In = T;
   using Acc = T;
   TANDEM_HD static T identity() {
-    if constexpr (std::is_floating_point_v<T>) return T(INFINITY);
-    else return std::numeric_limits<T>::max();
+    if constexpr (std::is_floating_point_v<T>)
+      return T(INFINITY);
+    else
+      return std::numeric_limits<T>::max();
   }
   static constexpr bool kIndexFree = true;
   TANDEM_HD static T load(T x, Index) { return x; }
@@ -71,8 +75,10 @@ struct MinOp {
     if (is_nan(b)) return b;
     if (a < b) return a;
     if (b < a) return b;
-    if constexpr (std::is_floating_point_v<T>) return sign_bit(a) ? a : b;  // -0.0 before +0.0
-    else return a;
+    if constexpr (std::is_floating_point_v<T>)
+      return sign_bit(a) ? a : b;  // -0.0 before +0.0
+    else
+      return a;
   }
 };
 
@@ -81,8 +87,10 @@ struct MaxOp {
   using In = T;
   using Acc = T;
   TANDEM_HD static T identity() {
-    if constexpr (std::is_floating_point_v<T>) return T(-INFINITY);
-    else return std::numeric_limits<T>::lowest();
+    if constexpr (std::is_floating_point_v<T>)
+      return T(-INFINITY);
+    else
+      return std::numeric_limits<T>::lowest();
   }
   static constexpr bool kIndexFree = true;
   TANDEM_HD static T load(T x, Index) { return x; }
@@ -91,8 +99,10 @@ struct MaxOp {
     if (is_nan(b)) return b;
     if (a > b) return a;
     if (b > a) return b;
-    if constexpr (std::is_floating_point_v<T>) return sign_bit(a) ? b : a;  // +0.0 before -0.0
-    else return a;
+    if constexpr (std::is_floating_point_v<T>)
+      return sign_bit(a) ? b : a;  // +0.0 before -0.0
+    else
+      return a;
   }
 };
 
@@ -146,10 +156,14 @@ inline constexpr Op backend_ops[] = {Op::sum, Op::min, Op::max};
 template <class F>
 decltype(auto) visit_op(Op op, F&& f) {
   switch (op) {
-    case Op::sum: return f(std::integral_constant<Op, Op::sum>{});
-    case Op::min: return f(std::integral_constant<Op, Op::min>{});
-    case Op::max: return f(std::integral_constant<Op, Op::max>{});
-    default: break;
+    case Op::sum:
+      return f(std::integral_constant<Op, Op::sum>{});
+    case Op::min:
+      return f(std::integral_constant<Op, Op::min>{});
+    case Op::max:
+      return f(std::integral_constant<Op, Op::max>{});
+    default:
+      break;
   }
   throw Error(std::string("tandem: op ") + to_string(op) + " has no backend kernel (the engine computes it)");
 }

@@ -23,8 +23,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <new>
 #include <thread>
 
@@ -37,7 +37,7 @@ namespace tandem::detail {
 namespace {
 
 constexpr std::int64_t kDeterministicLeaf = 1 << 14;  // elements per leaf of tbb_deterministic
-constexpr std::int64_t kGrain = 1 << 14;               // smallest leaf of tbb_vectorized
+constexpr std::int64_t kGrain = 1 << 14;              // smallest leaf of tbb_vectorized
 
 template <class T>
 using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
@@ -88,8 +88,10 @@ typename Op::Acc reduce_leaf(const typename Op::In* x, std::int64_t begin, std::
     return min_max_leaf<Op>(p, len, stride);
   } else {
     auto sum = [](const auto& v) -> typename Op::Acc {
-      if constexpr (std::is_integral_v<T>) return v.template cast<std::uint64_t>().sum();
-      else return v.sum();
+      if constexpr (std::is_integral_v<T>)
+        return v.template cast<std::uint64_t>().sum();
+      else
+        return v.sum();
     };
     if (stride == 1) return sum(Eigen::Map<const Vec<T>>(p, len));
     return sum(Eigen::Map<const Vec<T>, 0, Eigen::InnerStride<>>(p, len, Eigen::InnerStride<>(stride)));
@@ -193,8 +195,7 @@ void fma_chain_block(const MatmulArgs& g, std::int64_t i0, std::int64_t j0, int 
   const bool last = k1 == g.k;
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j)
-      C[(i0 + i) * g.ldc + j0 + j] =
-          last && std::isnan(acc[i][j]) ? std::numeric_limits<T>::quiet_NaN() : acc[i][j];
+      C[(i0 + i) * g.ldc + j0 + j] = last && std::isnan(acc[i][j]) ? std::numeric_limits<T>::quiet_NaN() : acc[i][j];
 }
 
 template <class T>
@@ -208,19 +209,21 @@ void fma_chain_matmul(const MatmulArgs& g) {
 #endif
   // k in blocks of 256, so that the B panel a task walks (256 x 256) stays in L2.
   constexpr std::int64_t kBlockK = 256;
-  tbb::parallel_for(
-      tbb::blocked_range2d<std::int64_t>(0, g.m, 64, 0, g.n, 256), [&](const tbb::blocked_range2d<std::int64_t>& r) {
-        for (std::int64_t k0 = 0; k0 < g.k; k0 += kBlockK) {
-          const std::int64_t k1 = std::min(g.k, k0 + kBlockK);
-          for (std::int64_t j0 = r.cols().begin(); j0 < r.cols().end(); j0 += kCols)
-            for (std::int64_t i0 = r.rows().begin(); i0 < r.rows().end(); i0 += R) {
-              const int h = int(std::min<std::int64_t>(R, r.rows().end() - i0));
-              const int w = int(std::min<std::int64_t>(kCols, r.cols().end() - j0));
-              if (h == R && w == kCols) fma_chain_block<T, R, kCols, true>(g, i0, j0, h, w, k0, k1);
-              else fma_chain_block<T, R, kCols, false>(g, i0, j0, h, w, k0, k1);
-            }
-        }
-      });
+  tbb::parallel_for(tbb::blocked_range2d<std::int64_t>(0, g.m, 64, 0, g.n, 256),
+                    [&](const tbb::blocked_range2d<std::int64_t>& r) {
+                      for (std::int64_t k0 = 0; k0 < g.k; k0 += kBlockK) {
+                        const std::int64_t k1 = std::min(g.k, k0 + kBlockK);
+                        for (std::int64_t j0 = r.cols().begin(); j0 < r.cols().end(); j0 += kCols)
+                          for (std::int64_t i0 = r.rows().begin(); i0 < r.rows().end(); i0 += R) {
+                            const int h = int(std::min<std::int64_t>(R, r.rows().end() - i0));
+                            const int w = int(std::min<std::int64_t>(kCols, r.cols().end() - j0));
+                            if (h == R && w == kCols)
+                              fma_chain_block<T, R, kCols, true>(g, i0, j0, h, w, k0, k1);
+                            else
+                              fma_chain_block<T, R, kCols, false>(g, i0, j0, h, w, k0, k1);
+                          }
+                      }
+                    });
 }
 
 template <class T>
@@ -281,8 +284,8 @@ class CpuBackend final : public BackendImpl {
     d.name = cpu_model_name();
     d.compute_units = tbb::info::default_concurrency();
     d.memory_bytes = physical_memory();
-    d.details = "oneTBB " + std::to_string(TBB_VERSION_MAJOR) + "." + std::to_string(TBB_VERSION_MINOR) +
-                ", Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
+    d.details = "oneTBB " + std::to_string(TBB_VERSION_MAJOR) + "." + std::to_string(TBB_VERSION_MINOR) + ", Eigen " +
+                std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
                 std::to_string(EIGEN_MINOR_VERSION) + " (SIMD: " + Eigen::SimdInstructionSetsInUse() + ")";
     return d;
   }
@@ -309,7 +312,8 @@ class CpuBackend final : public BackendImpl {
   }
 
   void matmul(const MatmulArgs& a, std::string_view kernel) override {
-    visit(a.dtype, [&]<class T>(std::type_identity<T>) { matmul_typed<T>(a, kernel); }, matmul_types{});
+    visit(
+        a.dtype, [&]<class T>(std::type_identity<T>) { matmul_typed<T>(a, kernel); }, matmul_types{});
   }
 
   void* allocate(std::size_t bytes) override {

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/backend.hpp"
 #include "backends/common/reduce_ops.hpp"
+#include "engine/backend.hpp"
 #include "tandem/types.hpp"
 
 namespace tandem::cuda {
@@ -19,9 +19,9 @@ using tandem::Op;
 // Throws tandem::Error with the CUDA message, the failing statement, file and line.
 [[noreturn]] void throw_cuda_error(cudaError_t err, const char* stmt, const char* file, int line);
 
-#define TANDEM_CUDA_CHECK(stmt)                                                        \
-  do {                                                                                 \
-    cudaError_t tandem_err_ = (stmt);                                                  \
+#define TANDEM_CUDA_CHECK(stmt)                                                                               \
+  do {                                                                                                        \
+    cudaError_t tandem_err_ = (stmt);                                                                         \
     if (tandem_err_ != cudaSuccess) ::tandem::cuda::throw_cuda_error(tandem_err_, #stmt, __FILE__, __LINE__); \
   } while (0)
 

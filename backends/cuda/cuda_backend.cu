@@ -49,9 +49,8 @@ class CudaBackend final : public detail::BackendImpl {
     d.memory_bytes = p.totalGlobalMem;
     // Double data rate: two transfers per clock.
     d.peak_bandwidth_gbs = 2.0 * mem_clock_khz * 1e3 * (bus_bits / 8) / 1e9;
-    d.details = "sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
-                std::to_string(p.l2CacheSize >> 20) + " MiB L2, " + std::to_string(p.sharedMemPerMultiprocessor >> 10) +
-                " KiB shared memory per SM";
+    d.details = "sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " + std::to_string(p.l2CacheSize >> 20) +
+                " MiB L2, " + std::to_string(p.sharedMemPerMultiprocessor >> 10) + " KiB shared memory per SM";
     return d;
   }
 
@@ -98,8 +97,10 @@ class CudaBackend final : public detail::BackendImpl {
       if (g.k > 0) {
         void* da = staging_a_.get(std::size_t(g.m * g.k) * e);
         void* db = staging_b_.get(std::size_t(g.k * g.n) * e);
-        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(da, g.k * e, g.a, g.lda * e, g.k * e, g.m, cudaMemcpyHostToDevice, stream_));
-        TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(db, g.n * e, g.b, g.ldb * e, g.n * e, g.k, cudaMemcpyHostToDevice, stream_));
+        TANDEM_CUDA_CHECK(
+            cudaMemcpy2DAsync(da, g.k * e, g.a, g.lda * e, g.k * e, g.m, cudaMemcpyHostToDevice, stream_));
+        TANDEM_CUDA_CHECK(
+            cudaMemcpy2DAsync(db, g.n * e, g.b, g.ldb * e, g.n * e, g.k, cudaMemcpyHostToDevice, stream_));
         a = da;
         b = db;
       }
@@ -112,7 +113,7 @@ class CudaBackend final : public detail::BackendImpl {
       TANDEM_CUDA_CHECK(cudaMemset2DAsync(c, ldc * e, 0, g.n * e, g.m, stream_));
     } else {
       // register_tiled computes each element as one fma chain over k: the canonical order.
-      std::string stage = g.deterministic ? std::string("register_tiled")
+      std::string stage = g.deterministic    ? std::string("register_tiled")
                           : kernel == "auto" ? auto_matmul_stage(g.dtype, g.m, g.k, g.n)
                                              : std::string(kernel);
       if (!cublas_) create_cublas();

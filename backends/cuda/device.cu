@@ -74,9 +74,10 @@ Probe cuda_probe() {
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
     // Without an NVIDIA driver the runtime says "driver version is insufficient": name the likely cause.
-    const char* cause = err == cudaErrorInsufficientDriver ? "no NVIDIA driver is loaded, or it is older than the CUDA runtime"
-                        : err == cudaErrorNoDevice        ? "no NVIDIA GPU is visible"
-                                                          : "the CUDA runtime could not start";
+    const char* cause = err == cudaErrorInsufficientDriver
+                            ? "no NVIDIA driver is loaded, or it is older than the CUDA runtime"
+                        : err == cudaErrorNoDevice ? "no NVIDIA GPU is visible"
+                                                   : "the CUDA runtime could not start";
     return {true, false, std::string(cause) + " (" + cudaGetErrorString(err) + ")"};
   }
   if (count == 0) return {true, false, "the CUDA runtime reports no GPU"};

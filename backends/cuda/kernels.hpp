@@ -37,8 +37,8 @@ std::vector<KernelInfo> matmul_stage_info();
 std::string auto_matmul_stage(Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n);
 // C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), row-major, dtype f32 or f64. Throws tandem::Error
 // for a stage whose KernelInfo does not take the dtype (tensor-core stages take float only).
-void matmul(std::string_view stage, Dtype dtype, const void* a, const void* b, void* c, std::int64_t m,
-            std::int64_t k, std::int64_t n, std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws,
-            cublasHandle_t cublas, cudaStream_t stream);
+void matmul(std::string_view stage, Dtype dtype, const void* a, const void* b, void* c, std::int64_t m, std::int64_t k,
+            std::int64_t n, std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws, cublasHandle_t cublas,
+            cudaStream_t stream);
 
 }  // namespace tandem::cuda

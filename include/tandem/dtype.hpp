@@ -59,7 +59,9 @@ using element_types = type_list<std::int32_t, std::int64_t, float, double>;
 // ---- Derived from the table -----------------------------------------------------------------------
 
 template <class T>
-concept Element = requires { dtype_traits<std::remove_cv_t<T>>::id; };
+concept Element = requires {
+  dtype_traits<std::remove_cv_t<T>>::id;
+};
 
 template <Element T>
 inline constexpr Dtype dtype_of = dtype_traits<std::remove_cv_t<T>>::id;
@@ -68,8 +70,10 @@ template <class T>
 inline constexpr bool is_reduce_type_v = Element<T>;
 template <class T>
 inline constexpr bool is_matmul_type_v = [] {
-  if constexpr (Element<T>) return dtype_traits<T>::matmul;
-  else return false;
+  if constexpr (Element<T>)
+    return dtype_traits<T>::matmul;
+  else
+    return false;
 }();
 
 // sum() of integers returns int64_t (wrapping modulo 2^64: exact and order-independent); of floats, T.
@@ -96,11 +100,13 @@ constexpr auto dtype_table(type_list<Ts...>) {
 
 // One DtypeInfo per element type, indexed by Dtype.
 inline constexpr auto dtypes = detail::dtype_table(element_types{});
-static_assert([] {
-  for (std::size_t i = 0; i < dtypes.size(); ++i)
-    if (static_cast<std::size_t>(dtypes[i].id) != i) return false;
-  return true;
-}(), "element_types must list the types in Dtype order");
+static_assert(
+    [] {
+      for (std::size_t i = 0; i < dtypes.size(); ++i)
+        if (static_cast<std::size_t>(dtypes[i].id) != i) return false;
+      return true;
+    }(),
+    "element_types must list the types in Dtype order");
 
 constexpr const DtypeInfo& info(Dtype d) { return dtypes[static_cast<std::size_t>(d)]; }
 constexpr const char* to_string(Dtype d) {

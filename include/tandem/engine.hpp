@@ -51,8 +51,10 @@ ReduceInput host_input(const T* data, std::size_t count, std::size_t stride) {
 template <class T>
 ReduceInput buffer_input(BufferView<T> v) {
   const bool has = v.buffer != nullptr && v.buffer->allocation() != nullptr;
-  return {dtype_of<T>, has ? v.buffer->data() : nullptr, v.count, v.stride, true,
-          has ? v.buffer->allocation().get() : nullptr, v.offset, has ? v.buffer->size() : 0};
+  return {dtype_of<T>, has ? v.buffer->data() : nullptr,
+          v.count,     v.stride,
+          true,        has ? v.buffer->allocation().get() : nullptr,
+          v.offset,    has ? v.buffer->size() : 0};
 }
 template <class T>
 MatrixInput host_matrix(MatrixView<T> m) {
@@ -61,16 +63,23 @@ MatrixInput host_matrix(MatrixView<T> m) {
 template <class T>
 MatrixInput buffer_matrix(BufferMatrix<T> m) {
   const bool has = m.buffer != nullptr && m.buffer->allocation() != nullptr;
-  return {dtype_of<T>, has ? m.buffer->data() : nullptr, m.rows, m.cols, m.ld, true,
-          has ? m.buffer->allocation().get() : nullptr, m.offset, has ? m.buffer->size() : 0};
+  return {dtype_of<T>,
+          has ? m.buffer->data() : nullptr,
+          m.rows,
+          m.cols,
+          m.ld,
+          true,
+          has ? m.buffer->allocation().get() : nullptr,
+          m.offset,
+          has ? m.buffer->size() : 0};
 }
 }  // namespace detail
 
 // A contiguous host range of a tandem element type other than a span (std::vector, std::array, ...):
 // eng.sum(v) works without naming the element type.
 template <class R>
-concept HostRange = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
-                    Element<std::ranges::range_value_t<R>>;
+concept HostRange =
+    std::ranges::contiguous_range<R> && std::ranges::sized_range<R> && Element<std::ranges::range_value_t<R>>;
 
 class TANDEM_API Engine {
  public:
@@ -96,90 +105,117 @@ class TANDEM_API Engine {
   // input is 0; min, max and mean of an empty input throw. mean is computed as double(sum(x)) / n.
   // Each op takes a host span (or any contiguous host range), a strided host view, a Buffer, or a view
   // of a Buffer.
-  template <Element T> sum_result_t<T> sum(std::span<const T> x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  sum_result_t<T> sum(std::span<const T> x, const ReduceOptions& o = {}) const {
     return reduce_as<sum_result_t<T>>(Op::sum, detail::host_input(x.data(), x.size(), 1), o);
   }
-  template <Element T> sum_result_t<T> sum(StridedView<T> x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  sum_result_t<T> sum(StridedView<T> x, const ReduceOptions& o = {}) const {
     return reduce_as<sum_result_t<T>>(Op::sum, detail::host_input(x.data, x.count, x.stride), o);
   }
-  template <Element T> sum_result_t<T> sum(BufferView<T> x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  sum_result_t<T> sum(BufferView<T> x, const ReduceOptions& o = {}) const {
     return reduce_as<sum_result_t<T>>(Op::sum, detail::buffer_input(x), o);
   }
-  template <Element T> sum_result_t<T> sum(const Buffer<T>& x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  sum_result_t<T> sum(const Buffer<T>& x, const ReduceOptions& o = {}) const {
     return sum(x.view(), o);
   }
-  template <HostRange R> auto sum(const R& x, const ReduceOptions& o = {}) const {
+  template <HostRange R>
+  auto sum(const R& x, const ReduceOptions& o = {}) const {
     return sum(std::span<const std::ranges::range_value_t<R>>(x), o);
   }
 
-  template <Element T> T min(std::span<const T> x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  T min(std::span<const T> x, const ReduceOptions& o = {}) const {
     return reduce_as<T>(Op::min, detail::host_input(x.data(), x.size(), 1), o);
   }
-  template <Element T> T min(StridedView<T> x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  T min(StridedView<T> x, const ReduceOptions& o = {}) const {
     return reduce_as<T>(Op::min, detail::host_input(x.data, x.count, x.stride), o);
   }
-  template <Element T> T min(BufferView<T> x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  T min(BufferView<T> x, const ReduceOptions& o = {}) const {
     return reduce_as<T>(Op::min, detail::buffer_input(x), o);
   }
-  template <Element T> T min(const Buffer<T>& x, const ReduceOptions& o = {}) const { return min(x.view(), o); }
-  template <HostRange R> auto min(const R& x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  T min(const Buffer<T>& x, const ReduceOptions& o = {}) const {
+    return min(x.view(), o);
+  }
+  template <HostRange R>
+  auto min(const R& x, const ReduceOptions& o = {}) const {
     return min(std::span<const std::ranges::range_value_t<R>>(x), o);
   }
 
-  template <Element T> T max(std::span<const T> x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  T max(std::span<const T> x, const ReduceOptions& o = {}) const {
     return reduce_as<T>(Op::max, detail::host_input(x.data(), x.size(), 1), o);
   }
-  template <Element T> T max(StridedView<T> x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  T max(StridedView<T> x, const ReduceOptions& o = {}) const {
     return reduce_as<T>(Op::max, detail::host_input(x.data, x.count, x.stride), o);
   }
-  template <Element T> T max(BufferView<T> x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  T max(BufferView<T> x, const ReduceOptions& o = {}) const {
     return reduce_as<T>(Op::max, detail::buffer_input(x), o);
   }
-  template <Element T> T max(const Buffer<T>& x, const ReduceOptions& o = {}) const { return max(x.view(), o); }
-  template <HostRange R> auto max(const R& x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  T max(const Buffer<T>& x, const ReduceOptions& o = {}) const {
+    return max(x.view(), o);
+  }
+  template <HostRange R>
+  auto max(const R& x, const ReduceOptions& o = {}) const {
     return max(std::span<const std::ranges::range_value_t<R>>(x), o);
   }
 
-  template <Element T> double mean(std::span<const T> x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  double mean(std::span<const T> x, const ReduceOptions& o = {}) const {
     return reduce_as<double>(Op::mean, detail::host_input(x.data(), x.size(), 1), o);
   }
-  template <Element T> double mean(StridedView<T> x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  double mean(StridedView<T> x, const ReduceOptions& o = {}) const {
     return reduce_as<double>(Op::mean, detail::host_input(x.data, x.count, x.stride), o);
   }
-  template <Element T> double mean(BufferView<T> x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  double mean(BufferView<T> x, const ReduceOptions& o = {}) const {
     return reduce_as<double>(Op::mean, detail::buffer_input(x), o);
   }
-  template <Element T> double mean(const Buffer<T>& x, const ReduceOptions& o = {}) const {
+  template <Element T>
+  double mean(const Buffer<T>& x, const ReduceOptions& o = {}) const {
     return mean(x.view(), o);
   }
-  template <HostRange R> double mean(const R& x, const ReduceOptions& o = {}) const {
+  template <HostRange R>
+  double mean(const R& x, const ReduceOptions& o = {}) const {
     return mean(std::span<const std::ranges::range_value_t<R>>(x), o);
   }
 
   // C = A * B (row-major, any ld >= cols). Writes only the rows x cols elements of C; padding between
   // cols and ld stays untouched. C must not overlap A or B.
   template <class T>
-    requires is_matmul_type_v<T>
+  requires is_matmul_type_v<T>
   void matmul(MatrixView<const T> a, MatrixView<const T> b, MatrixView<T> c, const MatmulOptions& o = {}) const {
     run_matmul(detail::host_matrix(a), detail::host_matrix(b), detail::host_matrix(c), o);
   }
   template <class T>
-    requires is_matmul_type_v<T>
+  requires is_matmul_type_v<T>
   void matmul(BufferMatrix<T> a, BufferMatrix<T> b, BufferMatrix<T> c, const MatmulOptions& o = {}) const {
     run_matmul(detail::buffer_matrix(a), detail::buffer_matrix(b), detail::buffer_matrix(c), o);
   }
 
   // Memory on this engine's backend (device memory on CUDA). Contents of buffer() are unspecified.
-  template <Element T> Buffer<T> buffer(std::size_t count) const {
+  template <Element T>
+  Buffer<T> buffer(std::size_t count) const {
     return Buffer<T>(allocate(count, sizeof(T)), count);
   }
-  template <Element T> Buffer<T> upload(std::span<const T> host) const {
+  template <Element T>
+  Buffer<T> upload(std::span<const T> host) const {
     if (!host.empty() && host.data() == nullptr) throw Error("upload: data is null but size is non-zero");
     Buffer<T> b = buffer<T>(host.size());
     b.upload(host);
     return b;
   }
-  template <HostRange R> auto upload(const R& host) const {
+  template <HostRange R>
+  auto upload(const R& host) const {
     return upload(std::span<const std::ranges::range_value_t<R>>(host));
   }
 

@@ -24,8 +24,8 @@ namespace tandem {
 // CLI's --backend and the per-backend test registration (tests/CMakeLists.txt reads this macro) all
 // come from it. Each backend provides <name>_probe() and make_<name>_backend() (engine/registry.cpp).
 // Arguments after X are passed on to every X(...) (the test registration uses them).
-#define TANDEM_BACKENDS(X, ...)                \
-  X(cpu, 0, "CPU", "CPU", __VA_ARGS__)         \
+#define TANDEM_BACKENDS(X, ...)        \
+  X(cpu, 0, "CPU", "CPU", __VA_ARGS__) \
   X(cuda, 10, "CUDA", "CUDA GPU", __VA_ARGS__)
 
 enum class Backend {
@@ -85,11 +85,7 @@ struct MatrixView {
   std::size_t rows, cols, ld;
 
   // A MatrixView<T> is usable wherever a MatrixView<const T> is expected.
-  operator MatrixView<const T>() const
-    requires(!std::is_const_v<T>)
-  {
-    return {data, rows, cols, ld};
-  }
+  operator MatrixView<const T>() const requires(!std::is_const_v<T>) { return {data, rows, cols, ld}; }
 };
 
 // `count` elements of host memory, `stride` elements apart: data[0], data[stride], ...
@@ -130,24 +126,24 @@ struct MatmulOptions {
 
 // One device a backend runs on.
 struct DeviceInfo {
-  std::string name;            // e.g. "NVIDIA H100 80GB HBM3" or the CPU model
-  int compute_units = 0;       // CPU hardware threads TBB uses, or GPU multiprocessors
+  std::string name;       // e.g. "NVIDIA H100 80GB HBM3" or the CPU model
+  int compute_units = 0;  // CPU hardware threads TBB uses, or GPU multiprocessors
   std::size_t memory_bytes = 0;
   double peak_bandwidth_gbs = 0;  // theoretical memory bandwidth where known, else 0
-  std::string details;         // e.g. "sm_90, 50 MiB L2"
+  std::string details;            // e.g. "sm_90, 50 MiB L2"
 };
 
 // What one kernel (a stage of a ladder, a vendor baseline, or "auto") accepts and promises. The engine
 // rejects a call the kernel does not accept (dtype, op, deterministic) before it reaches the backend.
 struct KernelInfo {
   std::string name;
-  std::vector<Dtype> dtypes;          // the element types it takes
-  std::vector<Op> ops;                // reductions: the ops it runs; empty for matmul kernels
+  std::vector<Dtype> dtypes;  // the element types it takes
+  std::vector<Op> ops;        // reductions: the ops it runs; empty for matmul kernels
   Precision precision = Precision::full;
-  bool deterministic = false;         // deterministic mode may run it (its results follow the canonical order)
-  bool auto_pick = false;             // "auto" may pick it
-  bool baseline = false;              // a vendor library (CUB, cuBLAS), the reference of the ladder
-  std::string requirement;            // e.g. "compute capability 9.0"; empty: runs wherever the backend does
+  bool deterministic = false;  // deterministic mode may run it (its results follow the canonical order)
+  bool auto_pick = false;      // "auto" may pick it
+  bool baseline = false;       // a vendor library (CUB, cuBLAS), the reference of the ladder
+  std::string requirement;     // e.g. "compute capability 9.0"; empty: runs wherever the backend does
 
   bool accepts(Dtype d) const {
     for (Dtype x : dtypes)

@@ -54,8 +54,10 @@ constexpr Stage kStages[] = {
 
 template <class T>
 Launcher<T> launcher_of(const Stage& s) {
-  if constexpr (std::is_same_v<T, float>) return s.f32;
-  else return s.f64;
+  if constexpr (std::is_same_v<T, float>)
+    return s.f32;
+  else
+    return s.f64;
 }
 
 // ---- What "auto" runs --------------------------------------------------------------------------
@@ -81,12 +83,13 @@ const Stage& find_stage(std::string_view name) {
 std::vector<KernelInfo> matmul_stage_info() {
   std::vector<KernelInfo> infos;
   for (const Stage& s : kStages) {
-    KernelInfo k{.name = s.name,
-                 .precision = s.precision,
-                 .deterministic = s.deterministic,
-                 .auto_pick = s.name == std::string_view(kAutoStage) || s.name == std::string_view(kAutoStageBeyondInt32),
-                 .baseline = s.baseline,
-                 .requirement = s.requirement};
+    KernelInfo k{
+        .name = s.name,
+        .precision = s.precision,
+        .deterministic = s.deterministic,
+        .auto_pick = s.name == std::string_view(kAutoStage) || s.name == std::string_view(kAutoStageBeyondInt32),
+        .baseline = s.baseline,
+        .requirement = s.requirement};
     if (s.f32) k.dtypes.push_back(Dtype::f32);
     if (s.f64) k.dtypes.push_back(Dtype::f64);
     infos.push_back(std::move(k));

@@ -18,8 +18,7 @@ inline constexpr int kNaiveBlockCols = 32;
 inline constexpr int kNaiveBlockRows = 8;
 
 template <class T>
-__global__ void __launch_bounds__(kNaiveBlockCols* kNaiveBlockRows)
-    naive_matmul_kernel(const GemmParams<T> p) {
+__global__ void __launch_bounds__(kNaiveBlockCols* kNaiveBlockRows) naive_matmul_kernel(const GemmParams<T> p) {
   const T* __restrict__ const a = p.a;
   const T* __restrict__ const b = p.b;
   T* __restrict__ const c = p.c;

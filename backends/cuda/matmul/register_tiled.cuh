@@ -33,8 +33,10 @@ __device__ __forceinline__ double fma_rn(double a, double b, double c) { return 
 // GPUs and CPUs make NaNs with different bits; deterministic mode stores one quiet NaN on both.
 template <class T>
 __device__ __forceinline__ T canonical_nan(T v) {
-  if constexpr (sizeof(T) == 4) return v != v ? __int_as_float(0x7fc00000) : v;
-  else return v != v ? __longlong_as_double(0x7ff8000000000000LL) : v;
+  if constexpr (sizeof(T) == 4)
+    return v != v ? __int_as_float(0x7fc00000) : v;
+  else
+    return v != v ? __longlong_as_double(0x7ff8000000000000LL) : v;
 }
 
 // Tile sizes per element type, chosen from timings on an H200 at 4096^3 (f32: 44 TFLOP/s, 0.86x cuBLAS).
@@ -121,7 +123,8 @@ __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlock
         for (int j = 0; j < kWidth; ++j) a_tile[buf][kk + j][r] = loader.a_next[l][j];  // transposed
       }
 #pragma unroll
-      for (int l = 0; l < kBLoads; ++l) store_vector(&b_tile[buf][Loader::b_row(l)][Loader::b_col(l)], loader.b_next[l]);
+      for (int l = 0; l < kBLoads; ++l)
+        store_vector(&b_tile[buf][Loader::b_row(l)][Loader::b_col(l)], loader.b_next[l]);
     };
 
     // The values of A and B for one step along k: [step % 2][strip][element].
@@ -158,17 +161,17 @@ __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlock
           buf ^= 1;
         }
         if (kk < kTileK - 1 || has_next) load_frags(buf, (kk + 1) % kTileK, (kk + 1) % 2);
-        // One fma per step: every element is one fma chain over k from +0.0, the canonical order of
-        // deterministic mode (backends/common/canonical.hpp), bit for bit like the CPU's. Steps past the end of
-        // k multiply A's fill, -0.0, by B's fill, +0.0: fma(-0, +0, acc) = acc + (-0) = acc exactly for
-        // every acc, -0.0 (from an underflowing product) included, so they change no bit. (Skipping them
-        // with a branch per step cost 20% of the speed.)
+          // One fma per step: every element is one fma chain over k from +0.0, the canonical order of
+          // deterministic mode (backends/common/canonical.hpp), bit for bit like the CPU's. Steps past the end of
+          // k multiply A's fill, -0.0, by B's fill, +0.0: fma(-0, +0, acc) = acc + (-0) = acc exactly for
+          // every acc, -0.0 (from an underflowing product) included, so they change no bit. (Skipping them
+          // with a branch per step cost 20% of the speed.)
 #pragma unroll
         for (int i = 0; i < kThreadRows; ++i)
 #pragma unroll
           for (int j = 0; j < kThreadCols; ++j)
-            acc[i][j] = fma_rn(a_frag[kk % 2][i / kWidth][i % kWidth], b_frag[kk % 2][j / kWidth][j % kWidth],
-                               acc[i][j]);
+            acc[i][j] =
+                fma_rn(a_frag[kk % 2][i / kWidth][i % kWidth], b_frag[kk % 2][j / kWidth][j % kWidth], acc[i][j]);
       }
     }
 

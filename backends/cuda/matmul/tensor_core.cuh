@@ -46,29 +46,29 @@ __device__ __forceinline__ void set_registers(Frag& f, const std::uint32_t (&r)[
 
 // The PTX of one policy's fragment loads and accumulator store; SHAPE is m16n16k8 or m16n16k16, TYPE
 // the input type in PTX (tf32 or bf16).
-#define TANDEM_WMMA_SHARED_ACCESS(SHAPE, TYPE)                                                               \
-  __device__ __forceinline__ static void load_shared(FragA& f, const Element* p, unsigned ldm) {             \
-    std::uint32_t r[4];                                                                                      \
-    asm volatile("wmma.load.a.sync.aligned.row." SHAPE ".shared." TYPE " {%0, %1, %2, %3}, [%4], %5;"        \
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                                            \
-                 : "r"(wmma_shared::shared_address(p)), "r"(ldm)                                             \
-                 : "memory");                                                                                \
-    wmma_shared::set_registers(f, r);                                                                        \
-  }                                                                                                          \
-  __device__ __forceinline__ static void load_shared(FragB& f, const Element* p, unsigned ldm) {             \
-    std::uint32_t r[4];                                                                                      \
-    asm volatile("wmma.load.b.sync.aligned.row." SHAPE ".shared." TYPE " {%0, %1, %2, %3}, [%4], %5;"        \
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                                            \
-                 : "r"(wmma_shared::shared_address(p)), "r"(ldm)                                             \
-                 : "memory");                                                                                \
-    wmma_shared::set_registers(f, r);                                                                        \
-  }                                                                                                          \
-  __device__ __forceinline__ static void store_shared(float* p, const FragC& f, unsigned ldm) {              \
+#define TANDEM_WMMA_SHARED_ACCESS(SHAPE, TYPE)                                                                    \
+  __device__ __forceinline__ static void load_shared(FragA& f, const Element* p, unsigned ldm) {                  \
+    std::uint32_t r[4];                                                                                           \
+    asm volatile("wmma.load.a.sync.aligned.row." SHAPE ".shared." TYPE " {%0, %1, %2, %3}, [%4], %5;"             \
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                                                 \
+                 : "r"(wmma_shared::shared_address(p)), "r"(ldm)                                                  \
+                 : "memory");                                                                                     \
+    wmma_shared::set_registers(f, r);                                                                             \
+  }                                                                                                               \
+  __device__ __forceinline__ static void load_shared(FragB& f, const Element* p, unsigned ldm) {                  \
+    std::uint32_t r[4];                                                                                           \
+    asm volatile("wmma.load.b.sync.aligned.row." SHAPE ".shared." TYPE " {%0, %1, %2, %3}, [%4], %5;"             \
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                                                 \
+                 : "r"(wmma_shared::shared_address(p)), "r"(ldm)                                                  \
+                 : "memory");                                                                                     \
+    wmma_shared::set_registers(f, r);                                                                             \
+  }                                                                                                               \
+  __device__ __forceinline__ static void store_shared(float* p, const FragC& f, unsigned ldm) {                   \
     asm volatile("wmma.store.d.sync.aligned.row." SHAPE ".shared.f32 [%0], {%1, %2, %3, %4, %5, %6, %7, %8}, %9;" \
-                 :                                                                                           \
-                 : "r"(wmma_shared::shared_address(p)), "f"(f.x[0]), "f"(f.x[1]), "f"(f.x[2]), "f"(f.x[3]),  \
-                   "f"(f.x[4]), "f"(f.x[5]), "f"(f.x[6]), "f"(f.x[7]), "r"(ldm)                              \
-                 : "memory");                                                                                \
+                 :                                                                                                \
+                 : "r"(wmma_shared::shared_address(p)), "f"(f.x[0]), "f"(f.x[1]), "f"(f.x[2]), "f"(f.x[3]),       \
+                   "f"(f.x[4]), "f"(f.x[5]), "f"(f.x[6]), "f"(f.x[7]), "r"(ldm)                                   \
+                 : "memory");                                                                                     \
   }
 
 // tensor_core_tf32: tiles rounded to tf32 (kept in float storage), 16 x 16 x 8 fragments.
@@ -76,10 +76,10 @@ struct Tf32Input {
   using Element = float;
   static constexpr int kFragK = 8;
   static constexpr int kPad = 4;  // elements per 16 bytes
-  using FragA = nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 8, nvcuda::wmma::precision::tf32,
-                                       nvcuda::wmma::row_major>;
-  using FragB = nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 8, nvcuda::wmma::precision::tf32,
-                                       nvcuda::wmma::row_major>;
+  using FragA =
+      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 8, nvcuda::wmma::precision::tf32, nvcuda::wmma::row_major>;
+  using FragB =
+      nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 8, nvcuda::wmma::precision::tf32, nvcuda::wmma::row_major>;
   using FragC = nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 8, float>;
   // Four floats into shared memory, rounded to tf32, 16-byte aligned.
   __device__ __forceinline__ static void stage(float* p, float (&v)[4]) {
@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSM)
   constexpr int kWarpFragRows = S::kWarpRows / S::kFragRows, kWarpFragCols = S::kWarpCols / S::kFragCols;
 
   using ATile = Element[S::kBlockRows][S::kAStride];  // ATile[r][kk] = A(row0 + r, k0 + kk)
-  using BTile = Element[S::kTileK][S::kBStride];    // BTile[kk][j] = B(k0 + kk, col0 + j)
+  using BTile = Element[S::kTileK][S::kBStride];      // BTile[kk][j] = B(k0 + kk, col0 + j)
   using CTile = float[S::kBlockRows][S::kCStride];
   extern __shared__ __align__(128) unsigned char shared_bytes[];
   ATile* a_tile = reinterpret_cast<ATile*>(shared_bytes);                      // [2]
@@ -170,9 +170,11 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSM)
     // element instead of once per fragment load in every warp that reads it.
     auto store_tiles = [&](int buf) {
 #pragma unroll
-      for (int l = 0; l < kALoads; ++l) Input::stage(&a_tile[buf][Loader::a_row(l)][Loader::a_col(l)], loader.a_next[l]);
+      for (int l = 0; l < kALoads; ++l)
+        Input::stage(&a_tile[buf][Loader::a_row(l)][Loader::a_col(l)], loader.a_next[l]);
 #pragma unroll
-      for (int l = 0; l < kBLoads; ++l) Input::stage(&b_tile[buf][Loader::b_row(l)][Loader::b_col(l)], loader.b_next[l]);
+      for (int l = 0; l < kBLoads; ++l)
+        Input::stage(&b_tile[buf][Loader::b_row(l)][Loader::b_col(l)], loader.b_next[l]);
     };
 
     FragC acc[kWarpFragRows][kWarpFragCols];
@@ -216,7 +218,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSM)
     for (int i = 0; i < kWarpFragRows; ++i)
 #pragma unroll
       for (int j = 0; j < kWarpFragCols; ++j)
-        Input::store_shared(&c_tile[warp_row0 + i * S::kFragRows][warp_col0 + j * S::kFragCols], acc[i][j], S::kCStride);
+        Input::store_shared(&c_tile[warp_row0 + i * S::kFragRows][warp_col0 + j * S::kFragCols], acc[i][j],
+                            S::kCStride);
     __syncthreads();
     constexpr int kCVectorsPerRow = S::kBlockCols / kWidth;
 #pragma unroll 4

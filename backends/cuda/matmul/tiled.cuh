@@ -16,8 +16,7 @@ namespace tandem::cuda::matmul_stages {
 
 // threadIdx.x runs along the columns of C (coalesced reads of B and writes of C), threadIdx.y along rows.
 template <class T, int kTile>
-__global__ void __launch_bounds__(kTile* kTile)
-    tiled_matmul_kernel(const GemmParams<T> p) {
+__global__ void __launch_bounds__(kTile* kTile) tiled_matmul_kernel(const GemmParams<T> p) {
   const T* __restrict__ const a = p.a;
   const T* __restrict__ const b = p.b;
   T* __restrict__ const c = p.c;

@@ -60,7 +60,7 @@ constexpr int kBlockN = 256;
 constexpr int kThreads = 256;
 constexpr int kRowBytes = 128;
 constexpr int kStageBytes = (kBlockM + kBlockN) * kRowBytes;
-constexpr int kStages = 4;  // 192 KiB of the 227 KiB a block may have
+constexpr int kStages = 4;                                  // 192 KiB of the 227 KiB a block may have
 constexpr int kSharedBytes = kStages * kStageBytes + 1024;  // + 1024: the base is aligned up to 1024 bytes
 constexpr int kGroupM = 8;  // tiles of C are visited in groups of 8 tile rows, for the L2 cache
 template <class Input>
@@ -114,9 +114,9 @@ __device__ __forceinline__ void fence_registers(float (&d)[N]) {
 // dst (rows_p x cols_p, packed) = src (rows x cols, ld) converted, zero past rows and cols: A. One row
 // per block at a time.
 template <class Input>
-__global__ void __launch_bounds__(256) pack_kernel(const float* __restrict__ src, std::int64_t rows, std::int64_t cols,
-                                                   std::int64_t ld, typename Input::Element* __restrict__ dst,
-                                                   std::int64_t rows_p, std::int64_t cols_p) {
+__global__ void __launch_bounds__(256)
+    pack_kernel(const float* __restrict__ src, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                typename Input::Element* __restrict__ dst, std::int64_t rows_p, std::int64_t cols_p) {
   for (std::int64_t r = blockIdx.x; r < rows_p; r += gridDim.x)
     for (std::int64_t c = threadIdx.x; c < cols_p; c += blockDim.x)
       dst[r * cols_p + c] = Input::convert(r < rows && c < cols ? src[r * ld + c] : 0.0f);
@@ -125,10 +125,9 @@ __global__ void __launch_bounds__(256) pack_kernel(const float* __restrict__ src
 // dst (cols_p x rows_p, packed) = transpose of src (rows x cols, ld) converted, zero-padded: B (k x n)
 // becomes N' x K'. 32 x 32 tiles through shared memory, so that reads and writes are both coalesced.
 template <class Input>
-__global__ void __launch_bounds__(256) pack_transposed_kernel(const float* __restrict__ src, std::int64_t rows,
-                                                              std::int64_t cols, std::int64_t ld,
-                                                              typename Input::Element* __restrict__ dst,
-                                                              std::int64_t rows_p, std::int64_t cols_p) {
+__global__ void __launch_bounds__(256)
+    pack_transposed_kernel(const float* __restrict__ src, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                           typename Input::Element* __restrict__ dst, std::int64_t rows_p, std::int64_t cols_p) {
   __shared__ float tile[32][33];
   const std::int64_t tiles_c = cols_p / 32;
   const std::int64_t r0 = std::int64_t(blockIdx.x) * 32;  // rows of src = columns of dst (K)
@@ -216,9 +215,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
   for (int i = 0; i < kAccumulators; ++i) d[i] = 0.0f;
 
-  // Prologue: k-tiles 0 .. kStages - 3 in flight. The loop keeps kStages - 2 ahead: the stage it refills
-  // was read by the wgmma of two iterations ago, which every warpgroup has waited for (wait_group 1)
-  // before the __syncthreads of this iteration.
+    // Prologue: k-tiles 0 .. kStages - 3 in flight. The loop keeps kStages - 2 ahead: the stage it refills
+    // was read by the wgmma of two iterations ago, which every warpgroup has waited for (wait_group 1)
+    // before the __syncthreads of this iteration.
 #pragma unroll
   for (int s = 0; s < kStages - 2; ++s) {
     if (s < k_tiles) load_tile(s, s);
@@ -290,8 +289,8 @@ void run(const char* name, const float* a, const float* b, float* c, std::int64_
   if (tiles_m * tiles_n > 0x7FFFFFFF) throw Error(std::string("matmul kernel '") + name + "': too many tiles of C");
   // tf32 reads A where it is when its rows are 16-byte aligned (the tensor cores then ignore the low 13
   // mantissa bits instead of rounding them); bf16 and other layouts pack A too.
-  const bool direct_a = std::is_same_v<Input, Tf32Wgmma> && reinterpret_cast<std::uintptr_t>(a) % 16 == 0 &&
-                        lda % 4 == 0 && k % 4 == 0;
+  const bool direct_a =
+      std::is_same_v<Input, Tf32Wgmma> && reinterpret_cast<std::uintptr_t>(a) % 16 == 0 && lda % 4 == 0 && k % 4 == 0;
   const std::size_t a_bytes = direct_a ? 0 : std::size_t(m_p * k_p) * sizeof(Element);
   const std::size_t b_offset = (a_bytes + 255) / 256 * 256;
   auto* scratch = static_cast<unsigned char*>(ws.get(b_offset + std::size_t(n_p * k_p) * sizeof(Element)));
@@ -300,7 +299,8 @@ void run(const char* name, const float* a, const float* b, float* c, std::int64_
   std::int64_t a_rows = m, a_cols = k, a_ld = lda;
   if (!direct_a) {
     auto* a_packed = reinterpret_cast<Element*>(scratch);
-    pack_kernel<Input><<<unsigned(std::min<std::int64_t>(m_p, 65535)), 256, 0, stream>>>(a, m, k, lda, a_packed, m_p, k_p);
+    pack_kernel<Input>
+        <<<unsigned(std::min<std::int64_t>(m_p, 65535)), 256, 0, stream>>>(a, m, k, lda, a_packed, m_p, k_p);
     TANDEM_CUDA_CHECK_LAUNCH();
     a_tiles = a_packed, a_rows = m_p, a_cols = k_p, a_ld = k_p;
   }
@@ -312,8 +312,8 @@ void run(const char* name, const float* a, const float* b, float* c, std::int64_
 
   const auto kernel = wgmma_matmul_kernel<Input>;
   allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), kSharedBytes);
-  kernel<<<unsigned(tiles_m * tiles_n), kThreads, kSharedBytes, stream>>>(
-      a_tiles, a_rows, a_cols, a_ld, b_packed, c, m, n, k_p, ldc, tiles_m, tiles_n);
+  kernel<<<unsigned(tiles_m * tiles_n), kThreads, kSharedBytes, stream>>>(a_tiles, a_rows, a_cols, a_ld, b_packed, c, m,
+                                                                          n, k_p, ldc, tiles_m, tiles_n);
   TANDEM_CUDA_CHECK_LAUNCH();
 }
 

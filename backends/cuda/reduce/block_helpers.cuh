@@ -34,9 +34,7 @@ using detail::PartialOp;
 
 // ---- Indices -------------------------------------------------------------------------------------
 
-__device__ inline Index global_thread_index() {
-  return static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
+__device__ inline Index global_thread_index() { return static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; }
 
 __device__ inline Index grid_thread_count() { return static_cast<Index>(gridDim.x) * blockDim.x; }
 

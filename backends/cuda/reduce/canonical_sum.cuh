@@ -7,9 +7,9 @@
 
 #include <algorithm>
 
+#include "backends/common/canonical.hpp"
 #include "backends/cuda/reduce/block_helpers.cuh"
 #include "backends/cuda/reduce/launch_config.cuh"
-#include "backends/common/canonical.hpp"
 
 namespace tandem::cuda::reduction {
 

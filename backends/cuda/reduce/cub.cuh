@@ -8,10 +8,10 @@
 // CUB's temporary storage comes from the Workspace.
 #pragma once
 
-#include <cub/device/device_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
+#include <cub/device/device_reduce.cuh>
 #include <type_traits>
 
 #include "backends/cuda/common.cuh"

@@ -51,8 +51,8 @@ constexpr std::array<AutoChoice, 2> kAutoChoices = {{
 // Every stage in ladder order: its name and its entry point for operator Op. The names, the order, the
 // metadata and the dispatch all come from this one table. Every stage runs every op and dtype.
 template <class Op>
-using StageFunction = void (*)(const typename Op::In* x, Index n, Index stride, typename Op::Acc* result,
-                               Workspace& ws, cudaStream_t stream);
+using StageFunction = void (*)(const typename Op::In* x, Index n, Index stride, typename Op::Acc* result, Workspace& ws,
+                               cudaStream_t stream);
 
 template <class Op>
 struct StageEntry {
@@ -116,8 +116,7 @@ std::string auto_reduce_stage([[maybe_unused]] Op op, [[maybe_unused]] Dtype dty
 
 void reduce_canonical_sum(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,
                           Workspace& ws, cudaStream_t stream) {
-  if (info(dtype).integer)
-    throw Error("deterministic sum: integer sums are exact already and take the ordinary path");
+  if (info(dtype).integer) throw Error("deterministic sum: integer sums are exact already and take the ordinary path");
   detail::visit(dtype, [&]<class T>(std::type_identity<T>) {
     if constexpr (std::is_floating_point_v<T>)
       reduction::canonical_sum(static_cast<const T*>(x), n, stride, static_cast<T*>(d_result), ws, stream);
@@ -130,8 +129,8 @@ void reduce(std::string_view stage, Op op, Dtype dtype, const void* x, std::int6
   detail::visit(dtype, [&]<class T>(std::type_identity<T>) {
     detail::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
       using Operator = typename detail::OpFor<O, T>::type;
-      kStages<Operator>[index].run(static_cast<const T*>(x), n, stride,
-                                   static_cast<typename Operator::Acc*>(d_result), ws, stream);
+      kStages<Operator>[index].run(static_cast<const T*>(x), n, stride, static_cast<typename Operator::Acc*>(d_result),
+                                   ws, stream);
     });
   });
 }

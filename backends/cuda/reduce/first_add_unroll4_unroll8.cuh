@@ -34,7 +34,9 @@ template <int Chunks>
 struct ChunkedLoad {
   static constexpr int kChunks = Chunks;
   template <class Op>
-  static constexpr auto kernel() { return chunked_load_kernel<Op, Chunks>; }
+  static constexpr auto kernel() {
+    return chunked_load_kernel<Op, Chunks>;
+  }
 };
 using FirstAddDuringLoad = ChunkedLoad<2>;
 using Unroll4Blocks = ChunkedLoad<4>;

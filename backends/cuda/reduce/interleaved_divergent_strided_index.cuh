@@ -52,12 +52,16 @@ __global__ void interleaved_strided_index_kernel(const typename Op::In* __restri
 struct InterleavedDivergent {
   static constexpr int kChunks = 1;
   template <class Op>
-  static constexpr auto kernel() { return interleaved_divergent_kernel<Op>; }
+  static constexpr auto kernel() {
+    return interleaved_divergent_kernel<Op>;
+  }
 };
 struct InterleavedStridedIndex {
   static constexpr int kChunks = 1;
   template <class Op>
-  static constexpr auto kernel() { return interleaved_strided_index_kernel<Op>; }
+  static constexpr auto kernel() {
+    return interleaved_strided_index_kernel<Op>;
+  }
 };
 
 }  // namespace tandem::cuda::reduction

@@ -49,12 +49,12 @@ void reduce_multiple_adds_per_thread(const typename Op::In* x, Index n, Index st
   constexpr unsigned block_size = kTextbookBlockSize;
   const unsigned blocks = device_grid_size(multiple_adds_per_thread_kernel<Op, block_size>, block_size,
                                            block_size * sizeof(typename Op::Acc), n, 2 * Index{block_size});
-  reduce_two_pass<Op>(x, n, stride, result, blocks, ws, [&]<class O>(OpTag<O>, auto in, Index count, Index step,
-                                                                     auto out, unsigned grid) {
-    multiple_adds_per_thread_kernel<O, block_size><<<grid, block_size, block_size * sizeof(typename O::Acc), stream>>>(
-        in, count, step, out);
-    TANDEM_CUDA_CHECK_LAUNCH();
-  });
+  reduce_two_pass<Op>(x, n, stride, result, blocks, ws,
+                      [&]<class O>(OpTag<O>, auto in, Index count, Index step, auto out, unsigned grid) {
+                        multiple_adds_per_thread_kernel<O, block_size>
+                            <<<grid, block_size, block_size * sizeof(typename O::Acc), stream>>>(in, count, step, out);
+                        TANDEM_CUDA_CHECK_LAUNCH();
+                      });
 }
 
 // ---- Stage 10: warp_shuffle ----------------------------------------------------------------------
@@ -65,7 +65,7 @@ inline constexpr int kLoadsInFlight = 4;
 
 // Elements one block consumes per grid-stride step, to size the grid for small n.
 template <class T>
-inline constexpr Index kShuffleElementsPerBlockStep = Index{kShuffleBlockSize} * kLoadsInFlight * kElementsPerVector<T>;
+inline constexpr Index kShuffleElementsPerBlockStep = Index{kShuffleBlockSize} * kLoadsInFlight* kElementsPerVector<T>;
 
 template <class Op>
 __global__ void __launch_bounds__(kShuffleBlockSize)
@@ -79,14 +79,14 @@ __global__ void __launch_bounds__(kShuffleBlockSize)
 template <class Op>
 void reduce_warp_shuffle(const typename Op::In* x, Index n, Index stride, typename Op::Acc* result, Workspace& ws,
                          cudaStream_t stream) {
-  const unsigned blocks = device_grid_size(warp_shuffle_kernel<Op>, kShuffleBlockSize, 0, n,
-                                           kShuffleElementsPerBlockStep<typename Op::In>);
-  reduce_two_pass<Op>(x, n, stride, result, blocks, ws, [&]<class O>(OpTag<O>, auto in, Index count, Index step,
-                                                                     auto out, unsigned grid) {
-    warp_shuffle_kernel<O><<<grid, kShuffleBlockSize, 0, stream>>>(in, count, step,
-                                                                   split_for_vectors(in, count, step), out);
-    TANDEM_CUDA_CHECK_LAUNCH();
-  });
+  const unsigned blocks =
+      device_grid_size(warp_shuffle_kernel<Op>, kShuffleBlockSize, 0, n, kShuffleElementsPerBlockStep<typename Op::In>);
+  reduce_two_pass<Op>(x, n, stride, result, blocks, ws,
+                      [&]<class O>(OpTag<O>, auto in, Index count, Index step, auto out, unsigned grid) {
+                        warp_shuffle_kernel<O><<<grid, kShuffleBlockSize, 0, stream>>>(
+                            in, count, step, split_for_vectors(in, count, step), out);
+                        TANDEM_CUDA_CHECK_LAUNCH();
+                      });
 }
 
 }  // namespace tandem::cuda::reduction

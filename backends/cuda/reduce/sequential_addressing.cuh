@@ -29,7 +29,9 @@ __global__ void sequential_addressing_kernel(const typename Op::In* __restrict__
 struct SequentialAddressing {
   static constexpr int kChunks = 1;
   template <class Op>
-  static constexpr auto kernel() { return sequential_addressing_kernel<Op>; }
+  static constexpr auto kernel() {
+    return sequential_addressing_kernel<Op>;
+  }
 };
 
 }  // namespace tandem::cuda::reduction

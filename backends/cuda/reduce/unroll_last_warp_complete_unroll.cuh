@@ -92,12 +92,16 @@ __global__ void __launch_bounds__(BlockSize)
 struct UnrollLastWarp {
   static constexpr int kChunks = 8;
   template <class Op>
-  static constexpr auto kernel() { return unroll_last_warp_kernel<Op>; }
+  static constexpr auto kernel() {
+    return unroll_last_warp_kernel<Op>;
+  }
 };
 struct CompleteUnroll {
   static constexpr int kChunks = 8;
   template <class Op>
-  static constexpr auto kernel() { return complete_unroll_kernel<Op, kTextbookBlockSize>; }
+  static constexpr auto kernel() {
+    return complete_unroll_kernel<Op, kTextbookBlockSize>;
+  }
 };
 
 }  // namespace tandem::cuda::reduction
