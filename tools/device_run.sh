@@ -6,7 +6,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
-B=${BUILD_DIR:-/tmp/b}
+B=$PWD/build-gpu  # the binaryDir of CMakePresets.json's gpu-machine preset
 export LD_LIBRARY_PATH=$PWD/.deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 steps=${*:-build test large sanitize cli bench}
 has() { [[ " $steps " == *" $1 "* ]]; }
@@ -14,8 +14,8 @@ status=0
 
 if has build; then
   nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv | tee "$OUT/gpu.txt"
-  { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_WITH_CUDA=ON -DCMAKE_PREFIX_PATH=$PWD/.deps/usr ${CMAKE_EXTRA:-} \
-      && cmake --build "$B" -j16; } > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+  { cmake --preset gpu-machine ${CMAKE_EXTRA:-} && cmake --build --preset gpu-machine -j16; } > "$OUT/build.log" 2>&1 ||
+    { tail -40 "$OUT/build.log"; exit 1; }
   echo "build: ok"
 fi
 if has test; then

@@ -15,6 +15,6 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >/dev/null
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
-cmake --build build -j"$(nproc)"
+cmake --preset release "$@"   # CMakePresets.json: Ninja, Release, ./build
+cmake --build --preset release
 echo "setup: built ./build (tandem CLI: ./build/tools/tandem)"
