@@ -149,13 +149,24 @@ __global__ void __launch_bounds__(256)
 // C (m x n, ldc) = A * B'^T, B' (n_p x k_p) packed, K-major. A is packed like B' (a_rows = m_p,
 // a_cols = k_p, lda = k_p) or, for tf32, the caller's own matrix (a_rows = m, a_cols = k, a multiple of 4,
 // lda): its rows and 16-byte chunks past a_rows and a_cols are zero-filled by cp.async instead of read.
+template <class Element>
+struct WgmmaParams {
+  const Element* a;  // A as described above: a_rows x a_cols, lda
+  std::int64_t a_rows, a_cols, lda;
+  const Element* b;  // B packed transposed: n_p x k_p
+  float* c;          // C: m x n, ldc
+  std::int64_t m, n, k_p, ldc;
+  std::int64_t tiles_m, tiles_n;  // tiles of C
+};
+
 template <class Input>
-__global__ void __launch_bounds__(kThreads, 1)
-    wgmma_matmul_kernel(const typename Input::Element* __restrict__ a, std::int64_t a_rows, std::int64_t a_cols,
-                        std::int64_t lda, const typename Input::Element* __restrict__ b, float* __restrict__ c,
-                        std::int64_t m, std::int64_t n, std::int64_t k_p, std::int64_t ldc, std::int64_t tiles_m,
-                        std::int64_t tiles_n) {
+__global__ void __launch_bounds__(kThreads, 1) wgmma_matmul_kernel(const WgmmaParams<typename Input::Element> p) {
   using Element = typename Input::Element;
+  const Element* __restrict__ const a = p.a;
+  const Element* __restrict__ const b = p.b;
+  float* __restrict__ const c = p.c;
+  const std::int64_t a_rows = p.a_rows, a_cols = p.a_cols, lda = p.lda, m = p.m, n = p.n, k_p = p.k_p, ldc = p.ldc;
+  const std::int64_t tiles_m = p.tiles_m, tiles_n = p.tiles_n;
   constexpr int kStepBytes = 32;  // K bytes per wgmma instruction
   constexpr int kAccumulators = kBlockN / 2;
   constexpr int kElementsPerChunk = 16 / int(sizeof(Element));
@@ -312,8 +323,8 @@ void run(const char* name, const float* a, const float* b, float* c, std::int64_
 
   const auto kernel = wgmma_matmul_kernel<Input>;
   allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), kSharedBytes);
-  kernel<<<unsigned(tiles_m * tiles_n), kThreads, kSharedBytes, stream>>>(a_tiles, a_rows, a_cols, a_ld, b_packed, c, m,
-                                                                          n, k_p, ldc, tiles_m, tiles_n);
+  kernel<<<unsigned(tiles_m * tiles_n), kThreads, kSharedBytes, stream>>>(
+      WgmmaParams<Element>{a_tiles, a_rows, a_cols, a_ld, b_packed, c, m, n, k_p, ldc, tiles_m, tiles_n});
   TANDEM_CUDA_CHECK_LAUNCH();
 }
 
