@@ -213,7 +213,7 @@ void register_kernel_matmuls(Suite& suite, KernelRunner& runner, const std::vect
           const MatmulInput<T>& in = suite.inputs.matrices<T>(s);
           constexpr Dtype dtype = tandem::dtype_of<T>;
           const std::int64_t m = std::int64_t(s.m), k = std::int64_t(s.k), n = std::int64_t(s.n);
-          const std::string ran = kernel == "auto" ? tandem::cuda::auto_matmul_stage(dtype, m, k, n) : kernel;
+          const std::string ran = kernel == "auto" ? tandem::cuda::auto_matmul_stage(dtype, m, k, n, k, n, n) : kernel;
           auto run = [&] {
             tandem::cuda::matmul(ran, dtype, in.a.data(), in.b.data(), in.c.data(), m, k, n, k, n, n,
                                  runner.workspace(), runner.cublas(), runner.stream());

@@ -26,6 +26,12 @@ struct ReduceArgs {
   std::int64_t stride;
   bool resident;
   bool deterministic = false;  // the canonical order of backends/common/canonical.hpp
+  // Results that don't wait (Engine::*_into): when `out` is set, the result goes to this address of the
+  // backend's memory (a Buffer element), ordered on the backend's stream, and reduce() returns without
+  // waiting; NaN results are stored as the canonical quiet NaN. With `mean` (op is then sum) the value
+  // stored is the double double(sum) / n.
+  void* out = nullptr;
+  bool mean = false;
 };
 
 // C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), all row-major, all in host memory or all resident.
@@ -70,6 +76,12 @@ class BackendImpl {
   // kernel is "auto" or one of reduce_kernel_info()'s names.
   virtual void reduce(const ReduceArgs& args, std::string_view kernel, void* result) = 0;
   virtual void matmul(const MatmulArgs& args, std::string_view kernel) = 0;
+
+  // Waits for everything the backend enqueued; throws tandem::Error for a failure of that work.
+  virtual void synchronize() = 0;
+
+  // Throws tandem::Error unless [p, p + bytes) is memory this backend's kernels may use (Engine::wrap).
+  virtual void check_external(const void* p, std::size_t bytes) const = 0;
 
   // Backend memory. allocate(0) may return nullptr.
   virtual void* allocate(std::size_t bytes) = 0;

@@ -8,6 +8,7 @@
 #include <limits>
 #include <sstream>
 
+#include "backends/common/reduce_ops.hpp"
 #include "engine/backend.hpp"
 #include "engine/dispatch.hpp"
 #include "engine/registry.hpp"
@@ -87,10 +88,32 @@ Backend env_backend() {
                 " (or leave it unset for auto)");
   }
 }
+
+// options.device, or TANDEM_DEVICE (a non-negative integer), or 0.
+EngineOptions resolve_device(EngineOptions options) {
+  if (options.device >= 0) return options;
+  if (options.device < -1)
+    throw Error("EngineOptions::device is " + std::to_string(options.device) +
+                "; use a GPU index (0, 1, ...) or -1 for TANDEM_DEVICE / device 0");
+  const char* v = std::getenv("TANDEM_DEVICE");
+  if (v == nullptr || *v == 0) {
+    options.device = 0;
+    return options;
+  }
+  const std::string value = v;
+  const bool digits = value.size() <= 6 && value.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits)
+    throw Error("TANDEM_DEVICE='" + value + "' is not a GPU index; set it to 0, 1, ... (a device number as " +
+                "nvidia-smi lists it) or leave it unset for device 0");
+  options.device = std::stoi(value);
+  return options;
+}
 }  // namespace
 
-Engine::Engine() : impl_(detail::backend_entry(env_backend()).make()) {}
-Engine::Engine(Backend backend) : impl_(detail::backend_entry(backend).make()) {}
+Engine::Engine() : Engine(env_backend(), EngineOptions{}) {}
+Engine::Engine(Backend backend) : Engine(backend, EngineOptions{}) {}
+Engine::Engine(Backend backend, const EngineOptions& options)
+    : impl_(detail::backend_entry(backend).make(resolve_device(options))) {}
 
 Backend Engine::backend() const noexcept { return impl_->kind(); }
 DeviceInfo Engine::device() const { return impl_->device(); }
@@ -205,43 +228,52 @@ const void* offset_by(const void* base, std::size_t elements, Dtype d) {
 // A NaN result is returned as the canonical quiet NaN.
 template <class T>
 void canonicalise(void* result) {
-  if constexpr (std::is_floating_point_v<T>) {
-    T v;
-    std::memcpy(&v, result, sizeof v);
-    if (std::isnan(v)) v = std::numeric_limits<T>::quiet_NaN();
-    std::memcpy(result, &v, sizeof v);
-  }
+  T v;
+  std::memcpy(&v, result, sizeof v);
+  v = detail::canonical_nan(v);
+  std::memcpy(result, &v, sizeof v);
 }
 
 }  // namespace
 
 // ---- reductions ----------------------------------------------------------------------------------
 
-void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const {
-  const char* name = to_string(op);
+namespace {
+
+// Checks a reduction's input; returns the address of its first element.
+const void* checked_input(const detail::BackendImpl& impl, const detail::ReduceInput& in, const char* name) {
   const std::size_t elem = size_of(in.dtype);
-  const void* data = in.data;
-  if (in.in_buffer) {
-    if (in.count > 0) {
-      if (in.allocation == nullptr)
-        throw Error(std::string(name) + ": the BufferView has no buffer but count is " + std::to_string(in.count));
-      if (&in.allocation->impl() != impl_.get())
-        throw Error(std::string(name) + ": the buffer belongs to another engine (" +
-                    to_string(in.allocation->backend()) + "); use buffers from the engine that runs the operation");
-      const std::size_t ext = extent(in.count, in.stride, elem, name);
-      if (in.offset > in.buffer_size || ext > in.buffer_size - in.offset)
-        throw Error(std::string(name) + ": the view (offset " + std::to_string(in.offset) + ", count " +
-                    std::to_string(in.count) + ", stride " + std::to_string(in.stride) +
-                    ") reaches past the buffer of " + std::to_string(in.buffer_size) + " elements");
-      data = offset_by(in.data, in.offset, in.dtype);
-    }
-  } else {
+  if (!in.in_buffer) {
     extent(in.count, in.stride, elem, name);
     if (in.count > 0 && in.data == nullptr)
       throw Error(std::string(name) + ": data is null but count is " + std::to_string(in.count));
+    return in.data;
   }
-  if (op == Op::mean && in.count == 0)
-    throw Error("mean of an empty input is undefined; check for count == 0 before calling");
+  if (in.count == 0) return in.data;
+  if (in.allocation == nullptr)
+    throw Error(std::string(name) + ": the BufferView has no buffer but count is " + std::to_string(in.count));
+  if (&in.allocation->impl() != &impl)
+    throw Error(std::string(name) + ": the buffer belongs to another engine (" + to_string(in.allocation->backend()) +
+                "); use buffers from the engine that runs the operation");
+  const std::size_t ext = extent(in.count, in.stride, elem, name);
+  if (in.offset > in.buffer_size || ext > in.buffer_size - in.offset)
+    throw Error(std::string(name) + ": the view (offset " + std::to_string(in.offset) + ", count " +
+                std::to_string(in.count) + ", stride " + std::to_string(in.stride) + ") reaches past the buffer of " +
+                std::to_string(in.buffer_size) + " elements");
+  return offset_by(in.data, in.offset, in.dtype);
+}
+
+void require_nonempty(Op op, std::size_t count, const std::string& name) {
+  if (count == 0 && op != Op::sum)
+    throw Error(name + " of an empty input is undefined; check for count == 0 before calling");
+}
+
+}  // namespace
+
+void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const {
+  const char* name = to_string(op);
+  const void* data = checked_input(*impl_, in, name);
+  if (op == Op::mean) require_nonempty(op, in.count, name);
 
   const Op backend_op = op == Op::mean ? Op::sum : op;
   const KernelInfo& kernel = find_kernel(impl_->kernel_tables().reduce, opts.kernel, "reduce");
@@ -249,15 +281,14 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
 
   detail::visit(in.dtype, [&]<class T>(std::type_identity<T>) {
     using Sum = sum_result_t<T>;
+    require_nonempty(op, in.count, name);
     if (in.count == 0) {
-      if (op != Op::sum)
-        throw Error(std::string(name) + " of an empty input is undefined; check for count == 0 before calling");
       const Sum zero{};
       std::memcpy(result, &zero, sizeof zero);
       return;
     }
-    const detail::ReduceArgs args{
-        backend_op, in.dtype, data, std::int64_t(in.count), std::int64_t(in.stride), in.in_buffer, opts.deterministic};
+    const detail::ReduceArgs args{backend_op, in.dtype, data, std::int64_t(in.count), std::int64_t(in.stride),
+                                  in.in_buffer, opts.deterministic};
     if (op == Op::mean) {
       // mean is double(sum) / n: for integers that is the exact sum (while it fits in int64), for floats
       // the sum in the input's precision.
@@ -273,6 +304,38 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
       canonicalise<T>(result);
     }
   });
+}
+
+void Engine::reduce_into(Op op, const detail::ReduceInput& in, const OutSlot& out, const ReduceOptions& opts) const {
+  const std::string name = std::string(to_string(op)) + "_into";
+  const void* data = checked_input(*impl_, in, name.c_str());
+  if (out.allocation == nullptr)
+    throw Error(name + ": the output Buffer is empty; make it with Engine::buffer<R>(n) (n > index) or wrap()");
+  if (&out.allocation->impl() != impl_.get())
+    throw Error(name + ": the output Buffer belongs to another engine; use a buffer of the engine that runs the call");
+  if (out.index >= out.size)
+    throw Error(name + ": index " + std::to_string(out.index) + " is outside the output Buffer of " +
+                std::to_string(out.size) + " elements");
+  require_nonempty(op, in.count, name);
+  const KernelInfo& kernel = find_kernel(impl_->kernel_tables().reduce, opts.kernel, "reduce");
+  check_kernel_accepts(kernel, in.dtype, &op, opts.deterministic, name.c_str());
+
+  detail::ReduceArgs args{op == Op::mean ? Op::sum : op, in.dtype, data, std::int64_t(in.count),
+                          std::int64_t(in.stride), true, opts.deterministic};
+  args.out = static_cast<char*>(out.allocation->data()) + out.index * size_of(out.dtype);
+  args.mean = op == Op::mean;
+  impl_->reduce(args, opts.kernel, nullptr);  // n == 0 (a sum): the backend stores 0
+}
+
+void Engine::synchronize() const { impl_->synchronize(); }
+
+std::shared_ptr<detail::Allocation> Engine::wrap_memory(void* data, std::size_t count, std::size_t element_size) const {
+  if (count > std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / element_size)
+    throw Error("wrap: " + std::to_string(count) + " elements do not fit in the address space");
+  if (count > 0 && data == nullptr)
+    throw Error("wrap: data is null but count is " + std::to_string(count) + "; pass the memory to wrap");
+  if (count > 0) impl_->check_external(data, count * element_size);
+  return std::make_shared<detail::Allocation>(impl_, count > 0 ? data : nullptr, count * element_size);
 }
 
 std::shared_ptr<detail::Allocation> Engine::allocate(std::size_t count, std::size_t element_size) const {
@@ -355,8 +418,10 @@ Allocation::Allocation(std::shared_ptr<BackendImpl> backend, std::size_t bytes)
     : backend_(std::move(backend)), bytes_(bytes) {
   data_ = bytes ? backend_->allocate(bytes) : nullptr;
 }
+Allocation::Allocation(std::shared_ptr<BackendImpl> backend, void* data, std::size_t bytes)
+    : backend_(std::move(backend)), data_(data), bytes_(bytes), owned_(false) {}
 Allocation::~Allocation() {
-  if (data_) backend_->deallocate(data_);
+  if (data_ && owned_) backend_->deallocate(data_);
 }
 Backend Allocation::backend() const noexcept { return backend_->kind(); }
 void Allocation::upload(std::size_t offset, const void* src, std::size_t bytes) {

@@ -9,7 +9,7 @@ namespace tandem::detail {
 
 #ifndef TANDEM_HAS_CUDA
 Probe cuda_probe() { return {false, false, "configured with TANDEM_WITH_CUDA=OFF or without nvcc"}; }
-std::shared_ptr<BackendImpl> make_cuda_backend() {
+std::shared_ptr<BackendImpl> make_cuda_backend(const EngineOptions&) {
   throw Error(
       "the CUDA backend is not compiled into this build of tandem; rebuild with -DTANDEM_WITH_CUDA=ON (needs nvcc), "
       "or use the CPU backend (TANDEM_BACKEND=cpu or Backend::cpu)");

@@ -18,7 +18,7 @@ struct Probe {
 
 #define TANDEM_DECLARE_BACKEND(name, ...) \
   Probe name##_probe();                   \
-  std::shared_ptr<BackendImpl> make_##name##_backend();
+  std::shared_ptr<BackendImpl> make_##name##_backend(const EngineOptions&);
 TANDEM_BACKENDS(TANDEM_DECLARE_BACKEND)
 #undef TANDEM_DECLARE_BACKEND
 
@@ -30,7 +30,8 @@ struct BackendEntry {
   const char* label;   // the backend in prose: "CUDA"
   const char* device;  // what it runs on, in prose: "CUDA GPU"
   Probe (*probe)();
-  std::shared_ptr<BackendImpl> (*make)();  // throws tandem::Error when not compiled in or not usable
+  // Throws tandem::Error when not compiled in or not usable. options.device is resolved (>= 0).
+  std::shared_ptr<BackendImpl> (*make)(const EngineOptions& options);
 };
 
 const BackendEntry& backend_entry(Backend b);

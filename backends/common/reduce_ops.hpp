@@ -38,6 +38,15 @@ TANDEM_HD bool is_nan(T x) {
     return false;
 }
 
+// A NaN result as the canonical quiet NaN (GPUs and CPUs make NaNs with different bits); other values
+// unchanged. Host code.
+template <class T>
+inline T canonical_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (v != v) return std::numeric_limits<T>::quiet_NaN();
+  return v;
+}
+
 template <class T>
 TANDEM_HD bool sign_bit(T x) {
 #ifdef __CUDA_ARCH__

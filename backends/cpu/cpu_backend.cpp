@@ -307,9 +307,36 @@ class CpuBackend final : public BackendImpl {
 
   void reduce(const ReduceArgs& a, std::string_view kernel, void* result) override {
     visit(a.dtype, [&]<class T>(std::type_identity<T>) {
+      if (a.out) return reduce_into<T>(a, kernel);
       visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) { reduce_typed<T, O>(a, kernel, result); });
     });
   }
+
+  // Engine::*_into: the result is computed now and stored in the Buffer element (host memory here).
+  template <class T>
+  void reduce_into(const ReduceArgs& a, std::string_view kernel) {
+    using Sum = sum_result_t<T>;
+    if (a.op == Op::sum) {
+      Sum s{};
+      if (a.n > 0) reduce_typed<T, Op::sum>(a, kernel, &s);
+      if (a.mean) {
+        const double m = double(s) / double(a.n);
+        std::memcpy(a.out, &m, sizeof m);
+      } else {
+        s = canonical_nan(s);
+        std::memcpy(a.out, &s, sizeof s);
+      }
+      return;
+    }
+    T v{};
+    visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) { reduce_typed<T, O>(a, kernel, &v); });
+    v = canonical_nan(v);
+    std::memcpy(a.out, &v, sizeof v);
+  }
+
+  void synchronize() override {}
+  // Host memory: the CPU backend cannot tell it from other memory, and takes any readable address.
+  void check_external(const void*, std::size_t) const override {}
 
   void matmul(const MatmulArgs& a, std::string_view kernel) override {
     visit(
@@ -329,6 +356,6 @@ class CpuBackend final : public BackendImpl {
 }  // namespace
 
 Probe cpu_probe() { return {true, true, "oneTBB + Eigen"}; }
-std::shared_ptr<BackendImpl> make_cpu_backend() { return std::make_shared<CpuBackend>(); }
+std::shared_ptr<BackendImpl> make_cpu_backend(const EngineOptions&) { return std::make_shared<CpuBackend>(); }
 
 }  // namespace tandem::detail

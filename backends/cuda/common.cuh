@@ -32,23 +32,43 @@ using tandem::Op;
 // setting belongs to the kernel on the current device, so it is made once per (kernel, device).
 void allow_dynamic_shared_memory(const void* kernel, std::size_t bytes);
 
+// Whether `stream` is being captured into a CUDA graph (then nothing may allocate, wait or copy from
+// pageable memory on it).
+bool is_capturing(cudaStream_t stream);
+
 // Device scratch memory for partial results, reused across calls so that repeated calls do not
-// cudaMalloc. get() may return the same memory as the previous get(): one user at a time (the backend
+// allocate. get() may return the same memory as the previous get(): one user at a time (the backend
 // holds a lock around each operation).
+//
+// A bound Workspace (bind(): the engine's stream and memory pool) grows stream-ordered, with
+// cudaFreeAsync / cudaMallocFromPoolAsync on that stream: it neither waits for nor stalls other work on
+// the device. Growing while the stream is captured into a CUDA graph throws tandem::Error (run the same
+// calls once before capturing). An unbound one (the benchmarks' own) uses cudaMalloc / cudaFree.
 class Workspace {
  public:
   Workspace() = default;
   ~Workspace();
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
+  void bind(cudaStream_t stream, cudaMemPool_t pool) {
+    stream_ = stream;
+    pool_ = pool;
+  }
   // At least `bytes` of device memory, 256-byte aligned; grows, never shrinks.
   void* get(std::size_t bytes);
-  // A device counter of its own (not part of get()'s memory), zero when first handed out. A kernel
-  // that uses it must leave it at zero when it finishes (single_pass's atomicInc wraps back to 0), so
-  // no call needs a memset first.
+  // Frees everything (stream-ordered when bound); the next get() allocates again.
+  void reset() noexcept;
+  // A device counter of its own (not part of get()'s memory), zero when first handed out (zeroed on the
+  // stream, ordered before any use). A kernel that uses it must leave it at zero when it finishes
+  // (single_pass's atomicInc wraps back to 0), so no call needs a memset first.
   unsigned* counter();
 
  private:
+  void* allocate(std::size_t bytes);
+  void release(void* p) noexcept;
+
+  cudaStream_t stream_ = nullptr;
+  cudaMemPool_t pool_ = nullptr;
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
   unsigned* counter_ = nullptr;

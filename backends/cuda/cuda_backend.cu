@@ -1,13 +1,27 @@
-// The CUDA backend: one device, one stream and one cuBLAS handle per engine, pooled scratch and
-// staging memory, and the kernel ladders of backends/cuda/reduce/ and backends/cuda/matmul/.
-// Host inputs are staged into device memory and results copied back; Buffers are used in place.
+// The CUDA backend: one device, one stream (the caller's, or its own non-blocking one), a memory pool
+// for stream-ordered allocation, one cuBLAS handle, pinned staging memory, and the kernel ladders of
+// backends/cuda/reduce/ and backends/cuda/matmul/.
+//
+// Everything the engine does is ordered on its stream: kernels, copies, the zeroing of counters, the
+// growth of scratch memory (cudaMallocFromPoolAsync / cudaFreeAsync) and the freeing of Buffers; nothing
+// touches the legacy default stream or synchronises the device. The caller's current device is restored
+// after every call (DeviceGuard). Calls that return a value to the host wait for the stream; *_into
+// calls (ReduceArgs::out) and matmul on Buffers return once their work is enqueued.
+//
+// Host inputs stream through two pinned staging buffers in pieces of kStagingBytes: the host gathers
+// piece i + 1 (all cores, backends/common/host_copy.hpp) while piece i is copied to the GPU, and each
+// piece is reduced as it arrives, so device memory stays bounded whatever the input's size or stride.
 #include <cublas_v2.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
+#include "backends/common/host_copy.hpp"
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/kernels.hpp"
+#include "engine/dispatch.hpp"
 #include "engine/registry.hpp"
 
 namespace tandem::cuda {
@@ -16,22 +30,98 @@ namespace {
 using detail::MatmulArgs;
 using detail::ReduceArgs;
 
+// Bytes of one staging piece (two pinned and two device buffers of it); a multiple of the canonical
+// chunk (4096 elements) for every element size, so deterministic sums can be staged piece by piece.
+constexpr std::size_t kStagingBytes = std::size_t(16) << 20;
+
+// Makes `device` current for the scope of a call and restores the caller's device afterwards.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    TANDEM_CUDA_CHECK(cudaGetDevice(&previous_));
+    if (previous_ != device) TANDEM_CUDA_CHECK(cudaSetDevice(device));
+    device_ = device;
+  }
+  ~DeviceGuard() {
+    if (previous_ != device_) cudaSetDevice(previous_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0, device_ = 0;
+};
+
+// The result of a reduction (Acc, in device memory) into a Buffer element: NaN as the canonical quiet
+// NaN, or double(sum) / n for mean. One thread.
+template <class Acc, class Out>
+__global__ void store_result_kernel(const Acc* result, Out* out) {
+  Acc v = *result;
+  if constexpr (std::is_floating_point_v<Acc>)
+    if (v != v) v = Acc(NAN);
+  *out = static_cast<Out>(v);
+}
+template <class Sum>
+__global__ void store_mean_kernel(const Sum* sum, std::int64_t n, double* out) {
+  double m = double(*sum) / double(n);
+  *out = m != m ? double(NAN) : m;
+}
+
 class CudaBackend final : public detail::BackendImpl {
  public:
-  CudaBackend() {
+  explicit CudaBackend(const EngineOptions& options) : device_(options.device) {
     auto probe = detail::cuda_probe();
     if (!probe.usable)
       throw Error("the CUDA backend has no usable GPU: " + probe.reason +
                   ". Use the CPU backend (TANDEM_BACKEND=cpu or Backend::cpu), or TANDEM_BACKEND=auto to pick "
                   "the GPU only when one is present");
-    TANDEM_CUDA_CHECK(cudaGetDevice(&device_));
-    TANDEM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    int count = 0;
+    TANDEM_CUDA_CHECK(cudaGetDeviceCount(&count));
+    if (device_ < 0 || device_ >= count)
+      throw Error("CUDA device " + std::to_string(device_) + " does not exist: this machine has " +
+                  std::to_string(count) + " GPU(s), numbered 0 to " + std::to_string(count - 1) +
+                  "; set EngineOptions::device or TANDEM_DEVICE to one of them");
+    DeviceGuard guard(device_);
+    if (options.stream) {
+      stream_ = static_cast<cudaStream_t>(options.stream);
+      int stream_device = -1;
+      TANDEM_CUDA_CHECK(cudaStreamGetDevice(stream_, &stream_device));
+      if (stream_device != device_)
+        throw Error("EngineOptions::stream belongs to GPU " + std::to_string(stream_device) + " but the engine runs on GPU " +
+                    std::to_string(device_) + "; pass a stream of that GPU or set EngineOptions::device to " +
+                    std::to_string(stream_device));
+    } else {
+      TANDEM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+      own_stream_ = true;
+    }
+    // The engine's own pool: freed memory stays cached for the next allocation (no device-wide
+    // synchronisation, no cudaMalloc per call), without changing the device's default pool.
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device_;
+    TANDEM_CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
+    std::uint64_t keep = UINT64_MAX;
+    TANDEM_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep));
+    for (Workspace* ws : {&scratch_, &result_, &staging_a_, &staging_b_, &staging_c_}) ws->bind(stream_, pool_);
     TANDEM_CUDA_CHECK(cudaMallocHost(&host_result_, 64));
   }
+
   ~CudaBackend() override {
+    DeviceGuard guard(device_);
+    cudaStreamSynchronize(stream_);
     if (cublas_) cublasDestroy(cublas_);
+    for (void* p : pinned_)
+      if (p) cudaFreeHost(p);
+    for (cudaEvent_t e : staged_)
+      if (e) cudaEventDestroy(e);
     if (host_result_) cudaFreeHost(host_result_);
-    if (stream_) cudaStreamDestroy(stream_);
+    // The workspaces free stream-ordered; the pool goes once the stream has finished.
+    for (Workspace* ws : {&scratch_, &result_, &staging_a_, &staging_b_, &staging_c_}) ws->reset();
+    cudaStreamSynchronize(stream_);
+    if (pool_) cudaMemPoolDestroy(pool_);
+    if (own_stream_) cudaStreamDestroy(stream_);
+    (void)cudaGetLastError();
   }
 
   Backend kind() const noexcept override { return Backend::cuda; }
@@ -59,98 +149,247 @@ class CudaBackend final : public detail::BackendImpl {
 
   void reduce(const ReduceArgs& a, std::string_view kernel, void* result) override {
     std::lock_guard lock(mutex_);
-    TANDEM_CUDA_CHECK(cudaSetDevice(device_));
-    const std::size_t elem = size_of(a.dtype);
-    const void* x = a.data;
-    if (!a.resident) {
-      const std::size_t bytes = std::size_t((a.n - 1) * a.stride + 1) * elem;
-      void* staged = staging_a_.get(bytes);
-      TANDEM_CUDA_CHECK(cudaMemcpyAsync(staged, a.data, bytes, cudaMemcpyHostToDevice, stream_));
-      x = staged;
+    DeviceGuard guard(device_);
+    if (!a.out || !a.resident) require_not_capturing(a.out ? "a reduction of host data" : "a reduction returning its value");
+    if (a.out && a.n == 0) {  // an empty sum: 0 (or, for int sums, int64 0)
+      TANDEM_CUDA_CHECK(cudaMemsetAsync(a.out, 0, a.mean ? sizeof(double) : size_of(info(a.dtype).sum_result), stream_));
+      return;
     }
     void* d_result = result_.get(64);
-    const bool float_sum = a.op == Op::sum && !info(a.dtype).integer;
-    if (a.deterministic && float_sum) {
-      reduce_canonical_sum(a.dtype, x, a.n, a.stride, d_result, scratch_, stream_);
-    } else {
-      std::string stage = kernel == "auto" ? auto_reduce_stage(a.op, a.dtype, a.n, a.stride) : std::string(kernel);
-      cuda::reduce(stage, a.op, a.dtype, x, a.n, a.stride, d_result, scratch_, stream_);
-    }
+    finish_on_error([&] {
+      if (a.resident)
+        reduce_resident(a, kernel, a.data, a.n, a.stride, d_result);
+      else
+        reduce_host(a, kernel, d_result);
+    });
+    if (a.out) return store_into(a, d_result);
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(host_result_, d_result, 8, cudaMemcpyDeviceToHost, stream_));
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
     // Integer sums come back as uint64 (wrapping): the same 8 bytes as the int64 result.
-    const std::size_t out_bytes = a.op == Op::sum ? size_of(info(a.dtype).sum_result) : elem;
-    std::memcpy(result, host_result_, out_bytes);
+    std::memcpy(result, host_result_, a.op == Op::sum ? size_of(info(a.dtype).sum_result) : size_of(a.dtype));
   }
 
   void matmul(const MatmulArgs& g, std::string_view kernel) override {
     std::lock_guard lock(mutex_);
-    TANDEM_CUDA_CHECK(cudaSetDevice(device_));
+    DeviceGuard guard(device_);
+    if (!g.resident) require_not_capturing("a matmul of host matrices");
     const std::size_t e = size_of(g.dtype);
     const void* a = g.a;
     const void* b = g.b;
     void* c = g.c;
     std::int64_t lda = g.lda, ldb = g.ldb, ldc = g.ldc;
-    if (!g.resident) {
-      // Host matrices: stage A and B compactly (ld = cols); compute into a compact C and copy its
-      // rows back with the caller's ld, so C's padding is never touched.
-      if (g.k > 0) {
-        void* da = staging_a_.get(std::size_t(g.m * g.k) * e);
-        void* db = staging_b_.get(std::size_t(g.k * g.n) * e);
-        TANDEM_CUDA_CHECK(
-            cudaMemcpy2DAsync(da, g.k * e, g.a, g.lda * e, g.k * e, g.m, cudaMemcpyHostToDevice, stream_));
-        TANDEM_CUDA_CHECK(
-            cudaMemcpy2DAsync(db, g.n * e, g.b, g.ldb * e, g.n * e, g.k, cudaMemcpyHostToDevice, stream_));
-        a = da;
-        b = db;
+    finish_on_error([&] {
+      if (!g.resident) {
+        // Host matrices: stage A and B compactly (ld = cols); compute into a compact C and copy its
+        // rows back with the caller's ld, so C's padding is never touched.
+        if (g.k > 0) {
+          void* da = staging_a_.get(std::size_t(g.m * g.k) * e);
+          void* db = staging_b_.get(std::size_t(g.k * g.n) * e);
+          TANDEM_CUDA_CHECK(
+              cudaMemcpy2DAsync(da, g.k * e, g.a, g.lda * e, g.k * e, g.m, cudaMemcpyHostToDevice, stream_));
+          TANDEM_CUDA_CHECK(
+              cudaMemcpy2DAsync(db, g.n * e, g.b, g.ldb * e, g.n * e, g.k, cudaMemcpyHostToDevice, stream_));
+          a = da;
+          b = db;
+        }
+        c = staging_c_.get(std::size_t(g.m * g.n) * e);
+        lda = g.k;
+        ldb = g.n;
+        ldc = g.n;
       }
-      c = staging_c_.get(std::size_t(g.m * g.n) * e);
-      lda = g.k;
-      ldb = g.n;
-      ldc = g.n;
-    }
-    if (g.k == 0) {
-      TANDEM_CUDA_CHECK(cudaMemset2DAsync(c, ldc * e, 0, g.n * e, g.m, stream_));
-    } else {
-      // register_tiled computes each element as one fma chain over k: the canonical order.
-      std::string stage = g.deterministic    ? std::string("register_tiled")
-                          : kernel == "auto" ? auto_matmul_stage(g.dtype, g.m, g.k, g.n)
-                                             : std::string(kernel);
-      if (!cublas_) create_cublas();
-      cuda::matmul(stage, g.dtype, a, b, c, g.m, g.k, g.n, lda, ldb, ldc, scratch_, cublas_, stream_);
-    }
-    if (!g.resident)
-      TANDEM_CUDA_CHECK(cudaMemcpy2DAsync(g.c, g.ldc * e, c, ldc * e, g.n * e, g.m, cudaMemcpyDeviceToHost, stream_));
+      if (g.k == 0) {
+        TANDEM_CUDA_CHECK(cudaMemset2DAsync(c, ldc * e, 0, g.n * e, g.m, stream_));
+      } else {
+        // register_tiled computes each element as one fma chain over k: the canonical order.
+        std::string stage = g.deterministic ? std::string("register_tiled")
+                            : kernel == "auto" ? auto_matmul_stage(g.dtype, g.m, g.k, g.n, lda, ldb, ldc)
+                                               : std::string(kernel);
+        if (!cublas_) create_cublas();
+        cuda::matmul(stage, g.dtype, a, b, c, g.m, g.k, g.n, lda, ldb, ldc, scratch_, cublas_, stream_);
+      }
+      if (!g.resident)
+        TANDEM_CUDA_CHECK(
+            cudaMemcpy2DAsync(g.c, g.ldc * e, c, ldc * e, g.n * e, g.m, cudaMemcpyDeviceToHost, stream_));
+    });
+    // Buffers only: stream-ordered, no wait. Host matrices: C must be complete when the call returns.
+    if (!g.resident) TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void synchronize() override {
+    std::lock_guard lock(mutex_);
+    DeviceGuard guard(device_);
+    require_not_capturing("synchronize()");
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  void check_external(const void* p, std::size_t bytes) const override {
+    cudaPointerAttributes attr{};
+    const cudaError_t err = cudaPointerGetAttributes(&attr, p);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw Error(std::string("wrap: cannot query the pointer (") + cudaGetErrorString(err) + ")");
+    }
+    const bool device_memory = attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
+    if (!device_memory)
+      throw Error(std::string("wrap: the pointer is ") +
+                  (attr.type == cudaMemoryTypeHost ? "pinned host memory" : "host memory (not known to CUDA)") +
+                  ", but a CUDA engine wraps device memory of its GPU (" + std::to_string(device_) +
+                  "); pass a cudaMalloc'd pointer, or reduce host data with the span overloads (" +
+                  std::to_string(bytes) + " bytes)");
+    if (attr.type == cudaMemoryTypeDevice && attr.device != device_)
+      throw Error("wrap: the pointer is device memory of GPU " + std::to_string(attr.device) +
+                  ", but this engine runs on GPU " + std::to_string(device_) +
+                  "; wrap it with an engine of that GPU (EngineOptions::device)");
   }
 
   void* allocate(std::size_t bytes) override {
     std::lock_guard lock(mutex_);
-    TANDEM_CUDA_CHECK(cudaSetDevice(device_));
+    DeviceGuard guard(device_);
+    require_not_capturing("allocating a Buffer");
     void* p = nullptr;
-    TANDEM_CUDA_CHECK(cudaMalloc(&p, bytes));
+    TANDEM_CUDA_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool_, stream_));
+    // The memory is usable from any stream once the call returns (applications use Buffer::data()).
+    const cudaError_t err = cudaStreamSynchronize(stream_);
+    if (err != cudaSuccess) {
+      cudaFreeAsync(p, stream_);
+      TANDEM_CUDA_CHECK(err);
+    }
     return p;
   }
   void deallocate(void* p) noexcept override {
     std::lock_guard lock(mutex_);
-    cudaSetDevice(device_);
-    cudaFree(p);
+    int previous = 0;
+    cudaGetDevice(&previous);
+    if (previous != device_) cudaSetDevice(device_);
+    cudaFreeAsync(p, stream_);  // after the engine's work on it; other streams' work is the caller's to order
+    if (previous != device_) cudaSetDevice(previous);
     (void)cudaGetLastError();
   }
   void copy_to_backend(void* dst, const void* src, std::size_t bytes) override {
     std::lock_guard lock(mutex_);
-    TANDEM_CUDA_CHECK(cudaSetDevice(device_));
+    DeviceGuard guard(device_);
+    require_not_capturing("Buffer::upload");
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override {
     std::lock_guard lock(mutex_);
-    TANDEM_CUDA_CHECK(cudaSetDevice(device_));
+    DeviceGuard guard(device_);
+    require_not_capturing("Buffer::download");
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
  private:
+  void require_not_capturing(const char* what) const {
+    if (is_capturing(stream_))
+      throw Error(std::string("tandem: ") + what +
+                  " has to wait for the GPU, which a stream being captured into a CUDA graph cannot do; inside "
+                  "the captured region use Buffers and the *_into calls (results stay in a Buffer), and call "
+                  "synchronize() after the graph ran");
+  }
+
+  // Runs `enqueue`; if it throws after work was queued, waits for the stream first, so that no queued
+  // copy still reads the caller's memory when the exception reaches the caller.
+  template <class F>
+  void finish_on_error(F&& enqueue) {
+    try {
+      enqueue();
+    } catch (...) {
+      if (!is_capturing(stream_)) cudaStreamSynchronize(stream_);
+      (void)cudaGetLastError();
+      throw;
+    }
+  }
+
+  // x in device memory: one reduction into d_result (Acc of the op).
+  void reduce_resident(const ReduceArgs& a, std::string_view kernel, const void* x, std::int64_t n,
+                       std::int64_t stride, void* d_result) {
+    if (a.deterministic && a.op == Op::sum && !info(a.dtype).integer) {
+      reduce_canonical_sum(a.dtype, x, n, stride, d_result, scratch_, stream_);
+    } else {
+      const std::string stage = kernel == "auto" ? auto_reduce_stage(a.op, a.dtype, n, stride) : std::string(kernel);
+      cuda::reduce(stage, a.op, a.dtype, x, n, stride, d_result, scratch_, stream_);
+    }
+  }
+
+  // x in host memory, in pieces through the pinned staging buffers (see the top of the file).
+  void reduce_host(const ReduceArgs& a, std::string_view kernel, void* d_result) {
+    const std::size_t elem = size_of(a.dtype);
+    const std::int64_t piece = std::int64_t(kStagingBytes / elem);
+    const std::int64_t pieces = (a.n + piece - 1) / piece;
+    ensure_staging();
+    auto* device_slots = static_cast<unsigned char*>(staging_a_.get(2 * kStagingBytes));
+    const bool canonical = a.deterministic && a.op == Op::sum && !info(a.dtype).integer;
+    // Per piece: its result (Acc, at most 8 bytes), or its canonical chunk values.
+    const std::size_t per_piece = canonical ? std::size_t(piece / 4096) * elem : 8;
+    auto* partials = static_cast<unsigned char*>(staging_b_.get(std::size_t(pieces) * per_piece + 256));
+    for (std::int64_t i = 0; i < pieces; ++i) {
+      const int slot = int(i % 2);
+      const std::int64_t first = i * piece, len = std::min(piece, a.n - first);
+      // The slot's previous copy to the GPU has finished: its pinned memory may be refilled.
+      TANDEM_CUDA_CHECK(cudaEventSynchronize(staged_[slot]));
+      detail::gather(pinned_[slot], static_cast<const char*>(a.data) + std::size_t(first * a.stride) * elem,
+                     std::size_t(len), std::size_t(a.stride), elem);
+      void* dev = device_slots + slot * kStagingBytes;
+      TANDEM_CUDA_CHECK(cudaMemcpyAsync(dev, pinned_[slot], std::size_t(len) * elem, cudaMemcpyHostToDevice, stream_));
+      TANDEM_CUDA_CHECK(cudaEventRecord(staged_[slot], stream_));
+      if (pieces == 1) return reduce_resident(a, kernel, dev, len, 1, d_result);
+      void* out = partials + std::size_t(i) * per_piece;
+      if (canonical)
+        reduce_canonical_chunk_values(a.dtype, dev, len, 1, out, stream_);
+      else
+        reduce_resident(a, kernel, dev, len, 1, out);
+    }
+    if (canonical) {
+      const std::int64_t values = (a.n + 4095) / 4096;  // pieces are whole chunks but the last
+      return reduce_canonical_sum(a.dtype, partials, values, 1, d_result, scratch_, stream_);
+    }
+    // The pieces' results, combined on the host by the same operator, then back to d_result.
+    std::vector<unsigned char> host(std::size_t(pieces) * 8);
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(host.data(), partials, host.size(), cudaMemcpyDeviceToHost, stream_));
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
+      detail::visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
+        using Operator = typename detail::OpFor<O, T>::type;
+        using Acc = typename Operator::Acc;
+        Acc total = Operator::identity();
+        for (std::int64_t i = 0; i < pieces; ++i) {
+          Acc v;
+          std::memcpy(&v, host.data() + std::size_t(i) * 8, sizeof v);
+          total = Operator::combine(total, v);
+        }
+        std::memcpy(host_result_, &total, sizeof total);
+        TANDEM_CUDA_CHECK(cudaMemcpyAsync(d_result, host_result_, sizeof total, cudaMemcpyHostToDevice, stream_));
+      });
+    });
+  }
+
+  void ensure_staging() {
+    for (int s = 0; s < 2; ++s) {
+      if (!pinned_[s]) TANDEM_CUDA_CHECK(cudaMallocHost(&pinned_[s], kStagingBytes));
+      if (!staged_[s]) {
+        TANDEM_CUDA_CHECK(cudaEventCreateWithFlags(&staged_[s], cudaEventDisableTiming));
+        TANDEM_CUDA_CHECK(cudaEventRecord(staged_[s], stream_));
+      }
+    }
+  }
+
+  // *_into: the result in d_result (Acc) into the Buffer element, stream-ordered.
+  void store_into(const ReduceArgs& a, const void* d_result) {
+    detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
+      using Sum = sum_result_t<T>;
+      if (a.mean) {  // (an integer sum's uint64 result is the int64 sum's bits)
+        store_mean_kernel<Sum><<<1, 1, 0, stream_>>>(static_cast<const Sum*>(d_result), a.n, static_cast<double*>(a.out));
+      } else if (a.op == Op::sum) {
+        store_result_kernel<Sum, Sum><<<1, 1, 0, stream_>>>(static_cast<const Sum*>(d_result), static_cast<Sum*>(a.out));
+      } else {
+        store_result_kernel<T, T><<<1, 1, 0, stream_>>>(static_cast<const T*>(d_result), static_cast<T*>(a.out));
+      }
+      TANDEM_CUDA_CHECK_LAUNCH();
+    });
+  }
+
   void create_cublas() {
     cublasStatus_t s = cublasCreate(&cublas_);
     if (s != CUBLAS_STATUS_SUCCESS) {
@@ -162,8 +401,12 @@ class CudaBackend final : public detail::BackendImpl {
   std::mutex mutex_;  // one operation at a time per engine; other engines have their own stream
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
+  bool own_stream_ = false;
+  cudaMemPool_t pool_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   void* host_result_ = nullptr;  // pinned, for the 8-byte reduction result
+  void* pinned_[2] = {nullptr, nullptr};          // host staging, kStagingBytes each
+  cudaEvent_t staged_[2] = {nullptr, nullptr};   // recorded after each slot's copy to the GPU
   Workspace scratch_, result_, staging_a_, staging_b_, staging_c_;
 };
 
@@ -171,5 +414,7 @@ class CudaBackend final : public detail::BackendImpl {
 }  // namespace tandem::cuda
 
 namespace tandem::detail {
-std::shared_ptr<BackendImpl> make_cuda_backend() { return std::make_shared<cuda::CudaBackend>(); }
+std::shared_ptr<BackendImpl> make_cuda_backend(const EngineOptions& options) {
+  return std::make_shared<cuda::CudaBackend>(options);
+}
 }  // namespace tandem::detail

@@ -31,15 +31,60 @@ void throw_cuda_error(cudaError_t err, const char* stmt, const char* file, int l
   throw Error(msg);
 }
 
-Workspace::~Workspace() {
-  if (data_) cudaFree(data_);
-  if (counter_) cudaFree(counter_);
+bool is_capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  TANDEM_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  return status != cudaStreamCaptureStatusNone;
+}
+
+Workspace::~Workspace() { reset(); }
+
+void Workspace::reset() noexcept {
+  release(data_);
+  release(counter_);
+  data_ = nullptr;
+  counter_ = nullptr;
+  bytes_ = 0;
+}
+
+namespace {
+void check_not_capturing(cudaStream_t stream, cudaMemPool_t pool, std::size_t bytes) {
+  if (pool && is_capturing(stream))
+    throw Error("tandem: the engine needs " + std::to_string(bytes) +
+                " bytes of scratch memory while its stream is being captured into a CUDA graph, where it cannot "
+                "allocate; make the same calls once before the capture (the engine keeps its scratch memory), "
+                "then capture them");
+}
+}  // namespace
+
+void* Workspace::allocate(std::size_t bytes) {
+  check_not_capturing(stream_, pool_, bytes);
+  void* p = nullptr;
+  if (pool_)
+    TANDEM_CUDA_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool_, stream_));
+  else
+    TANDEM_CUDA_CHECK(cudaMalloc(&p, bytes));
+  return p;
+}
+
+void Workspace::release(void* p) noexcept {
+  if (!p) return;
+  if (pool_)
+    cudaFreeAsync(p, stream_);
+  else
+    cudaFree(p);
+  (void)cudaGetLastError();
 }
 
 unsigned* Workspace::counter() {
   if (!counter_) {
-    TANDEM_CUDA_CHECK(cudaMalloc(&counter_, sizeof(unsigned)));
-    TANDEM_CUDA_CHECK(cudaMemset(counter_, 0, sizeof(unsigned)));  // synchronous: done before any use
+    auto* c = static_cast<unsigned*>(allocate(sizeof(unsigned)));
+    const cudaError_t err = pool_ ? cudaMemsetAsync(c, 0, sizeof(unsigned), stream_) : cudaMemset(c, 0, sizeof(unsigned));
+    if (err != cudaSuccess) {
+      release(c);
+      TANDEM_CUDA_CHECK(err);
+    }
+    counter_ = c;
   }
   return counter_;
 }
@@ -49,12 +94,12 @@ void* Workspace::get(std::size_t bytes) {
   // Grow by at least 1.5x so that slowly growing requests do not reallocate every call.
   std::size_t want = std::max(bytes, bytes_ + bytes_ / 2);
   want = (want + 255) / 256 * 256;
-  if (data_) {
-    TANDEM_CUDA_CHECK(cudaFree(data_));
-    data_ = nullptr;
-    bytes_ = 0;
-  }
-  TANDEM_CUDA_CHECK(cudaMalloc(&data_, want));
+  // Free first: in stream order the pool can hand the same memory back to the larger request.
+  check_not_capturing(stream_, pool_, want);
+  release(data_);
+  data_ = nullptr;
+  bytes_ = 0;
+  data_ = allocate(want);
   bytes_ = want;
   return data_;
 }

@@ -29,12 +29,20 @@ void reduce(std::string_view stage, Op op, Dtype dtype, const void* x, std::int6
 void reduce_canonical_sum(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,
                           Workspace& ws, cudaStream_t stream);
 
+// Step 1-3 of the canonical order only: the value of every 4096-element chunk of x (n elements, stride)
+// into values[0 .. ceil(n / 4096)). A host input staged in pieces whose lengths are multiples of 4096
+// gets its chunk values piece by piece, then reduce_canonical_sum over all of them finishes the sum.
+void reduce_canonical_chunk_values(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values,
+                                   cudaStream_t stream);
+
 // ---- Matrix products (backends/cuda/matmul/) ---------------------------------------------------
 // Every stage in ladder order, cuBLAS last, with what it accepts; without "auto".
 std::vector<KernelInfo> matmul_stage_info();
 // The stage "auto" runs: the fastest that keeps full fp32/fp64 precision (never tf32/bf16).
 // Deterministic mode runs register_tiled, whose per-element fma chain is the canonical order.
-std::string auto_matmul_stage(Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n);
+// Sizes or leading dimensions past 2^31 - 1 (which cuBLAS cannot take) go to register_tiled.
+std::string auto_matmul_stage(Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n, std::int64_t lda,
+                              std::int64_t ldb, std::int64_t ldc);
 // C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), row-major, dtype f32 or f64. Throws tandem::Error
 // for a stage whose KernelInfo does not take the dtype (tensor-core stages take float only).
 void matmul(std::string_view stage, Dtype dtype, const void* a, const void* b, void* c, std::int64_t m, std::int64_t k,

@@ -19,6 +19,8 @@ class BackendImpl;
 class TANDEM_API Allocation {
  public:
   Allocation(std::shared_ptr<BackendImpl> backend, std::size_t bytes);
+  // Memory the caller owns (Engine::wrap): never freed here.
+  Allocation(std::shared_ptr<BackendImpl> backend, void* data, std::size_t bytes);
   ~Allocation();
   Allocation(const Allocation&) = delete;
   Allocation& operator=(const Allocation&) = delete;
@@ -34,6 +36,7 @@ class TANDEM_API Allocation {
   std::shared_ptr<BackendImpl> backend_;
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
+  bool owned_ = true;
 };
 }  // namespace detail
 

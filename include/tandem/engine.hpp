@@ -89,6 +89,9 @@ class TANDEM_API Engine {
   Engine();
   // Throws tandem::Error if that backend is not compiled in or has no usable device.
   explicit Engine(Backend backend);
+  // On the caller's device and stream (EngineOptions). The caller's current CUDA device is the same
+  // before and after every call of the engine.
+  Engine(Backend backend, const EngineOptions& options);
 
   Backend backend() const noexcept;
   // The devices this engine's backend runs on (one for each backend today).
@@ -219,6 +222,58 @@ class TANDEM_API Engine {
     return upload(std::span<const std::ranges::range_value_t<R>>(host));
   }
 
+  // A Buffer over memory the caller owns and keeps alive (nothing is copied, nothing freed): device
+  // memory of this engine's GPU on CUDA (checked: host memory, another GPU's memory or a null pointer
+  // with count > 0 throw tandem::Error), host memory on the CPU backend. Every op that takes a Buffer
+  // takes it.
+  template <Element T> Buffer<T> wrap(T* data, std::size_t count) const {
+    return Buffer<T>(wrap_memory(data, count, sizeof(T)), count);
+  }
+
+  // Results that don't wait: the result goes into element `index` of `out` (a Buffer of this engine)
+  // and the call returns once the work is enqueued on the engine's stream (CUDA; the CPU backend
+  // computes it before returning). Validation errors throw at the call; errors of the enqueued work
+  // surface at the next call that waits (synchronize(), a call returning a value, a download).
+  template <Element T>
+  void sum_into(BufferView<T> x, const Buffer<sum_result_t<T>>& out, std::size_t index = 0,
+                const ReduceOptions& o = {}) const {
+    reduce_into(Op::sum, detail::buffer_input(x), out_slot(out, index), o);
+  }
+  template <Element T>
+  void sum_into(const Buffer<T>& x, const Buffer<sum_result_t<T>>& out, std::size_t index = 0,
+                const ReduceOptions& o = {}) const {
+    sum_into(x.view(), out, index, o);
+  }
+  template <Element T>
+  void min_into(BufferView<T> x, const Buffer<T>& out, std::size_t index = 0, const ReduceOptions& o = {}) const {
+    reduce_into(Op::min, detail::buffer_input(x), out_slot(out, index), o);
+  }
+  template <Element T>
+  void min_into(const Buffer<T>& x, const Buffer<T>& out, std::size_t index = 0, const ReduceOptions& o = {}) const {
+    min_into(x.view(), out, index, o);
+  }
+  template <Element T>
+  void max_into(BufferView<T> x, const Buffer<T>& out, std::size_t index = 0, const ReduceOptions& o = {}) const {
+    reduce_into(Op::max, detail::buffer_input(x), out_slot(out, index), o);
+  }
+  template <Element T>
+  void max_into(const Buffer<T>& x, const Buffer<T>& out, std::size_t index = 0, const ReduceOptions& o = {}) const {
+    max_into(x.view(), out, index, o);
+  }
+  template <Element T>
+  void mean_into(BufferView<T> x, const Buffer<double>& out, std::size_t index = 0, const ReduceOptions& o = {}) const {
+    reduce_into(Op::mean, detail::buffer_input(x), out_slot(out, index), o);
+  }
+  template <Element T>
+  void mean_into(const Buffer<T>& x, const Buffer<double>& out, std::size_t index = 0,
+                 const ReduceOptions& o = {}) const {
+    mean_into(x.view(), out, index, o);
+  }
+
+  // Waits until everything this engine enqueued has finished; throws tandem::Error for a failure of
+  // that work.
+  void synchronize() const;
+
   // For the backend's own tests and benchmarks: the backend behind this engine.
   detail::BackendImpl& impl() const noexcept { return *impl_; }
 
@@ -229,6 +284,18 @@ class TANDEM_API Engine {
   void run_matmul(const detail::MatrixInput& a, const detail::MatrixInput& b, const detail::MatrixInput& c,
                   const MatmulOptions& opts) const;
   std::shared_ptr<detail::Allocation> allocate(std::size_t count, std::size_t element_size) const;
+  std::shared_ptr<detail::Allocation> wrap_memory(void* data, std::size_t count, std::size_t element_size) const;
+  // The output element of a *_into call: out's memory and the element's index.
+  struct OutSlot {
+    Dtype dtype;
+    const detail::Allocation* allocation;
+    std::size_t size, index;
+  };
+  template <class R>
+  static OutSlot out_slot(const Buffer<R>& out, std::size_t index) {
+    return {dtype_of<R>, out.allocation().get(), out.size(), index};
+  }
+  void reduce_into(Op op, const detail::ReduceInput& in, const OutSlot& out, const ReduceOptions& opts) const;
 
   template <class R>
   R reduce_as(Op op, const detail::ReduceInput& in, const ReduceOptions& opts) const {

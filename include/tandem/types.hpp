@@ -122,6 +122,20 @@ struct MatmulOptions {
   bool deterministic = false;
 };
 
+// ---- Engines ---------------------------------------------------------------------------------------
+
+// Where an engine runs, for applications with their own devices and streams.
+struct EngineOptions {
+  // The GPU (CUDA device index). -1: TANDEM_DEVICE if set (a GPU index; anything else is an error),
+  // else device 0. The CPU backend has one device and ignores it.
+  int device = -1;
+  // A cudaStream_t of the caller's (the public headers include no CUDA header): every operation of the
+  // engine is ordered on it, so the engine's work fits between the application's own kernels and can be
+  // captured into a CUDA graph. nullptr: the engine makes its own non-blocking stream. The CPU backend
+  // ignores it. The caller keeps the stream alive as long as the engine and its Buffers.
+  void* stream = nullptr;
+};
+
 // ---- What a backend and its kernels are -----------------------------------------------------------
 
 // One device a backend runs on.

@@ -97,14 +97,16 @@ std::vector<KernelInfo> matmul_stage_info() {
   return infos;
 }
 
-std::string auto_matmul_stage([[maybe_unused]] Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n) {
-  return std::max({m, k, n}) > std::int64_t(INT_MAX) ? kAutoStageBeyondInt32 : kAutoStage;
+std::string auto_matmul_stage([[maybe_unused]] Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n,
+                              std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
+  return std::max({m, k, n, lda, ldb, ldc}) > std::int64_t(INT_MAX) ? kAutoStageBeyondInt32 : kAutoStage;
 }
 
 void matmul(std::string_view stage, Dtype dtype, const void* a, const void* b, void* c, std::int64_t m, std::int64_t k,
             std::int64_t n, std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws, cublasHandle_t cublas,
             cudaStream_t stream) {
-  const Stage& s = find_stage(stage == "auto" ? std::string_view(auto_matmul_stage(dtype, m, k, n)) : stage);
+  const Stage& s =
+      find_stage(stage == "auto" ? std::string_view(auto_matmul_stage(dtype, m, k, n, lda, ldb, ldc)) : stage);
   detail::visit(
       dtype,
       [&]<class T>(std::type_identity<T>) {

@@ -45,6 +45,19 @@ __global__ void __launch_bounds__(kCanonicalBlockSize)
   }
 }
 
+// One level: the value of each 4096-element chunk of x into chunk_values.
+template <class T>
+void canonical_chunk_values(const T* x, Index n, Index stride, T* chunk_values, cudaStream_t stream) {
+  const auto kernel = canonical_chunk_sums_kernel<T>;
+  const Index chunks = detail::canonical::chunk_count(n);
+  const int warps_per_block = kCanonicalBlockSize / kWarpSize;
+  const Index blocks =
+      std::min<Index>((chunks + warps_per_block - 1) / warps_per_block,
+                      resident_grid_size(reinterpret_cast<const void*>(kernel), kCanonicalBlockSize, 0));
+  kernel<<<unsigned(blocks), kCanonicalBlockSize, 0, stream>>>(x, n, stride, chunk_values);
+  TANDEM_CUDA_CHECK_LAUNCH();
+}
+
 // Level after level of chunk values (backends/common/canonical.hpp), ping-ponging between two scratch
 // arrays, the last level writing the result.
 template <class T>
@@ -53,16 +66,10 @@ void canonical_sum(const T* x, Index n, Index stride, T* result, Workspace& ws, 
   const Index first = chunk_count(n), second = chunk_count(first);
   T* scratch = static_cast<T*>(ws.get(std::size_t(first + second) * sizeof(T) + 256));
   T* levels[2] = {scratch, scratch + first};
-  const auto kernel = canonical_chunk_sums_kernel<T>;
-  const int warps_per_block = kCanonicalBlockSize / kWarpSize;
   for (int level = 0;; ++level) {
     const Index chunks = chunk_count(n);
     T* out = chunks == 1 ? result : levels[level % 2];
-    const Index blocks =
-        std::min<Index>((chunks + warps_per_block - 1) / warps_per_block,
-                        resident_grid_size(reinterpret_cast<const void*>(kernel), kCanonicalBlockSize, 0));
-    kernel<<<unsigned(blocks), kCanonicalBlockSize, 0, stream>>>(x, n, stride, out);
-    TANDEM_CUDA_CHECK_LAUNCH();
+    canonical_chunk_values(x, n, stride, out, stream);
     if (chunks == 1) return;
     x = out;
     n = chunks;

@@ -123,6 +123,16 @@ void reduce_canonical_sum(Dtype dtype, const void* x, std::int64_t n, std::int64
   });
 }
 
+void reduce_canonical_chunk_values(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values,
+                                   cudaStream_t stream) {
+  detail::visit(dtype, [&]<class T>(std::type_identity<T>) {
+    if constexpr (std::is_floating_point_v<T>)
+      reduction::canonical_chunk_values(static_cast<const T*>(x), n, stride, static_cast<T*>(values), stream);
+    else
+      throw Error("deterministic sum: integer sums are exact already and take the ordinary path");
+  });
+}
+
 void reduce(std::string_view stage, Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride,
             void* d_result, Workspace& ws, cudaStream_t stream) {
   const std::size_t index = stage_index(stage);
