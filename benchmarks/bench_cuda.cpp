@@ -57,6 +57,10 @@
 #include "benchmarks/bench_common.hpp"
 #include "benchmarks/read_sweep.hpp"
 
+namespace tandem_bench {
+void register_cuda_interop(Suite& suite);  // bench_cuda_interop.cpp
+}
+
 namespace {
 
 using namespace tandem_bench;
@@ -359,6 +363,7 @@ int main(int argc, char** argv) {
     register_reduce_group<double>(bench, {1u << 12, 1u << 16, 1u << 20, 1u << 24, 1u << 28});
     register_reduce_group<std::int32_t>(bench, sizes);
     register_overhead(suite, "auto");
+    register_cuda_interop(suite);
     register_strided(suite, 1u << 24);
     const std::vector<Shape> shapes = {{512, 512, 512},    {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
                                        {1000, 1000, 1000}, {2049, 2049, 2049}, {4097, 4097, 4097}, {8192, 64, 8192}};

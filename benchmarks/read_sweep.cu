@@ -79,3 +79,16 @@ double ReadSweep::seconds(const float* x, std::size_t n, int calls) {
 }
 
 }  // namespace tandem_bench
+
+namespace tandem_bench {
+namespace {
+__global__ void floor_kernel(double* slot) { *slot = 1.0; }
+}  // namespace
+
+void floor_call(cudaStream_t stream, void* device_slot, void* pinned_slot) {
+  floor_kernel<<<1, 1, 0, stream>>>(static_cast<double*>(device_slot));
+  cuda_check(cudaGetLastError(), "floor_kernel");
+  cuda_check(cudaMemcpyAsync(pinned_slot, device_slot, 8, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+}
+}  // namespace tandem_bench

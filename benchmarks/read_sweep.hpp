@@ -32,3 +32,9 @@ class ReadSweep {
 };
 
 }  // namespace tandem_bench
+
+namespace tandem_bench {
+// The floor of a synchronous engine call: one tiny kernel writing 8 bytes, their copy to pinned host
+// memory, and a stream synchronisation (read_sweep.cu).
+void floor_call(cudaStream_t stream, void* device_slot, void* pinned_slot);
+}  // namespace tandem_bench
