@@ -11,6 +11,7 @@
 // Host inputs stream through two pinned staging buffers in pieces of kStagingBytes: the host gathers
 // piece i + 1 (all cores, backends/common/host_copy.hpp) while piece i is copied to the GPU, and each
 // piece is reduced as it arrives, so device memory stays bounded whatever the input's size or stride.
+// Host matrices go through the same slots (A and B up, C down), row pieces at a time.
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -87,9 +88,9 @@ class CudaBackend final : public detail::BackendImpl {
       int stream_device = -1;
       TANDEM_CUDA_CHECK(cudaStreamGetDevice(stream_, &stream_device));
       if (stream_device != device_)
-        throw Error("EngineOptions::stream belongs to GPU " + std::to_string(stream_device) + " but the engine runs on GPU " +
-                    std::to_string(device_) + "; pass a stream of that GPU or set EngineOptions::device to " +
-                    std::to_string(stream_device));
+        throw Error("EngineOptions::stream belongs to GPU " + std::to_string(stream_device) +
+                    " but the engine runs on GPU " + std::to_string(device_) +
+                    "; pass a stream of that GPU or set EngineOptions::device to " + std::to_string(stream_device));
     } else {
       TANDEM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
       own_stream_ = true;
@@ -150,9 +151,11 @@ class CudaBackend final : public detail::BackendImpl {
   void reduce(const ReduceArgs& a, std::string_view kernel, void* result) override {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);
-    if (!a.out || !a.resident) require_not_capturing(a.out ? "a reduction of host data" : "a reduction returning its value");
+    if (!a.out || !a.resident)
+      require_not_capturing(a.out ? "a reduction of host data" : "a reduction returning its value");
     if (a.out && a.n == 0) {  // an empty sum: 0 (or, for int sums, int64 0)
-      TANDEM_CUDA_CHECK(cudaMemsetAsync(a.out, 0, a.mean ? sizeof(double) : size_of(info(a.dtype).sum_result), stream_));
+      TANDEM_CUDA_CHECK(
+          cudaMemsetAsync(a.out, 0, a.mean ? sizeof(double) : size_of(info(a.dtype).sum_result), stream_));
       return;
     }
     void* d_result = result_.get(64);
@@ -185,10 +188,8 @@ class CudaBackend final : public detail::BackendImpl {
         if (g.k > 0) {
           void* da = staging_a_.get(std::size_t(g.m * g.k) * e);
           void* db = staging_b_.get(std::size_t(g.k * g.n) * e);
-          TANDEM_CUDA_CHECK(
-              cudaMemcpy2DAsync(da, g.k * e, g.a, g.lda * e, g.k * e, g.m, cudaMemcpyHostToDevice, stream_));
-          TANDEM_CUDA_CHECK(
-              cudaMemcpy2DAsync(db, g.n * e, g.b, g.ldb * e, g.n * e, g.k, cudaMemcpyHostToDevice, stream_));
+          upload_rows(da, g.a, g.m, g.k, g.lda, e);
+          upload_rows(db, g.b, g.k, g.n, g.ldb, e);
           a = da;
           b = db;
         }
@@ -201,18 +202,15 @@ class CudaBackend final : public detail::BackendImpl {
         TANDEM_CUDA_CHECK(cudaMemset2DAsync(c, ldc * e, 0, g.n * e, g.m, stream_));
       } else {
         // register_tiled computes each element as one fma chain over k: the canonical order.
-        std::string stage = g.deterministic ? std::string("register_tiled")
+        std::string stage = g.deterministic    ? std::string("register_tiled")
                             : kernel == "auto" ? auto_matmul_stage(g.dtype, g.m, g.k, g.n, lda, ldb, ldc)
                                                : std::string(kernel);
         if (!cublas_) create_cublas();
         cuda::matmul(stage, g.dtype, a, b, c, g.m, g.k, g.n, lda, ldb, ldc, scratch_, cublas_, stream_);
       }
-      if (!g.resident)
-        TANDEM_CUDA_CHECK(
-            cudaMemcpy2DAsync(g.c, g.ldc * e, c, ldc * e, g.n * e, g.m, cudaMemcpyDeviceToHost, stream_));
+      if (!g.resident) download_rows(g.c, g.ldc, c, g.m, g.n, e);  // waits: C is complete on return
     });
-    // Buffers only: stream-ordered, no wait. Host matrices: C must be complete when the call returns.
-    if (!g.resident) TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    // Buffers only: stream-ordered, no wait.
   }
 
   void synchronize() override {
@@ -303,8 +301,8 @@ class CudaBackend final : public detail::BackendImpl {
   }
 
   // x in device memory: one reduction into d_result (Acc of the op).
-  void reduce_resident(const ReduceArgs& a, std::string_view kernel, const void* x, std::int64_t n,
-                       std::int64_t stride, void* d_result) {
+  void reduce_resident(const ReduceArgs& a, std::string_view kernel, const void* x, std::int64_t n, std::int64_t stride,
+                       void* d_result) {
     if (a.deterministic && a.op == Op::sum && !info(a.dtype).integer) {
       reduce_canonical_sum(a.dtype, x, n, stride, d_result, scratch_, stream_);
     } else {
@@ -365,6 +363,61 @@ class CudaBackend final : public detail::BackendImpl {
     });
   }
 
+  // rows x cols of host memory (leading dimension ld) into compact device memory, through the pinned
+  // slots (rows in pieces of kStagingBytes; the host copies piece i + 1 while piece i crosses the bus).
+  void upload_rows(void* dev, const void* host, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::size_t e) {
+    const std::size_t row_bytes = std::size_t(cols) * e;
+    if (row_bytes > kStagingBytes) {  // a row longer than a piece: one copy from pageable memory
+      TANDEM_CUDA_CHECK(
+          cudaMemcpy2DAsync(dev, row_bytes, host, ld * e, row_bytes, rows, cudaMemcpyHostToDevice, stream_));
+      return;
+    }
+    ensure_staging();
+    const std::int64_t per_piece = std::int64_t(kStagingBytes / row_bytes);
+    for (std::int64_t r0 = 0, i = 0; r0 < rows; r0 += per_piece, ++i) {
+      const int slot = int(i % 2);
+      const std::int64_t n = std::min(per_piece, rows - r0);
+      TANDEM_CUDA_CHECK(cudaEventSynchronize(staged_[slot]));
+      detail::copy_rows(pinned_[slot], std::size_t(cols), static_cast<const char*>(host) + std::size_t(r0 * ld) * e,
+                        std::size_t(ld), std::size_t(n), std::size_t(cols), e);
+      TANDEM_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dev) + std::size_t(r0) * row_bytes, pinned_[slot],
+                                        std::size_t(n) * row_bytes, cudaMemcpyHostToDevice, stream_));
+      TANDEM_CUDA_CHECK(cudaEventRecord(staged_[slot], stream_));
+    }
+  }
+
+  // The reverse: compact device rows into host memory (leading dimension ld), touching only the rows x
+  // cols elements; returns when all of them are written.
+  void download_rows(void* host, std::int64_t ld, const void* dev, std::int64_t rows, std::int64_t cols,
+                     std::size_t e) {
+    const std::size_t row_bytes = std::size_t(cols) * e;
+    if (row_bytes > kStagingBytes) {
+      TANDEM_CUDA_CHECK(
+          cudaMemcpy2DAsync(host, ld * e, dev, row_bytes, row_bytes, rows, cudaMemcpyDeviceToHost, stream_));
+      TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      return;
+    }
+    ensure_staging();
+    const std::int64_t per_piece = std::int64_t(kStagingBytes / row_bytes);
+    const std::int64_t pieces = (rows + per_piece - 1) / per_piece;
+    auto scatter = [&](std::int64_t i) {  // piece i, once its copy has arrived
+      const int slot = int(i % 2);
+      const std::int64_t r0 = i * per_piece, n = std::min(per_piece, rows - r0);
+      TANDEM_CUDA_CHECK(cudaEventSynchronize(staged_[slot]));
+      detail::copy_rows(static_cast<char*>(host) + std::size_t(r0 * ld) * e, std::size_t(ld), pinned_[slot],
+                        std::size_t(cols), std::size_t(n), std::size_t(cols), e);
+    };
+    for (std::int64_t i = 0; i < pieces; ++i) {
+      const int slot = int(i % 2);
+      const std::int64_t r0 = i * per_piece, n = std::min(per_piece, rows - r0);
+      if (i >= 2) scatter(i - 2);  // frees the slot
+      TANDEM_CUDA_CHECK(cudaMemcpyAsync(pinned_[slot], static_cast<const char*>(dev) + std::size_t(r0) * row_bytes,
+                                        std::size_t(n) * row_bytes, cudaMemcpyDeviceToHost, stream_));
+      TANDEM_CUDA_CHECK(cudaEventRecord(staged_[slot], stream_));
+    }
+    for (std::int64_t i = std::max<std::int64_t>(0, pieces - 2); i < pieces; ++i) scatter(i);
+  }
+
   void ensure_staging() {
     for (int s = 0; s < 2; ++s) {
       if (!pinned_[s]) TANDEM_CUDA_CHECK(cudaMallocHost(&pinned_[s], kStagingBytes));
@@ -380,9 +433,11 @@ class CudaBackend final : public detail::BackendImpl {
     detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
       using Sum = sum_result_t<T>;
       if (a.mean) {  // (an integer sum's uint64 result is the int64 sum's bits)
-        store_mean_kernel<Sum><<<1, 1, 0, stream_>>>(static_cast<const Sum*>(d_result), a.n, static_cast<double*>(a.out));
+        store_mean_kernel<Sum>
+            <<<1, 1, 0, stream_>>>(static_cast<const Sum*>(d_result), a.n, static_cast<double*>(a.out));
       } else if (a.op == Op::sum) {
-        store_result_kernel<Sum, Sum><<<1, 1, 0, stream_>>>(static_cast<const Sum*>(d_result), static_cast<Sum*>(a.out));
+        store_result_kernel<Sum, Sum>
+            <<<1, 1, 0, stream_>>>(static_cast<const Sum*>(d_result), static_cast<Sum*>(a.out));
       } else {
         store_result_kernel<T, T><<<1, 1, 0, stream_>>>(static_cast<const T*>(d_result), static_cast<T*>(a.out));
       }
@@ -404,9 +459,9 @@ class CudaBackend final : public detail::BackendImpl {
   bool own_stream_ = false;
   cudaMemPool_t pool_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
-  void* host_result_ = nullptr;  // pinned, for the 8-byte reduction result
-  void* pinned_[2] = {nullptr, nullptr};          // host staging, kStagingBytes each
-  cudaEvent_t staged_[2] = {nullptr, nullptr};   // recorded after each slot's copy to the GPU
+  void* host_result_ = nullptr;                 // pinned, for the 8-byte reduction result
+  void* pinned_[2] = {nullptr, nullptr};        // host staging, kStagingBytes each
+  cudaEvent_t staged_[2] = {nullptr, nullptr};  // recorded after each slot's copy to the GPU
   Workspace scratch_, result_, staging_a_, staging_b_, staging_c_;
 };
 
