@@ -18,8 +18,9 @@
 //                     plain read of the input (baseline/read_sweep of the same binary)
 //   GFLOP/s, TFLOP/s  2*m*n*k per iteration (matrix products)
 //
-// Timing: every engine call is synchronous (the CUDA backend synchronises its own stream before it
-// returns), so engine benchmarks use real (wall-clock) time: per iteration that is what a steady_clock
+// Timing: every engine call timed is synchronous (calls that return a value wait for the CUDA stream;
+// matmul on Buffers only enqueues, so its benchmark calls synchronize() after it), so engine benchmarks
+// use real (wall-clock) time: per iteration that is what a steady_clock
 // read around each call, passed to SetIterationTime, would give, launch and result copy included. Each
 // benchmark makes one untimed call first (warm-up, and a check of its result against the host).
 #pragma once
@@ -413,9 +414,12 @@ void register_matmuls(Suite& suite, const std::vector<std::string>& kernels, con
     benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, kernel, s, name](benchmark::State& state) {
                                    const MatmulInput<T>& in = suite.inputs.matrices<T>(s);
                                    const tandem::MatmulOptions opts{kernel};
+                                   // Matmul on Buffers only enqueues: wait, so that a call is what an
+                                   // application that needs C sees.
                                    auto run = [&] {
                                      suite.eng.matmul(in.a.matrix(s.m, s.k), in.b.matrix(s.k, s.n),
                                                       in.c.matrix(s.m, s.n), opts);
+                                     suite.eng.synchronize();
                                    };
                                    if (suite.checked_matmuls.insert(name).second) check_matmul(in, s, run);
                                    run();

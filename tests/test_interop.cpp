@@ -156,8 +156,8 @@ TANDEM_BACKEND_TEST(engine_options, "EngineOptions and TANDEM_DEVICE choose the 
 }
 
 TANDEM_BACKEND_TEST(host_inputs_in_pieces, "host spans and strided views larger than one staging piece") {
-  // 16 MiB pieces: 4 Mi floats. Sizes just past one and two pieces, contiguous and strided.
-  const std::size_t piece = std::size_t(4) << 20;
+  // 32 MiB pieces: 8 Mi floats. Sizes just past one and two pieces, contiguous and strided.
+  const std::size_t piece = std::size_t(8) << 20;
   for (std::size_t n : {piece + 1, 2 * piece + 4097}) {
     std::vector<float> h = pattern(n, 0.5f);
     long double s = 0;
