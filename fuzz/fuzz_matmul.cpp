@@ -82,7 +82,7 @@ void fuzz_matmul(FuzzedDataProvider& in) {
   const bool buffers = in.ConsumeBool();
   const std::string kernel = fuzz_kernel(in, eng.matmul_kernels(), eng.reduce_kernels());
   const bool deterministic = in.ConsumeIntegralInRange<int>(0, 3) == 0;
-  const bool kernel_ok = kernel_valid(kernel, eng.matmul_kernels()) && (!deterministic || kernel == "auto");
+  const bool kernel_ok = kernel_accepts(eng.matmul_kernel_info(), kernel, tandem::dtype_of<T>, nullptr, deterministic);
   const tandem::MatmulOptions opts{kernel, deterministic};
   const std::uint64_t seed = in.ConsumeIntegral<std::uint64_t>();
   const int special = in.ConsumeBool() ? 0 : in.ConsumeIntegralInRange<int>(1, 20);

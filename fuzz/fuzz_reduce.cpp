@@ -20,8 +20,8 @@ T canonical_nan() {
   return std::numeric_limits<T>::quiet_NaN();
 }
 
-enum class Op { sum, min, max, mean };
-const char* name(Op op) { return op == Op::sum ? "sum" : op == Op::min ? "min" : op == Op::max ? "max" : "mean"; }
+using tandem::Op;  // the one op enum of the project
+const char* name(Op op) { return tandem::to_string(op); }
 
 // (count - 1) * stride + 1, the elements a strided view spans, in 128 bits.
 u128 span_of(std::size_t count, std::size_t stride) { return count == 0 ? 0 : u128(count - 1) * stride + 1; }
@@ -125,7 +125,7 @@ void fuzz_reduce(FuzzedDataProvider& in) {
   const std::string kernel = fuzz_kernel(in, eng.reduce_kernels(), eng.matmul_kernels());
   const bool deterministic = in.ConsumeIntegralInRange<int>(0, 3) == 0;
   // Deterministic mode runs its own kernel: it needs kernel == "auto".
-  const bool kernel_ok = kernel_valid(kernel, eng.reduce_kernels()) && (!deterministic || kernel == "auto");
+  const bool kernel_ok = kernel_accepts(eng.reduce_kernel_info(), kernel, tandem::dtype_of<T>, &op, deterministic);
   const std::uint64_t seed = in.ConsumeIntegral<std::uint64_t>();
   const int special = in.ConsumeBool() ? 0 : in.ConsumeIntegralInRange<int>(1, 40);
   const tandem::ReduceOptions opts{kernel, deterministic};
