@@ -42,7 +42,7 @@ struct Stream {
   ~Stream() { cudaStreamDestroy(s); }
 };
 
-#define CUDA_TEST(title) TEST_CASE("cuda: " title * doctest::test_suite("cuda") * doctest::skip(!test::cuda_usable()))
+#define CUDA_TEST(title) TEST_CASE("cuda: " title* doctest::test_suite("cuda") * doctest::skip(!test::cuda_usable()))
 
 }  // namespace
 

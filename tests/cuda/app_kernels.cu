@@ -7,7 +7,8 @@ namespace test_app {
 namespace {
 
 __global__ void fill_kernel(float* p, std::size_t n, float offset) {
-  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     p[i] = float(i % 7) - 3.0f + offset;
 }
 
