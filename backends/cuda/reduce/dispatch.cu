@@ -83,8 +83,10 @@ constexpr const auto& kStageNameTable = kStages<detail::SumOp<float>>;
 std::size_t stage_index(std::string_view stage) {
   for (std::size_t i = 0; i < kStageNameTable.size(); ++i)
     if (kStageNameTable[i].name == stage) return i;
-  std::string message = "unknown CUDA reduce kernel '" + std::string(stage) + "'; valid kernels:";
-  for (const auto& entry : kStageNameTable) message += " " + std::string(entry.name);
+  std::string message = "unknown CUDA reduce kernel '";  // (appended piecewise: GCC 12's -Wrestrict misfires
+  message += stage;                                      // on operator+ chains here)
+  message += "'; valid kernels:";
+  for (const auto& entry : kStageNameTable) (message += " ") += entry.name;
   throw Error(message);
 }
 
