@@ -1,0 +1,59 @@
+// The error bounds every check of tandem's results uses (tests, CLI, benchmarks, fuzzer), in one place.
+//
+//   sum of floats    |result - sum| <= 8 u sum|x|        u = 2^-24 for float, 2^-53 for double
+//                    (every kernel sums in blocks or trees, whose error is far below this)
+//   mean of floats   |result - sum/n| <= (8 u sum|x| + |sum| eps_double) / n     (mean is double(sum) / n)
+//   integer sums, min and max: exact (bit for bit)
+//   matmul           |C - ref| <= (c_in + 2 K u) sum_k |a_ik b_kj|   per element, u of the element type
+//                    c_in: the input rounding of the kernel's KernelInfo::precision:
+//                    0 for full, 2^-9 for tf32, 2^-6 for bf16
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include "tandem/types.hpp"
+
+namespace tandem_test {
+
+// The unit roundoff of T: 2^-24 for float, 2^-53 for double (0 for integers).
+template <class T>
+constexpr long double unit_roundoff() {
+  return (long double)std::numeric_limits<T>::epsilon() / 2;
+}
+
+// The bound of a float sum of elements whose |x| sum to abs_sum.
+template <class T>
+constexpr long double sum_bound(long double abs_sum) {
+  return 8 * unit_roundoff<T>() * abs_sum;
+}
+
+// The bound of a float mean (double(sum) / n) around sum / n; n > 0.
+template <class T>
+long double mean_bound(long double sum, long double abs_sum, std::size_t n) {
+  return (sum_bound<T>(abs_sum) + std::fabs(sum) * (long double)std::numeric_limits<double>::epsilon()) /
+         (long double)n;
+}
+
+// c_in: the relative rounding of each input of a kernel computing in precision p.
+constexpr long double input_rounding(tandem::Precision p) {
+  switch (p) {
+    case tandem::Precision::tf32:
+      return 0x1p-9L;
+    case tandem::Precision::bf16:
+      return 0x1p-6L;
+    case tandem::Precision::full:
+      break;
+  }
+  return 0;
+}
+
+// The factor (c_in + 2 K u) of the matmul bound: an element passes when
+// |C - ref| <= matmul_bound_factor * sum_k |a_ik b_kj|.
+template <class T>
+constexpr long double matmul_bound_factor(tandem::Precision p, std::size_t k) {
+  return input_rounding(p) + 2 * (long double)k * unit_roundoff<T>();
+}
+
+}  // namespace tandem_test

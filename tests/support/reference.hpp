@@ -1,0 +1,159 @@
+// Independent references: what every reduction and matrix product of tandem must return, computed by
+// plain serial loops in wider types. They are written from the documented rules (include/tandem/
+// engine.hpp, backends/common/canonical.hpp's description), never from the backends' code
+// (backends/common/reduce_ops.hpp and friends), so that a shared mistake cannot hide.
+//
+// Reductions  ReduceReference<T>, fed one element at a time (add) or by reduce_reference():
+//               integer sums  a uint64 loop, wrapping modulo 2^64 as the library's int64 sums do
+//               float sums    a long double loop over the finite elements, with sum |x| for the bound
+//                             (bounds.hpp); NaN, +inf and -inf are tracked apart: any NaN or both
+//                             infinities make the sum NaN, one infinity makes it that infinity
+//               min / max     NaN if any element is NaN, else the least / greatest element in the
+//                             order where -0.0 comes before +0.0
+//             canonical_sum(): deterministic mode's documented association order, bit for bit.
+// Matmul      matmul_reference(): every element of C (or a sample, for large products), accumulated
+//             in double for float inputs and long double for double inputs, with sum_k |a_ik b_kj|.
+//             fma_chain_matmul(): deterministic mode's one fma chain per element, bit for bit.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "tandem/types.hpp"
+#include "tests/support/bounds.hpp"
+
+namespace tandem_test {
+
+// ---- Reductions -------------------------------------------------------------------------------------
+
+template <tandem::Element T>
+struct ReduceReference {
+  std::size_t count = 0;
+  std::uint64_t wrapped_sum = 0;  // integers: the sum modulo 2^64
+  long double sum = 0;            // the sum of the finite elements (integers: exact below 2^64)
+  long double abs_sum = 0;        // the sum of |x| over the finite elements
+  bool nan = false, pos_inf = false, neg_inf = false;
+  std::size_t nan_count = 0;
+  T lo{}, hi{};  // the least and greatest non-NaN element (-0.0 before +0.0); set once count > nan_count
+
+  void add(T v) {
+    ++count;
+    if constexpr (std::is_integral_v<T>) {
+      wrapped_sum += std::uint64_t(std::int64_t(v));
+      sum += v;
+      abs_sum += std::fabs((long double)v);
+    } else {
+      if (std::isnan(v)) {
+        nan = true;
+        ++nan_count;
+        return;
+      }
+      if (std::isinf(v))
+        (v > 0 ? pos_inf : neg_inf) = true;
+      else
+        sum += v, abs_sum += std::fabs((long double)v);
+    }
+    const bool first = count - nan_count == 1;
+    if (first || v < lo || (v == lo && std::signbit(v))) lo = v;
+    if (first || v > hi || (v == hi && !std::signbit(v))) hi = v;
+  }
+
+  // The reference of both parts together (for references built in parallel pieces).
+  void merge(const ReduceReference& o) {
+    if (o.count == o.nan_count) {
+      count += o.count, nan_count += o.nan_count, nan |= o.nan;
+      return;
+    }
+    const bool empty = count == nan_count;
+    count += o.count, nan_count += o.nan_count;
+    wrapped_sum += o.wrapped_sum, sum += o.sum, abs_sum += o.abs_sum;
+    nan |= o.nan, pos_inf |= o.pos_inf, neg_inf |= o.neg_inf;
+    if (empty || o.lo < lo || (o.lo == lo && std::signbit(o.lo))) lo = o.lo;
+    if (empty || o.hi > hi || (o.hi == hi && !std::signbit(o.hi))) hi = o.hi;
+  }
+
+  // What sum() must return: integers exactly (wrapped); floats: NaN (canonical), an infinity, or the
+  // long double sum rounded to T (equal to the result for data whose sums are exact, e.g.
+  // Values::small_integers; otherwise compare within sum_bound(), bounds.hpp).
+  tandem::sum_result_t<T> sum_result() const {
+    if constexpr (std::is_integral_v<T>) {
+      return std::int64_t(wrapped_sum);
+    } else {
+      if (nan || (pos_inf && neg_inf)) return std::numeric_limits<T>::quiet_NaN();
+      if (pos_inf) return std::numeric_limits<T>::infinity();
+      if (neg_inf) return -std::numeric_limits<T>::infinity();
+      return T(sum);
+    }
+  }
+  // What min() and max() must return (count > 0), bit for bit.
+  T min() const { return nan ? std::numeric_limits<T>::quiet_NaN() : lo; }
+  T max() const { return nan ? std::numeric_limits<T>::quiet_NaN() : hi; }
+  // The exact mean of the integers' wrapped sum as mean() computes it: double(sum) / n (count > 0).
+  double integer_mean() const requires std::is_integral_v<T> {
+    return double(std::int64_t(wrapped_sum)) / double(count);
+  }
+  // |sum() - sum| may be at most this for floats (integers: 0, sums are exact): 8 u sum|x|.
+  long double sum_bound() const { return std::is_integral_v<T> ? 0 : tandem_test::sum_bound<T>(abs_sum); }
+  // |mean() - sum / count| may be at most this for floats (count > 0).
+  long double mean_bound() const { return tandem_test::mean_bound<T>(sum, abs_sum, count); }
+};
+
+// The reference of x[0], x[stride], ..., x[(n - 1) * stride].
+template <tandem::Element T>
+ReduceReference<T> reduce_reference(const T* x, std::size_t n, std::size_t stride = 1);
+template <tandem::Element T>
+ReduceReference<T> reduce_reference(std::span<const T> x) {
+  return reduce_reference(x.data(), x.size(), 1);
+}
+
+// The sum in deterministic mode's canonical order, as documented: chunks of 4096 elements; within a
+// chunk, lane i % 32 adds element i in order; the 32 lanes meet in a halving tree (lane j += lane
+// j + s for s = 16, 8, 4, 2, 1); the chunk values are summed the same way again until one is left.
+// NaN results are the canonical quiet NaN. Floats only.
+template <class T>
+requires std::is_floating_point_v<T> T canonical_sum(std::span<const T> x);
+
+// ---- Matrix products ----------------------------------------------------------------------------------
+
+// Which elements matmul_reference() computes: every element while M N K <= full_work and
+// M N <= full_elements, otherwise the four corners and `samples` elements drawn from `seed`.
+struct MatmulSampling {
+  double full_work = 0x1p30;
+  double full_elements = 0x1p24;
+  std::size_t samples = 512;
+  std::uint64_t seed = 1;
+};
+
+template <class T>
+struct MatmulReference {
+  // The accumulation type: double for float inputs (exact products, 2^-53 per addition), long double
+  // for double inputs.
+  using Acc = std::conditional_t<std::is_same_v<T, float>, double, long double>;
+  std::size_t m = 0, k = 0, n = 0;
+  std::vector<std::size_t> sample;  // the index i * n + j of each checked element; empty: every element
+  std::vector<Acc> value;           // sum_k a_ik b_kj, one per checked element
+  std::vector<double> abs;          // sum_k |a_ik b_kj|, one per checked element (it only scales a bound)
+
+  std::size_t checked() const { return value.size(); }
+  // The index i * n + j of checked element e.
+  std::size_t index(std::size_t e) const { return sample.empty() ? e : sample[e]; }
+};
+
+// The reference of A * B (row-major views, any ld). Rows are computed on all hardware threads.
+template <class T>
+requires tandem::is_matmul_type_v<T> MatmulReference<T> matmul_reference(tandem::MatrixView<const T> a,
+                                                                         tandem::MatrixView<const T> b,
+                                                                         const MatmulSampling& sampling = {});
+
+// C = A * B as deterministic mode documents it: each C(i, j) is one fma chain over p = 0 .. K-1 from
+// +0.0 (acc = fma(a_ip, b_pj, acc)), NaN results canonical. Writes the rows x cols elements of c only.
+template <class T>
+requires tandem::is_matmul_type_v<T>
+void fma_chain_matmul(tandem::MatrixView<const T> a, tandem::MatrixView<const T> b, tandem::MatrixView<T> c);
+
+}  // namespace tandem_test

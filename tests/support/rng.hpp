@@ -1,0 +1,80 @@
+// One random generator for everything that checks tandem from outside (tests, CLI, benchmarks, fuzzer):
+// splitmix64, whose stream is the same on every platform and compiler (std:: distributions are not).
+//
+// It is counter-based: value i of the stream of seed s is splitmix64(s + i * kGolden), so a stream can
+// be read sequentially (SplitMix64::next) or at any index in parallel (SplitMix64::at) with the same
+// values. SplitMix64{s}.next() returns exactly what the classic stateful splitmix64 does, so streams
+// that the CLI and the fuzzer made before this library are unchanged.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "tandem/dtype.hpp"
+
+namespace tandem_test {
+
+inline constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
+
+// The splitmix64 output function applied to x + kGolden (the counter-based form: value i of the
+// stream of seed s is splitmix64(s + i * kGolden)).
+constexpr std::uint64_t splitmix64(std::uint64_t x) {
+  std::uint64_t z = x + kGolden;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+struct SplitMix64 {
+  std::uint64_t state = 0;  // the seed, advanced by kGolden per value read with next()
+
+  // The next value of the stream.
+  constexpr std::uint64_t next() {
+    const std::uint64_t v = splitmix64(state);
+    state += kGolden;
+    return v;
+  }
+  // The value next() returns after i more calls, without advancing (for parallel fills).
+  constexpr std::uint64_t at(std::uint64_t i) const { return splitmix64(state + i * kGolden); }
+  // A value in [0, n) (n > 0; plain modulo: the bias is irrelevant for test data).
+  constexpr std::uint64_t below(std::uint64_t n) { return next() % n; }
+  // Skips n values, as n calls of next() would.
+  constexpr void skip(std::uint64_t n) { state += n * kGolden; }
+};
+
+// What the elements of generated data are. Every kind is defined by the stream alone (one next() per
+// element), so the data is the same on every machine.
+enum class Values {
+  // Floats uniform in [-1, 1) on a grid of 2^-23 (float) or 2^-52 (double), every value exact in T;
+  // integers uniform in [-2^20, 2^20) for int32 and [-2^40, 2^40) for int64 (sums stay readable).
+  uniform,
+  // Integers uniform over the whole type (sums wrap); floats as uniform.
+  full_range,
+  // Integers in [-8, 8] of any type: every partial sum of up to 2^21 of them is an integer below 2^24,
+  // exact in float whatever the order, so float sums can be compared bit for bit.
+  small_integers,
+  // Floats uniform in [-1, 1) scaled by 2^e, e uniform in [-20, 20]: a wide dynamic range with both
+  // signs, where another association order changes the bits of a sum. Integers as uniform.
+  wide_range,
+};
+
+// Fills `out` with one value of the stream per element.
+template <tandem::Element T>
+void fill(std::span<T> out, SplitMix64& g, Values kind = Values::uniform);
+
+// n values from the stream of `g` (or of seed `seed`).
+template <tandem::Element T>
+std::vector<T> random_vector(std::size_t n, SplitMix64& g, Values kind = Values::uniform) {
+  std::vector<T> v(n);
+  fill<T>(v, g, kind);
+  return v;
+}
+template <tandem::Element T>
+std::vector<T> random_vector(std::size_t n, std::uint64_t seed, Values kind = Values::uniform) {
+  SplitMix64 g{seed};
+  return random_vector<T>(n, g, kind);
+}
+
+}  // namespace tandem_test
