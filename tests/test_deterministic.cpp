@@ -1,6 +1,7 @@
 // Deterministic mode: results bitwise equal to an independent implementation of the canonical order
-// (written here from the description in backends/common/canonical.hpp, not from its code). Every backend is
-// compared with the same reference, so the CPU and CUDA results are bitwise equal to each other.
+// (the test-support library's canonical_sum and fma_chain_matmul, written from the description in
+// backends/common/canonical.hpp, not from its code). Every backend is compared with the same reference,
+// so the CPU and CUDA results are bitwise equal to each other.
 #include <tbb/info.h>
 #include <tbb/task_arena.h>
 
@@ -11,38 +12,15 @@
 
 namespace {
 
-// The documented order: chunks of 4096, lane i % 32 adds element i of the chunk, the lanes meet in a
-// halving tree, and chunk values are summed again the same way until one is left.
+// Wide dynamic range and both signs, so that any other association order changes the bits.
 template <class T>
-T reference_canonical_sum(std::vector<T> v) {
-  if (v.empty()) return T(0);
-  while (v.size() > 1) {
-    std::vector<T> next;
-    for (std::size_t c = 0; c < v.size(); c += 4096) {
-      T lanes[32] = {};
-      for (std::size_t i = c; i < std::min(v.size(), c + 4096); ++i) lanes[(i - c) % 32] += v[i];
-      for (int s = 16; s >= 1; s /= 2)
-        for (int j = 0; j < s; ++j) lanes[j] = lanes[j] + lanes[j + s];
-      next.push_back(lanes[0]);
-    }
-    v.swap(next);
-  }
-  return v[0];
-}
-
-template <class T>
-std::vector<T> random_reals(std::size_t n, std::mt19937_64& g) {
-  // Wide dynamic range and both signs, so that any other association order changes the bits.
-  std::uniform_real_distribution<T> d(T(-1), T(1));
-  std::uniform_int_distribution<int> e(-20, 20);
-  std::vector<T> v(n);
-  for (auto& x : v) x = std::ldexp(d(g), e(g));
-  return v;
+std::vector<T> random_reals(std::size_t n, test::SplitMix64& g) {
+  return test::random_vector<T>(n, g, test::Values::wide_range);
 }
 
 template <class T>
 void check_sums(const tandem::Engine& eng) {
-  std::mt19937_64 g(31);
+  test::SplitMix64 g{31};
   const tandem::ReduceOptions det{"auto", true};
   std::vector<std::size_t> sizes = test::reduce_sizes();
   sizes.push_back(4096 * 4096 + 17);  // three levels of chunks
@@ -53,26 +31,22 @@ void check_sums(const tandem::Engine& eng) {
       CAPTURE(stride);
       auto data = random_reals<T>(n * stride, g);
       std::vector<T> picked(n);
-      long double exact = 0, abs_sum = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        picked[i] = data[i * stride];
-        exact += picked[i];
-        abs_sum += std::fabs((long double)picked[i]);
-      }
-      const T expect = reference_canonical_sum(picked);
+      for (std::size_t i = 0; i < n; ++i) picked[i] = data[i * stride];
+      const T expect = test::canonical_sum<T>(picked);
       const T got = eng.sum(tandem::StridedView<T>{data.data(), n, stride}, det);
       CHECK_MESSAGE(test::same_bits(got, expect), "got " << test::show(got) << ", canonical " << test::show(expect));
-      const long double u = std::numeric_limits<T>::epsilon() / 2;
-      CHECK(std::fabs((long double)got - exact) <= 8 * u * abs_sum);
+      const test::Judgement j = test::judge_sum<T>(got, test::reduce_reference<T>(picked));
+      CHECK_MESSAGE(j.ok, "got " << test::show(got) << ", expected " << j.expected);
       if (n > 0) {
-        CHECK(test::same_bits(eng.mean(tandem::StridedView<T>{data.data(), n, stride}, det), double(expect) / double(n)));
+        CHECK(
+            test::same_bits(eng.mean(tandem::StridedView<T>{data.data(), n, stride}, det), double(expect) / double(n)));
       }
     }
   }
   // Device-resident input gives the same bits.
   auto data = random_reals<T>(100003, g);
   auto buf = eng.upload<T>(data);
-  CHECK(test::same_bits(eng.sum(buf, det), reference_canonical_sum(data)));
+  CHECK(test::same_bits(eng.sum(buf, det), test::canonical_sum<T>(data)));
   // NaN and infinities.
   data[500] = std::numeric_limits<T>::infinity();
   CHECK(eng.sum<T>(data, det) == std::numeric_limits<T>::infinity());
@@ -90,25 +64,27 @@ TANDEM_BACKEND_TEST(deterministic_double_sum, "deterministic: double sums bitwis
 }
 
 TANDEM_BACKEND_TEST(deterministic_other_ops, "deterministic: integer sums, min and max (order-independent)") {
-  std::mt19937_64 g(32);
+  test::SplitMix64 g{32};
   const tandem::ReduceOptions det{"auto", true};
   for (std::size_t n : {1, 257, 65537, 1000003}) {
     std::vector<std::int32_t> xi(n);
     std::int64_t si = 0;
-    for (auto& x : xi) si += x = std::int32_t(g());
+    for (auto& x : xi) si += x = std::int32_t(g.next());
     CHECK(eng.sum<std::int32_t>(xi, det) == si);
     auto xf = random_reals<float>(n, g);
-    CHECK(eng.min<float>(xf, det) == *std::min_element(xf.begin(), xf.end()));
-    CHECK(eng.max<float>(xf, det) == *std::max_element(xf.begin(), xf.end()));
+    xf[n / 2] = -0.0f;
+    const auto ref = test::reduce_reference<float>(xf);
+    CHECK(test::same_bits(eng.min<float>(xf, det), ref.min()));
+    CHECK(test::same_bits(eng.max<float>(xf, det), ref.max()));
   }
 }
 
 TEST_CASE("cpu: deterministic sums are the same bits for every thread count" * doctest::test_suite("cpu")) {
   tandem::Engine eng(tandem::Backend::cpu);
-  std::mt19937_64 g(33);
+  test::SplitMix64 g{33};
   auto data = random_reals<float>(5'000'011, g);
   const tandem::ReduceOptions det{"auto", true};
-  const float expect = reference_canonical_sum(data);
+  const float expect = test::canonical_sum<float>(data);
   for (int threads : {1, 2, tbb::info::default_concurrency()}) {
     tbb::task_arena arena(threads);
     float got = 0;
@@ -121,7 +97,7 @@ TEST_CASE("cpu: deterministic sums are the same bits for every thread count" * d
 namespace {
 template <class T>
 void check_deterministic_matmul(const tandem::Engine& eng) {
-  std::mt19937_64 g(34);
+  test::SplitMix64 g{34};
   struct Shape {
     std::size_t m, k, n;
   };
@@ -147,12 +123,7 @@ void check_deterministic_matmul(const tandem::Engine& eng) {
       b[p * ldb + 0] = -tiny;
     }
     std::vector<T> c(s.m * ldc, T(42)), expect(s.m * ldc, T(42));
-    for (std::size_t i = 0; i < s.m; ++i)
-      for (std::size_t j = 0; j < s.n; ++j) {
-        T acc = T(0);
-        for (std::size_t p = 0; p < s.k; ++p) acc = std::fma(a[i * lda + p], b[p * ldb + j], acc);
-        expect[i * ldc + j] = std::isnan(acc) ? std::numeric_limits<T>::quiet_NaN() : acc;
-      }
+    test::fma_chain_matmul<T>({a.data(), s.m, s.k, lda}, {b.data(), s.k, s.n, ldb}, {expect.data(), s.m, s.n, ldc});
     eng.matmul<T>({a.data(), s.m, s.k, lda}, {b.data(), s.k, s.n, ldb}, {c.data(), s.m, s.n, ldc}, {"auto", true});
     std::size_t differ = 0;
     for (std::size_t i = 0; i < c.size(); ++i) differ += !test::same_bits(c[i], expect[i]);
@@ -162,10 +133,12 @@ void check_deterministic_matmul(const tandem::Engine& eng) {
 }
 }  // namespace
 
-TANDEM_BACKEND_TEST(deterministic_matmul_float, "deterministic: float matmul bitwise equal to one fma chain per element") {
+TANDEM_BACKEND_TEST(deterministic_matmul_float,
+                    "deterministic: float matmul bitwise equal to one fma chain per element") {
   check_deterministic_matmul<float>(eng);
 }
-TANDEM_BACKEND_TEST(deterministic_matmul_double, "deterministic: double matmul bitwise equal to one fma chain per element") {
+TANDEM_BACKEND_TEST(deterministic_matmul_double,
+                    "deterministic: double matmul bitwise equal to one fma chain per element") {
   check_deterministic_matmul<double>(eng);
 }
 
@@ -175,12 +148,31 @@ TANDEM_BACKEND_TEST(deterministic_matmul_k0, "deterministic: K = 0 writes +0.0 (
   for (double v : c) CHECK(test::same_bits(v, 0.0));
 }
 
-TANDEM_BACKEND_TEST(deterministic_needs_auto, "deterministic: a named kernel is refused") {
+TANDEM_BACKEND_TEST(deterministic_kernels, "deterministic: kernels whose KernelInfo is not deterministic are refused") {
   std::vector<float> x(10, 1.0f);
-  const auto k = eng.reduce_kernels()[1];
-  CHECK_THROWS_AS(eng.sum<float>(x, {k, true}), tandem::Error);
   std::vector<float> a(4, 1), b(4, 1), c(4);
-  CHECK_THROWS_AS(eng.matmul<float>({a.data(), 2, 2, 2}, {b.data(), 2, 2, 2}, {c.data(), 2, 2, 2},
-                                    {eng.matmul_kernels()[1], true}),
-                  tandem::Error);
+  std::size_t refused = 0;
+  for (const tandem::KernelInfo& info : eng.reduce_kernel_info()) {
+    CAPTURE(info.name);
+    if (info.deterministic) {
+      CHECK(eng.sum<float>(x, {info.name, true}) == 10.0f);
+    } else {
+      CHECK_THROWS_AS(eng.sum<float>(x, {info.name, true}), tandem::Error);
+      ++refused;
+    }
+  }
+  for (const tandem::KernelInfo& info : eng.matmul_kernel_info()) {
+    CAPTURE(info.name);
+    const auto run = [&] {
+      eng.matmul<float>({a.data(), 2, 2, 2}, {b.data(), 2, 2, 2}, {c.data(), 2, 2, 2}, {info.name, true});
+    };
+    if (!info.deterministic) {
+      CHECK_THROWS_AS(run(), tandem::Error);
+      ++refused;
+    } else if (info.requirement.empty()) {
+      run();
+      CHECK(c == std::vector<float>{2, 2, 2, 2});
+    }
+  }
+  CHECK(refused > 0);  // both backends have stages that are not canonical
 }

@@ -1,8 +1,14 @@
-// The engine front end: backend selection, TANDEM_BACKEND, and every validation error.
+// The engine front end: backend selection, TANDEM_BACKEND and parse_backend, the dtype and op tables,
+// kernel metadata (KernelInfo) and what the engine refuses by it, every validation error, and host
+// ranges without a named element type.
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
+#include <span>
 #include <thread>
+#include <type_traits>
 
 #include "tests/support.hpp"
 
@@ -11,34 +17,13 @@ using tandem::Engine;
 
 namespace {
 
+using test::contains;
+using test::message_of;
+
 // Sets (or unsets, for nullptr) TANDEM_BACKEND for one scope and restores it afterwards.
-class ScopedEnv {
- public:
-  explicit ScopedEnv(const char* value) {
-    if (const char* old = std::getenv("TANDEM_BACKEND")) old_ = old, had_ = true;
-    if (value) setenv("TANDEM_BACKEND", value, 1);
-    else unsetenv("TANDEM_BACKEND");
-  }
-  ~ScopedEnv() {
-    if (had_) setenv("TANDEM_BACKEND", old_.c_str(), 1);
-    else unsetenv("TANDEM_BACKEND");
-  }
-
- private:
-  std::string old_;
-  bool had_ = false;
+struct ScopedEnv : test::ScopedVar {
+  explicit ScopedEnv(const char* value) : test::ScopedVar("TANDEM_BACKEND", value) {}
 };
-
-std::string message_of(auto&& f) {
-  try {
-    f();
-  } catch (const tandem::Error& e) {
-    return e.what();
-  }
-  return "(no tandem::Error thrown)";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 
@@ -83,8 +68,10 @@ TEST_CASE("Engine(Backend) and backend_status agree" * doctest::test_suite("comm
   auto status = tandem::backend_status();
   REQUIRE(status.size() == 2);
   CHECK(status[0].usable);
-  if (test::cuda_usable()) CHECK(Engine(Backend::cuda).backend() == Backend::cuda);
-  else CHECK_THROWS_AS(Engine{Backend::cuda}, tandem::Error);
+  if (test::cuda_usable())
+    CHECK(Engine(Backend::cuda).backend() == Backend::cuda);
+  else
+    CHECK_THROWS_AS(Engine{Backend::cuda}, tandem::Error);
   CHECK(Engine(Backend::cpu).device().compute_units >= 1);
 }
 
@@ -103,8 +90,8 @@ TANDEM_BACKEND_TEST(kernel_lists, "kernel lists start with auto and every name r
                               "first_add_during_load", "unroll4_blocks", "unroll8_blocks", "unroll_last_warp",
                               "complete_unroll", "multiple_adds_per_thread", "warp_shuffle", "single_pass", "cub"})
       CHECK(std::count(r.begin(), r.end(), stage) == 1);
-    for (const char* stage : {"naive", "tiled_16", "tiled_32", "register_tiled", "tensor_core_tf32",
-                              "tensor_core_bf16", "wgmma_tf32", "wgmma_bf16", "cublas"})
+    for (const char* stage : {"naive", "tiled_16", "tiled_32", "register_tiled", "tensor_core_tf32", "tensor_core_bf16",
+                              "wgmma_tf32", "wgmma_bf16", "cublas"})
       CHECK(std::count(m.begin(), m.end(), stage) == 1);
   }
 }
@@ -138,11 +125,15 @@ TANDEM_BACKEND_TEST(matmul_errors, "matmul: every invalid input throws tandem::E
   using V = tandem::MatrixView<const float>;
   using M = tandem::MatrixView<float>;
   // Shapes.
-  CHECK(contains(message_of([&] { eng.matmul<float>(V{a.data(), 3, 4, 4}, V{b.data(), 3, 4, 4}, M{c.data(), 3, 4, 4}); }),
+  CHECK(contains(message_of([&] {
+                   eng.matmul<float>(V{a.data(), 3, 4, 4}, V{b.data(), 3, 4, 4}, M{c.data(), 3, 4, 4});
+                 }),
                  "shapes do not match"));
   CHECK_THROWS_AS(eng.matmul<float>(V{a.data(), 3, 4, 4}, V{b.data(), 4, 3, 3}, M{c.data(), 3, 4, 4}), tandem::Error);
   // ld < cols.
-  CHECK(contains(message_of([&] { eng.matmul<float>(V{a.data(), 3, 4, 3}, V{b.data(), 4, 3, 3}, M{c.data(), 3, 3, 3}); }),
+  CHECK(contains(message_of([&] {
+                   eng.matmul<float>(V{a.data(), 3, 4, 3}, V{b.data(), 4, 3, 3}, M{c.data(), 3, 3, 3});
+                 }),
                  "ld"));
   CHECK_THROWS_AS(eng.matmul<float>(V{a.data(), 3, 4, 4}, V{b.data(), 4, 3, 3}, M{c.data(), 3, 3, 2}), tandem::Error);
   // A matrix wider than the address space (found by fuzz/fuzz_api: the extent check wrapped around).
@@ -150,14 +141,20 @@ TANDEM_BACKEND_TEST(matmul_errors, "matmul: every invalid input throws tandem::E
                                     M{c.data(), 1, std::size_t(1) << 62, std::size_t(1) << 62}),
                   tandem::Error);
   // Null data.
-  CHECK(contains(message_of([&] { eng.matmul<float>(V{nullptr, 3, 4, 4}, V{b.data(), 4, 3, 3}, M{c.data(), 3, 3, 3}); }),
+  CHECK(contains(message_of([&] {
+                   eng.matmul<float>(V{nullptr, 3, 4, 4}, V{b.data(), 4, 3, 3}, M{c.data(), 3, 3, 3});
+                 }),
                  "null"));
   // Overlap of C with A or B, including partial overlap.
-  CHECK(contains(message_of([&] { eng.matmul<float>(V{a.data(), 2, 2, 2}, V{b.data(), 2, 2, 2}, M{a.data() + 3, 2, 2, 2}); }),
+  CHECK(contains(message_of([&] {
+                   eng.matmul<float>(V{a.data(), 2, 2, 2}, V{b.data(), 2, 2, 2}, M{a.data() + 3, 2, 2, 2});
+                 }),
                  "overlaps"));
   CHECK_THROWS_AS(eng.matmul<float>(V{a.data(), 2, 2, 2}, V{c.data(), 2, 2, 2}, M{c.data(), 2, 2, 2}), tandem::Error);
   // Unknown kernel.
-  CHECK(contains(message_of([&] { eng.matmul<float>(V{a.data(), 2, 2, 2}, V{b.data(), 2, 2, 2}, M{c.data(), 2, 2, 2}, {"fast"}); }),
+  CHECK(contains(message_of([&] {
+                   eng.matmul<float>(V{a.data(), 2, 2, 2}, V{b.data(), 2, 2, 2}, M{c.data(), 2, 2, 2}, {"fast"});
+                 }),
                  "'fast'"));
   // Buffer matrices that reach past their buffer.
   auto ab = eng.upload<float>(a);
@@ -176,10 +173,10 @@ TANDEM_BACKEND_TEST(one_engine_many_threads, "one engine used from 8 threads at 
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
-      std::mt19937_64 g(1000 + t);
-      std::uniform_int_distribution<int> d(-8, 8);
+      test::SplitMix64 g{std::uint64_t(1000 + t)};
+      const auto d = [](test::SplitMix64& r) { return int(r.below(17)) - 8; };
       for (int it = 0; it < 25; ++it) {
-        const std::size_t n = 1 + g() % 200000;
+        const std::size_t n = 1 + g.below(200000);
         std::vector<float> x(n);
         std::int64_t expect = 0;
         int mx = -100;
@@ -190,7 +187,7 @@ TANDEM_BACKEND_TEST(one_engine_many_threads, "one engine used from 8 threads at 
           mx = std::max(mx, i);
         }
         const auto& kernels = eng.reduce_kernels();
-        const tandem::ReduceOptions o{kernels[g() % kernels.size()]};
+        const tandem::ReduceOptions o{kernels[g.below(kernels.size())]};
         if (eng.sum<float>(x, o) != float(expect)) ++failures;
         if (eng.max<float>(x, o) != float(mx)) ++failures;
         // 3x3 product of small integers: exact in float.
@@ -224,4 +221,299 @@ TEST_CASE("cuda: out of memory throws tandem::Error and the engine stays usable"
   CHECK(eng.sum<float>(x) == 500.0f);
   auto b = eng.upload<float>(x);
   CHECK(eng.max(b) == 0.5f);
+}
+
+// ---- The public tables: backends, dtypes, ops, precisions ----------------------------------------------
+
+TEST_CASE("parse_backend: every backend's name, auto, and errors naming the valid values" *
+          doctest::test_suite("common")) {
+  for (Backend b : tandem::all_backends) {
+    CAPTURE(tandem::to_string(b));
+    CHECK(tandem::parse_backend(tandem::to_string(b)) == b);
+  }
+  CHECK(std::string(tandem::to_string(Backend::cpu)) == "cpu");
+  CHECK(std::string(tandem::to_string(Backend::cuda)) == "cuda");
+  CHECK(tandem::parse_backend("cpu") == Backend::cpu);
+  CHECK(tandem::parse_backend("cuda") == Backend::cuda);  // a name, whether or not this machine runs it
+  const Backend expected_auto = test::cuda_usable() ? Backend::cuda : Backend::cpu;
+  CHECK(tandem::parse_backend("auto") == expected_auto);
+  CHECK(tandem::parse_backend("") == expected_auto);
+  CHECK(tandem::parse_backend("auto") == tandem::auto_backend().backend);
+  for (const char* bad : {"gpu", "CPU", "Auto", " cpu", "cuda ", "cpu,cuda", "x"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(tandem::parse_backend(bad), tandem::Error);
+    const std::string msg = message_of([&] { tandem::parse_backend(bad); });
+    CAPTURE(msg);
+    CHECK(contains(msg, std::string("'") + bad + "'"));
+    for (Backend b : tandem::all_backends) CHECK(contains(msg, tandem::to_string(b)));
+    CHECK(contains(msg, "auto"));
+  }
+}
+
+namespace {
+template <class T>
+void check_dtype_row(tandem::Dtype id, const char* name, bool integer, bool matmul) {
+  CAPTURE(name);
+  const tandem::DtypeInfo& d = tandem::info(id);
+  CHECK(tandem::dtype_of<T> == id);
+  CHECK(tandem::dtype_of<const T> == id);
+  CHECK(std::string(tandem::dtype_traits<T>::name) == name);
+  CHECK(std::string(tandem::to_string(id)) == name);
+  CHECK(std::string(test::type_name<T>()) == name);
+  CHECK(d.id == id);
+  CHECK(d.size == sizeof(T));
+  CHECK(tandem::size_of(id) == sizeof(T));
+  CHECK(d.integer == integer);
+  CHECK(d.matmul == matmul);
+  CHECK(tandem::is_matmul_type_v<T> == matmul);
+  CHECK(tandem::is_reduce_type_v<T>);
+  // Integer sums are int64 (wrapping); float sums are the type itself.
+  using Sum = std::conditional_t<std::is_integral_v<T>, std::int64_t, T>;
+  CHECK(std::is_same_v<tandem::sum_result_t<T>, Sum>);
+  CHECK(d.sum_result == tandem::dtype_of<Sum>);
+  CHECK(tandem::parse_dtype(name) == id);
+  // with_dtype calls the template of the type the Dtype names.
+  CHECK(test::with_dtype(
+      id, []<class U>() { return sizeof(U) == sizeof(T) && tandem::dtype_of<U> == tandem::dtype_of<T>; }));
+}
+}  // namespace
+
+TEST_CASE("dtype table: names, sizes, parse_dtype round trip, sum result types" * doctest::test_suite("common")) {
+  REQUIRE(tandem::dtypes.size() == 4);
+  check_dtype_row<std::int32_t>(tandem::Dtype::i32, "int32", true, false);
+  check_dtype_row<std::int64_t>(tandem::Dtype::i64, "int64", true, false);
+  check_dtype_row<float>(tandem::Dtype::f32, "float", false, true);
+  check_dtype_row<double>(tandem::Dtype::f64, "double", false, true);
+  for (std::size_t i = 0; i < tandem::dtypes.size(); ++i) {
+    const tandem::DtypeInfo& d = tandem::dtypes[i];
+    CHECK(static_cast<std::size_t>(d.id) == i);  // indexed by Dtype
+    CHECK(tandem::parse_dtype(tandem::to_string(d.id)) == d.id);
+  }
+  for (const char* bad : {"", "Float", "float32", "int", "half", "double ", "uint32"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(tandem::parse_dtype(bad).has_value());
+  }
+  CHECK(std::string(tandem::to_string(static_cast<tandem::Dtype>(200))) == "unknown dtype");
+  CHECK_FALSE(tandem::is_reduce_type_v<std::uint32_t>);
+  CHECK_FALSE(tandem::is_reduce_type_v<short>);
+  CHECK_FALSE(tandem::is_matmul_type_v<std::int32_t>);
+}
+
+TEST_CASE("Op and Precision names: to_string and parse_op" * doctest::test_suite("common")) {
+  const std::vector<std::pair<tandem::Op, std::string>> ops = {
+      {tandem::Op::sum, "sum"}, {tandem::Op::min, "min"}, {tandem::Op::max, "max"}, {tandem::Op::mean, "mean"}};
+  REQUIRE(std::size(tandem::all_ops) == ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    CAPTURE(ops[i].second);
+    CHECK(tandem::all_ops[i] == ops[i].first);
+    CHECK(tandem::to_string(ops[i].first) == ops[i].second);
+    CHECK(tandem::parse_op(ops[i].second) == ops[i].first);
+  }
+  for (const char* bad : {"", "Sum", "avg", "minimum", "sum "}) {
+    CAPTURE(bad);
+    CHECK_FALSE(tandem::parse_op(bad).has_value());
+  }
+  CHECK(std::string(tandem::to_string(tandem::Precision::full)) == "full");
+  CHECK(std::string(tandem::to_string(tandem::Precision::tf32)) == "tf32");
+  CHECK(std::string(tandem::to_string(tandem::Precision::bf16)) == "bf16");
+  // The bound's input rounding follows the precision, not a name.
+  CHECK(test::input_rounding(tandem::Precision::full) == 0);
+  CHECK(test::input_rounding(tandem::Precision::tf32) == std::ldexp(1.0L, -9));
+  CHECK(test::input_rounding(tandem::Precision::bf16) == std::ldexp(1.0L, -6));
+}
+
+TEST_CASE("KernelInfo::accepts lists exactly its dtypes and ops" * doctest::test_suite("common")) {
+  const tandem::KernelInfo k{.name = "x", .dtypes = {tandem::Dtype::f32}, .ops = {tandem::Op::min, tandem::Op::max}};
+  CHECK(k.accepts(tandem::Dtype::f32));
+  CHECK_FALSE(k.accepts(tandem::Dtype::f64));
+  CHECK_FALSE(k.accepts(tandem::Dtype::i32));
+  CHECK(k.accepts(tandem::Op::min));
+  CHECK(k.accepts(tandem::Op::max));
+  CHECK_FALSE(k.accepts(tandem::Op::sum));
+  CHECK_FALSE(tandem::KernelInfo{}.accepts(tandem::Dtype::f32));
+  const std::vector<tandem::KernelInfo> infos = {k};
+  CHECK(test::find_kernel(infos, "x") == &infos[0]);
+  CHECK(test::find_kernel(infos, "y") == nullptr);
+  const tandem::Op min = tandem::Op::min, sum = tandem::Op::sum;
+  CHECK(test::kernel_accepts(infos, "x", tandem::Dtype::f32, &min, false));
+  CHECK_FALSE(test::kernel_accepts(infos, "x", tandem::Dtype::f32, &sum, false));
+  CHECK_FALSE(test::kernel_accepts(infos, "x", tandem::Dtype::f32, &min, true));  // not deterministic
+  CHECK_FALSE(test::kernel_accepts(infos, "y", tandem::Dtype::f32, &min, false));
+  CHECK(test::kernel_json(k, "reduce", "cpu") ==
+        R"({"backend":"cpu","kind":"reduce","name":"x","dtypes":["float"],"ops":["min","max"],"precision":"full",)"
+        R"("deterministic":false,"auto_pick":false,"baseline":false,"requirement":""})");
+}
+
+// ---- KernelInfo of each engine, and what the engine refuses by it ------------------------------------
+
+namespace {
+
+std::vector<std::string> names_of(const std::vector<tandem::KernelInfo>& infos) {
+  std::vector<std::string> names;
+  for (const auto& k : infos) names.push_back(k.name);
+  return names;
+}
+
+// Every kernel x dtype x op: the engine runs what the KernelInfo lists (and gets it right) and throws
+// tandem::Error, naming the dtype or op, for the rest.
+template <class T>
+void check_reduce_refusals(const Engine& eng) {
+  const std::vector<T> x = {T(3), T(-1), T(2)};
+  for (const tandem::KernelInfo& k : eng.reduce_kernel_info()) {
+    CAPTURE(k.name);
+    CAPTURE(tandem::to_string(tandem::dtype_of<T>));
+    for (tandem::Op op : tandem::all_ops) {
+      CAPTURE(tandem::to_string(op));
+      const tandem::ReduceOptions o{k.name};
+      const auto run = [&]() -> double {
+        switch (op) {
+          case tandem::Op::sum:
+            return double(eng.sum<T>(x, o));
+          case tandem::Op::min:
+            return double(eng.min<T>(x, o));
+          case tandem::Op::max:
+            return double(eng.max<T>(x, o));
+          case tandem::Op::mean:
+            return eng.mean<T>(x, o);
+        }
+        return 0;
+      };
+      if (k.accepts(tandem::dtype_of<T>) && k.accepts(op)) {
+        const double expect[] = {4, -1, 3, 4.0 / 3};
+        CHECK(run() == expect[int(op)]);
+      } else {
+        const std::string msg = message_of(run);
+        CHECK(contains(msg, k.name));
+        CHECK((contains(msg, tandem::to_string(tandem::dtype_of<T>)) || contains(msg, tandem::to_string(op))));
+      }
+    }
+  }
+}
+
+template <class T>
+void check_matmul_refusals(const Engine& eng) {
+  const std::vector<T> a = {1, 2, 3, 4}, b = {1, 0, 0, 1};
+  for (const tandem::KernelInfo& k : eng.matmul_kernel_info()) {
+    CAPTURE(k.name);
+    CAPTURE(tandem::to_string(tandem::dtype_of<T>));
+    std::vector<T> c(4, T(-7));
+    const auto run = [&] { eng.matmul<T>({a.data(), 2, 2, 2}, {b.data(), 2, 2, 2}, {c.data(), 2, 2, 2}, {k.name}); };
+    if (!k.accepts(tandem::dtype_of<T>)) {
+      const std::string msg = message_of(run);
+      CHECK(contains(msg, k.name));
+      CHECK(contains(msg, tandem::to_string(tandem::dtype_of<T>)));
+    } else if (k.requirement.empty()) {
+      run();
+      CHECK(c == a);  // A * I, exact in every precision
+    }
+  }
+}
+
+}  // namespace
+
+TANDEM_BACKEND_TEST(kernel_info, "KernelInfo: auto first, names as the kernel lists, refusals by dtype, op, mode") {
+  const auto reduce = eng.reduce_kernel_info();
+  const auto matmul = eng.matmul_kernel_info();
+  REQUIRE(reduce.size() >= 2);
+  REQUIRE(matmul.size() >= 2);
+  CHECK(names_of(reduce) == eng.reduce_kernels());
+  CHECK(names_of(matmul) == eng.matmul_kernels());
+  for (const auto* infos : {&reduce, &matmul}) {
+    const tandem::KernelInfo& a = infos->front();
+    CHECK(a.name == "auto");
+    CHECK(a.deterministic);  // deterministic mode always runs under "auto"
+    CHECK(a.precision == tandem::Precision::full);
+    CHECK(a.requirement.empty());
+    bool some_auto_pick = false;
+    for (std::size_t i = 1; i < infos->size(); ++i) {
+      const tandem::KernelInfo& k = (*infos)[i];
+      CAPTURE(k.name);
+      CHECK(k.name != "auto");
+      CHECK_FALSE(k.dtypes.empty());
+      some_auto_pick |= k.auto_pick;
+      for (tandem::Dtype d : k.dtypes) CHECK(a.accepts(d));  // auto takes what any stage takes
+      for (tandem::Op op : k.ops) CHECK(a.accepts(op));
+    }
+    CHECK(some_auto_pick);
+  }
+  // Every reduce kernel runs some op; matmul kernels list none, and take matmul types only.
+  for (const auto& k : reduce) CHECK_FALSE(k.ops.empty());
+  for (const auto& k : matmul) {
+    CAPTURE(k.name);
+    CHECK(k.ops.empty());
+    for (tandem::Dtype d : k.dtypes) CHECK(tandem::info(d).matmul);
+  }
+  CHECK(reduce.front().dtypes.size() == tandem::dtypes.size());
+  CHECK(reduce.front().ops.size() == std::size(tandem::all_ops));
+
+  if (eng.backend() == Backend::cpu) {
+    // Every CPU reduce kernel takes every dtype and op; every CPU matmul kernel float and double.
+    for (const auto& k : reduce) {
+      CAPTURE(k.name);
+      for (const auto& d : tandem::dtypes) CHECK(k.accepts(d.id));
+      for (tandem::Op op : tandem::all_ops) CHECK(k.accepts(op));
+      CHECK(k.precision == tandem::Precision::full);
+    }
+    for (const auto& k : matmul) {
+      CHECK(k.accepts(tandem::Dtype::f32));
+      CHECK(k.accepts(tandem::Dtype::f64));
+    }
+    // "serial" is a stage, not the canonical order: deterministic mode refuses it.
+    const tandem::KernelInfo* serial = test::find_kernel(reduce, "serial");
+    REQUIRE(serial != nullptr);
+    CHECK_FALSE(serial->deterministic);
+    std::vector<float> x = {1, 2, 3};
+    const std::string msg = message_of([&] { eng.sum<float>(x, {.kernel = "serial", .deterministic = true}); });
+    CHECK(contains(msg, "serial"));
+    CHECK(contains(msg, "deterministic"));
+  }
+  // The tensor-core stages compute in tf32 and take float only: double is refused.
+  if (const tandem::KernelInfo* tc = test::find_kernel(matmul, "tensor_core_tf32")) {
+    CHECK(tc->precision == tandem::Precision::tf32);
+    CHECK_FALSE(tc->accepts(tandem::Dtype::f64));
+    std::vector<double> a(4, 1), b(4, 1), c(4);
+    CHECK_THROWS_AS(
+        eng.matmul<double>({a.data(), 2, 2, 2}, {b.data(), 2, 2, 2}, {c.data(), 2, 2, 2}, {"tensor_core_tf32"}),
+        tandem::Error);
+  }
+  check_reduce_refusals<std::int32_t>(eng);
+  check_reduce_refusals<std::int64_t>(eng);
+  check_reduce_refusals<float>(eng);
+  check_reduce_refusals<double>(eng);
+  check_matmul_refusals<float>(eng);
+  check_matmul_refusals<double>(eng);
+}
+
+TANDEM_BACKEND_TEST(host_ranges, "sum/min/max/mean of std::vector and std::array without naming the type") {
+  test::SplitMix64 g{41};
+  const std::vector<float> v = test::random_vector<float>(10007, g);
+  const auto s = eng.sum(v);
+  static_assert(std::is_same_v<decltype(s), const float>);
+  CHECK(test::same_bits(s, eng.sum<float>(std::span<const float>(v))));
+  const auto ref = test::reduce_reference<float>(v);
+  CHECK(test::judge_sum<float>(s, ref).ok);
+  CHECK(test::same_bits(eng.min(v), ref.min()));
+  CHECK(test::same_bits(eng.max(v), ref.max()));
+  CHECK(test::same_bits(eng.mean(v), eng.mean<float>(std::span<const float>(v))));
+
+  const std::array<std::int32_t, 5> arr = {2147483647, 2147483647, -5, 7, 1};
+  const auto si = eng.sum(arr);
+  static_assert(std::is_same_v<decltype(si), const std::int64_t>);
+  CHECK(si == std::int64_t(2147483647) * 2 + 3);
+  CHECK(si == eng.sum<std::int32_t>(std::span<const std::int32_t>(arr)));
+  CHECK(eng.min(arr) == -5);
+  CHECK(eng.max(arr) == 2147483647);
+  static_assert(std::is_same_v<decltype(eng.mean(arr)), double>);
+
+  std::vector<double> d = test::random_vector<double>(333, g);
+  d[100] = -0.0;
+  CHECK(test::same_bits(eng.sum(d), eng.sum<double>(std::span<const double>(d))));
+  CHECK(test::same_bits(eng.min(d), test::reduce_reference<double>(d).min()));
+  const std::vector<std::int64_t> none;
+  CHECK(eng.sum(none) == 0);
+  CHECK_THROWS_AS(eng.min(none), tandem::Error);
+  // The same ranges upload without naming the type.
+  const auto buf = eng.upload(v);
+  static_assert(std::is_same_v<decltype(buf), const tandem::Buffer<float>>);
+  CHECK(buf.to_vector() == v);
 }

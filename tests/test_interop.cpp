@@ -17,38 +17,9 @@ using tandem::Engine;
 
 namespace {
 
-std::string message_of(auto&& f) {
-  try {
-    f();
-  } catch (const tandem::Error& e) {
-    return e.what();
-  }
-  return "(no tandem::Error thrown)";
-}
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-// Sets (or unsets) an environment variable for one scope.
-class ScopedVar {
- public:
-  ScopedVar(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedVar() {
-    if (had_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
+using test::contains;
+using test::message_of;
+using ScopedVar = test::ScopedVar;
 
 // Values i % 7 - 3 + offset: exact in float sums of the sizes used here.
 std::vector<float> pattern(std::size_t n, float offset = 0.25f) {

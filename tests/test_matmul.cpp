@@ -1,10 +1,13 @@
 // Matmul: every kernel of the backend, shapes that miss every tile, ld > cols, poisoned outputs,
 // NaN in the padding of A and B (a kernel that reads padding fails), untouched padding of C.
 //
-// Reference: a serial long double triple loop. Bound per element:
+// Reference: the test-support library's matmul_reference (tests/support/reference.hpp: every element,
+// accumulated in double for float and long double for double). Bound per element (bounds.hpp):
 //   |C - ref| <= (c_in + 2 * K * u) * sum_k |a_ik| |b_kj|
-// with u the unit roundoff of the accumulation type and c_in the input rounding of reduced-precision
-// kernels (0 for full precision; 2^-9 for tf32; 2^-6 for bf16).
+// with u the unit roundoff of the element type and c_in the input rounding of the kernel's
+// KernelInfo::precision (0 for full; 2^-9 for tf32; 2^-6 for bf16). A kernel whose KernelInfo does not
+// list the dtype must be refused with tandem::Error; one with a requirement (e.g. compute capability
+// 9.0) may instead throw tandem::Error naming it, where the device does not meet it.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -17,71 +20,59 @@ struct Shape {
   std::size_t m, k, n;
 };
 
-const Shape kShapes[] = {{1, 1, 1},     {3, 3, 3},     {17, 33, 65},  {129, 1, 257}, {64, 64, 64},
-                         {2, 300, 3},   {255, 257, 253}, {33, 17, 129}, {1000, 1000, 1000}};
+const Shape kShapes[] = {{1, 1, 1},   {3, 3, 3},       {17, 33, 65},  {129, 1, 257},     {64, 64, 64},
+                         {2, 300, 3}, {255, 257, 253}, {33, 17, 129}, {1000, 1000, 1000}};
 
 template <class T>
 struct Problem {
   std::size_t m, k, n, lda, ldb, ldc;
   std::vector<T> a, b;
-  std::vector<long double> ref, absref;
+  test::MatmulReference<T> ref;
 
-  Problem(Shape s, std::mt19937_64& g) : m(s.m), k(s.k), n(s.n), lda(s.k + 2), ldb(s.n + 5), ldc(s.n + 3) {
+  Problem(Shape s, test::SplitMix64& g) : m(s.m), k(s.k), n(s.n), lda(s.k + 2), ldb(s.n + 5), ldc(s.n + 3) {
     const T nan = std::numeric_limits<T>::quiet_NaN();
     a.assign(m * lda, nan);  // padding stays NaN: reading it poisons the result
     b.assign(k * ldb, nan);
-    std::uniform_real_distribution<T> d(T(-1), T(1));
-    for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t p = 0; p < k; ++p) a[i * lda + p] = d(g);
-    for (std::size_t p = 0; p < k; ++p)
-      for (std::size_t j = 0; j < n; ++j) b[p * ldb + j] = d(g);
-    ref.assign(m * n, 0);
-    absref.assign(m * n, 0);
-    for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t p = 0; p < k; ++p) {
-        const long double av = a[i * lda + p];
-        for (std::size_t j = 0; j < n; ++j) {
-          ref[i * n + j] += av * b[p * ldb + j];
-          absref[i * n + j] += std::fabs(av * b[p * ldb + j]);
-        }
-      }
+    for (std::size_t i = 0; i < m; ++i) test::fill<T>(std::span<T>(a.data() + i * lda, k), g);
+    for (std::size_t p = 0; p < k; ++p) test::fill<T>(std::span<T>(b.data() + p * ldb, n), g);
+    ref = test::matmul_reference<T>(A(), B());
   }
+  tandem::MatrixView<const T> A() const { return {a.data(), m, k, lda}; }
+  tandem::MatrixView<const T> B() const { return {b.data(), k, n, ldb}; }
 };
 
-long double input_rounding(const std::string& kernel) {
-  if (kernel.find("tf32") != std::string::npos) return std::ldexp(1.0L, -9);
-  if (kernel.find("bf16") != std::string::npos) return std::ldexp(1.0L, -6);
-  return 0;
-}
-
-bool supports(const std::string& kernel, bool is_double) {
-  return !(is_double && (kernel.find("tf32") != std::string::npos || kernel.find("bf16") != std::string::npos));
-}
-
+// C (ldc apart, sentinel in the padding) against the reference within the bound of `info`'s precision.
 template <class T>
-void check_result(const Problem<T>& p, const std::vector<T>& c, const std::string& kernel, T sentinel) {
-  const long double u = std::numeric_limits<T>::epsilon() / 2;
-  const long double cin = input_rounding(kernel);
-  std::size_t bad = 0, bad_pad = 0;
-  for (std::size_t i = 0; i < p.m; ++i) {
-    for (std::size_t j = 0; j < p.n; ++j) {
-      const long double got = c[i * p.ldc + j];
-      const long double bound = (cin + 2 * p.k * u) * p.absref[i * p.n + j] + 1e-30L;
-      if (!(std::fabs(got - p.ref[i * p.n + j]) <= bound)) {
-        if (bad++ < 3)
-          MESSAGE("C(" << i << "," << j << ") = " << test::show(T(got)) << ", expected "
-                       << test::show(T(p.ref[i * p.n + j])) << " +- " << test::show(T(bound)));
-      }
-    }
+void check_result(const Problem<T>& p, const std::vector<T>& c, const tandem::KernelInfo& info, T sentinel) {
+  const test::MatmulVerdict v = test::verify_matmul<T>({c.data(), p.m, p.n, p.ldc}, p.ref, info.precision);
+  for (const auto& bad : v.first_bad)
+    MESSAGE("C(" << bad.i << "," << bad.j << ") = " << test::show(bad.got) << ", expected " << test::show(bad.expected)
+                 << " +- " << test::show(bad.bound));
+  std::size_t bad_pad = 0;
+  for (std::size_t i = 0; i < p.m; ++i)
     for (std::size_t j = p.n; j < p.ldc; ++j) bad_pad += !test::same_bits(c[i * p.ldc + j], sentinel);
+  CHECK_MESSAGE(v.ok(), info.name << ": " << v.problem());
+  CHECK_MESSAGE(bad_pad == 0, info.name << ": " << bad_pad << " padding elements of C were written");
+}
+
+// Runs f(); false (and checked) when it throws tandem::Error because the device does not meet the
+// kernel's requirement: then the message must name the requirement.
+template <class F>
+bool runs_here(const tandem::KernelInfo& info, F&& f) {
+  if (info.requirement.empty()) {
+    f();
+    return true;
   }
-  CHECK_MESSAGE(bad == 0, kernel << ": " << bad << " elements outside the bound");
-  CHECK_MESSAGE(bad_pad == 0, kernel << ": " << bad_pad << " padding elements of C were written");
+  const std::string msg = test::message_of(f);
+  if (msg == "(no tandem::Error thrown)") return true;
+  CHECK_MESSAGE(test::contains(msg, info.requirement), info.name << " threw: " << msg);
+  MESSAGE(info.name << " not run: " << msg);
+  return false;
 }
 
 template <class T>
 void check_shapes(const tandem::Engine& eng) {
-  std::mt19937_64 g(99);
+  test::SplitMix64 g{99};
   const T sentinel = T(-12345.678);  // poison: any element left unwritten fails the bound
   for (Shape s : kShapes) {
     if (test::quick() && s.m * s.k * s.n > 100000) continue;
@@ -89,17 +80,16 @@ void check_shapes(const tandem::Engine& eng) {
     CAPTURE(s.m);
     CAPTURE(s.k);
     CAPTURE(s.n);
-    for (const auto& k : eng.matmul_kernels()) {
+    for (const tandem::KernelInfo& info : eng.matmul_kernel_info()) {
+      const std::string& k = info.name;
       CAPTURE(k);
       std::vector<T> c(p.m * p.ldc, sentinel);
-      tandem::MatrixView<const T> a{p.a.data(), p.m, p.k, p.lda}, b{p.b.data(), p.k, p.n, p.ldb};
       tandem::MatrixView<T> cv{c.data(), p.m, p.n, p.ldc};
-      if (!supports(k, std::is_same_v<T, double>)) {
-        CHECK_THROWS_AS(eng.matmul(a, b, cv, {k}), tandem::Error);
+      if (!info.accepts(tandem::dtype_of<T>)) {
+        CHECK_THROWS_AS(eng.matmul(p.A(), p.B(), cv, {k}), tandem::Error);
         continue;
       }
-      eng.matmul(a, b, cv, {k});
-      check_result(p, c, k, sentinel);
+      if (runs_here(info, [&] { eng.matmul(p.A(), p.B(), cv, {k}); })) check_result(p, c, info, sentinel);
     }
   }
 }
@@ -114,20 +104,25 @@ TANDEM_BACKEND_TEST(matmul_double_every_kernel_and_shape, "matmul double: every 
 }
 
 TANDEM_BACKEND_TEST(matmul_buffers, "matmul: device-resident buffers with offsets and ld") {
-  std::mt19937_64 g(5);
+  test::SplitMix64 g{5};
   Problem<float> p({37, 41, 43}, g);
   const float sentinel = 77.25f;
   auto a = eng.upload<float>(p.a);
   auto b = eng.upload<float>(p.b);
-  for (const auto& k : eng.matmul_kernels()) {
+  for (const tandem::KernelInfo& info : eng.matmul_kernel_info()) {
+    const std::string& k = info.name;
     CAPTURE(k);
+    REQUIRE(info.accepts(tandem::Dtype::f32));  // every matmul kernel takes float
     // C starts 4 elements into its buffer, which holds sentinels before and around it.
     std::vector<float> host_c(4 + p.m * p.ldc, sentinel);
     auto c = eng.upload<float>(host_c);
-    eng.matmul(a.matrix(p.m, p.k, p.lda), b.matrix(p.k, p.n, p.ldb), c.matrix(p.m, p.n, p.ldc, 4), {k});
+    if (!runs_here(info, [&] {
+          eng.matmul(a.matrix(p.m, p.k, p.lda), b.matrix(p.k, p.n, p.ldb), c.matrix(p.m, p.n, p.ldc, 4), {k});
+        }))
+      continue;
     auto back = c.to_vector();
     for (int i = 0; i < 4; ++i) CHECK(back[i] == sentinel);
-    check_result(p, std::vector<float>(back.begin() + 4, back.end()), k, sentinel);
+    check_result(p, std::vector<float>(back.begin() + 4, back.end()), info, sentinel);
   }
 }
 
@@ -135,8 +130,9 @@ TANDEM_BACKEND_TEST(matmul_empty_dimensions, "matmul: K = 0 gives zeros, M or N 
   std::vector<double> a(6, 1.0), b(6, 1.0), c(12, 5.0);
   using V = tandem::MatrixView<const double>;
   using M = tandem::MatrixView<double>;
-  for (const auto& k : eng.matmul_kernels()) {
-    if (!supports(k, true)) continue;
+  for (const tandem::KernelInfo& info : eng.matmul_kernel_info()) {
+    if (!info.accepts(tandem::Dtype::f64) || !info.requirement.empty()) continue;
+    const std::string& k = info.name;
     CAPTURE(k);
     std::fill(c.begin(), c.end(), 5.0);
     eng.matmul<double>(V{a.data(), 3, 0, 0}, V{b.data(), 0, 4, 4}, M{c.data(), 3, 4, 4}, {k});
@@ -164,13 +160,13 @@ TANDEM_BACKEND_TEST(matmul_past_2_31, "matmul: M * N past 2^31 (TANDEM_TEST_LARG
   auto dc = eng.buffer<float>(m * n);
   std::vector<std::string> kernels = {"auto"};
   if (eng.backend() == tandem::Backend::cuda) kernels = {"register_tiled", "tiled_16", "cublas"};
-  std::mt19937_64 g(3);
+  test::SplitMix64 g{3};
   for (const auto& kernel : kernels) {
     CAPTURE(kernel);
     eng.matmul(da.matrix(m, k), db.matrix(k, n), dc.matrix(m, n), {kernel});
     std::size_t bad = 0;
     for (int s = 0; s < 2000; ++s) {
-      const std::size_t i = s < 10 ? m - 1 - s : g() % m, j = s < 10 ? n - 1 - s : g() % n;
+      const std::size_t i = s < 10 ? m - 1 - s : g.below(m), j = s < 10 ? n - 1 - s : g.below(n);
       float expect = 0;  // small integers: exact in any order
       for (std::size_t p = 0; p < k; ++p) expect += a[i * k + p] * b[p * n + j];
       float got = 0;

@@ -1,118 +1,89 @@
-// Reductions: every kernel of the backend x op x dtype x width, against independent references.
-//
-// References and bounds:
-// - integers: a serial loop in uint64 (wrapping) for sums, std::min/max loops; compared exactly.
-// - "exact" floats: small integers in [-8, 8]; every partial sum of n <= 2^21 of them is an integer
+// Reductions: every kernel of the backend x op x dtype x width, against the independent references of
+// the test-support library (tests/support/reference.hpp) within its bounds (tests/support/bounds.hpp):
+// - integers over their whole range (sums wrap): compared exactly with a uint64 wrapping loop.
+// - "exact" floats, small integers in [-8, 8]: every partial sum of n <= 2^21 of them is an integer
 //   below 2^24 and so exact in float, whatever the order: sums are compared bit for bit.
-// - "random" floats in [-1, 1]: a long double sum; |result - ref| <= 8 * u * sum|x| (u = 2^-24 for
-//   float, 2^-53 for double). Every kernel sums in blocks/trees, whose error is far below that; the
-//   bound still catches a lost or doubled element of the "exact" data's size only there, which is why
-//   both data sets are used.
-// - min/max of floats: compared bit for bit (NaN wins; min(-0, +0) = -0, max(-0, +0) = +0).
+// - "random" floats in [-1, 1): a long double sum; |result - ref| <= 8 u sum|x| (u = 2^-24 for float,
+//   2^-53 for double). Every kernel sums in blocks/trees, whose error is far below that; the bound
+//   still catches a lost or doubled element of the "exact" data's size only there, which is why both
+//   data sets are used.
+// - min/max: bit for bit (NaN wins; min(-0, +0) = -0, max(-0, +0) = +0).
+// A kernel whose KernelInfo does not list the dtype or the op must be refused with tandem::Error.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "tests/support.hpp"
 
+using tandem::Op;
 using tandem::ReduceOptions;
 
 namespace {
 
+// Integers over their whole range; floats small integers (exact) or uniform in [-1, 1).
 template <class T>
-std::vector<T> random_values(std::size_t n, bool exact) {
-  auto& g = test::rng();
-  std::vector<T> v(n);
-  if constexpr (std::is_integral_v<T>) {
-    std::uniform_int_distribution<T> d(std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
-    for (auto& x : v) x = d(g);
-  } else if (exact) {
-    std::uniform_int_distribution<int> d(-8, 8);
-    for (auto& x : v) x = T(d(g));
-  } else {
-    std::uniform_real_distribution<T> d(T(-1), T(1));
-    for (auto& x : v) x = d(g);
-  }
-  return v;
+std::vector<T> random_values(std::size_t n, bool exact, test::SplitMix64& g) {
+  const test::Values kind = std::is_integral_v<T> ? test::Values::full_range
+                            : exact               ? test::Values::small_integers
+                                                  : test::Values::uniform;
+  return test::random_vector<T>(n, g, kind);
 }
 
-template <class T>
-struct Reference {
-  tandem::sum_result_t<T> sum{};
-  long double sum_ld = 0, abs_sum = 0;
-  T min{}, max{};
-};
-
-template <class T>
-Reference<T> reference(const T* x, std::size_t n, std::size_t stride) {
-  Reference<T> r;
-  std::uint64_t wrap = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    T v = x[i * stride];
-    if constexpr (std::is_integral_v<T>) wrap += std::uint64_t(std::int64_t(v));
-    r.sum_ld += v;
-    r.abs_sum += std::fabs((long double)v);
-  }
-  if constexpr (std::is_integral_v<T>) r.sum = std::int64_t(wrap);
-  else r.sum = T(r.sum_ld);
-  if (n > 0) {
-    r.min = r.max = x[0];
-    for (std::size_t i = 1; i < n; ++i) {
-      r.min = std::min(r.min, x[i * stride]);
-      r.max = std::max(r.max, x[i * stride]);
-    }
-  }
-  return r;
-}
-
-template <class T>
-long double sum_bound(const Reference<T>& r) {
-  const long double u = std::numeric_limits<T>::epsilon() / 2;
-  return 8 * u * r.abs_sum;
+template <class R>
+void check_judgement(const test::Judgement& j, Op op, R got) {
+  CHECK_MESSAGE(j.ok, tandem::to_string(op) << " = " << test::show(got) << ", expected " << j.expected);
 }
 
 // Checks sum/min/max/mean of x (n elements, stride) with every kernel against the reference.
 template <class T>
 void check_all_kernels(const tandem::Engine& eng, const std::vector<T>& data, std::size_t n, std::size_t stride,
                        bool exact) {
-  const Reference<T> ref = reference(data.data(), n, stride);
+  const test::ReduceReference<T> ref = test::reduce_reference(data.data(), n, stride);
   const tandem::StridedView<T> view{data.data(), n, stride};
-  for (const auto& k : eng.reduce_kernels()) {
+  for (const tandem::KernelInfo& info : eng.reduce_kernel_info()) {
+    const std::string& k = info.name;
     CAPTURE(k);
     const ReduceOptions o{k};
-    const auto s = eng.sum(view, o);
-    if constexpr (std::is_integral_v<T>) {
-      CHECK(s == ref.sum);
-    } else if (exact) {
-      CHECK(test::same_bits(s, ref.sum));
+    // What the kernel does not take, or an empty input for min/max/mean: tandem::Error.
+    auto refused = [&](Op op) {
+      return !info.accepts(tandem::dtype_of<T>) || !info.accepts(op) || (n == 0 && op != Op::sum);
+    };
+    if (refused(Op::sum)) {
+      CHECK_THROWS_AS(eng.sum(view, o), tandem::Error);
     } else {
-      CHECK(std::fabs((long double)s - ref.sum_ld) <= sum_bound(ref));
+      const auto s = eng.sum(view, o);
+      check_judgement(exact ? test::judge_sum_bits<T>(s, ref) : test::judge_sum<T>(s, ref), Op::sum, s);
     }
-    if (n == 0) {
+    if (refused(Op::min)) {
       CHECK_THROWS_AS(eng.min(view, o), tandem::Error);
-      CHECK_THROWS_AS(eng.max(view, o), tandem::Error);
-      CHECK_THROWS_AS(eng.mean(view, o), tandem::Error);
-      continue;
+    } else {
+      const T mn = eng.min(view, o);
+      check_judgement(test::judge_extreme(mn, ref.min()), Op::min, mn);
     }
-    const T mn = eng.min(view, o), mx = eng.max(view, o);
-    CHECK(test::same_bits(mn, ref.min));
-    CHECK(test::same_bits(mx, ref.max));
-    const double m = eng.mean(view, o);
-    if constexpr (std::is_integral_v<T>)
-      CHECK(m == double(ref.sum) / double(n));
-    else
-      CHECK(std::fabs((long double)m - ref.sum_ld / n) <= (sum_bound(ref) + std::fabs(ref.sum_ld) * 1e-15L) / n);
+    if (refused(Op::max)) {
+      CHECK_THROWS_AS(eng.max(view, o), tandem::Error);
+    } else {
+      const T mx = eng.max(view, o);
+      check_judgement(test::judge_extreme(mx, ref.max()), Op::max, mx);
+    }
+    if (refused(Op::mean)) {
+      CHECK_THROWS_AS(eng.mean(view, o), tandem::Error);
+    } else {
+      const double m = eng.mean(view, o);
+      check_judgement(test::judge_mean<T>(m, ref), Op::mean, m);
+    }
   }
 }
 
 template <class T>
 void check_widths(const tandem::Engine& eng) {
+  test::SplitMix64 g{20261121};
   for (std::size_t n : test::reduce_sizes()) {
     CAPTURE(n);
     for (bool exact : {true, false}) {
       if (std::is_integral_v<T> && !exact) continue;
       CAPTURE(exact);
-      auto data = random_values<T>(n, exact);
+      auto data = random_values<T>(n, exact, g);
       check_all_kernels(eng, data, n, 1, exact);
     }
   }
@@ -134,17 +105,19 @@ TANDEM_BACKEND_TEST(reduce_double_every_kernel_and_width, "reduce double: every 
 }
 
 TANDEM_BACKEND_TEST(reduce_strided_every_kernel, "reduce: strided input (struct fields, columns) for every kernel") {
-  const std::vector<std::size_t> widths = test::quick() ? std::vector<std::size_t>{1, 33, 1025, 65537}
-                                                       : std::vector<std::size_t>{1, 2, 33, 257, 1025, 4097, 65537, 300007};
+  const std::vector<std::size_t> widths = test::quick()
+                                              ? std::vector<std::size_t>{1, 33, 1025, 65537}
+                                              : std::vector<std::size_t>{1, 2, 33, 257, 1025, 4097, 65537, 300007};
+  test::SplitMix64 g{11};
   for (std::size_t stride : {2, 3, 7}) {
     for (std::size_t n : widths) {
       CAPTURE(stride);
       CAPTURE(n);
-      auto f = random_values<float>(n * stride, true);
+      auto f = random_values<float>(n * stride, true, g);
       check_all_kernels(eng, f, n, stride, true);
-      auto i = random_values<std::int32_t>(n * stride, true);
+      auto i = random_values<std::int32_t>(n * stride, true, g);
       check_all_kernels(eng, i, n, stride, true);
-      auto d = random_values<double>(n * stride, false);
+      auto d = random_values<double>(n * stride, false, g);
       check_all_kernels(eng, d, n, stride, false);
     }
   }
@@ -164,8 +137,8 @@ TANDEM_BACKEND_TEST(reduce_strided_every_kernel, "reduce: strided input (struct 
 
 TANDEM_BACKEND_TEST(reduce_nan_inf_and_signed_zeros, "reduce: NaN propagates, infinities, signed zeros") {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-  const std::vector<std::size_t> widths = test::quick() ? std::vector<std::size_t>{1, 33, 65537}
-                                                       : std::vector<std::size_t>{1, 2, 33, 1000, 65537, 1000003};
+  const std::vector<std::size_t> widths =
+      test::quick() ? std::vector<std::size_t>{1, 33, 65537} : std::vector<std::size_t>{1, 2, 33, 1000, 65537, 1000003};
   for (std::size_t n : widths) {
     for (const auto& k : eng.reduce_kernels()) {
       CAPTURE(n);
@@ -201,17 +174,6 @@ TANDEM_BACKEND_TEST(reduce_nan_inf_and_signed_zeros, "reduce: NaN propagates, in
 
 namespace {
 
-// Min and max by the documented rules, written without reduce_ops: NaN if any element is NaN, else the
-// least/greatest element in an order where -0.0 comes before +0.0.
-template <class T>
-T min_max_rule(const std::vector<T>& x, std::size_t n, std::size_t stride, bool is_min) {
-  std::vector<T> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = x[i * stride];
-  if (std::any_of(v.begin(), v.end(), [](T a) { return std::isnan(a); })) return std::numeric_limits<T>::quiet_NaN();
-  auto before = [](T a, T b) { return a < b || (a == b && std::signbit(a) && !std::signbit(b)); };
-  return is_min ? *std::min_element(v.begin(), v.end(), before) : *std::max_element(v.begin(), v.end(), before);
-}
-
 // The CPU min/max leaf keeps SIMD lanes and settles NaN and the sign of zero after its loop, with a
 // scalar tail: one special value at each position of full blocks and of the tail (sizes that are not a
 // multiple of the lane count), contiguous and strided (the gaps hold NaN, which must not be read).
@@ -222,32 +184,38 @@ void check_special_positions(const tandem::Engine& eng) {
     T special;
     bool zeros;  // the other elements: the zero of the other sign (special is a zero), else random in [-8, 8]
   };
-  const std::vector<Case> cases = {{nan, false}, {-nan, false}, {inf, false}, {-inf, false}, {T(-0.0), true}, {T(0.0), true}};
-  const std::vector<std::size_t> sizes = test::quick() ? std::vector<std::size_t>{100} : std::vector<std::size_t>{1, 100, 333};
+  const std::vector<Case> cases = {{nan, false},  {-nan, false},   {inf, false},
+                                   {-inf, false}, {T(-0.0), true}, {T(0.0), true}};
+  const std::vector<std::size_t> sizes =
+      test::quick() ? std::vector<std::size_t>{100} : std::vector<std::size_t>{1, 100, 333};
   const std::size_t step = test::quick() ? 9 : 1;
+  test::SplitMix64 g{13};
   for (std::size_t stride : {1, 3})
     for (std::size_t n : sizes)
       for (const Case& c : cases)
         for (std::size_t pos = 0; pos < n; pos += step) {
           std::vector<T> x(n * stride, nan);
-          const auto vals = random_values<T>(n, true);
+          const auto vals = random_values<T>(n, true, g);
           for (std::size_t i = 0; i < n; ++i) x[i * stride] = c.zeros ? -c.special : vals[i];
           x[pos * stride] = c.special;
           const tandem::StridedView<T> view{x.data(), n, stride};
+          // The documented rules (NaN wins, -0.0 below +0.0), by the library's reference.
+          const test::ReduceReference<T> ref = test::reduce_reference(x.data(), n, stride);
           for (const auto& k : eng.reduce_kernels()) {
             CAPTURE(k);
             CAPTURE(stride);
             CAPTURE(n);
             CAPTURE(pos);
-            CHECK(test::same_bits(eng.min(view, {k}), min_max_rule(x, n, stride, true)));
-            CHECK(test::same_bits(eng.max(view, {k}), min_max_rule(x, n, stride, false)));
+            CHECK(test::same_bits(eng.min(view, {k}), ref.min()));
+            CHECK(test::same_bits(eng.max(view, {k}), ref.max()));
           }
         }
 }
 
 }  // namespace
 
-TANDEM_BACKEND_TEST(reduce_min_max_special_positions, "reduce: min/max with a NaN, an infinity or a zero of the other sign at every position") {
+TANDEM_BACKEND_TEST(reduce_min_max_special_positions,
+                    "reduce: min/max with a NaN, an infinity or a zero of the other sign at every position") {
   check_special_positions<float>(eng);
   check_special_positions<double>(eng);
 }
@@ -273,20 +241,21 @@ TANDEM_BACKEND_TEST(reduce_identity_edges, "reduce: values at the identity and i
 }
 
 TANDEM_BACKEND_TEST(reduce_buffers, "reduce: device-resident buffers, views with offset and stride") {
+  test::SplitMix64 g{17};
   for (std::size_t n : {1, 1000, 65537}) {
-    auto host = random_values<float>(3 * n + 5, true);
+    auto host = random_values<float>(3 * n + 5, true, g);
     auto buf = eng.upload<float>(host);
     CHECK(buf.size() == host.size());
     CHECK(buf.backend() == eng.backend());
     CHECK(buf.to_vector() == host);
     for (const auto& k : eng.reduce_kernels()) {
       CAPTURE(k);
-      auto whole = reference(host.data(), host.size(), 1);
-      CHECK(test::same_bits(eng.sum(buf, {k}), whole.sum));
-      CHECK(test::same_bits(eng.max(buf, {k}), whole.max));
-      auto part = reference(host.data() + 5, n, 3);
-      CHECK(test::same_bits(eng.sum(buf.view(5, n, 3), {k}), part.sum));
-      CHECK(test::same_bits(eng.min(buf.view(5, n, 3), {k}), part.min));
+      const auto whole = test::reduce_reference(host.data(), host.size(), 1);
+      CHECK(test::same_bits(eng.sum(buf, {k}), whole.sum_result()));
+      CHECK(test::same_bits(eng.max(buf, {k}), whole.max()));
+      const auto part = test::reduce_reference(host.data() + 5, n, 3);
+      CHECK(test::same_bits(eng.sum(buf.view(5, n, 3), {k}), part.sum_result()));
+      CHECK(test::same_bits(eng.min(buf.view(5, n, 3), {k}), part.min()));
     }
   }
   // Partial upload and download.
