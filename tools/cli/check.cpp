@@ -1,0 +1,310 @@
+// tandem check: every kernel of every usable backend over sizes that miss every block, against the
+// test-support library's references and the CPU backend's serial kernel.
+#include <unistd.h>  // isatty
+
+#include <cstdio>
+#include <limits>
+
+#include "tests/support/reference.hpp"
+#include "tests/support/rng.hpp"
+#include "tests/support/values.hpp"
+#include "tests/support/verdict.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/table.hpp"
+#include "tools/cli/timing.hpp"
+
+namespace tandem_cli {
+namespace {
+
+using tandem::Engine;
+using tandem::Op;
+using tandem_test::show;
+using tandem_test::type_name;
+
+constexpr std::string_view kCheckHelp = R"(usage: tandem check [options]
+
+The cross-backend check. For every usable backend (or the one --backend names), every reduce kernel
+(auto included) runs sum, min and max of int32, int64, float and double data (integers over their
+whole range, so sums wrap) at sizes that miss every block: 0, 1, 2, 3, 31, 32, 33, 63, ..., 4095,
+4097, 65537, 1000003, 2^22+3, 2^24+1, seeded random sizes, and a few strided views. Every matmul
+kernel runs the shapes 1x1x1, 17x33x65, 129x1x257 and 255x257x253 (M x K x N) in float and double.
+
+Integer sums, min and max must equal, bit for bit, both an independent reference (serial loops in
+wider types) and the CPU backend's serial kernel; float sums must lie within 8 u sum|x| of a long
+double sum; min and max of an empty input must throw tandem::Error. Matmul results must lie within
+the bound of 'tandem matmul --help' of every element of the reference. Kernels whose KernelInfo does
+not list the dtype (reduced-precision kernels with double) must throw tandem::Error, and are skipped.
+
+options:
+  --backend cpu|cuda|auto   check only this backend (default: every usable backend)
+  --quick                   fewer sizes (up to 65537), one random size
+
+Ends with 'check: N passed, M failed'; exit status 1 if any failed.
+)";
+
+struct ReduceCase {
+  std::size_t n, stride;
+};
+
+std::vector<ReduceCase> reduce_cases(bool quick) {
+  std::vector<std::size_t> sizes = {0,   1,   2,   3,    31,   32,   33,   63,   64,   65,   255,  256,
+                                    257, 511, 513, 1023, 1024, 1025, 2047, 2049, 4095, 4097, 65537};
+  if (!quick) sizes.insert(sizes.end(), {1000003, (1 << 22) + 3, (1 << 24) + 1});
+  tandem_test::SplitMix64 g{7};
+  for (int i = 0; i < (quick ? 1 : 4); ++i) sizes.push_back(5 + g.next() % 300000);
+  std::vector<ReduceCase> cases;
+  for (std::size_t n : sizes) cases.push_back({n, 1});
+  for (std::size_t n : {std::size_t(33), std::size_t(1025), std::size_t(65537)}) cases.push_back({n, 3});
+  return cases;
+}
+
+struct MatmulShape {
+  std::size_t m, k, n;
+};
+constexpr MatmulShape kCheckShapes[] = {{1, 1, 1}, {17, 33, 65}, {129, 1, 257}, {255, 257, 253}};
+constexpr Op kCheckOps[] = {Op::sum, Op::min, Op::max};
+
+// Counts the checks and prints each failure as it happens (the first 20 in full) and the progress:
+// one line updated in place on a terminal, a line per finished group otherwise.
+class CheckLog {
+ public:
+  explicit CheckLog(std::size_t total) : total_(total), tty_(isatty(fileno(stdout))) {}
+
+  void group(std::string name) {
+    end_group();
+    group_ = std::move(name);
+    group_start_ = done();
+    group_failed_ = failed_;
+    draw(true);
+  }
+  void pass() { ++passed_, draw(false); }
+  void skip() { ++skipped_, draw(false); }
+  void fail(const std::string& what) {
+    ++failed_;
+    clear();
+    if (failed_ <= 20) std::printf("FAIL %s\n", what.c_str());
+    if (failed_ == 20) std::printf("(further failures are counted, not shown)\n");
+    draw(true);
+  }
+  void finish(const std::vector<std::string>& notes) {
+    end_group();
+    clear();
+    for (const auto& note : notes) std::printf("check: %s\n", note.c_str());
+    if (skipped_)
+      std::printf(
+          "check: %zu skipped (kernels whose KernelInfo does not list the dtype or op, e.g. "
+          "reduced-precision kernels with double)\n",
+          skipped_);
+    std::printf("check: %zu passed, %zu failed\n", passed_, failed_);
+  }
+  bool ok() const { return failed_ == 0; }
+
+ private:
+  std::size_t done() const { return passed_ + failed_ + skipped_; }
+  void end_group() {
+    if (group_.empty() || tty_) return;
+    std::printf("check: %s: %zu checks, %zu failed (%zu/%zu)\n", group_.c_str(), done() - group_start_,
+                failed_ - group_failed_, done(), total_);
+    std::fflush(stdout);
+  }
+  void draw(bool force) {
+    if (!tty_) return;
+    const auto now = Clock::now();
+    if (!force && done() != total_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
+    last_draw_ = now;
+    std::string line = strf("check: %s  %zu/%zu", group_.c_str(), done(), total_);
+    if (failed_) line += strf(", %zu failed", failed_);
+    const std::size_t width = line.size();
+    line.resize(std::max(width, line_width_), ' ');  // overwrite what a longer line left
+    std::printf("\r%s", line.c_str());
+    std::fflush(stdout);
+    line_width_ = width;
+  }
+  void clear() {
+    if (!tty_ || line_width_ == 0) return;
+    std::printf("\r%s\r", std::string(line_width_, ' ').c_str());
+    line_width_ = 0;
+  }
+
+  std::size_t total_, passed_ = 0, failed_ = 0, skipped_ = 0;
+  bool tty_;
+  std::string group_;
+  std::size_t group_start_ = 0, group_failed_ = 0, line_width_ = 0;
+  Clock::time_point last_draw_{};
+};
+
+// The CPU serial kernel's results: the comparison for every other kernel.
+template <class T>
+struct SerialResults {
+  tandem::sum_result_t<T> sum{};
+  T min{}, max{};
+};
+
+template <class T>
+void check_reduce_kernel(CheckLog& log, const Engine& eng, tandem::BufferView<T> view, const tandem::KernelInfo& kernel,
+                         Op op, const tandem_test::ReduceReference<T>& ref, const SerialResults<T>& serial,
+                         const std::string& label) {
+  const tandem::ReduceOptions opts{kernel.name};
+  const bool takes = kernel.accepts(tandem::dtype_of<T>) && kernel.accepts(op);
+  try {
+    if (!takes || (ref.count == 0 && op != Op::sum)) {
+      (void)(op == Op::sum   ? double(eng.sum(view, opts))
+             : op == Op::min ? double(eng.min(view, opts))
+                             : double(eng.max(view, opts)));
+      log.fail(label + (takes ? ": returned a value for an empty input; expected tandem::Error"
+                              : ": ran although its KernelInfo does not list it; expected tandem::Error"));
+      return;
+    }
+    tandem_test::Judgement j;
+    bool same_as_serial = true;
+    std::string got, serial_value;
+    if (op == Op::sum) {
+      const auto s = eng.sum(view, opts);
+      j = tandem_test::judge_sum<T>(s, ref);
+      if constexpr (std::is_integral_v<T>) same_as_serial = s == serial.sum;  // float sums: the bound only
+      got = show(s), serial_value = show(serial.sum);
+    } else {
+      const T v = op == Op::min ? eng.min(view, opts) : eng.max(view, opts);
+      const T s = op == Op::min ? serial.min : serial.max;
+      j = tandem_test::judge_extreme(v, op == Op::min ? ref.min() : ref.max());
+      same_as_serial = tandem_test::same_bits(v, s);
+      got = show(v), serial_value = show(s);
+    }
+    if (j.ok && same_as_serial) return log.pass();
+    log.fail(label + ": got " + got + (j.ok ? "" : ", reference " + j.expected) +
+             (same_as_serial ? "" : ", cpu serial " + serial_value));
+  } catch (const tandem::Error& e) {
+    if (!takes) return log.skip();                           // refused, as its KernelInfo says
+    if (ref.count == 0 && op != Op::sum) return log.pass();  // documented: undefined for an empty input
+    log.fail(label + ": tandem::Error: " + e.what());
+  }
+}
+
+template <class T>
+void check_reduce(CheckLog& log, const Engine& cpu, const std::vector<Engine>& targets,
+                  const std::vector<ReduceCase>& cases) {
+  log.group(std::string("reduce ") + type_name<T>());
+  for (const ReduceCase& c : cases) {
+    std::vector<T> host(c.n == 0 ? 0 : (c.n - 1) * c.stride + 1);
+    tandem_test::SplitMix64 g{c.n * 1000003 + c.stride};
+    tandem_test::fill<T>(host, g, tandem_test::Values::full_range);
+    const auto ref = tandem_test::reduce_reference(host.data(), c.n, c.stride);
+
+    const tandem::StridedView<T> host_view{host.data(), c.n, c.stride};
+    SerialResults<T> serial;
+    serial.sum = cpu.sum(host_view, {"serial"});
+    if (c.n > 0) serial.min = cpu.min(host_view, {"serial"}), serial.max = cpu.max(host_view, {"serial"});
+
+    for (const Engine& eng : targets) {
+      const tandem::Buffer<T> buf = eng.upload<T>(host);
+      for (const tandem::KernelInfo& kernel : eng.reduce_kernel_info())
+        for (Op op : kCheckOps)
+          check_reduce_kernel(log, eng, buf.view(0, c.n, c.stride), kernel, op, ref, serial,
+                              strf("%s %s %s %s n=%zu stride=%zu", tandem::to_string(eng.backend()),
+                                   kernel.name.c_str(), type_name<T>(), tandem::to_string(op), c.n, c.stride));
+    }
+  }
+}
+
+template <class T>
+void check_matmul(CheckLog& log, const std::vector<Engine>& targets) {
+  log.group(std::string("matmul ") + type_name<T>());
+  for (const MatmulShape& s : kCheckShapes) {
+    tandem_test::SplitMix64 g{s.m * 1000 + s.k * 100 + s.n};
+    std::vector<T> a(s.m * s.k), b(s.k * s.n), c(s.m * s.n);
+    tandem_test::fill<T>(a, g);
+    tandem_test::fill<T>(b, g);
+    const auto ref = tandem_test::matmul_reference<T>({a.data(), s.m, s.k, s.k}, {b.data(), s.k, s.n, s.n});
+    for (const Engine& eng : targets) {
+      const tandem::Buffer<T> da = eng.upload<T>(a), db = eng.upload<T>(b);
+      tandem::Buffer<T> dc = eng.buffer<T>(c.size());
+      for (const tandem::KernelInfo& kernel : eng.matmul_kernel_info()) {
+        const std::string label = strf("%s %s %s matmul %zux%zux%zu", tandem::to_string(eng.backend()),
+                                       kernel.name.c_str(), type_name<T>(), s.m, s.k, s.n);
+        const bool takes = kernel.accepts(tandem::dtype_of<T>);
+        try {
+          std::fill(c.begin(), c.end(), std::numeric_limits<T>::quiet_NaN());
+          dc.upload(c);
+          eng.matmul(da.matrix(s.m, s.k), db.matrix(s.k, s.n), dc.matrix(s.m, s.n), {kernel.name});
+          dc.download(c);
+        } catch (const tandem::Error& e) {
+          if (!takes)
+            log.skip();  // refused, as its KernelInfo says
+          else
+            log.fail(label + ": tandem::Error: " + e.what());
+          continue;
+        }
+        if (!takes) {
+          log.fail(label + ": ran although its KernelInfo does not list the dtype; expected tandem::Error");
+          continue;
+        }
+        const auto v = tandem_test::verify_matmul<T>({c.data(), s.m, s.n, s.n}, ref, kernel.precision);
+        if (v.ok())
+          log.pass();
+        else
+          log.fail(label + ": " + v.problem() + strf(" (max err/bound %.3g)", v.worst));
+      }
+    }
+  }
+}
+
+int cmd_check(const Options& o) {
+  const std::string backend = backend_option(o);
+  const bool quick = o.has("--quick");
+
+  // The CPU engine always runs: its serial kernel is the comparison for every other kernel.
+  const Engine cpu(tandem::Backend::cpu);
+  std::vector<Engine> targets;
+  std::vector<std::string> not_run;
+  if (backend.empty()) {
+    for (const auto& s : tandem::backend_status()) {
+      if (s.backend == tandem::Backend::cpu)
+        targets.push_back(cpu);
+      else if (s.usable)
+        targets.emplace_back(s.backend);
+      else
+        not_run.push_back(std::string(tandem::to_string(s.backend)) + " not run: " + describe(s));
+    }
+  } else {
+    targets.push_back(make_engine(backend));
+    for (const auto& s : tandem::backend_status()) {
+      if (s.backend == targets[0].backend()) continue;
+      not_run.push_back(s.backend == tandem::Backend::cpu
+                            ? "cpu kernels not checked (--backend " + backend + "); its serial kernel is the comparison"
+                            : strf("%s not run: --backend %s", tandem::to_string(s.backend), backend.c_str()));
+    }
+  }
+
+  const std::vector<ReduceCase> cases = reduce_cases(quick);
+  std::size_t total = 0;
+  for (const Engine& eng : targets) {
+    std::printf("check: %s (%s): reduce kernels %s; matmul kernels %s\n", tandem::to_string(eng.backend()),
+                eng.device().name.c_str(), join(eng.reduce_kernels()).c_str(), join(eng.matmul_kernels()).c_str());
+    total += cases.size() * tandem::dtypes.size() * std::size(kCheckOps) * eng.reduce_kernels().size();
+    total += std::size(kCheckShapes) * 2 * eng.matmul_kernels().size();
+  }
+  for (const auto& line : not_run) std::printf("check: %s\n", line.c_str());
+  std::vector<std::string> sizes;
+  for (const ReduceCase& c : cases)
+    sizes.push_back(c.stride == 1 ? std::to_string(c.n) : strf("%zu/%zu", c.n, c.stride));
+  std::printf("check: reduce sizes (n or n/stride) %s\n", join(sizes, " ").c_str());
+  std::fflush(stdout);
+
+  CheckLog log(total);
+  check_reduce<std::int32_t>(log, cpu, targets, cases);
+  check_reduce<std::int64_t>(log, cpu, targets, cases);
+  check_reduce<float>(log, cpu, targets, cases);
+  check_reduce<double>(log, cpu, targets, cases);
+  check_matmul<float>(log, targets);
+  check_matmul<double>(log, targets);
+  log.finish(not_run);
+  return log.ok() ? 0 : 1;
+}
+
+}  // namespace
+
+const Command check_command = {"check",     "every kernel of every usable backend over odd sizes, against references",
+                               kCheckHelp,  {"--backend"},
+                               {"--quick"}, cmd_check};
+
+}  // namespace tandem_cli

@@ -1,0 +1,63 @@
+// tandem info: the backends compiled in, which one auto picks and why, devices and kernel names.
+#include <cstdio>
+#include <cstdlib>
+
+#include "tools/cli/commands.hpp"
+#include "tools/cli/table.hpp"
+
+namespace tandem_cli {
+namespace {
+
+constexpr std::string_view kInfoHelp = R"(usage: tandem info
+
+Prints the backends compiled into this build (usable or not, and why), which backend auto picks and
+why, the value of TANDEM_BACKEND (and what Engine() does with it), and for each usable backend its
+device (name, compute units, memory, peak bandwidth, details) and its reduce and matmul kernels.
+)";
+
+int cmd_info(const Options&) {
+  std::printf("tandem %d.%d.%d\n\nbackends:\n", TANDEM_VERSION_MAJOR, TANDEM_VERSION_MINOR, TANDEM_VERSION_PATCH);
+  const auto statuses = tandem::backend_status();
+  for (const auto& s : statuses) std::printf("  %-5s %s\n", tandem::to_string(s.backend), describe(s).c_str());
+  const auto choice = tandem::auto_backend();
+  std::printf("auto picks: %s, because %s\n", tandem::to_string(choice.backend), choice.reason.c_str());
+
+  const char* env = std::getenv("TANDEM_BACKEND");
+  const std::string env_text = env ? std::string("'").append(env).append("'") : "unset";
+  try {
+    const tandem::Engine eng;
+    std::printf("TANDEM_BACKEND: %s, so Engine() uses %s\n", env_text.c_str(), tandem::to_string(eng.backend()));
+  } catch (const tandem::Error& e) {
+    std::printf("TANDEM_BACKEND: %s, so Engine() throws: %s\n", env_text.c_str(), e.what());
+  }
+
+  int status = 0;
+  for (const auto& s : statuses) {
+    if (!s.usable) continue;
+    const char* name = tandem::to_string(s.backend);
+    try {
+      const tandem::Engine eng(s.backend);
+      const tandem::DeviceInfo d = eng.device();
+      std::printf("\n%s device:\n", name);
+      std::printf("  name            %s\n", d.name.c_str());
+      std::printf("  compute units   %d %s\n", d.compute_units,
+                  s.backend == tandem::Backend::cpu ? "hardware threads" : "multiprocessors (SMs)");
+      std::printf("  memory          %.1f GiB\n", double(d.memory_bytes) / double(1ull << 30));
+      if (d.peak_bandwidth_gbs > 0) std::printf("  peak bandwidth  %.0f GB/s\n", d.peak_bandwidth_gbs);
+      if (!d.details.empty()) std::printf("  details         %s\n", d.details.c_str());
+      std::printf("  reduce kernels  %s\n", join(eng.reduce_kernels()).c_str());
+      std::printf("  matmul kernels  %s\n", join(eng.matmul_kernels()).c_str());
+    } catch (const tandem::Error& e) {
+      std::printf("\n%s device: could not be opened: %s\n", name, e.what());
+      status = 1;
+    }
+  }
+  return status;
+}
+
+}  // namespace
+
+const Command info_command = {
+    "info", "the backends compiled in, which one auto picks and why, devices and kernels", kInfoHelp, {}, {}, cmd_info};
+
+}  // namespace tandem_cli

@@ -1,0 +1,136 @@
+#include "tools/cli/options.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+
+#include "tools/cli/table.hpp"
+
+namespace tandem_cli {
+
+Options::Options(std::span<const std::string_view> args, std::span<const std::string_view> valued,
+                 std::span<const std::string_view> flags) {
+  auto known = [](std::span<const std::string_view> names, std::string_view n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
+    if (!arg.starts_with("--")) throw UsageError("unexpected argument '" + std::string(arg) + "'");
+    const std::size_t eq = arg.find('=');
+    const std::string name(arg.substr(0, eq));
+    const bool takes_value = known(valued, name);
+    if (!takes_value && !known(flags, name)) throw UsageError("unknown option '" + name + "'");
+    std::string value;
+    if (eq != std::string_view::npos) {
+      if (!takes_value) throw UsageError(name + " takes no value");
+      value = arg.substr(eq + 1);
+    } else if (takes_value) {
+      if (i + 1 == args.size()) throw UsageError(name + " needs a value");
+      value = args[++i];
+    }
+    if (!values_.emplace(name, value).second) throw UsageError(name + " is given twice");
+  }
+}
+
+const std::string* Options::get(std::string_view name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+std::optional<std::uint64_t> parse_digits(std::string_view s) {
+  std::uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+bool multiply(std::uint64_t& v, std::uint64_t by) {
+  if (by != 0 && v > std::numeric_limits<std::uint64_t>::max() / by) return false;
+  v *= by;
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> parse_count(std::string_view s) {
+  if (auto caret = s.find('^'); caret != std::string_view::npos) {
+    auto base = parse_digits(s.substr(0, caret)), exponent = parse_digits(s.substr(caret + 1));
+    if (!base || !exponent) return std::nullopt;
+    if (*base <= 1) return *exponent == 0 ? 1 : *base;
+    std::uint64_t v = 1;
+    for (std::uint64_t i = 0; i < *exponent; ++i)
+      if (!multiply(v, *base)) return std::nullopt;
+    return v;
+  }
+  if (auto e = s.find_first_of("eE"); e != std::string_view::npos) {
+    std::string mantissa(s.substr(0, e));
+    std::uint64_t fraction_digits = 0;
+    if (auto dot = mantissa.find('.'); dot != std::string::npos) {
+      fraction_digits = mantissa.size() - dot - 1;
+      mantissa.erase(dot, 1);
+    }
+    auto m = parse_digits(mantissa), exponent = parse_digits(s.substr(e + 1));
+    if (!m || !exponent) return std::nullopt;
+    std::uint64_t v = *m;
+    while (fraction_digits > 0 && v % 10 == 0) v /= 10, --fraction_digits;
+    if (*exponent < fraction_digits) return std::nullopt;  // not a whole number
+    if (v == 0) return 0;
+    for (std::uint64_t i = fraction_digits; i < *exponent; ++i)
+      if (!multiply(v, 10)) return std::nullopt;
+    return v;
+  }
+  return parse_digits(s);
+}
+
+std::uint64_t count_option(const Options& o, std::string_view name, std::uint64_t fallback, std::uint64_t at_least) {
+  const std::string* text = o.get(name);
+  if (!text) return fallback;
+  const auto v = parse_count(*text);
+  if (!v) throw UsageError(std::string(name) + ": '" + *text + "' is not a count; write e.g. 1000000, 1e6 or 2^20");
+  if (*v < at_least)
+    throw UsageError(std::string(name) + " must be at least " + std::to_string(at_least) + " (got " + *text + ")");
+  return *v;
+}
+
+std::string choice_option(const Options& o, std::string_view name, const std::vector<std::string>& allowed,
+                          std::string fallback) {
+  const std::string* text = o.get(name);
+  if (!text) return fallback;
+  if (std::find(allowed.begin(), allowed.end(), *text) == allowed.end())
+    throw UsageError(std::string(name) + ": '" + *text + "' is not one of " + join(allowed));
+  return *text;
+}
+
+std::string backend_option(const Options& o, bool allow_all) {
+  std::vector<std::string> allowed;
+  for (tandem::Backend b : tandem::all_backends) allowed.push_back(tandem::to_string(b));
+  allowed.push_back("auto");
+  if (allow_all) allowed.push_back("all");
+  return choice_option(o, "--backend", allowed, "");
+}
+
+tandem::Dtype dtype_option(const Options& o, tandem::Dtype fallback, bool matmul) {
+  std::vector<std::string> allowed;
+  for (bool integer : {false, true})  // floats first, the default's kind
+    for (const tandem::DtypeInfo& d : tandem::dtypes)
+      if (d.integer == integer && (!matmul || d.matmul)) allowed.push_back(d.name);
+  return *tandem::parse_dtype(choice_option(o, "--dtype", allowed, tandem::to_string(fallback)));
+}
+
+tandem::Engine make_engine(const std::string& backend) {
+  if (backend.empty()) return tandem::Engine();
+  return tandem::Engine(tandem::parse_backend(backend));
+}
+
+std::string describe(const tandem::BackendStatus& s) {
+  const std::string state = !s.compiled_in ? "not compiled in"
+                            : s.usable     ? "compiled in, usable"
+                                           : "compiled in, not usable";
+  if (s.reason.empty()) return state;
+  if (s.reason.starts_with(state)) return s.reason;  // the reason already says it
+  return state + ": " + s.reason;
+}
+
+}  // namespace tandem_cli

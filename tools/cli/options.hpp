@@ -1,0 +1,69 @@
+// The command line of the tandem CLI: one command's options, counts, choices, and the --backend and
+// --dtype values from the library's own tables (tandem::all_backends, tandem::dtypes).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tandem/tandem.hpp"
+
+namespace tandem_cli {
+
+// A bad command line: "tandem: <what>; see 'tandem <cmd> --help'" on stderr and exit status 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The options of one command: "--name value", "--name=value", or a flag "--name"; each at most once.
+class Options {
+ public:
+  Options(std::span<const std::string_view> args, std::span<const std::string_view> valued,
+          std::span<const std::string_view> flags);
+
+  const std::string* get(std::string_view name) const;
+  bool has(std::string_view name) const { return values_.find(name) != values_.end(); }
+
+ private:
+  std::map<std::string, std::string, std::less<>> values_;
+};
+
+// A count written as 134217728, 1e6 (or 1.5e6) or 2^27.
+std::optional<std::uint64_t> parse_count(std::string_view s);
+
+// The count option `name`, or fallback when absent; at least at_least.
+std::uint64_t count_option(const Options& o, std::string_view name, std::uint64_t fallback, std::uint64_t at_least = 0);
+
+// The option `name`, one of allowed, or fallback when absent.
+std::string choice_option(const Options& o, std::string_view name, const std::vector<std::string>& allowed,
+                          std::string fallback);
+
+// --backend: a backend of the table, "auto" (and "all" where allowed); "" when absent (then Engine()
+// reads TANDEM_BACKEND).
+std::string backend_option(const Options& o, bool allow_all = false);
+
+// --dtype: a name of the dtype table (floats first), only the matmul types when matmul; fallback when
+// absent.
+tandem::Dtype dtype_option(const Options& o, tandem::Dtype fallback, bool matmul);
+
+// The engine for a backend_option() value: "" is Engine() (TANDEM_BACKEND), anything else
+// tandem::parse_backend ("auto" is the backend auto picks).
+tandem::Engine make_engine(const std::string& backend);
+
+// "compiled in, usable: <reason>", "not compiled in: <reason>", ...
+std::string describe(const tandem::BackendStatus& s);
+
+// One command of the CLI: its name, one-line summary, --help text, options and entry point.
+struct Command {
+  std::string_view name, summary, help;
+  std::vector<std::string_view> valued, flags;
+  int (*run)(const Options&);
+};
+
+}  // namespace tandem_cli

@@ -1,0 +1,203 @@
+// tandem reduce: one reduction with each chosen kernel, verified against the test-support library's
+// reference (tests/support/reference.hpp) within its bounds, then timed.
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <span>
+#include <type_traits>
+
+#include "tests/support/reference.hpp"
+#include "tests/support/rng.hpp"
+#include "tests/support/values.hpp"
+#include "tests/support/verdict.hpp"
+#include "tools/cli/commands.hpp"
+#include "tools/cli/table.hpp"
+#include "tools/cli/timing.hpp"
+
+namespace tandem_cli {
+namespace {
+
+using tandem::Op;
+using tandem_test::Judgement;
+using tandem_test::ReduceReference;
+using tandem_test::show;
+
+constexpr std::string_view kReduceHelp = R"(usage: tandem reduce [options]
+
+Generates seeded random data on the host, uploads it once into a Buffer of the backend, and runs the
+reduction with each chosen kernel. Every result is verified against a reference computed here, then
+timed: the median wall time of synchronous calls (kernel, launch and reading back the result; not the
+upload). GB/s counts the n * sizeof(T) bytes of the elements reduced.
+
+options:
+  --backend cpu|cuda|auto            default: TANDEM_BACKEND, or auto when unset
+  --kernel NAME|all                  a reduce kernel of 'tandem info', 'deterministic' (auto with
+                                     ReduceOptions::deterministic), or all of these (default auto)
+  --op sum|min|max|mean|all          default sum
+  --dtype float|double|int32|int64   default float
+  --n N                              elements reduced, written 134217728, 1e6 or 2^27 (default 2^24)
+  --stride S                         reduce every S-th element (default 1)
+  --repeat R                         timed calls per row (default: at least 3, until 0.25 s)
+  --seed X                           data seed (default 1)
+
+Data: floats uniform in [-1, 1); int32 uniform in [-2^20, 2^20), int64 in [-2^40, 2^40).
+Checks: integer sums exactly (a uint64 wrapping loop); float sums within 8 u sum|x| of a long double
+loop (u = 2^-24 for float, 2^-53 for double); min and max bit for bit; mean as sum / n. min, max and
+mean of an empty input must throw tandem::Error (status n/a). Exit status 1 if any check fails.
+)";
+
+struct ReduceConfig {
+  std::string backend, kernel;
+  tandem::Dtype dtype;
+  std::vector<Op> ops;
+  std::size_t n, stride, repeat;
+  std::uint64_t seed;
+};
+
+// One row of the reduce table for one kernel and op. Returns false when a check failed.
+template <class Call, class Judge>
+bool reduce_row(const Table& table, std::vector<std::string>& notes, const std::string& kernel, Op op, bool empty_input,
+                double bytes, std::size_t repeat, Call call, Judge judge) {
+  const char* op_name = tandem::to_string(op);
+  const std::string where = kernel + " " + op_name + ": ";
+  try {
+    if (empty_input && op != Op::sum) {  // documented to throw: the reference is undefined too
+      try {
+        call();
+      } catch (const tandem::Error& e) {
+        const std::string note = std::string(op_name) + ": " + e.what();  // once per op, not per kernel
+        if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+        table.row({kernel, op_name, "-", "-", "n/a", "-", "-"});
+        return true;
+      }
+      notes.push_back(where + "returned a value for an empty input; expected tandem::Error");
+      table.row({kernel, op_name, "-", "-", "FAIL", "-", "-"});
+      return false;
+    }
+    const auto first = call();  // warm-up
+    Judgement worst = judge(first);
+    const Timing t = time_calls(
+        call,
+        [&](const auto& r) {
+          Judgement j = judge(r);
+          if (!j.ok && worst.ok) worst = j;
+          if (!(j.error <= worst.error)) worst.error = j.error;
+        },
+        repeat);
+    if (!worst.ok) notes.push_back(where + "expected " + worst.expected);
+    table.row({kernel, op_name, show(first), format_error(worst.error), worst.ok ? "ok" : "FAIL",
+               format_seconds(t.median), bytes > 0 ? strf("%.1f", bytes / t.median / 1e9) : "-"});
+    return worst.ok;
+  } catch (const tandem::Error& e) {
+    notes.push_back(where + e.what());
+    table.row({kernel, op_name, "-", "-", "error", "-", "-"});
+    return false;
+  }
+}
+
+template <class T>
+int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
+  // An empty sum runs no kernel but has the engine check the name (its message lists the valid ones).
+  if (cfg.kernel != "all" && cfg.kernel != kDeterministic) eng.sum<T>(std::span<const T>(), {cfg.kernel});
+  std::vector<std::string> kernels = cfg.kernel == "all" ? eng.reduce_kernels() : std::vector<std::string>{cfg.kernel};
+  if (cfg.kernel == "all") kernels.push_back(kDeterministic);
+
+  std::printf("reduce: backend %s (%s), dtype %s, n %s, stride %zu, seed %llu\n", tandem::to_string(eng.backend()),
+              eng.device().name.c_str(), tandem_test::type_name<T>(), format_count(cfg.n).c_str(), cfg.stride,
+              (unsigned long long)cfg.seed);
+  std::fflush(stdout);
+
+  // Generated and uploaded in chunks, the reference fed along the way: host memory stays small.
+  const std::size_t extent = cfg.n == 0 ? 0 : (cfg.n - 1) * cfg.stride + 1;
+  tandem::Buffer<T> buf = eng.buffer<T>(extent);
+  ReduceReference<T> ref;
+  {
+    tandem_test::SplitMix64 g{cfg.seed};
+    std::vector<T> chunk(std::min<std::size_t>(extent, 1 << 20));
+    for (std::size_t begin = 0; begin < extent; begin += chunk.size()) {
+      const std::span<T> part(chunk.data(), std::min(chunk.size(), extent - begin));
+      tandem_test::fill<T>(part, g, tandem_test::Values::uniform);
+      for (std::size_t i = (cfg.stride - begin % cfg.stride) % cfg.stride; i < part.size(); i += cfg.stride)
+        ref.add(part[i]);
+      buf.upload(part, begin);
+    }
+  }
+  const tandem::BufferView<T> view = buf.view(0, cfg.n, cfg.stride);
+  const double bytes = double(cfg.n) * sizeof(T);
+  const bool float_only =
+      std::is_same_v<T, float> && std::find(cfg.ops.begin(), cfg.ops.end(), Op::mean) == cfg.ops.end();
+
+  const Table table({{"kernel", longest(kernels, 6), true},
+                     {"op", 4, true},
+                     {"result", std::size_t(float_only ? 15 : 23)},
+                     {"abs error", 9},
+                     {"status", 6, true},
+                     {"time", 10},
+                     {"GB/s", 8}});
+  table.header();
+  std::vector<std::string> notes;
+  bool ok = true;
+  for (const auto& kernel : kernels) {
+    const tandem::ReduceOptions opts =
+        kernel == kDeterministic ? tandem::ReduceOptions{"auto", true} : tandem::ReduceOptions{kernel};
+    for (Op op : cfg.ops) {
+      auto row = [&](auto call, auto judge) {
+        ok &= reduce_row(table, notes, kernel, op, cfg.n == 0, bytes, cfg.repeat, call, judge);
+      };
+      switch (op) {
+        case Op::sum:
+          row([&] { return eng.sum(view, opts); },
+              [&](tandem::sum_result_t<T> s) { return tandem_test::judge_sum<T>(s, ref); });
+          break;
+        case Op::min:
+          row([&] { return eng.min(view, opts); }, [&](T v) { return tandem_test::judge_extreme(v, ref.min()); });
+          break;
+        case Op::max:
+          row([&] { return eng.max(view, opts); }, [&](T v) { return tandem_test::judge_extreme(v, ref.max()); });
+          break;
+        case Op::mean:
+          row([&] { return eng.mean(view, opts); }, [&](double m) { return tandem_test::judge_mean<T>(m, ref); });
+          break;
+      }
+    }
+  }
+  for (const auto& note : notes) std::printf("note: %s\n", note.c_str());
+  std::printf("%s; GB/s = n * sizeof(%s) / time\n", timing_note(cfg.repeat).c_str(), tandem_test::type_name<T>());
+  if constexpr (std::is_integral_v<T>)
+    std::printf("abs error: the largest |result - reference| over all calls; integer results must be exact\n");
+  else
+    std::printf("abs error: the largest |result - reference| over all calls; sums pass within 8 u sum|x| = %.3Lg\n",
+                ref.sum_bound());
+  return ok ? 0 : 1;
+}
+
+int cmd_reduce(const Options& o) {
+  ReduceConfig cfg;
+  cfg.backend = backend_option(o);
+  cfg.kernel = o.get("--kernel") ? *o.get("--kernel") : "auto";
+  std::vector<std::string> op_names;
+  for (Op op : tandem::all_ops) op_names.push_back(tandem::to_string(op));
+  op_names.push_back("all");
+  const std::string op = choice_option(o, "--op", op_names, "sum");
+  for (Op each : tandem::all_ops)
+    if (op == "all" || tandem::parse_op(op) == each) cfg.ops.push_back(each);
+  cfg.dtype = dtype_option(o, tandem::Dtype::f32, /*matmul=*/false);
+  cfg.n = count_option(o, "--n", 1ull << 24);
+  cfg.stride = count_option(o, "--stride", 1, 1);
+  cfg.repeat = count_option(o, "--repeat", 0, 1);
+  cfg.seed = count_option(o, "--seed", 1);
+  if (cfg.n > 1 && cfg.n - 1 > (std::numeric_limits<std::size_t>::max() - 1) / cfg.stride)
+    throw UsageError("--n and --stride reach past 2^64 elements");
+
+  const tandem::Engine eng = make_engine(cfg.backend);
+  return tandem_test::with_dtype(cfg.dtype, [&]<class T>() { return run_reduce<T>(eng, cfg); });
+}
+
+}  // namespace
+
+const Command reduce_command = {
+    "reduce",    "sum/min/max/mean with each kernel: verified against a reference, then timed",
+    kReduceHelp, {"--backend", "--kernel", "--op", "--dtype", "--n", "--stride", "--repeat", "--seed"},
+    {},          cmd_reduce};
+
+}  // namespace tandem_cli
