@@ -228,7 +228,8 @@ TEST_CASE("cuda: out of memory throws tandem::Error and the engine stays usable"
 TEST_CASE("parse_backend: every backend's name, auto, and errors naming the valid values" *
           doctest::test_suite("common")) {
   for (Backend b : tandem::all_backends) {
-    CAPTURE(tandem::to_string(b));
+    const std::string name = tandem::to_string(b);
+    CAPTURE(name);
     CHECK(tandem::parse_backend(tandem::to_string(b)) == b);
   }
   CHECK(std::string(tandem::to_string(Backend::cpu)) == "cpu");
@@ -240,7 +241,8 @@ TEST_CASE("parse_backend: every backend's name, auto, and errors naming the vali
   CHECK(tandem::parse_backend("") == expected_auto);
   CHECK(tandem::parse_backend("auto") == tandem::auto_backend().backend);
   for (const char* bad : {"gpu", "CPU", "Auto", " cpu", "cuda ", "cpu,cuda", "x"}) {
-    CAPTURE(bad);
+    const std::string bad_value = bad;
+    CAPTURE(bad_value);
     CHECK_THROWS_AS(tandem::parse_backend(bad), tandem::Error);
     const std::string msg = message_of([&] { tandem::parse_backend(bad); });
     CAPTURE(msg);
@@ -253,7 +255,8 @@ TEST_CASE("parse_backend: every backend's name, auto, and errors naming the vali
 namespace {
 template <class T>
 void check_dtype_row(tandem::Dtype id, const char* name, bool integer, bool matmul) {
-  CAPTURE(name);
+  const std::string dtype_name = name;
+  CAPTURE(dtype_name);
   const tandem::DtypeInfo& d = tandem::info(id);
   CHECK(tandem::dtype_of<T> == id);
   CHECK(tandem::dtype_of<const T> == id);
@@ -290,7 +293,8 @@ TEST_CASE("dtype table: names, sizes, parse_dtype round trip, sum result types" 
     CHECK(tandem::parse_dtype(tandem::to_string(d.id)) == d.id);
   }
   for (const char* bad : {"", "Float", "float32", "int", "half", "double ", "uint32"}) {
-    CAPTURE(bad);
+    const std::string bad_value = bad;
+    CAPTURE(bad_value);
     CHECK_FALSE(tandem::parse_dtype(bad).has_value());
   }
   CHECK(std::string(tandem::to_string(static_cast<tandem::Dtype>(200))) == "unknown dtype");
@@ -310,7 +314,8 @@ TEST_CASE("Op and Precision names: to_string and parse_op" * doctest::test_suite
     CHECK(tandem::parse_op(ops[i].second) == ops[i].first);
   }
   for (const char* bad : {"", "Sum", "avg", "minimum", "sum "}) {
-    CAPTURE(bad);
+    const std::string bad_value = bad;
+    CAPTURE(bad_value);
     CHECK_FALSE(tandem::parse_op(bad).has_value());
   }
   CHECK(std::string(tandem::to_string(tandem::Precision::full)) == "full");
@@ -361,9 +366,11 @@ void check_reduce_refusals(const Engine& eng) {
   const std::vector<T> x = {T(3), T(-1), T(2)};
   for (const tandem::KernelInfo& k : eng.reduce_kernel_info()) {
     CAPTURE(k.name);
-    CAPTURE(tandem::to_string(tandem::dtype_of<T>));
+    const std::string dtype = tandem::to_string(tandem::dtype_of<T>);
+    CAPTURE(dtype);
     for (tandem::Op op : tandem::all_ops) {
-      CAPTURE(tandem::to_string(op));
+      const std::string op_name = tandem::to_string(op);
+      CAPTURE(op_name);
       const tandem::ReduceOptions o{k.name};
       const auto run = [&]() -> double {
         switch (op) {
@@ -395,7 +402,8 @@ void check_matmul_refusals(const Engine& eng) {
   const std::vector<T> a = {1, 2, 3, 4}, b = {1, 0, 0, 1};
   for (const tandem::KernelInfo& k : eng.matmul_kernel_info()) {
     CAPTURE(k.name);
-    CAPTURE(tandem::to_string(tandem::dtype_of<T>));
+    const std::string dtype = tandem::to_string(tandem::dtype_of<T>);
+    CAPTURE(dtype);
     std::vector<T> c(4, T(-7));
     const auto run = [&] { eng.matmul<T>({a.data(), 2, 2, 2}, {b.data(), 2, 2, 2}, {c.data(), 2, 2, 2}, {k.name}); };
     if (!k.accepts(tandem::dtype_of<T>)) {
