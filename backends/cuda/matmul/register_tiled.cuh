@@ -72,8 +72,10 @@ inline constexpr int kRegisterTiledThreads = (Shape::kBlockRows / Shape::kThread
 template <class T, class Shape, bool kAligned>
 __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlocksPerSM)
     register_tiled_matmul_kernel(const GemmParams<T> p) {
-  const std::int64_t m = p.m, k = p.k, n = p.n, ldc = p.ldc;
+  const T* __restrict__ const a = p.a;
+  const T* __restrict__ const b = p.b;
   T* __restrict__ const c = p.c;
+  const std::int64_t m = p.m, k = p.k, n = p.n, lda = p.lda, ldb = p.ldb, ldc = p.ldc;
   constexpr int kBlockRows = Shape::kBlockRows, kBlockCols = Shape::kBlockCols, kTileK = Shape::kTileK;
   constexpr int kThreadRows = Shape::kThreadRows, kThreadCols = Shape::kThreadCols;
   constexpr int kThreads = kRegisterTiledThreads<Shape>;
@@ -85,9 +87,12 @@ __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlock
   constexpr int kRowStrips = kThreadRows / kWidth, kColStrips = kThreadCols / kWidth;
   constexpr int kRowStripStride = kBlockRows / kRowStrips, kColStripStride = kBlockCols / kColStrips;
 
-  // Global loads (tile_io.cuh): each thread loads kALoads vectors of the A tile and kBLoads of the B tile.
-  using Loader = TileLoader<T, kBlockRows, kBlockCols, kTileK, kThreads, kAligned>;
-  constexpr int kALoads = Loader::kALoads, kBLoads = Loader::kBLoads;
+  // Global loads: each thread loads kALoads vectors of the A tile and kBLoads of the B tile.
+  constexpr int kAVectorsPerRow = kTileK / kWidth, kBVectorsPerRow = kBlockCols / kWidth;
+  constexpr int kALoads = kBlockRows * kAVectorsPerRow / kThreads;
+  constexpr int kBLoads = kTileK * kBVectorsPerRow / kThreads;
+  static_assert(kALoads * kThreads == kBlockRows * kAVectorsPerRow, "A tile must split evenly over threads");
+  static_assert(kBLoads * kThreads == kTileK * kBVectorsPerRow, "B tile must split evenly over threads");
   static_assert(kTileK % 2 == 0, "the register double buffer alternates per step and must restart per tile");
 
   // The transposed A tile is written one element at a time down a column; padding each of its rows by
@@ -111,20 +116,68 @@ __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlock
   for (std::int64_t tile_row = blockIdx.y; tile_row < row_tiles; tile_row += gridDim.y) {
     const std::int64_t row0 = tile_row * kBlockRows;
 
-    // The next tiles on their way from global memory; past the end of k, A reads -0.0 (see the fma
-    // loop below).
-    Loader loader(p, row0, col0);
-    auto load_tiles = [&](std::int64_t k_left) { loader.load(k_left, T(-0.0)); };
+    // Where this thread's global loads start. They walk along k, one tile per step: A to the right by
+    // kTileK columns, B down by kTileK rows. Rows outside the matrix get a valid count of 0.
+    const T* a_src[kALoads];
+    bool a_row_ok[kALoads];
+#pragma unroll
+    for (int l = 0; l < kALoads; ++l) {
+      const int v = threadIdx.x + l * kThreads;
+      const std::int64_t row = row0 + v / kAVectorsPerRow;
+      a_row_ok[l] = row < m;
+      a_src[l] = a + (a_row_ok[l] ? row : 0) * lda + (v % kAVectorsPerRow) * kWidth;
+    }
+    const T* b_src[kBLoads];
+    int b_cols_valid[kBLoads];
+#pragma unroll
+    for (int l = 0; l < kBLoads; ++l) {
+      const int v = threadIdx.x + l * kThreads;
+      const std::int64_t col = col0 + (v % kBVectorsPerRow) * kWidth;
+      const int kk = v / kBVectorsPerRow;
+      b_cols_valid[l] = segment_valid<T>(n - col);
+      b_src[l] = b + (kk < k ? kk : 0) * ldb + (b_cols_valid[l] > 0 ? col : 0);
+    }
+
+    // The next tiles, on their way from global to shared memory. k_left: columns of A (rows of B)
+    // from the start of the tile being loaded to the end of the matrix.
+    T a_next[kALoads][kWidth];
+    T b_next[kBLoads][kWidth];
+    // Most tiles lie wholly inside A and B; they skip the per-element bounds arithmetic.
+    const bool interior = row0 + kBlockRows <= m && col0 + kBlockCols <= n;
+    auto load_tiles = [&](std::int64_t k_left) {
+      const bool full = interior && k_left >= kTileK;
+#pragma unroll
+      for (int l = 0; l < kALoads; ++l) {
+        const int kk = (threadIdx.x + l * kThreads) % kAVectorsPerRow * kWidth;
+        if (full)
+          load_segment<T, kAligned>(a_src[l], kWidth, a_next[l]);
+        else
+          load_segment<T, kAligned>(a_src[l], a_row_ok[l] ? segment_valid<T>(k_left - kk) : 0, a_next[l], T(-0.0));
+        if (kk + kTileK < k_left) a_src[l] += kTileK;  // stays inside A
+      }
+#pragma unroll
+      for (int l = 0; l < kBLoads; ++l) {
+        const int kk = (threadIdx.x + l * kThreads) / kBVectorsPerRow;
+        if (full)
+          load_segment<T, kAligned>(b_src[l], kWidth, b_next[l]);
+        else
+          load_segment<T, kAligned>(b_src[l], kk < k_left ? b_cols_valid[l] : 0, b_next[l]);
+        if (kk + kTileK < k_left) b_src[l] += kTileK * ldb;  // stays inside B
+      }
+    };
     auto store_tiles = [&](int buf) {
 #pragma unroll
       for (int l = 0; l < kALoads; ++l) {
-        const int r = Loader::a_row(l), kk = Loader::a_col(l);
+        const int v = threadIdx.x + l * kThreads;
+        const int r = v / kAVectorsPerRow, kk = (v % kAVectorsPerRow) * kWidth;
 #pragma unroll
-        for (int j = 0; j < kWidth; ++j) a_tile[buf][kk + j][r] = loader.a_next[l][j];  // transposed
+        for (int j = 0; j < kWidth; ++j) a_tile[buf][kk + j][r] = a_next[l][j];  // transposed
       }
 #pragma unroll
-      for (int l = 0; l < kBLoads; ++l)
-        store_vector(&b_tile[buf][Loader::b_row(l)][Loader::b_col(l)], loader.b_next[l]);
+      for (int l = 0; l < kBLoads; ++l) {
+        const int v = threadIdx.x + l * kThreads;
+        store_vector(&b_tile[buf][v / kBVectorsPerRow][(v % kBVectorsPerRow) * kWidth], b_next[l]);
+      }
     };
 
     // The values of A and B for one step along k: [step % 2][strip][element].

@@ -134,17 +134,21 @@ struct TensorCoreShape {
 template <class Input, bool kAligned, class S = TensorCoreShape<Input>>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSM)
     tensor_core_matmul_kernel(const GemmParams<float> p) {
-  const std::int64_t m = p.m, k = p.k, n = p.n, ldc = p.ldc;
+  const float* __restrict__ const a = p.a;
+  const float* __restrict__ const b = p.b;
   float* __restrict__ const c = p.c;
+  const std::int64_t m = p.m, k = p.k, n = p.n, lda = p.lda, ldb = p.ldb, ldc = p.ldc;
   using FragA = typename Input::FragA;
   using FragB = typename Input::FragB;
   using FragC = typename Input::FragC;
   using Element = typename Input::Element;
   constexpr int kWidth = 4;  // floats per 16-byte vector
-  // Global loads (tile_io.cuh), as in register_tiled.
-  using Loader = TileLoader<float, S::kBlockRows, S::kBlockCols, S::kTileK, S::kThreads, kAligned>;
-  constexpr int kALoads = Loader::kALoads, kBLoads = Loader::kBLoads;
+  constexpr int kAVectorsPerRow = S::kTileK / kWidth, kBVectorsPerRow = S::kBlockCols / kWidth;
+  constexpr int kALoads = S::kBlockRows * kAVectorsPerRow / S::kThreads;
+  constexpr int kBLoads = S::kTileK * kBVectorsPerRow / S::kThreads;
   constexpr int kWarpFragRows = S::kWarpRows / S::kFragRows, kWarpFragCols = S::kWarpCols / S::kFragCols;
+  static_assert(kALoads * S::kThreads == S::kBlockRows * kAVectorsPerRow, "A tile must split evenly over threads");
+  static_assert(kBLoads * S::kThreads == S::kTileK * kBVectorsPerRow, "B tile must split evenly over threads");
 
   using ATile = Element[S::kBlockRows][S::kAStride];  // ATile[r][kk] = A(row0 + r, k0 + kk)
   using BTile = Element[S::kTileK][S::kBStride];      // BTile[kk][j] = B(k0 + kk, col0 + j)
@@ -164,17 +168,67 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSM)
   for (std::int64_t tile_row = blockIdx.y; tile_row < row_tiles; tile_row += gridDim.y) {
     const std::int64_t row0 = tile_row * S::kBlockRows;
 
-    Loader loader(p, row0, col0);
-    auto load_tiles = [&](std::int64_t k_left) { loader.load(k_left); };
+    // Where this thread's global loads start; they walk along k one tile per step (as in register_tiled).
+    const float* a_src[kALoads];
+    bool a_row_ok[kALoads];
+#pragma unroll
+    for (int l = 0; l < kALoads; ++l) {
+      const int v = threadIdx.x + l * S::kThreads;
+      const std::int64_t row = row0 + v / kAVectorsPerRow;
+      a_row_ok[l] = row < m;
+      a_src[l] = a + (a_row_ok[l] ? row : 0) * lda + (v % kAVectorsPerRow) * kWidth;
+    }
+    const float* b_src[kBLoads];
+    int b_cols_valid[kBLoads];
+#pragma unroll
+    for (int l = 0; l < kBLoads; ++l) {
+      const int v = threadIdx.x + l * S::kThreads;
+      const std::int64_t col = col0 + (v % kBVectorsPerRow) * kWidth;
+      const int kk = v / kBVectorsPerRow;
+      b_cols_valid[l] = segment_valid<float>(n - col);
+      b_src[l] = b + (kk < k ? kk : 0) * ldb + (b_cols_valid[l] > 0 ? col : 0);
+    }
+
+    // The next tiles, on their way from global to shared memory. k_left: columns of A (rows of B)
+    // from the start of the tile being loaded to the end of the matrix.
+    float a_next[kALoads][kWidth];
+    float b_next[kBLoads][kWidth];
+    // Most tiles lie wholly inside A and B; they skip the per-element bounds arithmetic.
+    const bool interior = row0 + S::kBlockRows <= m && col0 + S::kBlockCols <= n;
+    auto load_tiles = [&](std::int64_t k_left) {
+      const bool full = interior && k_left >= S::kTileK;
+#pragma unroll
+      for (int l = 0; l < kALoads; ++l) {
+        const int kk = (threadIdx.x + l * S::kThreads) % kAVectorsPerRow * kWidth;
+        if (full)
+          load_segment<float, kAligned>(a_src[l], kWidth, a_next[l]);
+        else
+          load_segment<float, kAligned>(a_src[l], a_row_ok[l] ? segment_valid<float>(k_left - kk) : 0, a_next[l]);
+        if (kk + S::kTileK < k_left) a_src[l] += S::kTileK;  // stays inside A
+      }
+#pragma unroll
+      for (int l = 0; l < kBLoads; ++l) {
+        const int kk = (threadIdx.x + l * S::kThreads) / kBVectorsPerRow;
+        if (full)
+          load_segment<float, kAligned>(b_src[l], kWidth, b_next[l]);
+        else
+          load_segment<float, kAligned>(b_src[l], kk < k_left ? b_cols_valid[l] : 0, b_next[l]);
+        if (kk + S::kTileK < k_left) b_src[l] += S::kTileK * ldb;  // stays inside B
+      }
+    };
     // Rounded to the input precision on the way in (what the tensor cores would use anyway), once per
     // element instead of once per fragment load in every warp that reads it.
     auto store_tiles = [&](int buf) {
 #pragma unroll
-      for (int l = 0; l < kALoads; ++l)
-        Input::stage(&a_tile[buf][Loader::a_row(l)][Loader::a_col(l)], loader.a_next[l]);
+      for (int l = 0; l < kALoads; ++l) {
+        const int v = threadIdx.x + l * S::kThreads;
+        Input::stage(&a_tile[buf][v / kAVectorsPerRow][(v % kAVectorsPerRow) * kWidth], a_next[l]);
+      }
 #pragma unroll
-      for (int l = 0; l < kBLoads; ++l)
-        Input::stage(&b_tile[buf][Loader::b_row(l)][Loader::b_col(l)], loader.b_next[l]);
+      for (int l = 0; l < kBLoads; ++l) {
+        const int v = threadIdx.x + l * S::kThreads;
+        Input::stage(&b_tile[buf][v / kBVectorsPerRow][(v % kBVectorsPerRow) * kWidth], b_next[l]);
+      }
     };
 
     FragC acc[kWarpFragRows][kWarpFragCols];
