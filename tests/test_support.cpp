@@ -30,6 +30,16 @@ TEST_CASE("support: generated values lie in their documented ranges" * doctest::
   for (float x : test::random_vector<float>(10000, g, test::Values::small_integers))
     CHECK((x == std::trunc(x) && x >= -8 && x <= 8));
   for (std::int32_t x : test::random_vector<std::int32_t>(10000, g)) CHECK((x >= -(1 << 20) && x < (1 << 20)));
+  for (float x : test::random_vector<float>(10000, g, test::Values::nonzero))
+    CHECK((std::fabs(x) >= 0.5f && std::fabs(x) < 1.5f && x * 64 == std::trunc(x * 64)));
+  for (std::int32_t x : test::random_vector<std::int32_t>(10000, g, test::Values::nonzero))
+    CHECK((x != 0 && x >= -1000 && x <= 1000));
+  // Element i of a fill is value_from_bits(at(i)): parallel fills give the same data.
+  const test::SplitMix64 start{99};
+  test::SplitMix64 seq = start;
+  const auto v = test::random_vector<double>(50, seq, test::Values::wide_range);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    CHECK(test::same_bits(v[i], test::value_from_bits<double>(start.at(i), test::Values::wide_range)));
   bool wide = false;  // full_range reaches beyond the readable range
   for (std::int64_t x : test::random_vector<std::int64_t>(100, g, test::Values::full_range))
     wide |= x > (std::int64_t(1) << 41);

@@ -7,9 +7,11 @@
 // that the CLI and the fuzzer made before this library are unchanged.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "tandem/dtype.hpp"
@@ -44,8 +46,9 @@ struct SplitMix64 {
   constexpr void skip(std::uint64_t n) { state += n * kGolden; }
 };
 
-// What the elements of generated data are. Every kind is defined by the stream alone (one next() per
-// element), so the data is the same on every machine.
+// What the elements of generated data are. Each element is made from one 64-bit value of the stream
+// (value_from_bits), so the data is the same on every machine, and element i of a fill is
+// value_from_bits(g.at(i), kind): large inputs can be filled in parallel with the same values.
 enum class Values {
   // Floats uniform in [-1, 1) on a grid of 2^-23 (float) or 2^-52 (double), every value exact in T;
   // integers uniform in [-2^20, 2^20) for int32 and [-2^40, 2^40) for int64 (sums stay readable).
@@ -58,7 +61,34 @@ enum class Values {
   // Floats uniform in [-1, 1) scaled by 2^e, e uniform in [-20, 20]: a wide dynamic range with both
   // signs, where another association order changes the bits of a sum. Integers as uniform.
   wide_range,
+  // Never zero (zeros hide unwritten outputs), random sign: integers in +-[1, 1000]; floats in
+  // +-[0.5, 1.5) in steps of 1/64, so every partial sum below 2^18 in magnitude is exact in float and
+  // a sum of up to 2^30 of them is exact in any order (the benchmarks' inputs).
+  nonzero,
 };
+
+// The element of kind `kind` made from one 64-bit value of the stream.
+template <tandem::Element T>
+T value_from_bits(std::uint64_t bits, Values kind) {
+  if (kind == Values::small_integers) return T(int(bits % 17) - 8);
+  if (kind == Values::nonzero) {
+    const T v = std::is_integral_v<T> ? T(1 + bits % 1000) : T(T(0.5) + T(bits % 64) / T(64));
+    return bits >> 63 ? T(-v) : v;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    const float x = float(bits >> 40) * 0x1p-23f - 1.0f;
+    return kind == Values::wide_range ? std::ldexp(x, int((bits >> 8) % 41) - 20) : x;
+  } else if constexpr (std::is_same_v<T, double>) {
+    const double x = double(bits >> 11) * 0x1p-52 - 1.0;
+    return kind == Values::wide_range ? std::ldexp(x, int((bits >> 3) % 41) - 20) : x;
+  } else if (kind == Values::full_range) {
+    return static_cast<T>(bits);
+  } else if constexpr (sizeof(T) == 4) {
+    return T(std::int64_t(bits >> 43) - (std::int64_t(1) << 20));
+  } else {
+    return T(std::int64_t(bits >> 23) - (std::int64_t(1) << 40));
+  }
+}
 
 // Fills `out` with one value of the stream per element.
 template <tandem::Element T>
