@@ -45,6 +45,8 @@
 
 #include "engine/backend.hpp"
 #include "tandem/tandem.hpp"
+#include "tests/support/rng.hpp"
+#include "tests/support/values.hpp"
 
 namespace tandem_bench {
 
@@ -54,10 +56,7 @@ using tandem::Engine;
 // ---- Names -----------------------------------------------------------------------------------------
 
 // The element type's name from the dtype table (include/tandem/dtype.hpp): "float", "double", "int32".
-template <class T>
-constexpr const char* type_name() {
-  return tandem::dtype_traits<T>::name;
-}
+using tandem_test::type_name;
 
 inline std::string size_label(std::size_t n) { return "n:" + std::to_string(n); }
 
@@ -78,14 +77,9 @@ inline constexpr Op kBenchOps[] = {Op::sum, Op::min, Op::max};
 
 // ---- Random inputs -----------------------------------------------------------------------------------
 
-// A counter-based generator (splitmix64): element i depends on (seed, i) only, so inputs are filled in
-// parallel and are the same on every run.
-inline std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+// The counter-based generator of the test-support library (tests/support/rng.hpp): element i depends on
+// (seed, i) only, so inputs are filled in parallel and are the same on every run.
+using tandem_test::splitmix64;
 
 // Never zero (zeros hide unwritten outputs and can run faster), with a random sign so that sums stay
 // small: int32 in +-[1, 1000]; floats in +-[0.5, 1.5) in steps of 1/64, so that every partial sum below

@@ -218,11 +218,12 @@ bool kernel_accepts(const std::vector<tandem::KernelInfo>& infos, const std::str
 
 namespace {
 
+// The next value of the stream whose state is s (tests/support/rng.hpp's generator).
 TANDEM_FUZZ_BULK std::uint64_t splitmix(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+  tandem_test::SplitMix64 g{s};
+  const std::uint64_t v = g.next();
+  s = g.state;
+  return v;
 }
 
 }  // namespace

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "tandem/tandem.hpp"
+#include "tests/support/rng.hpp"
+#include "tests/support/values.hpp"
 
 namespace tandem_fuzz {
 
@@ -123,13 +125,12 @@ T poison() {
     return T(std::numeric_limits<T>::max() / 3 + 12345);
 }
 
-template <class T>
-bool same_bits(T a, T b) {
-  return std::memcmp(&a, &b, sizeof(T)) == 0;
-}
+// Bit comparison from the test-support library (tests/support/values.hpp), also for a vector against
+// the memory it should equal.
+using tandem_test::same_bits;
 template <class T>
 bool same_bits(const std::vector<T>& a, const T* b) {
-  return a.empty() || std::memcmp(a.data(), b, a.size() * sizeof(T)) == 0;
+  return a.empty() || tandem_test::same_bits(std::span<const T>(a), std::span<const T>(b, a.size()));
 }
 
 // An element a call reads: a small integer (so every float sum is exact, whatever its order), or now and
@@ -138,17 +139,8 @@ bool same_bits(const std::vector<T>& a, const T* b) {
 template <class T>
 T fuzz_value(std::uint64_t& rng, int special_per_256);
 
-template <class T>
-const char* type_name() {
-  if constexpr (std::is_same_v<T, std::int32_t>)
-    return "int32_t";
-  else if constexpr (std::is_same_v<T, std::int64_t>)
-    return "int64_t";
-  else if constexpr (std::is_same_v<T, float>)
-    return "float";
-  else
-    return "double";
-}
+// The element type's name from the dtype table.
+using tandem_test::type_name;
 
 // ---- the areas, one file each; fuzz_typed (fuzz_api.cpp) picks one per call ---------------------------
 
