@@ -29,7 +29,7 @@ void set_gbs(benchmark::State& state, double bytes) {
 
 void register_cuda_interop(Suite& suite) {
   const std::size_t n = std::size_t(1) << 28;  // 1 GiB of floats
-  static std::vector<float> host;               // made on first use, kept for the family
+  static std::vector<float> host;              // made on first use, kept for the family
   auto host_input = [n]() -> const std::vector<float>& {
     if (host.size() != n) host = random_vector<float>(n, 3);
     return host;
@@ -51,25 +51,25 @@ void register_cuda_interop(Suite& suite) {
   }
   for (bool pinned : {true, false}) {
     const std::string name = std::string("baseline/") + (pinned ? "pinned" : "pageable") + "_h2d/" + size_label(n);
-    benchmark::RegisterBenchmark(name.c_str(), guarded([pinned, host_input, bytes](benchmark::State& state) {
-                                   void* device = nullptr;
-                                   void* src = nullptr;
-                                   cudaStream_t stream = nullptr;
-                                   cuda_check(cudaMalloc(&device, std::size_t(bytes)), "cudaMalloc");
-                                   if (pinned) cuda_check(cudaMallocHost(&src, std::size_t(bytes)), "cudaMallocHost");
-                                   cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-                                   const void* from = pinned ? src : host_input().data();
-                                   for (auto _ : state) {
-                                     cuda_check(cudaMemcpyAsync(device, from, std::size_t(bytes),
-                                                                cudaMemcpyHostToDevice, stream),
-                                                "cudaMemcpyAsync");
-                                     cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-                                   }
-                                   set_gbs(state, bytes);
-                                   cudaStreamDestroy(stream);
-                                   if (src) cudaFreeHost(src);
-                                   cudaFree(device);
-                                 }))
+    benchmark::RegisterBenchmark(
+        name.c_str(), guarded([pinned, host_input, bytes](benchmark::State& state) {
+          void* device = nullptr;
+          void* src = nullptr;
+          cudaStream_t stream = nullptr;
+          cuda_check(cudaMalloc(&device, std::size_t(bytes)), "cudaMalloc");
+          if (pinned) cuda_check(cudaMallocHost(&src, std::size_t(bytes)), "cudaMallocHost");
+          cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+          const void* from = pinned ? src : host_input().data();
+          for (auto _ : state) {
+            cuda_check(cudaMemcpyAsync(device, from, std::size_t(bytes), cudaMemcpyHostToDevice, stream),
+                       "cudaMemcpyAsync");
+            cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+          }
+          set_gbs(state, bytes);
+          cudaStreamDestroy(stream);
+          if (src) cudaFreeHost(src);
+          cudaFree(device);
+        }))
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
   }

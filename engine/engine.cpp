@@ -287,8 +287,8 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
       std::memcpy(result, &zero, sizeof zero);
       return;
     }
-    const detail::ReduceArgs args{backend_op, in.dtype, data, std::int64_t(in.count), std::int64_t(in.stride),
-                                  in.in_buffer, opts.deterministic};
+    const detail::ReduceArgs args{
+        backend_op, in.dtype, data, std::int64_t(in.count), std::int64_t(in.stride), in.in_buffer, opts.deterministic};
     if (op == Op::mean) {
       // mean is double(sum) / n: for integers that is the exact sum (while it fits in int64), for floats
       // the sum in the input's precision.
@@ -320,8 +320,13 @@ void Engine::reduce_into(Op op, const detail::ReduceInput& in, const OutSlot& ou
   const KernelInfo& kernel = find_kernel(impl_->kernel_tables().reduce, opts.kernel, "reduce");
   check_kernel_accepts(kernel, in.dtype, &op, opts.deterministic, name.c_str());
 
-  detail::ReduceArgs args{op == Op::mean ? Op::sum : op, in.dtype, data, std::int64_t(in.count),
-                          std::int64_t(in.stride), true, opts.deterministic};
+  detail::ReduceArgs args{op == Op::mean ? Op::sum : op,
+                          in.dtype,
+                          data,
+                          std::int64_t(in.count),
+                          std::int64_t(in.stride),
+                          true,
+                          opts.deterministic};
   args.out = static_cast<char*>(out.allocation->data()) + out.index * size_of(out.dtype);
   args.mean = op == Op::mean;
   impl_->reduce(args, opts.kernel, nullptr);  // n == 0 (a sum): the backend stores 0

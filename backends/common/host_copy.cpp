@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <cstring>
 
-
 namespace tandem::detail {
 
 namespace {
@@ -56,7 +55,7 @@ void copy_rows(void* dst, std::size_t ld_dst, const void* src, std::size_t ld_sr
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rows, grain), [&](const tbb::blocked_range<std::size_t>& r) {
     for (std::size_t i = r.begin(); i != r.end(); ++i)
       copy_block(static_cast<char*>(dst) + i * ld_dst * elem, static_cast<const char*>(src) + i * ld_src * elem,
-                     cols * elem);
+                 cols * elem);
   });
 }
 

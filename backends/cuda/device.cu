@@ -79,7 +79,8 @@ void Workspace::release(void* p) noexcept {
 unsigned* Workspace::counter() {
   if (!counter_) {
     auto* c = static_cast<unsigned*>(allocate(sizeof(unsigned)));
-    const cudaError_t err = pool_ ? cudaMemsetAsync(c, 0, sizeof(unsigned), stream_) : cudaMemset(c, 0, sizeof(unsigned));
+    const cudaError_t err =
+        pool_ ? cudaMemsetAsync(c, 0, sizeof(unsigned), stream_) : cudaMemset(c, 0, sizeof(unsigned));
     if (err != cudaSuccess) {
       release(c);
       TANDEM_CUDA_CHECK(err);

@@ -226,7 +226,8 @@ class TANDEM_API Engine {
   // memory of this engine's GPU on CUDA (checked: host memory, another GPU's memory or a null pointer
   // with count > 0 throw tandem::Error), host memory on the CPU backend. Every op that takes a Buffer
   // takes it.
-  template <Element T> Buffer<T> wrap(T* data, std::size_t count) const {
+  template <Element T>
+  Buffer<T> wrap(T* data, std::size_t count) const {
     return Buffer<T>(wrap_memory(data, count, sizeof(T)), count);
   }
 
