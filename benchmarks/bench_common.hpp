@@ -45,6 +45,7 @@
 
 #include "engine/backend.hpp"
 #include "tandem/tandem.hpp"
+#include "tests/support/kernels.hpp"
 #include "tests/support/rng.hpp"
 #include "tests/support/values.hpp"
 
@@ -353,25 +354,14 @@ std::vector<std::string> matmul_kernels_for(const Engine& eng) {
   return ok;
 }
 
-// Every kernel's KernelInfo in the JSON context as "tandem_kernels" (a JSON list in a string), so that
-// tools/bench_charts reads precision and baselines from the run itself, not from kernel names.
+// Every kernel's KernelInfo in the JSON context as "tandem_kernels" (a JSON list in a string, in the form
+// of tests/support/kernels.hpp), so that tools/bench_charts reads precision and baselines from the run
+// itself, not from kernel names.
 inline void add_kernel_context(const Engine& eng) {
-  auto list = [](const auto& items, auto name_of) {
-    std::string s = "[";
-    for (const auto& x : items) s += std::string(s.size() > 1 ? "," : "") + "\"" + name_of(x) + "\"";
-    return s + "]";
-  };
   std::string json = "[";
   auto add = [&](const char* kind, const std::vector<tandem::KernelInfo>& infos) {
-    for (const tandem::KernelInfo& k : infos) {
-      if (json.size() > 1) json += ",";
-      json += std::string("{\"kind\":\"") + kind + "\",\"name\":\"" + k.name +
-              "\",\"dtypes\":" + list(k.dtypes, [](tandem::Dtype d) { return tandem::to_string(d); }) +
-              ",\"ops\":" + list(k.ops, [](Op o) { return tandem::to_string(o); }) + ",\"precision\":\"" +
-              tandem::to_string(k.precision) + "\",\"deterministic\":" + (k.deterministic ? "true" : "false") +
-              ",\"auto_pick\":" + (k.auto_pick ? "true" : "false") +
-              ",\"baseline\":" + (k.baseline ? "true" : "false") + ",\"requirement\":\"" + k.requirement + "\"}";
-    }
+    for (const tandem::KernelInfo& k : infos)
+      json.append(json.size() > 1 ? "," : "").append(tandem_test::kernel_json(k, kind));
   };
   add("reduce", eng.reduce_kernel_info());
   add("matmul", eng.matmul_kernel_info());

@@ -207,13 +207,6 @@ std::string fuzz_kernel(FuzzedDataProvider& in, const std::vector<std::string>& 
   }
 }
 
-bool kernel_accepts(const std::vector<tandem::KernelInfo>& infos, const std::string& k, tandem::Dtype d,
-                    const tandem::Op* op, bool deterministic) {
-  for (const tandem::KernelInfo& info : infos)
-    if (info.name == k) return info.accepts(d) && (!op || info.accepts(*op)) && (!deterministic || info.deterministic);
-  return false;
-}
-
 // ---- values and their references -------------------------------------------------------------------
 
 namespace {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tandem/tandem.hpp"
+#include "tests/support/kernels.hpp"
 #include "tests/support/rng.hpp"
 #include "tests/support/values.hpp"
 
@@ -105,11 +106,8 @@ std::size_t fuzz_ld(FuzzedDataProvider& in, std::size_t cols);
 std::string fuzz_kernel(FuzzedDataProvider& in, const std::vector<std::string>& valid,
                         const std::vector<std::string>& other_kind);
 
-// Whether the engine takes kernel k for a call on dtype d (and op, for reductions), in deterministic
-// mode or not, by the kernel's KernelInfo: an unknown name, a dtype or op it does not list, or
-// deterministic mode on a kernel that is not canonical must throw tandem::Error.
-bool kernel_accepts(const std::vector<tandem::KernelInfo>& infos, const std::string& k, tandem::Dtype d,
-                    const tandem::Op* op, bool deterministic);
+// Whether the engine must take kernel k for a call (by its KernelInfo): tests/support/kernels.hpp.
+using tandem_test::kernel_accepts;
 
 // ---- values and their references -------------------------------------------------------------------
 
