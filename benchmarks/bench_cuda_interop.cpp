@@ -1,7 +1,9 @@
 // bench_cuda's interop families (issue #10): host data through the CUDA engine against the pinned copy
 // rate, the cost of enqueueing a *_into call, and a synchronous call against its floor.
 //   host/<backend>/sum/float/n:<n>        eng.sum() of a std::vector (pageable host memory): the CUDA
-//                                         engine stages it through pinned memory; the CPU engine reads it
+//                                         engine stages pieces through pinned memory while the CPU's
+//                                         cores reduce others in place; the CPU engine reads it all
+//   host/cuda/single_pass/sum/float/n:<n> the same with a named stage: every piece staged to the GPU
 //   baseline/pinned_h2d/n:<n>             cudaMemcpyAsync of the same bytes from pinned memory: the rate
 //                                         host/cuda should reach (0.85x or more); pageable_h2d likewise
 //   overhead/cuda/sum_into/enqueue        host time of one sum_into() of 16 floats (no waiting)
@@ -35,15 +37,20 @@ void register_cuda_interop(Suite& suite) {
     return host;
   };
   const double bytes = double(n) * sizeof(float);
-  for (Backend b : {Backend::cuda, Backend::cpu}) {
-    const std::string name = std::string("host/") + tandem::to_string(b) + "/sum/float/" + size_label(n);
-    benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, b, host_input, bytes](benchmark::State& state) {
+  // kernel "auto" (CUDA: pieces shared between the GPU's staged path and the CPU's cores), and on CUDA
+  // the named stage single_pass (every piece staged to the GPU: the staged path's own rate).
+  for (auto [b, kernel] : {std::pair{Backend::cuda, "auto"}, {Backend::cuda, "single_pass"}, {Backend::cpu, "auto"}}) {
+    const std::string name = std::string("host/") + tandem::to_string(b) +
+                             (std::string_view(kernel) == "auto" ? "" : std::string("/") + kernel) + "/sum/float/" +
+                             size_label(n);
+    benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, b, kernel, host_input, bytes](benchmark::State& state) {
                                    const Engine cpu(Backend::cpu);
                                    const Engine& eng = b == Backend::cuda ? suite.eng : cpu;
+                                   const tandem::ReduceOptions opts{.kernel = kernel};
                                    const std::vector<float>& x = host_input();
                                    const Reference ref = reference_of(x.data(), x.size());
-                                   check_result(Op::sum, double(eng.sum(x)), ref);
-                                   for (auto _ : state) benchmark::DoNotOptimize(eng.sum(x));
+                                   check_result(Op::sum, double(eng.sum(x, opts)), ref);
+                                   for (auto _ : state) benchmark::DoNotOptimize(eng.sum(x, opts));
                                    set_gbs(state, bytes);
                                  }))
         ->UseRealTime()

@@ -134,6 +134,13 @@ TANDEM_BACKEND_TEST(host_inputs_in_pieces, "host spans and strided views larger 
     long double s = 0;
     for (float v : h) s += v;
     CHECK(double(eng.sum(h)) == doctest::Approx(double(s)).epsilon(1e-6));
+    // A named stage (on CUDA every piece then goes through the GPU; "auto" shares them with the CPU).
+    for (const tandem::KernelInfo& k : eng.reduce_kernel_info())
+      if (k.name != "auto" && !k.baseline && k.accepts(tandem::Dtype::f32) && k.accepts(tandem::Op::sum)) {
+        CAPTURE(k.name);
+        CHECK(double(eng.sum(h, {.kernel = k.name})) == doctest::Approx(double(s)).epsilon(1e-6));
+        break;
+      }
     // Deterministic: bitwise equal to the CPU engine's canonical order.
     const Engine cpu(Backend::cpu);
     CHECK(test::same_bits(eng.sum(h, {.deterministic = true}), cpu.sum(h, {.deterministic = true})));

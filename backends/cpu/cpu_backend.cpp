@@ -30,6 +30,7 @@
 
 #include "backends/common/canonical.hpp"
 #include "backends/common/reduce_ops.hpp"
+#include "backends/cpu/host_reduce.hpp"
 #include "engine/dispatch.hpp"
 #include "engine/registry.hpp"
 
@@ -128,13 +129,11 @@ T full_chunk_sum(const T* x) {
   return lane[0];
 }
 
-// The canonical order: chunk values in parallel (any partition gives the same values), then the
-// chunk values serially.
+// Steps 1-3 of the canonical order: the chunk values, in parallel (any partition gives the same values).
 template <class T>
-T canonical_sum(const T* x, std::int64_t n, std::int64_t stride) {
+void canonical_chunk_values(const T* x, std::int64_t n, std::int64_t stride, T* values) {
   using namespace canonical;
-  std::vector<T> values(chunk_count(n));
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, std::int64_t(values.size()), 16),
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, chunk_count(n), 16),
                     [&](const tbb::blocked_range<std::int64_t>& r) {
                       for (std::int64_t c = r.begin(); c < r.end(); ++c) {
                         const std::int64_t len = std::min(kChunk, n - c * kChunk);
@@ -142,7 +141,14 @@ T canonical_sum(const T* x, std::int64_t n, std::int64_t stride) {
                                                                  : chunk_sum(x + c * kChunk * stride, len, stride);
                       }
                     });
-  return sum_of_chunk_values(std::move(values));
+}
+
+// The canonical order: the chunk values, then step 4 over them serially.
+template <class T>
+T canonical_sum(const T* x, std::int64_t n, std::int64_t stride) {
+  std::vector<T> values(canonical::chunk_count(n));
+  canonical_chunk_values(x, n, stride, values.data());
+  return canonical::sum_of_chunk_values(std::move(values));
 }
 
 // One backend-level op (sum, min, max) on element type T; integer sums return int64 (modulo 2^64).
@@ -354,6 +360,25 @@ class CpuBackend final : public BackendImpl {
 };
 
 }  // namespace
+
+void cpu_reduce_acc(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* acc) {
+  visit(dtype, [&]<class T>(std::type_identity<T>) {
+    visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      using Operator = typename OpFor<O, T>::type;
+      const auto v = reduce_with<Operator>("tbb_vectorized", static_cast<const T*>(x), n, stride);
+      std::memcpy(acc, &v, sizeof v);
+    });
+  });
+}
+
+void cpu_canonical_chunk_values(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values) {
+  visit(dtype, [&]<class T>(std::type_identity<T>) {
+    if constexpr (std::is_floating_point_v<T>)
+      canonical_chunk_values(static_cast<const T*>(x), n, stride, static_cast<T*>(values));
+    else
+      throw Error("cpu_canonical_chunk_values: " + std::string(to_string(dtype)) + " is not a floating dtype");
+  });
+}
 
 Probe cpu_probe() { return {true, true, "oneTBB + Eigen"}; }
 std::shared_ptr<BackendImpl> make_cpu_backend(const EngineOptions&) { return std::make_shared<CpuBackend>(); }

@@ -11,6 +11,10 @@
 // Host inputs stream through two pinned staging buffers in pieces of kStagingBytes: the host gathers
 // piece i + 1 (all cores, backends/common/host_copy.hpp) while piece i is copied to the GPU, and each
 // piece is reduced as it arrives, so device memory stays bounded whatever the input's size or stride.
+// With kernel "auto", the CPU's cores meanwhile reduce pieces from the back of the input in place
+// (backends/common/host_split.hpp, backends/cpu/host_reduce.hpp): the staged path is bound by the
+// host's copy into pinned memory, and the CPU reads its memory faster than that. The pieces' results
+// are combined in order; in deterministic mode both sides give the canonical chunk values, bit for bit.
 // Host matrices go through the same slots (A and B up, C down), row pieces at a time.
 #include <cublas_v2.h>
 
@@ -19,7 +23,10 @@
 #include <mutex>
 #include <vector>
 
+#include "backends/common/canonical.hpp"
 #include "backends/common/host_copy.hpp"
+#include "backends/common/host_split.hpp"
+#include "backends/cpu/host_reduce.hpp"
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/kernels.hpp"
 #include "engine/dispatch.hpp"
@@ -313,41 +320,63 @@ class CudaBackend final : public detail::BackendImpl {
     }
   }
 
-  // x in host memory, in pieces through the pinned staging buffers (see the top of the file).
+  // x in host memory, in pieces through the pinned staging buffers (see the top of the file). With
+  // kernel "auto" and more than one piece, the CPU's cores reduce pieces from the back of x while this
+  // thread streams pieces from the front to the GPU, until the two meet (HostSplit).
   void reduce_host(const ReduceArgs& a, std::string_view kernel, void* d_result) {
     const std::size_t elem = size_of(a.dtype);
     const std::int64_t piece = std::int64_t(kStagingBytes / elem);
     const std::int64_t pieces = (a.n + piece - 1) / piece;
     ensure_staging();
     auto* device_slots = static_cast<unsigned char*>(staging_a_.get(2 * kStagingBytes));
-    const bool canonical = a.deterministic && a.op == Op::sum && !info(a.dtype).integer;
-    // Per piece: its result (Acc, at most 8 bytes), or its canonical chunk values.
-    const std::size_t per_piece = canonical ? std::size_t(piece / 4096) * elem : 8;
+    auto piece_data = [&](std::int64_t i) {
+      return static_cast<const char*>(a.data) + std::size_t(i * piece * a.stride) * elem;
+    };
+    auto piece_len = [&](std::int64_t i) { return std::min(piece, a.n - i * piece); };
+    if (pieces == 1) {
+      stage_piece(0, a, piece_data(0), a.n, device_slots);
+      return reduce_resident(a, kernel, device_slots, a.n, 1, d_result);
+    }
+    const bool chunked = a.deterministic && a.op == Op::sum && !info(a.dtype).integer;
+    // Per piece: its result (Acc, at most 8 bytes), or its canonical chunk values (pieces are whole
+    // chunks but the last).
+    const std::size_t per_piece = chunked ? std::size_t(piece / detail::canonical::kChunk) * elem : 8;
     auto* partials = static_cast<unsigned char*>(staging_b_.get(std::size_t(pieces) * per_piece + 256));
-    for (std::int64_t i = 0; i < pieces; ++i) {
-      const int slot = int(i % 2);
-      const std::int64_t first = i * piece, len = std::min(piece, a.n - first);
-      // The slot's previous copy to the GPU has finished: its pinned memory may be refilled.
-      TANDEM_CUDA_CHECK(cudaEventSynchronize(staged_[slot]));
-      detail::gather(pinned_[slot], static_cast<const char*>(a.data) + std::size_t(first * a.stride) * elem,
-                     std::size_t(len), std::size_t(a.stride), elem);
-      void* dev = device_slots + slot * kStagingBytes;
-      TANDEM_CUDA_CHECK(cudaMemcpyAsync(dev, pinned_[slot], std::size_t(len) * elem, cudaMemcpyHostToDevice, stream_));
-      TANDEM_CUDA_CHECK(cudaEventRecord(staged_[slot], stream_));
-      if (pieces == 1) return reduce_resident(a, kernel, dev, len, 1, d_result);
-      void* out = partials + std::size_t(i) * per_piece;
-      if (canonical)
-        reduce_canonical_chunk_values(a.dtype, dev, len, 1, out, stream_);
+    std::vector<unsigned char> host(std::size_t(pieces) * per_piece);  // the CPU's pieces, then all
+    detail::HostSplit split(pieces, kernel == "auto");
+    split.run_cpu([&](std::int64_t i) {
+      unsigned char* out = host.data() + std::size_t(i) * per_piece;
+      if (chunked)
+        detail::cpu_canonical_chunk_values(a.dtype, piece_data(i), piece_len(i), a.stride, out);
       else
-        reduce_resident(a, kernel, dev, len, 1, out);
+        detail::cpu_reduce_acc(a.op, a.dtype, piece_data(i), piece_len(i), a.stride, out);
+    });
+    for (std::int64_t i; split.next_front(i);) {
+      void* dev = device_slots + (i % 2) * kStagingBytes;
+      stage_piece(int(i % 2), a, piece_data(i), piece_len(i), dev);
+      void* out = partials + std::size_t(i) * per_piece;
+      if (chunked)
+        reduce_canonical_chunk_values(a.dtype, dev, piece_len(i), 1, out, stream_);
+      else
+        reduce_resident(a, kernel, dev, piece_len(i), 1, out);
     }
-    if (canonical) {
-      const std::int64_t values = (a.n + 4095) / 4096;  // pieces are whole chunks but the last
-      return reduce_canonical_sum(a.dtype, partials, values, 1, d_result, scratch_, stream_);
+    split.wait();
+    const std::int64_t gpu_pieces = split.front();
+    if (chunked) {
+      // The CPU's chunk values join the GPU's on the device; step 4 runs there.
+      const std::int64_t values = detail::canonical::chunk_count(a.n);
+      const std::size_t gpu_bytes = std::size_t(gpu_pieces) * per_piece, all_bytes = std::size_t(values) * elem;
+      if (all_bytes > gpu_bytes)
+        TANDEM_CUDA_CHECK(cudaMemcpyAsync(partials + gpu_bytes, host.data() + gpu_bytes, all_bytes - gpu_bytes,
+                                          cudaMemcpyHostToDevice, stream_));
+      reduce_canonical_sum(a.dtype, partials, values, 1, d_result, scratch_, stream_);
+      TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));  // `host` is pageable and dies on return
+      return;
     }
-    // The pieces' results, combined on the host by the same operator, then back to d_result.
-    std::vector<unsigned char> host(std::size_t(pieces) * 8);
-    TANDEM_CUDA_CHECK(cudaMemcpyAsync(host.data(), partials, host.size(), cudaMemcpyDeviceToHost, stream_));
+    // The pieces' results in order, combined on the host by the same operator, then back to d_result.
+    if (gpu_pieces > 0)
+      TANDEM_CUDA_CHECK(
+          cudaMemcpyAsync(host.data(), partials, std::size_t(gpu_pieces) * per_piece, cudaMemcpyDeviceToHost, stream_));
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
     detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
       detail::visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
@@ -363,6 +392,17 @@ class CudaBackend final : public detail::BackendImpl {
         TANDEM_CUDA_CHECK(cudaMemcpyAsync(d_result, host_result_, sizeof total, cudaMemcpyHostToDevice, stream_));
       });
     });
+  }
+
+  // One piece of a host input (len elements from src, with a.stride) into pinned slot `slot`, then to
+  // the device at dev, on the stream.
+  void stage_piece(int slot, const ReduceArgs& a, const char* src, std::int64_t len, void* dev) {
+    const std::size_t elem = size_of(a.dtype);
+    // The slot's previous copy to the GPU has finished: its pinned memory may be refilled.
+    TANDEM_CUDA_CHECK(cudaEventSynchronize(staged_[slot]));
+    detail::gather(pinned_[slot], src, std::size_t(len), std::size_t(a.stride), elem);
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(dev, pinned_[slot], std::size_t(len) * elem, cudaMemcpyHostToDevice, stream_));
+    TANDEM_CUDA_CHECK(cudaEventRecord(staged_[slot], stream_));
   }
 
   // rows x cols of host memory (leading dimension ld) into compact device memory, through the pinned
