@@ -191,3 +191,25 @@ CUDA_TEST("interop: a host view reduces only its elements, with bounded device m
   CHECK(free_before - std::min(free_before, free_after) < (std::size_t(128) << 20));
   munmap(m, bytes);
 }
+
+CUDA_TEST("interop: a second GPU: an engine on it, and its memory refused by an engine of another GPU") {
+  int count = 0;
+  check(cudaGetDeviceCount(&count));
+  if (count < 2) return;  // needs two GPUs (the device tool's nvidia-h200-x2)
+  check(cudaSetDevice(1));
+  DeviceArray on1(4096);
+  check(cudaMemset(on1.p, 0, 4096 * sizeof(float)));
+  check(cudaDeviceSynchronize());
+  check(cudaSetDevice(0));
+  const Engine eng0(Backend::cuda, {.device = 0});
+  CHECK(test::contains(test::message_of([&] { (void)eng0.wrap(on1.p, 4096); }), "device memory of GPU 1"));
+  const Engine eng1(Backend::cuda, {.device = 1});
+  CHECK(eng1.device().name == eng0.device().name);
+  const tandem::Buffer<float> x = eng1.wrap(on1.p, 4096);
+  CHECK(eng1.sum(x) == 0.0f);
+  const tandem::Buffer<float> y = eng1.upload<float>(std::vector<float>(777, 2.0f));
+  CHECK(eng1.sum(y) == 1554.0f);
+  int now = -1;
+  check(cudaGetDevice(&now));
+  CHECK(now == 0);
+}
