@@ -220,6 +220,51 @@ TANDEM_BACKEND_TEST(reduce_min_max_special_positions,
   check_special_positions<double>(eng);
 }
 
+namespace {
+
+// A sum of only -0.0 is -0.0 (IEEE 754, NumPy); with one +0.0 among them it is +0.0. Every kernel,
+// deterministic mode, host and Buffer inputs, contiguous and strided (the gaps hold 1.0, which must
+// not be read).
+template <class T>
+void check_negative_zero_sums(const tandem::Engine& eng) {
+  const std::vector<std::size_t> sizes = test::quick()
+                                             ? std::vector<std::size_t>{1, 33, 4097, 65537}
+                                             : std::vector<std::size_t>{1, 2, 31, 33, 4096, 4097, 65537, 1000003};
+  for (std::size_t stride : {1, 3})
+    for (std::size_t n : sizes) {
+      std::vector<T> x(n * stride, T(1));
+      for (std::size_t i = 0; i < n; ++i) x[i * stride] = T(-0.0);
+      const tandem::StridedView<T> view{x.data(), n, stride};
+      const tandem::Buffer<T> buf = eng.upload<T>(x);
+      const tandem::BufferView<T> bview = buf.view(0, n, stride);
+      for (const tandem::KernelInfo& k : eng.reduce_kernel_info()) {
+        if (!k.accepts(tandem::dtype_of<T>) || !k.accepts(Op::sum)) continue;
+        CAPTURE(k.name);
+        CAPTURE(n);
+        CAPTURE(stride);
+        CHECK(test::same_bits(eng.sum(view, {k.name}), T(-0.0)));
+        CHECK(test::same_bits(eng.sum(bview, {k.name}), T(-0.0)));
+        CHECK(test::same_bits(T(eng.mean(view, {k.name})), T(-0.0)));
+        if (k.deterministic) {
+          CHECK(test::same_bits(eng.sum(view, {k.name, true}), T(-0.0)));
+          CHECK(test::same_bits(eng.sum(bview, {k.name, true}), T(-0.0)));
+        }
+      }
+      x[(n / 2) * stride] = T(0.0);
+      for (const std::string& k : eng.reduce_kernels()) {
+        CAPTURE(k);
+        CHECK(test::same_bits(eng.sum(view, {k}), T(0.0)));
+      }
+    }
+}
+
+}  // namespace
+
+TANDEM_BACKEND_TEST(reduce_negative_zero_sums, "reduce: a sum of only -0.0 is -0.0 on every kernel") {
+  check_negative_zero_sums<float>(eng);
+  check_negative_zero_sums<double>(eng);
+}
+
 TANDEM_BACKEND_TEST(reduce_identity_edges, "reduce: values at the identity and integer wrap-around") {
   for (const auto& k : eng.reduce_kernels()) {
     CAPTURE(k);

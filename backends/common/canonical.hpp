@@ -4,8 +4,9 @@
 //
 // Sum of n floating-point values x[0..n):
 //   1. Split x into chunks of kChunk = 4096 consecutive elements (the last one may be shorter).
-//   2. In a chunk, lane j (0 <= j < 32) starts at +0.0 and adds the chunk's elements j, j + 32,
-//      j + 64, ... in increasing order (one accumulator per lane, no fused or reordered adds).
+//   2. In a chunk, lane j (0 <= j < 32) starts at -0.0 and adds the chunk's elements j, j + 32,
+//      j + 64, ... in increasing order (one accumulator per lane, no fused or reordered adds). -0.0 is
+//      the additive identity that keeps every sign: a sum of only -0.0 is -0.0 (IEEE 754, NumPy).
 //   3. The 32 lanes are combined by a fixed tree: for s = 16, 8, 4, 2, 1: lane[j] = lane[j] + lane[j + s]
 //      for j < s. lane[0] is the chunk's value.
 //   4. The chunk values, in order, are a new input: repeat from 1 until one value remains.
@@ -27,7 +28,8 @@ inline constexpr std::int64_t kChunk = 4096;
 // Step 2 and 3 for one chunk x[0], x[stride], ... (len <= kChunk elements).
 template <class T>
 T chunk_sum(const T* x, std::int64_t len, std::int64_t stride) {
-  T lane[kLanes] = {};
+  T lane[kLanes];
+  for (T& l : lane) l = T(-0.0);
   const std::int64_t rows = len / kLanes;
   if (stride == 1) {
     for (std::int64_t r = 0; r < rows; ++r)

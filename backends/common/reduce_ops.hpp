@@ -62,7 +62,14 @@ struct SumOp {
   // Integer sums accumulate in unsigned 64-bit (wrapping, exact modulo 2^64), returned as int64.
   using Acc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, T>;
   static constexpr bool kIndexFree = true;
-  TANDEM_HD static Acc identity() { return Acc(0); }
+  // -0.0 for floats: the additive identity that keeps every sign (a sum of only -0.0 is -0.0, IEEE 754
+  // and NumPy); +0.0 would turn it into +0.0.
+  TANDEM_HD static Acc identity() {
+    if constexpr (std::is_floating_point_v<Acc>)
+      return Acc(-0.0);
+    else
+      return Acc(0);
+  }
   TANDEM_HD static Acc load(T x, Index) { return static_cast<Acc>(x); }
   TANDEM_HD static Acc combine(Acc a, Acc b) { return a + b; }
 };

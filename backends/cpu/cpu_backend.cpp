@@ -118,7 +118,7 @@ typename Op::Acc reduce_with(std::string_view kernel, const typename Op::In* x, 
 template <class T>
 T full_chunk_sum(const T* x) {
   using Lanes = Eigen::Array<T, canonical::kLanes, 1>;
-  Lanes lanes = Lanes::Zero();
+  Lanes lanes = Lanes::Constant(T(-0.0));  // canonical.hpp: lanes start at -0.0
   for (std::int64_t r = 0; r < canonical::kChunk / canonical::kLanes; ++r)
     lanes += Eigen::Map<const Lanes>(x + r * canonical::kLanes);
   T lane[canonical::kLanes];

@@ -21,7 +21,8 @@ requires std::is_floating_point_v<T> T canonical_sum(std::span<const T> x) {
   while (v.size() > 1) {
     std::vector<T> next;
     for (std::size_t c = 0; c < v.size(); c += 4096) {
-      T lanes[32] = {};
+      T lanes[32];
+      std::fill_n(lanes, 32, T(-0.0));  // lanes start at -0.0 (canonical.hpp)
       for (std::size_t i = c; i < std::min(v.size(), c + 4096); ++i) lanes[(i - c) % 32] += v[i];
       for (int s = 16; s >= 1; s /= 2)
         for (int j = 0; j < s; ++j) lanes[j] = lanes[j] + lanes[j + s];

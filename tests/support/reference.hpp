@@ -35,7 +35,8 @@ template <tandem::Element T>
 struct ReduceReference {
   std::size_t count = 0;
   std::uint64_t wrapped_sum = 0;  // integers: the sum modulo 2^64
-  long double sum = 0;            // the sum of the finite elements (integers: exact below 2^64)
+  long double sum = -0.0L;        // the sum of the finite elements (integers: exact below 2^64); starts
+                                  // at -0.0, so that a sum of only -0.0 stays -0.0 (IEEE 754)
   long double abs_sum = 0;        // the sum of |x| over the finite elements
   bool nan = false, pos_inf = false, neg_inf = false;
   std::size_t nan_count = 0;
@@ -87,7 +88,7 @@ struct ReduceReference {
       if (nan || (pos_inf && neg_inf)) return std::numeric_limits<T>::quiet_NaN();
       if (pos_inf) return std::numeric_limits<T>::infinity();
       if (neg_inf) return -std::numeric_limits<T>::infinity();
-      return T(sum);
+      return count == 0 ? T(0) : T(sum);  // the empty sum is +0.0
     }
   }
   // What min() and max() must return (count > 0), bit for bit.

@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(kCanonicalBlockSize)
   for (Index c = Index(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize; c < chunks; c += warps) {
     const Index base = c * kChunk;
     const Index len = n - base < kChunk ? n - base : kChunk;
-    T acc = T(0);
+    T acc = T(-0.0);  // canonical.hpp: lanes start at -0.0
     if (len == kChunk) {
       for (int r = 0; r < kRows; r += kInFlight) {
         T v[kInFlight];
