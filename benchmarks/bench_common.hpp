@@ -74,7 +74,7 @@ inline std::string shape_label(const Shape& s) {
 using tandem::Op;
 inline const char* op_name(Op op) { return tandem::to_string(op); }
 // The ops every reduction benchmark runs (mean is sum divided by n).
-inline constexpr Op kBenchOps[] = {Op::sum, Op::min, Op::max};
+inline constexpr Op kBenchOps[] = {Op::sum, Op::min, Op::max, Op::argmax};
 
 // ---- Random inputs -----------------------------------------------------------------------------------
 
@@ -112,27 +112,42 @@ std::vector<T> random_vector(std::size_t n, std::uint64_t seed) {
 struct Reference {
   double sum = 0;
   double min = std::numeric_limits<double>::infinity(), max = -std::numeric_limits<double>::infinity();
+  std::size_t argmin = 0, argmax = 0;  // first positions of min and max (the inputs hold no NaN)
 };
 
 template <class T>
 Reference reference_of(const T* x, std::size_t n) {
   return tbb::parallel_reduce(
       tbb::blocked_range<std::size_t>(0, n, 1 << 16), Reference{},
-      [&](const tbb::blocked_range<std::size_t>& r, Reference acc) {
+      [&](const tbb::blocked_range<std::size_t>& r, Reference acc) {  // ranges come in increasing order
         for (std::size_t i = r.begin(); i != r.end(); ++i) {
           acc.sum += double(x[i]);
-          acc.min = std::min(acc.min, double(x[i]));
-          acc.max = std::max(acc.max, double(x[i]));
+          if (double(x[i]) < acc.min) acc.min = double(x[i]), acc.argmin = i;
+          if (double(x[i]) > acc.max) acc.max = double(x[i]), acc.argmax = i;
         }
         return acc;
       },
-      [](Reference a, const Reference& b) {
-        return Reference{a.sum + b.sum, std::min(a.min, b.min), std::max(a.max, b.max)};
+      [](Reference a, const Reference& b) {  // a covers elements before b's
+        if (b.min < a.min) a.min = b.min, a.argmin = b.argmin;
+        if (b.max > a.max) a.max = b.max, a.argmax = b.argmax;
+        a.sum += b.sum;
+        return a;
       });
 }
 
 inline double expected(Op op, const Reference& ref) {
-  return op == Op::sum ? ref.sum : op == Op::min ? ref.min : op == Op::max ? ref.max : ref.sum;
+  switch (op) {
+    case Op::min:
+      return ref.min;
+    case Op::max:
+      return ref.max;
+    case Op::argmin:
+      return double(ref.argmin);
+    case Op::argmax:
+      return double(ref.argmax);
+    default:
+      return ref.sum;
+  }
 }
 
 // Throws tandem::Error unless an engine result equals the host reference exactly.
@@ -319,6 +334,10 @@ double reduce_once(const Engine& eng, Op op, const Buffer<T>& x, const tandem::R
       return double(eng.max(x, opts));
     case Op::mean:
       return eng.mean(x, opts);
+    case Op::argmin:
+      return double(eng.argmin(x, opts));
+    case Op::argmax:
+      return double(eng.argmax(x, opts));
   }
   return 0;
 }
@@ -327,8 +346,10 @@ double reduce_once(const Engine& eng, Op op, const Buffer<T>& x, const tandem::R
 // every operator, on a Buffer of n random values.
 template <class T>
 void register_reductions(Suite& suite, std::size_t n) {
+  const std::vector<tandem::KernelInfo> infos = suite.eng.reduce_kernel_info();
   for (const std::string& kernel : suite.eng.reduce_kernels())
     for (Op op : kBenchOps) {
+      if (!tandem_test::kernel_accepts(infos, kernel, tandem::dtype_of<T>, &op, false)) continue;
       const std::string name =
           "reduce/" + suite.backend + "/" + kernel + "/" + op_name(op) + "/" + type_name<T>() + "/" + size_label(n);
       benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, kernel, op, n](benchmark::State& state) {

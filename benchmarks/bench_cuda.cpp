@@ -4,7 +4,8 @@
 //
 // Engine level (what an application sees per call):
 //   reduce/cuda/<kernel>/<op>/<type>/n:<n>    every reduce kernel of the engine ("auto" too; "cub" is CUB's
-//                                             DeviceReduce), sum/min/max, float/double/int32, n = 2^12 to
+//                                             DeviceReduce), sum/min/max/argmax (the stages whose KernelInfo
+//                                             lists it), float/double/int32, n = 2^12 to
 //                                             2^30 (2^30 for float and int32 only, when the GPU has room)
 //   baseline/read_sweep/<type>/n:<n>          read_sweep.cu, a float4 grid-stride read of the same bytes, one
 //                                             sweep per pair of events: the rate pct_sweep divides by
@@ -17,6 +18,7 @@
 //   kernel/cuda/<stage>/<op>/<type>/n:<n>     tandem::cuda::reduce() of every stage ("auto": the stage the
 //                                             engine would pick, named in the label; "cub": CUB's
 //                                             DeviceReduce), same operators, types and sizes as reduce/
+//   kernel/cuda/cub_argmax_baseline/argmax/<type>/n:<n>  CUB's own DeviceReduce::ArgMax, argmax's baseline
 //   kernel/cuda/<stage>/gemm/<type>/<shape>   tandem::cuda::matmul() of every stage that takes the type
 //                                             (cublas* through a cuBLAS handle of this binary), same shapes
 //   baseline/read_sweep_batched/<type>/n:<n>  the read sweep timed like the kernel level (20 sweeps back to
@@ -55,6 +57,7 @@
 
 #include "backends/cuda/kernels.hpp"
 #include "benchmarks/bench_common.hpp"
+#include "benchmarks/cub_argmax.hpp"
 #include "benchmarks/read_sweep.hpp"
 
 namespace tandem_bench {
@@ -101,7 +104,7 @@ class KernelRunner {
     cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
     cuda_check(cudaEventCreate(&start_), "cudaEventCreate");
     cuda_check(cudaEventCreate(&stop_), "cudaEventCreate");
-    cuda_check(cudaMalloc(&result_, 8), "cudaMalloc");
+    cuda_check(cudaMalloc(&result_, 16), "cudaMalloc");  // an arg-reduction's value and index
     const cublasStatus_t status = cublasCreate(&cublas_);
     if (status != CUBLAS_STATUS_SUCCESS) {
       cublas_ = nullptr;
@@ -150,11 +153,16 @@ class KernelRunner {
   // caught) and returns what it wrote as the engine would return it: int32 sums as int64.
   template <class T, class Run>
   double reduction_result(Op op, const Run& run) {
-    cuda_check(cudaMemsetAsync(result_, 0xFF, 8, stream_), "cudaMemsetAsync");
+    cuda_check(cudaMemsetAsync(result_, 0xFF, 16, stream_), "cudaMemsetAsync");
     run();
-    unsigned char bytes[8];
-    cuda_check(cudaMemcpyAsync(bytes, result_, 8, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
+    unsigned char bytes[16];
+    cuda_check(cudaMemcpyAsync(bytes, result_, 16, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
     synchronize();
+    if (tandem::is_arg(op)) {  // {value, int64 index}: the index at offset 8
+      std::int64_t index = 0;
+      std::memcpy(&index, bytes + 8, sizeof index);
+      return double(index);
+    }
     if constexpr (std::is_integral_v<T>)
       if (op == Op::sum) {
         std::uint64_t sum = 0;  // integer sums are written as uint64, wrapping
@@ -179,9 +187,11 @@ class KernelRunner {
 template <class T>
 void register_kernel_reductions(Suite& suite, KernelRunner& runner, SweepReference& batched_sweep, std::size_t n) {
   std::vector<std::string> stages = {"auto"};
-  for (const tandem::KernelInfo& stage : tandem::cuda::reduce_stage_info()) stages.push_back(stage.name);
+  const std::vector<tandem::KernelInfo> infos = tandem::cuda::reduce_stage_info();
+  for (const tandem::KernelInfo& stage : infos) stages.push_back(stage.name);
   for (const std::string& stage : stages)
     for (Op op : kBenchOps) {
+      if (stage != "auto" && !tandem_test::kernel_accepts(infos, stage, tandem::dtype_of<T>, &op, false)) continue;
       const std::string name = "kernel/cuda/" + stage + "/" + op_name(op) + "/" + type_name<T>() + "/" + size_label(n);
       benchmark::RegisterBenchmark(
           name.c_str(), guarded([&suite, &runner, &batched_sweep, stage, op, n](State& state) {
@@ -203,6 +213,24 @@ void register_kernel_reductions(Suite& suite, KernelRunner& runner, SweepReferen
           ->UseManualTime()
           ->MinTime(batched_min_time);
     }
+  // CUB's own ArgMax, the vendor baseline of argmax (its NaN rule differs; the inputs hold no NaN).
+  const std::string name =
+      "kernel/cuda/cub_argmax_baseline/argmax/" + std::string(type_name<T>()) + "/" + size_label(n);
+  benchmark::RegisterBenchmark(
+      name.c_str(), guarded([&suite, &runner, &batched_sweep, n](State& state) {
+        const VectorInput<T>& in = suite.inputs.vector<T>(n);
+        const std::int64_t count = std::int64_t(n);
+        const std::size_t temp_bytes = cub_argmax_temp_bytes<T>(count);
+        void* temp = runner.workspace().get(std::max<std::size_t>(temp_bytes, 16));
+        auto run = [&] { cub_argmax<T>(in.buffer.data(), count, runner.result(), temp, temp_bytes, runner.stream()); };
+        check_result(Op::argmax, runner.reduction_result<T>(Op::argmax, run), in.ref);
+        const int calls = runner.calls_per_iteration(run);
+        for (auto _ : state) state.SetIterationTime(runner.seconds_per_call(run, calls));
+        set_bandwidth_counters(state, double(n * sizeof(T)), batched_sweep.bytes_per_second(n * sizeof(T)));
+        state.counters["calls_per_iteration"] = calls;
+      }))
+      ->UseManualTime()
+      ->MinTime(batched_min_time);
 }
 
 // kernel/cuda/<stage>/gemm/<type>/<shape> for every kernel given ("auto": the stage the engine picks, in

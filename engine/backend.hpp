@@ -19,7 +19,7 @@ namespace tandem::detail {
 // n elements data[0], data[stride], ... ; `resident` means data lives in the backend's own memory
 // (a Buffer), otherwise in host memory.
 struct ReduceArgs {
-  Op op;  // sum, min or max
+  Op op;  // sum, min, max, argmin or argmax (the result: the index as int64)
   Dtype dtype;
   const void* data;
   std::int64_t n;
@@ -60,6 +60,13 @@ inline std::vector<Dtype> matmul_dtypes() {
   return v;
 }
 inline std::vector<Op> every_op() { return {std::begin(all_ops), std::end(all_ops)}; }
+// Every op but argmin / argmax (stages that carry no index).
+inline std::vector<Op> value_ops() {
+  std::vector<Op> v;
+  for (Op op : all_ops)
+    if (!is_arg(op)) v.push_back(op);
+  return v;
+}
 
 class BackendImpl {
  public:

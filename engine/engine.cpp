@@ -299,6 +299,14 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
     } else if (op == Op::sum) {
       impl_->reduce(args, opts.kernel, result);
       canonicalise<Sum>(result);
+    } else if (is_arg(op)) {
+      std::int64_t index = -1;  // the backend's int64 index, returned as std::size_t
+      impl_->reduce(args, opts.kernel, &index);
+      if (index < 0 || std::uint64_t(index) >= in.count)
+        throw Error(std::string(name) + ": the backend returned index " + std::to_string(index) + " for " +
+                    std::to_string(in.count) + " elements (a bug in tandem; please report it)");
+      const std::size_t i = std::size_t(index);
+      std::memcpy(result, &i, sizeof i);
     } else {
       impl_->reduce(args, opts.kernel, result);
       canonicalise<T>(result);

@@ -26,10 +26,33 @@ const char* name(Op op) { return tandem::to_string(op); }
 // (count - 1) * stride + 1, the elements a strided view spans, in 128 bits.
 u128 span_of(std::size_t count, std::size_t stride) { return count == 0 ? 0 : u128(count - 1) * stride + 1; }
 
-// Checks the result of `op` over x[0], x[stride], ... (count >= 1 for min/max/mean) against plain loops.
+// argmin / argmax by NumPy's rule with a plain loop: the first NaN, else the first extreme (-0.0 below
+// +0.0).
+template <class T>
+TANDEM_FUZZ_BULK std::size_t arg_reference(bool max, const T* x, std::size_t count, std::size_t stride) {
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const T v = x[i * stride], b = x[best * stride];
+    if constexpr (std::is_floating_point_v<T>)
+      if (std::isnan(v)) return i;
+    bool better = max ? v > b : v < b;
+    if constexpr (std::is_floating_point_v<T>)
+      better = better || (v == b && std::signbit(v) != std::signbit(b) && std::signbit(v) != max);
+    if (better) best = i;
+  }
+  return best;
+}
+
+// Checks the result of `op` over x[0], x[stride], ... (count >= 1 but for sum) against plain loops.
 template <class T>
 TANDEM_FUZZ_BULK void check_reduce(Op op, const T* x, std::size_t count, std::size_t stride,
-                                   tandem::sum_result_t<T> sum, T mm, double mean) {
+                                   tandem::sum_result_t<T> sum, T mm, double mean, std::size_t index) {
+  if (tandem::is_arg(op)) {
+    const std::size_t ref = arg_reference(op == Op::argmax, x, count, stride);
+    if (index != ref)
+      fail(std::string("wrong ") + name(op) + ": got " + std::to_string(index) + ", expected " + std::to_string(ref));
+    return;
+  }
   if constexpr (std::is_integral_v<T>) {
     std::uint64_t s = 0;
     T lo = x[0], hi = x[0];
@@ -101,6 +124,8 @@ TANDEM_FUZZ_BULK void check_reduce(Op op, const T* x, std::size_t count, std::si
         }
         break;
       }
+      default:  // argmin / argmax: checked above
+        break;
     }
   }
 }
@@ -120,7 +145,7 @@ enum class Input { span, strided, buffer, buffer_view };
 template <class T>
 void fuzz_reduce(FuzzedDataProvider& in) {
   const Engine& eng = engine();
-  const Op op = Op(in.ConsumeIntegralInRange<int>(0, 3));
+  const Op op = Op(in.ConsumeIntegralInRange<int>(0, int(std::size(tandem::all_ops)) - 1));
   const Input kind = Input(in.ConsumeIntegralInRange<int>(0, 3));
   const std::string kernel = fuzz_kernel(in, eng.reduce_kernels(), eng.matmul_kernels());
   const bool deterministic = in.ConsumeIntegralInRange<int>(0, 3) == 0;
@@ -134,6 +159,7 @@ void fuzz_reduce(FuzzedDataProvider& in) {
   tandem::sum_result_t<T> sum{};
   T mm{};
   double mean = 0;
+  std::size_t index = 0;
   // Calls op on a view of any kind (the API's four overloads have the same shape).
   auto call = [&](auto view) {
     switch (op) {
@@ -148,6 +174,12 @@ void fuzz_reduce(FuzzedDataProvider& in) {
         break;
       case Op::mean:
         mean = eng.mean(view, opts);
+        break;
+      case Op::argmin:
+        index = eng.argmin(view, opts);
+        break;
+      case Op::argmax:
+        index = eng.argmax(view, opts);
         break;
     }
   };
@@ -188,7 +220,7 @@ void fuzz_reduce(FuzzedDataProvider& in) {
       if (count == 0) {
         if (sum != 0) fail("the sum of an empty input is not 0");
       } else {
-        check_reduce<T>(op, ptr, count, stride, sum, mm, mean);
+        check_reduce<T>(op, ptr, count, stride, sum, mm, mean, index);
       }
     }
     if (!same_bits(data, before.data())) fail("a reduction wrote to its input");
@@ -261,7 +293,7 @@ void fuzz_reduce(FuzzedDataProvider& in) {
     if (count == 0) {
       if (sum != 0) fail("the sum of an empty input is not 0");
     } else {
-      check_reduce<T>(op, host.data() + offset, count, stride, sum, mm, mean);
+      check_reduce<T>(op, host.data() + offset, count, stride, sum, mm, mean, index);
     }
   }
   if (bp && bp->size() > 0) {

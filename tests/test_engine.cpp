@@ -305,7 +305,8 @@ TEST_CASE("dtype table: names, sizes, parse_dtype round trip, sum result types" 
 
 TEST_CASE("Op and Precision names: to_string and parse_op" * doctest::test_suite("common")) {
   const std::vector<std::pair<tandem::Op, std::string>> ops = {
-      {tandem::Op::sum, "sum"}, {tandem::Op::min, "min"}, {tandem::Op::max, "max"}, {tandem::Op::mean, "mean"}};
+      {tandem::Op::sum, "sum"},   {tandem::Op::min, "min"},       {tandem::Op::max, "max"},
+      {tandem::Op::mean, "mean"}, {tandem::Op::argmin, "argmin"}, {tandem::Op::argmax, "argmax"}};
   REQUIRE(std::size(tandem::all_ops) == ops.size());
   for (std::size_t i = 0; i < ops.size(); ++i) {
     CAPTURE(ops[i].second);
@@ -382,11 +383,15 @@ void check_reduce_refusals(const Engine& eng) {
             return double(eng.max<T>(x, o));
           case tandem::Op::mean:
             return eng.mean<T>(x, o);
+          case tandem::Op::argmin:
+            return double(eng.argmin<T>(x, o));
+          case tandem::Op::argmax:
+            return double(eng.argmax<T>(x, o));
         }
         return 0;
       };
       if (k.accepts(tandem::dtype_of<T>) && k.accepts(op)) {
-        const double expect[] = {4, -1, 3, 4.0 / 3};
+        const double expect[] = {4, -1, 3, 4.0 / 3, 1, 0};  // sum min max mean argmin argmax
         CHECK(run() == expect[int(op)]);
       } else {
         const std::string msg = message_of(run);

@@ -148,6 +148,13 @@ TANDEM_BACKEND_TEST(host_inputs_in_pieces, "host spans and strided views larger 
     CHECK(std::isnan(eng.max(h)));
     h[n - 3] = -100.0f;
     CHECK(eng.min(h) == -100.0f);
+    // Indices across pieces (each piece reduces its own part; its indices are offset by its start).
+    CHECK(eng.argmin(h) == n - 3);
+    h[piece - 3] = 1000.0f;
+    h[n - 1] = 1000.0f;  // a tie in a later piece: the first wins
+    CHECK(eng.argmax(h) == piece - 3);
+    CHECK(eng.argmax(h, {.kernel = eng.reduce_kernel_info().back().name}) == piece - 3);
+    h[piece - 3] = h[n - 1] = 0.5f;
     // Every third element of the first n / 3 * 3: only those elements are reduced.
     const tandem::StridedView<float> third{h.data() + 1, n / 3, 3};
     long double t = 0;

@@ -17,6 +17,7 @@
 #include <string>
 #include <type_traits>
 
+#include "tandem/dtype.hpp"
 #include "tandem/types.hpp"
 
 #ifdef __CUDACC__
@@ -122,6 +123,42 @@ struct MaxOp {
   }
 };
 
+// argmin / argmax: the accumulator is an element and its index; the result is the index of the first
+// least (greatest) element. NaN counts as the extreme, so the first NaN wins (NumPy's rule); between
+// zeros of both signs argmin takes -0.0 and argmax +0.0 (as min and max); equal values go to the lower
+// index. The identity has the index INT64_MAX, so any element beats it.
+template <class T>
+struct ArgAcc {
+  T value;
+  Index index;
+};
+
+template <class T, bool Max>
+struct ArgOp {
+  using In = T;
+  using Acc = ArgAcc<T>;
+  static constexpr bool kIndexFree = false;
+  TANDEM_HD static Acc identity() {
+    return {Max ? MaxOp<T>::identity() : MinOp<T>::identity(), std::numeric_limits<Index>::max()};
+  }
+  TANDEM_HD static Acc load(T x, Index i) { return {x, i}; }
+  // Whether a comes before b in the order above.
+  TANDEM_HD static bool before(const Acc& a, const Acc& b) {
+    const bool a_nan = is_nan(a.value), b_nan = is_nan(b.value);
+    if (a_nan || b_nan) return a_nan && b_nan ? a.index < b.index : a_nan;
+    if (a.value != b.value) return Max ? a.value > b.value : a.value < b.value;
+    if constexpr (std::is_floating_point_v<T>)
+      if (sign_bit(a.value) != sign_bit(b.value)) return Max ? !sign_bit(a.value) : sign_bit(a.value);
+    return a.index < b.index;
+  }
+  TANDEM_HD static Acc combine(Acc a, Acc b) { return before(b, a) ? b : a; }
+};
+
+template <class Op>
+inline constexpr bool is_arg_op = false;
+template <class T, bool Max>
+inline constexpr bool is_arg_op<ArgOp<T, Max>> = true;
+
 // Later passes of a multi-pass reduction combine the Acc partials of an earlier pass: an operator whose
 // elements are Op's accumulators, loaded as they are. Operators whose In is already Acc serve as their
 // own partial operator.
@@ -147,7 +184,7 @@ struct PartialOpOf<SumOp<T>> {
 template <class Op>
 using PartialOp = typename PartialOpOf<Op>::type;
 
-// The operator of each backend-level Op (sum, min, max) for element type T: backends instantiate
+// The operator of each backend-level Op (sum, min, max, argmin, argmax) for element type T: backends instantiate
 // their kernels for OpFor<Op::sum, T> and so on.
 template <Op O, class T>
 struct OpFor;
@@ -163,9 +200,29 @@ template <class T>
 struct OpFor<Op::max, T> {
   using type = MaxOp<T>;
 };
+template <class T>
+struct OpFor<Op::argmin, T> {
+  using type = ArgOp<T, false>;
+};
+template <class T>
+struct OpFor<Op::argmax, T> {
+  using type = ArgOp<T, true>;
+};
+
+// What the engine receives for Op O's accumulator over elements T: a sum as sum_result_t<T> (an
+// integer sum's uint64 wraps to int64), min and max as T, argmin and argmax the index as int64.
+template <Op O, class T>
+TANDEM_HD auto result_of(typename OpFor<O, T>::type::Acc acc) {
+  if constexpr (O == Op::argmin || O == Op::argmax)
+    return static_cast<std::int64_t>(acc.index);
+  else if constexpr (O == Op::sum)
+    return static_cast<sum_result_t<T>>(acc);
+  else
+    return acc;
+}
 
 // The backend-level ops in the order backends dispatch them.
-inline constexpr Op backend_ops[] = {Op::sum, Op::min, Op::max};
+inline constexpr Op backend_ops[] = {Op::sum, Op::min, Op::max, Op::argmin, Op::argmax};
 
 // f(std::integral_constant<Op, O>{}) for the backend-level op `op` (host code). mean never reaches a
 // backend: the engine computes it from sum.
@@ -178,6 +235,10 @@ decltype(auto) visit_op(Op op, F&& f) {
       return f(std::integral_constant<Op, Op::min>{});
     case Op::max:
       return f(std::integral_constant<Op, Op::max>{});
+    case Op::argmin:
+      return f(std::integral_constant<Op, Op::argmin>{});
+    case Op::argmax:
+      return f(std::integral_constant<Op, Op::argmax>{});
     default:
       break;
   }

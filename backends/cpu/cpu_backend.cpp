@@ -77,15 +77,35 @@ typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::i
   return r;
 }
 
+// argmin / argmax of a leaf, whose first element has index `first`: the extreme by min_max_leaf (at the
+// speed of the reads), then the first element equal to it (same sign of zero; the first NaN if it is
+// NaN), a second pass over a leaf that is still in cache.
+template <class Op>
+typename Op::Acc arg_leaf(const typename Op::In* x, std::int64_t len, std::int64_t stride, std::int64_t first) {
+  using T = typename Op::In;
+  using Extreme = std::conditional_t<std::is_same_v<Op, ArgOp<T, true>>, MaxOp<T>, MinOp<T>>;
+  const T m = min_max_leaf<Extreme>(x, len, stride);
+  for (std::int64_t k = 0; k < len; ++k) {
+    const T v = x[k * stride];
+    bool same = v == m;
+    if constexpr (std::is_floating_point_v<T>)
+      same = is_nan(m) ? is_nan(v) : same && std::signbit(v) == std::signbit(m);
+    if (same) return {v, first + k};
+  }
+  return Op::identity();  // not reached for len > 0
+}
+
 // Reduces x[begin*stride], ..., x[(end-1)*stride]: sums with one vectorised Eigen expression, min and
-// max with min_max_leaf.
+// max with min_max_leaf, argmin and argmax with arg_leaf.
 template <class Op>
 typename Op::Acc reduce_leaf(const typename Op::In* x, std::int64_t begin, std::int64_t end, std::int64_t stride) {
   using T = typename Op::In;
   const T* p = x + begin * stride;
   const Eigen::Index len = end - begin;
   if (len <= 0) return Op::identity();
-  if constexpr (!std::is_same_v<Op, SumOp<T>>) {
+  if constexpr (is_arg_op<Op>) {
+    return arg_leaf<Op>(p, len, stride, begin);
+  } else if constexpr (!std::is_same_v<Op, SumOp<T>>) {
     return min_max_leaf<Op>(p, len, stride);
   } else {
     auto sum = [](const auto& v) -> typename Op::Acc {
@@ -163,8 +183,7 @@ void reduce_typed(const ReduceArgs& a, std::string_view kernel, void* result) {
       return;
     }
   }
-  const auto acc = reduce_with<Operator>(kernel, x, a.n, a.stride);
-  const auto v = static_cast<std::conditional_t<O == Op::sum, sum_result_t<T>, T>>(acc);  // uint64 -> int64 wraps
+  const auto v = result_of<O, T>(reduce_with<Operator>(kernel, x, a.n, a.stride));  // uint64 -> int64 wraps
   std::memcpy(result, &v, sizeof v);
 }
 
@@ -334,8 +353,16 @@ class CpuBackend final : public BackendImpl {
       }
       return;
     }
+    if (is_arg(a.op)) {  // the index, into a Buffer<int64_t> element
+      std::int64_t i = 0;
+      visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) { reduce_typed<T, O>(a, kernel, &i); });
+      std::memcpy(a.out, &i, sizeof i);
+      return;
+    }
     T v{};
-    visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) { reduce_typed<T, O>(a, kernel, &v); });
+    visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
+      if constexpr (!is_arg(O)) reduce_typed<T, O>(a, kernel, &v);
+    });
     v = canonical_nan(v);
     std::memcpy(a.out, &v, sizeof v);
   }

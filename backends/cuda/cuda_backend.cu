@@ -71,6 +71,10 @@ __global__ void store_result_kernel(const Acc* result, Out* out) {
     if (v != v) v = Acc(NAN);
   *out = static_cast<Out>(v);
 }
+template <class T>
+__global__ void store_index_kernel(const detail::ArgAcc<T>* result, std::int64_t* out) {
+  *out = result->index;
+}
 template <class Sum>
 __global__ void store_mean_kernel(const Sum* sum, std::int64_t n, double* out) {
   double m = double(*sum) / double(n);
@@ -175,10 +179,16 @@ class CudaBackend final : public detail::BackendImpl {
         reduce_host(a, kernel, d_result);
     });
     if (a.out) return store_into(a, d_result);
-    TANDEM_CUDA_CHECK(cudaMemcpyAsync(host_result_, d_result, 8, cudaMemcpyDeviceToHost, stream_));
-    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    // Integer sums come back as uint64 (wrapping): the same 8 bytes as the int64 result.
-    std::memcpy(result, host_result_, a.op == Op::sum ? size_of(info(a.dtype).sum_result) : size_of(a.dtype));
+    // The accumulator, converted to the engine's result (integer sums: uint64 wraps to int64; argmin /
+    // argmax: the index).
+    visit_acc(a, [&]<Op O, class T, class Acc>() {
+      TANDEM_CUDA_CHECK(cudaMemcpyAsync(host_result_, d_result, sizeof(Acc), cudaMemcpyDeviceToHost, stream_));
+      TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      Acc acc;
+      std::memcpy(&acc, host_result_, sizeof acc);
+      const auto v = detail::result_of<O, T>(acc);
+      std::memcpy(result, &v, sizeof v);
+    });
   }
 
   void matmul(const MatmulArgs& g, std::string_view kernel) override {
@@ -338,9 +348,9 @@ class CudaBackend final : public detail::BackendImpl {
       return reduce_resident(a, kernel, device_slots, a.n, 1, d_result);
     }
     const bool chunked = a.deterministic && a.op == Op::sum && !info(a.dtype).integer;
-    // Per piece: its result (Acc, at most 8 bytes), or its canonical chunk values (pieces are whole
+    // Per piece: its result (Acc, at most 16 bytes), or its canonical chunk values (pieces are whole
     // chunks but the last).
-    const std::size_t per_piece = chunked ? std::size_t(piece / detail::canonical::kChunk) * elem : 8;
+    const std::size_t per_piece = chunked ? std::size_t(piece / detail::canonical::kChunk) * elem : 16;
     auto* partials = static_cast<unsigned char*>(staging_b_.get(std::size_t(pieces) * per_piece + 256));
     std::vector<unsigned char> host(std::size_t(pieces) * per_piece);  // the CPU's pieces, then all
     detail::HostSplit split(pieces, kernel == "auto");
@@ -373,23 +383,32 @@ class CudaBackend final : public detail::BackendImpl {
       TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));  // `host` is pageable and dies on return
       return;
     }
-    // The pieces' results in order, combined on the host by the same operator, then back to d_result.
+    // The pieces' results in order, combined on the host by the same operator (an arg-reduction's
+    // indices counted from the piece's start), then back to d_result.
     if (gpu_pieces > 0)
       TANDEM_CUDA_CHECK(
           cudaMemcpyAsync(host.data(), partials, std::size_t(gpu_pieces) * per_piece, cudaMemcpyDeviceToHost, stream_));
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    visit_acc(a, [&]<Op O, class T, class Acc>() {
+      using Operator = typename detail::OpFor<O, T>::type;
+      Acc total = Operator::identity();
+      for (std::int64_t i = 0; i < pieces; ++i) {
+        Acc v;
+        std::memcpy(&v, host.data() + std::size_t(i) * per_piece, sizeof v);
+        if constexpr (detail::is_arg_op<Operator>) v.index += i * piece;
+        total = Operator::combine(total, v);
+      }
+      std::memcpy(host_result_, &total, sizeof total);
+      TANDEM_CUDA_CHECK(cudaMemcpyAsync(d_result, host_result_, sizeof total, cudaMemcpyHostToDevice, stream_));
+    });
+  }
+
+  // f.template operator()<O, T, Acc>() for the op and dtype of a (Acc: the operator's accumulator).
+  template <class F>
+  static void visit_acc(const ReduceArgs& a, F&& f) {
     detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
       detail::visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
-        using Operator = typename detail::OpFor<O, T>::type;
-        using Acc = typename Operator::Acc;
-        Acc total = Operator::identity();
-        for (std::int64_t i = 0; i < pieces; ++i) {
-          Acc v;
-          std::memcpy(&v, host.data() + std::size_t(i) * 8, sizeof v);
-          total = Operator::combine(total, v);
-        }
-        std::memcpy(host_result_, &total, sizeof total);
-        TANDEM_CUDA_CHECK(cudaMemcpyAsync(d_result, host_result_, sizeof total, cudaMemcpyHostToDevice, stream_));
+        f.template operator()<O, T, typename detail::OpFor<O, T>::type::Acc>();
       });
     });
   }
@@ -477,6 +496,9 @@ class CudaBackend final : public detail::BackendImpl {
       if (a.mean) {  // (an integer sum's uint64 result is the int64 sum's bits)
         store_mean_kernel<Sum>
             <<<1, 1, 0, stream_>>>(static_cast<const Sum*>(d_result), a.n, static_cast<double*>(a.out));
+      } else if (is_arg(a.op)) {
+        store_index_kernel<T>
+            <<<1, 1, 0, stream_>>>(static_cast<const detail::ArgAcc<T>*>(d_result), static_cast<std::int64_t*>(a.out));
       } else if (a.op == Op::sum) {
         store_result_kernel<Sum, Sum>
             <<<1, 1, 0, stream_>>>(static_cast<const Sum*>(d_result), static_cast<Sum*>(a.out));
@@ -501,7 +523,7 @@ class CudaBackend final : public detail::BackendImpl {
   bool own_stream_ = false;
   cudaMemPool_t pool_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
-  void* host_result_ = nullptr;                 // pinned, for the 8-byte reduction result
+  void* host_result_ = nullptr;                 // pinned, for the reduction's accumulator (<= 16 bytes)
   void* pinned_[2] = {nullptr, nullptr};        // host staging, kStagingBytes each
   cudaEvent_t staged_[2] = {nullptr, nullptr};  // recorded after each slot's copy to the GPU
   Workspace scratch_, result_, staging_a_, staging_b_, staging_c_;

@@ -105,9 +105,9 @@ class TANDEM_API Engine {
   std::vector<KernelInfo> matmul_kernel_info() const;
 
   // Reductions. NaN in the input propagates (a NaN result is the canonical quiet NaN); sum of an empty
-  // input is 0; min, max and mean of an empty input throw. mean is computed as double(sum(x)) / n.
-  // Each op takes a host span (or any contiguous host range), a strided host view, a Buffer, or a view
-  // of a Buffer.
+  // input is +0.0 (a sum of only -0.0 is -0.0); min, max, mean, argmin and argmax of an empty input throw. mean is
+  // computed as double(sum(x)) / n. Each op takes a host span (or any contiguous host range), a strided host view, a
+  // Buffer, or a view of a Buffer.
   template <Element T>
   sum_result_t<T> sum(std::span<const T> x, const ReduceOptions& o = {}) const {
     return reduce_as<sum_result_t<T>>(Op::sum, detail::host_input(x.data(), x.size(), 1), o);
@@ -192,6 +192,50 @@ class TANDEM_API Engine {
     return mean(std::span<const std::ranges::range_value_t<R>>(x), o);
   }
 
+  // The index of the first least (argmin) or greatest (argmax) element, counted in elements of the view
+  // (0 .. count - 1). The first NaN wins (NumPy's rule); -0.0 is below +0.0 as in min and max; an empty
+  // input throws. Not every CUDA stage runs them: KernelInfo::ops says which do.
+  template <Element T>
+  std::size_t argmin(std::span<const T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<std::size_t>(Op::argmin, detail::host_input(x.data(), x.size(), 1), o);
+  }
+  template <Element T>
+  std::size_t argmin(StridedView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<std::size_t>(Op::argmin, detail::host_input(x.data, x.count, x.stride), o);
+  }
+  template <Element T>
+  std::size_t argmin(BufferView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<std::size_t>(Op::argmin, detail::buffer_input(x), o);
+  }
+  template <Element T>
+  std::size_t argmin(const Buffer<T>& x, const ReduceOptions& o = {}) const {
+    return argmin(x.view(), o);
+  }
+  template <HostRange R>
+  std::size_t argmin(const R& x, const ReduceOptions& o = {}) const {
+    return argmin(std::span<const std::ranges::range_value_t<R>>(x), o);
+  }
+  template <Element T>
+  std::size_t argmax(std::span<const T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<std::size_t>(Op::argmax, detail::host_input(x.data(), x.size(), 1), o);
+  }
+  template <Element T>
+  std::size_t argmax(StridedView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<std::size_t>(Op::argmax, detail::host_input(x.data, x.count, x.stride), o);
+  }
+  template <Element T>
+  std::size_t argmax(BufferView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<std::size_t>(Op::argmax, detail::buffer_input(x), o);
+  }
+  template <Element T>
+  std::size_t argmax(const Buffer<T>& x, const ReduceOptions& o = {}) const {
+    return argmax(x.view(), o);
+  }
+  template <HostRange R>
+  std::size_t argmax(const R& x, const ReduceOptions& o = {}) const {
+    return argmax(std::span<const std::ranges::range_value_t<R>>(x), o);
+  }
+
   // C = A * B (row-major, any ld >= cols). Writes only the rows x cols elements of C; padding between
   // cols and ld stays untouched. C must not overlap A or B.
   template <class T>
@@ -270,6 +314,27 @@ class TANDEM_API Engine {
                  const ReduceOptions& o = {}) const {
     mean_into(x.view(), out, index, o);
   }
+  // argmin / argmax into a Buffer<std::int64_t> element (the index, as an element type Buffers hold).
+  template <Element T>
+  void argmin_into(BufferView<T> x, const Buffer<std::int64_t>& out, std::size_t index = 0,
+                   const ReduceOptions& o = {}) const {
+    reduce_into(Op::argmin, detail::buffer_input(x), out_slot(out, index), o);
+  }
+  template <Element T>
+  void argmin_into(const Buffer<T>& x, const Buffer<std::int64_t>& out, std::size_t index = 0,
+                   const ReduceOptions& o = {}) const {
+    argmin_into(x.view(), out, index, o);
+  }
+  template <Element T>
+  void argmax_into(BufferView<T> x, const Buffer<std::int64_t>& out, std::size_t index = 0,
+                   const ReduceOptions& o = {}) const {
+    reduce_into(Op::argmax, detail::buffer_input(x), out_slot(out, index), o);
+  }
+  template <Element T>
+  void argmax_into(const Buffer<T>& x, const Buffer<std::int64_t>& out, std::size_t index = 0,
+                   const ReduceOptions& o = {}) const {
+    argmax_into(x.view(), out, index, o);
+  }
 
   // Waits until everything this engine enqueued has finished; throws tandem::Error for a failure of
   // that work.
@@ -280,7 +345,7 @@ class TANDEM_API Engine {
 
  private:
   // The exported entries: validate, then dispatch. reduce() writes op's result (sum: sum_result_t of
-  // the input type, min/max: the input type, mean: double) to *result.
+  // the input type, min/max: the input type, mean: double, argmin/argmax: std::size_t) to *result.
   void reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const;
   void run_matmul(const detail::MatrixInput& a, const detail::MatrixInput& b, const detail::MatrixInput& c,
                   const MatmulOptions& opts) const;

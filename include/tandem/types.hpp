@@ -55,12 +55,15 @@ class TANDEM_API Error : public std::runtime_error {
 
 // ---- Operations -----------------------------------------------------------------------------------
 // One enum for every reduction, used by the engine, both backends, the CLI, benchmarks and the fuzzer.
-// mean is computed from sum (double(sum) / n), so backends never see it.
-enum class Op : std::uint8_t { sum, min, max, mean };
-inline constexpr Op all_ops[] = {Op::sum, Op::min, Op::max, Op::mean};
+// mean is computed from sum (double(sum) / n), so backends never see it. argmin / argmax give the index
+// of the first least / greatest element (the first NaN if there is one).
+enum class Op : std::uint8_t { sum, min, max, mean, argmin, argmax };
+inline constexpr Op all_ops[] = {Op::sum, Op::min, Op::max, Op::mean, Op::argmin, Op::argmax};
+
+constexpr bool is_arg(Op op) { return op == Op::argmin || op == Op::argmax; }
 
 constexpr const char* to_string(Op op) {
-  constexpr const char* names[] = {"sum", "min", "max", "mean"};
+  constexpr const char* names[] = {"sum", "min", "max", "mean", "argmin", "argmax"};
   return names[static_cast<int>(op)];
 }
 constexpr std::optional<Op> parse_op(std::string_view name) {

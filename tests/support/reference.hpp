@@ -41,8 +41,11 @@ struct ReduceReference {
   bool nan = false, pos_inf = false, neg_inf = false;
   std::size_t nan_count = 0;
   T lo{}, hi{};  // the least and greatest non-NaN element (-0.0 before +0.0); set once count > nan_count
+  // Their first positions, and the first NaN's (what argmin / argmax must return, NumPy's rule).
+  std::size_t lo_index = 0, hi_index = 0, nan_index = 0;
 
   void add(T v) {
+    const std::size_t i = count;
     ++count;
     if constexpr (std::is_integral_v<T>) {
       wrapped_sum += std::uint64_t(std::int64_t(v));
@@ -50,6 +53,7 @@ struct ReduceReference {
       abs_sum += std::fabs((long double)v);
     } else {
       if (std::isnan(v)) {
+        if (!nan) nan_index = i;
         nan = true;
         ++nan_count;
         return;
@@ -60,22 +64,27 @@ struct ReduceReference {
         sum += v, abs_sum += std::fabs((long double)v);
     }
     const bool first = count - nan_count == 1;
-    if (first || v < lo || (v == lo && std::signbit(v))) lo = v;
-    if (first || v > hi || (v == hi && !std::signbit(v))) hi = v;
+    if (first || below(v, lo)) lo = v, lo_index = i;
+    if (first || below(hi, v)) hi = v, hi_index = i;
   }
+  // The order of min and max: v < w, or -0.0 against +0.0.
+  static bool below(T v, T w) { return v < w || (v == w && std::signbit(v) && !std::signbit(w)); }
 
   // The reference of both parts together (for references built in parallel pieces).
   void merge(const ReduceReference& o) {
     if (o.count == o.nan_count) {
+      if (!nan && o.nan) nan_index = count + o.nan_index;
       count += o.count, nan_count += o.nan_count, nan |= o.nan;
       return;
     }
     const bool empty = count == nan_count;
+    const std::size_t offset = count;  // o's elements follow this one's
     count += o.count, nan_count += o.nan_count;
     wrapped_sum += o.wrapped_sum, sum += o.sum, abs_sum += o.abs_sum;
+    if (!nan && o.nan) nan_index = offset + o.nan_index;
     nan |= o.nan, pos_inf |= o.pos_inf, neg_inf |= o.neg_inf;
-    if (empty || o.lo < lo || (o.lo == lo && std::signbit(o.lo))) lo = o.lo;
-    if (empty || o.hi > hi || (o.hi == hi && !std::signbit(o.hi))) hi = o.hi;
+    if (empty || below(o.lo, lo)) lo = o.lo, lo_index = offset + o.lo_index;
+    if (empty || below(hi, o.hi)) hi = o.hi, hi_index = offset + o.hi_index;
   }
 
   // What sum() must return: integers exactly (wrapped); floats: NaN (canonical), an infinity, or the
@@ -94,6 +103,9 @@ struct ReduceReference {
   // What min() and max() must return (count > 0), bit for bit.
   T min() const { return nan ? std::numeric_limits<T>::quiet_NaN() : lo; }
   T max() const { return nan ? std::numeric_limits<T>::quiet_NaN() : hi; }
+  // What argmin() and argmax() must return (count > 0).
+  std::size_t argmin() const { return nan ? nan_index : lo_index; }
+  std::size_t argmax() const { return nan ? nan_index : hi_index; }
   // The exact mean of the integers' wrapped sum as mean() computes it: double(sum) / n (count > 0).
   double integer_mean() const requires std::is_integral_v<T> {
     return double(std::int64_t(wrapped_sum)) / double(count);

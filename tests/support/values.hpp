@@ -32,6 +32,7 @@ std::string show(std::int64_t v);
 std::string show(float v);
 std::string show(double v);
 std::string show(long double v);
+inline std::string show(std::size_t v) { return std::to_string(v); }  // an index (argmin, argmax)
 
 // The element type's name from the dtype table (include/tandem/dtype.hpp): "int32", "float", ...
 template <tandem::Element T>

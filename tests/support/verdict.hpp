@@ -33,6 +33,13 @@ Judgement judge_extreme(T got, T expect);
 template <tandem::Element T>
 Judgement judge_mean(double m, const ReduceReference<T>& r);
 
+// argmin() or argmax(): exactly the expected index.
+inline Judgement judge_index(std::size_t got, std::size_t expect) {
+  if (got == expect) return {};
+  return {false, got > expect ? (long double)(got - expect) : (long double)(expect - got),
+          "index " + std::to_string(expect)};
+}
+
 // One matrix product against matmul_reference().
 struct MatmulVerdict {
   struct Bad {

@@ -62,7 +62,7 @@ struct MatmulShape {
   std::size_t m, k, n;
 };
 constexpr MatmulShape kCheckShapes[] = {{1, 1, 1}, {17, 33, 65}, {129, 1, 257}, {255, 257, 253}};
-constexpr Op kCheckOps[] = {Op::sum, Op::min, Op::max};
+constexpr Op kCheckOps[] = {Op::sum, Op::min, Op::max, Op::argmin, Op::argmax};
 
 // Counts the checks and prints each failure as it happens (the first 20 in full) and the progress:
 // one line updated in place on a terminal, a line per finished group otherwise.
@@ -138,6 +138,7 @@ template <class T>
 struct SerialResults {
   tandem::sum_result_t<T> sum{};
   T min{}, max{};
+  std::size_t argmin = 0, argmax = 0;
 };
 
 template <class T>
@@ -148,9 +149,11 @@ void check_reduce_kernel(CheckLog& log, const Engine& eng, tandem::BufferView<T>
   const bool takes = kernel.accepts(tandem::dtype_of<T>) && kernel.accepts(op);
   try {
     if (!takes || (ref.count == 0 && op != Op::sum)) {
-      (void)(op == Op::sum   ? double(eng.sum(view, opts))
-             : op == Op::min ? double(eng.min(view, opts))
-                             : double(eng.max(view, opts)));
+      (void)(op == Op::sum      ? double(eng.sum(view, opts))
+             : op == Op::min    ? double(eng.min(view, opts))
+             : op == Op::max    ? double(eng.max(view, opts))
+             : op == Op::argmin ? double(eng.argmin(view, opts))
+                                : double(eng.argmax(view, opts)));
       log.fail(label + (takes ? ": returned a value for an empty input; expected tandem::Error"
                               : ": ran although its KernelInfo does not list it; expected tandem::Error"));
       return;
@@ -163,6 +166,12 @@ void check_reduce_kernel(CheckLog& log, const Engine& eng, tandem::BufferView<T>
       j = tandem_test::judge_sum<T>(s, ref);
       if constexpr (std::is_integral_v<T>) same_as_serial = s == serial.sum;  // float sums: the bound only
       got = show(s), serial_value = show(serial.sum);
+    } else if (tandem::is_arg(op)) {
+      const std::size_t i = op == Op::argmin ? eng.argmin(view, opts) : eng.argmax(view, opts);
+      const std::size_t s = op == Op::argmin ? serial.argmin : serial.argmax;
+      j = tandem_test::judge_index(i, op == Op::argmin ? ref.argmin() : ref.argmax());
+      same_as_serial = i == s;
+      got = show(i), serial_value = show(s);
     } else {
       const T v = op == Op::min ? eng.min(view, opts) : eng.max(view, opts);
       const T s = op == Op::min ? serial.min : serial.max;
@@ -193,7 +202,10 @@ void check_reduce(CheckLog& log, const Engine& cpu, const std::vector<Engine>& t
     const tandem::StridedView<T> host_view{host.data(), c.n, c.stride};
     SerialResults<T> serial;
     serial.sum = cpu.sum(host_view, {"serial"});
-    if (c.n > 0) serial.min = cpu.min(host_view, {"serial"}), serial.max = cpu.max(host_view, {"serial"});
+    if (c.n > 0) {
+      serial.min = cpu.min(host_view, {"serial"}), serial.max = cpu.max(host_view, {"serial"});
+      serial.argmin = cpu.argmin(host_view, {"serial"}), serial.argmax = cpu.argmax(host_view, {"serial"});
+    }
 
     for (const Engine& eng : targets) {
       const tandem::Buffer<T> buf = eng.upload<T>(host);

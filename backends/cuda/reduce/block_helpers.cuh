@@ -72,13 +72,32 @@ __device__ inline T* dynamic_shared_memory() {
 
 // ---- Warp and block reductions through shuffles --------------------------------------------------
 
+// __shfl_down_sync of an accumulator: arithmetic ones directly (there are 64-bit overloads: long,
+// unsigned long, double), an arg-reduction's value and index field by field.
+template <class Acc>
+__device__ inline Acc shuffle_down(const Acc& value, int offset) {
+  return __shfl_down_sync(kFullWarpMask, value, offset);
+}
+template <class T>
+__device__ inline detail::ArgAcc<T> shuffle_down(const detail::ArgAcc<T>& value, int offset) {
+  return {__shfl_down_sync(kFullWarpMask, value.value, offset), __shfl_down_sync(kFullWarpMask, value.index, offset)};
+}
+
+// An accumulator another block wrote, read from L2 (__ldcg), never from this SM's L1.
+template <class Acc>
+__device__ inline Acc load_from_l2(const Acc* p) {
+  return __ldcg(p);
+}
+template <class T>
+__device__ inline detail::ArgAcc<T> load_from_l2(const detail::ArgAcc<T>* p) {
+  return {__ldcg(&p->value), __ldcg(&p->index)};
+}
+
 // Lane 0 gets the combination of all 32 lanes' values. Every lane of the warp must call it.
-// __shfl_down_sync has 64-bit overloads (long, unsigned long, double): they shuffle two halves.
 template <class Op>
 __device__ inline typename Op::Acc warp_reduce(typename Op::Acc value) {
 #pragma unroll
-  for (int offset = kWarpSize / 2; offset > 0; offset /= 2)
-    value = Op::combine(value, __shfl_down_sync(kFullWarpMask, value, offset));
+  for (int offset = kWarpSize / 2; offset > 0; offset /= 2) value = Op::combine(value, shuffle_down(value, offset));
   return value;
 }
 
@@ -103,8 +122,12 @@ __device__ inline typename Op::Acc block_reduce(typename Op::Acc value) {
 
 // ---- Vectorized grid-stride accumulation (warp_shuffle and single_pass) --------------------------
 
+// Element types read as 16-byte vectors (the arithmetic ones; an arg-reduction's partials are not).
 template <class T>
-inline constexpr Index kElementsPerVector = kVectorWidth<T>;
+inline constexpr bool kVectorLoads = std::is_arithmetic_v<T>;
+
+template <class T>
+inline constexpr Index kElementsPerVector = kVectorLoads<T> ? kVectorWidth<T> : 1;
 
 // How a contiguous input splits into a scalar head (up to the first 16-byte boundary), whole 16-byte
 // vectors, and a scalar tail. vectors == 0 means: use plain (strided) scalar loads for everything.
@@ -118,7 +141,7 @@ struct VectorSplit {
 template <class T>
 inline VectorSplit split_for_vectors(const T* x, Index n, Index stride) {
   const auto address = reinterpret_cast<std::uintptr_t>(x);
-  if (stride != 1 || address % sizeof(T) != 0) return {};
+  if (!kVectorLoads<T> || stride != 1 || address % sizeof(T) != 0) return {};
   Index head = static_cast<Index>((16 - address % 16) % 16 / sizeof(T));
   if (head > n) head = n;
   return {head, (n - head) / kElementsPerVector<T>};
@@ -149,25 +172,27 @@ __device__ inline typename Op::Acc accumulate_grid_stride(const typename Op::In*
   const Index threads = grid_thread_count();
   Acc acc = Op::identity();
 
-  if (split.vectors > 0) {
-    using Vector = typename Vector16<In>::type;
-    const Vector* vectors = reinterpret_cast<const Vector*>(x + split.head);
-    Index v = thread;
-    for (; v + (Unroll - 1) * threads < split.vectors; v += Unroll * threads) {
-      Vector loaded[Unroll];
+  if constexpr (kVectorLoads<In>) {
+    if (split.vectors > 0) {
+      using Vector = typename Vector16<In>::type;
+      const Vector* vectors = reinterpret_cast<const Vector*>(x + split.head);
+      Index v = thread;
+      for (; v + (Unroll - 1) * threads < split.vectors; v += Unroll * threads) {
+        Vector loaded[Unroll];
 #pragma unroll
-      for (int u = 0; u < Unroll; ++u) loaded[u] = vectors[v + u * threads];
+        for (int u = 0; u < Unroll; ++u) loaded[u] = vectors[v + u * threads];
 #pragma unroll
-      for (int u = 0; u < Unroll; ++u)
-        acc = combine_vector<Op>(acc, loaded[u], split.head + (v + u * threads) * kElementsPerVector<In>);
+        for (int u = 0; u < Unroll; ++u)
+          acc = combine_vector<Op>(acc, loaded[u], split.head + (v + u * threads) * kElementsPerVector<In>);
+      }
+      for (; v < split.vectors; v += threads)
+        acc = combine_vector<Op>(acc, vectors[v], split.head + v * kElementsPerVector<In>);
+      // Head and tail: fewer than one vector's worth each, read as scalars.
+      if (thread < split.head) acc = Op::combine(acc, Op::load(x[thread], thread));
+      for (Index i = split.head + split.vectors * kElementsPerVector<In> + thread; i < n; i += threads)
+        acc = Op::combine(acc, Op::load(x[i], i));
+      return acc;
     }
-    for (; v < split.vectors; v += threads)
-      acc = combine_vector<Op>(acc, vectors[v], split.head + v * kElementsPerVector<In>);
-    // Head and tail: fewer than one vector's worth each, read as scalars.
-    if (thread < split.head) acc = Op::combine(acc, Op::load(x[thread], thread));
-    for (Index i = split.head + split.vectors * kElementsPerVector<In> + thread; i < n; i += threads)
-      acc = Op::combine(acc, Op::load(x[i], i));
-    return acc;
   }
 
   Index i = thread;

@@ -48,8 +48,10 @@ constexpr std::array<AutoChoice, 2> kAutoChoices = {{
 }};
 
 // ---- The stage table -------------------------------------------------------------------------------
-// Every stage in ladder order: its name and its entry point for operator Op. The names, the order, the
-// metadata and the dispatch all come from this one table. Every stage runs every op and dtype.
+// Every stage in ladder order: its name, whether it runs argmin / argmax, and its entry point for
+// operator Op (nullptr for an arg operator on a stage that does not run them). The names, the order,
+// the metadata and the dispatch all come from this one table. Every stage runs every dtype and sum,
+// min, max and mean; the last three stages (and so "auto") argmin and argmax too.
 template <class Op>
 using StageFunction = void (*)(const typename Op::In* x, Index n, Index stride, typename Op::Acc* result, Workspace& ws,
                                cudaStream_t stream);
@@ -57,23 +59,41 @@ using StageFunction = void (*)(const typename Op::In* x, Index n, Index stride, 
 template <class Op>
 struct StageEntry {
   std::string_view name;
+  bool arg;  // runs argmin / argmax
   StageFunction<Op> run;
 };
 
+// A stage without argmin / argmax: its entry point only for the other operators (so that its kernels
+// are never instantiated for an arg operator).
+template <class Op, class Stage>
+constexpr StageFunction<Op> textbook() {
+  if constexpr (detail::is_arg_op<Op>)
+    return nullptr;
+  else
+    return &reduction::reduce_multi_pass<Op, Stage>;
+}
+template <class Op>
+constexpr StageFunction<Op> multiple_adds() {
+  if constexpr (detail::is_arg_op<Op>)
+    return nullptr;
+  else
+    return &reduction::reduce_multiple_adds_per_thread<Op>;
+}
+
 template <class Op>
 constexpr std::array<StageEntry<Op>, 12> kStages = {{
-    {"interleaved_divergent", &reduction::reduce_multi_pass<Op, reduction::InterleavedDivergent>},
-    {"interleaved_strided_index", &reduction::reduce_multi_pass<Op, reduction::InterleavedStridedIndex>},
-    {"sequential_addressing", &reduction::reduce_multi_pass<Op, reduction::SequentialAddressing>},
-    {"first_add_during_load", &reduction::reduce_multi_pass<Op, reduction::FirstAddDuringLoad>},
-    {"unroll4_blocks", &reduction::reduce_multi_pass<Op, reduction::Unroll4Blocks>},
-    {"unroll8_blocks", &reduction::reduce_multi_pass<Op, reduction::Unroll8Blocks>},
-    {"unroll_last_warp", &reduction::reduce_multi_pass<Op, reduction::UnrollLastWarp>},
-    {"complete_unroll", &reduction::reduce_multi_pass<Op, reduction::CompleteUnroll>},
-    {"multiple_adds_per_thread", &reduction::reduce_multiple_adds_per_thread<Op>},
-    {"warp_shuffle", &reduction::reduce_warp_shuffle<Op>},
-    {"single_pass", &reduction::reduce_single_pass<Op>},
-    {"cub", &reduction::reduce_with_cub<Op>},
+    {"interleaved_divergent", false, textbook<Op, reduction::InterleavedDivergent>()},
+    {"interleaved_strided_index", false, textbook<Op, reduction::InterleavedStridedIndex>()},
+    {"sequential_addressing", false, textbook<Op, reduction::SequentialAddressing>()},
+    {"first_add_during_load", false, textbook<Op, reduction::FirstAddDuringLoad>()},
+    {"unroll4_blocks", false, textbook<Op, reduction::Unroll4Blocks>()},
+    {"unroll8_blocks", false, textbook<Op, reduction::Unroll8Blocks>()},
+    {"unroll_last_warp", false, textbook<Op, reduction::UnrollLastWarp>()},
+    {"complete_unroll", false, textbook<Op, reduction::CompleteUnroll>()},
+    {"multiple_adds_per_thread", false, multiple_adds<Op>()},
+    {"warp_shuffle", true, &reduction::reduce_warp_shuffle<Op>},
+    {"single_pass", true, &reduction::reduce_single_pass<Op>},
+    {"cub", true, &reduction::reduce_with_cub<Op>},
 }};
 constexpr std::string_view kBaselineStage = "cub";
 
@@ -103,7 +123,7 @@ std::vector<KernelInfo> reduce_stage_info() {
   for (const auto& entry : kStageNameTable)
     infos.push_back(KernelInfo{.name = std::string(entry.name),
                                .dtypes = detail::every_dtype(),
-                               .ops = detail::every_op(),
+                               .ops = entry.arg ? detail::every_op() : detail::value_ops(),
                                .auto_pick = auto_may_pick(entry.name),
                                .baseline = entry.name == kBaselineStage});
   return infos;
@@ -141,8 +161,11 @@ void reduce(std::string_view stage, Op op, Dtype dtype, const void* x, std::int6
   detail::visit(dtype, [&]<class T>(std::type_identity<T>) {
     detail::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
       using Operator = typename detail::OpFor<O, T>::type;
-      kStages<Operator>[index].run(static_cast<const T*>(x), n, stride, static_cast<typename Operator::Acc*>(d_result),
-                                   ws, stream);
+      const auto run = kStages<Operator>[index].run;
+      if (!run)
+        throw Error("CUDA reduce kernel '" + std::string(stage) + "' does not run " + to_string(op) +
+                    "; use auto, warp_shuffle, single_pass or cub");
+      run(static_cast<const T*>(x), n, stride, static_cast<typename Operator::Acc*>(d_result), ws, stream);
     });
   });
 }

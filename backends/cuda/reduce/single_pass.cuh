@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(kSinglePassBlockSize)
   // Only the last block gets here. __ldcg reads from L2, where the other blocks' writes are, never from
   // this SM's L1.
   Acc total = Op::identity();
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) total = Op::combine(total, __ldcg(&partials[b]));
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) total = Op::combine(total, load_from_l2(&partials[b]));
   total = block_reduce<Op>(total);
   if (threadIdx.x == 0) *result = total;
 }

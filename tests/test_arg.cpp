@@ -1,0 +1,167 @@
+// argmin / argmax on every backend, against the test-support reference (ReduceReference::argmin/argmax:
+// a plain loop keeping the first position of the least / greatest element and of the first NaN):
+// - every kernel whose KernelInfo lists the op, every dtype, every width of reduce_sizes(), data with
+//   many ties (small integers), contiguous, strided, Buffers and Buffer views with an offset;
+// - a NaN, an infinity, a zero of the other sign, or the extreme value at the first, a middle and the last
+//   position, with and without a second copy later on (the first must win);
+// - *_into (Buffer<int64_t> output, no wait), empty inputs, kernels that do not run the op.
+#include <cmath>
+#include <limits>
+
+#include "tests/support.hpp"
+
+using tandem::Op;
+
+namespace {
+
+template <class T>
+std::vector<T> tie_values(std::size_t n, test::SplitMix64& g) {
+  // Values in [-8, 8]: every extreme occurs many times, so "the first" is tested everywhere.
+  return test::random_vector<T>(n, g, test::Values::small_integers);
+}
+
+// Checks argmin and argmax of view (elements x[0], x[stride], ...) with every kernel that runs them.
+template <class T, class View>
+void check_view(const tandem::Engine& eng, const View& view, const T* x, std::size_t n, std::size_t stride) {
+  const test::ReduceReference<T> ref = test::reduce_reference(x, n, stride);
+  for (const tandem::KernelInfo& k : eng.reduce_kernel_info()) {
+    if (!k.accepts(tandem::dtype_of<T>)) continue;
+    CAPTURE(k.name);
+    for (Op op : {Op::argmin, Op::argmax}) {
+      CAPTURE(tandem::to_string(op));
+      const auto call = [&] { return op == Op::argmin ? eng.argmin(view, {k.name}) : eng.argmax(view, {k.name}); };
+      if (!k.accepts(op) || n == 0) {
+        CHECK_THROWS_AS(call(), tandem::Error);
+        continue;
+      }
+      const std::size_t got = call();
+      CHECK(got == (op == Op::argmin ? ref.argmin() : ref.argmax()));
+      if (k.deterministic) {  // deterministic mode changes nothing for an order-independent op
+        const tandem::ReduceOptions det{k.name, true};
+        CHECK((op == Op::argmin ? eng.argmin(view, det) : eng.argmax(view, det)) == got);
+      }
+    }
+  }
+}
+
+template <class T>
+void check_widths(const tandem::Engine& eng) {
+  test::SplitMix64 g{202611221};
+  for (std::size_t n : test::reduce_sizes()) {
+    CAPTURE(n);
+    const std::vector<T> x = tie_values<T>(n, g);
+    check_view<T>(eng, std::span<const T>(x), x.data(), n, 1);
+    // Strided (every third element) and a Buffer view with an offset of 2.
+    const std::size_t m = n / 3;
+    check_view<T>(eng, tandem::StridedView<T>{x.data() + 1, m, 3}, x.data() + 1, m, 3);
+    if (n >= 2) {
+      const tandem::Buffer<T> buf = eng.upload<T>(x);
+      check_view<T>(eng, buf.view(2, n - 2, 1), x.data() + 2, n - 2, 1);
+      check_view<T>(eng, buf.view(1, m, 3), x.data() + 1, m, 3);
+    }
+  }
+}
+
+}  // namespace
+
+TANDEM_BACKEND_TEST(arg_every_kernel_dtype_width, "argmin/argmax: every kernel, dtype and width, with ties") {
+  check_widths<std::int32_t>(eng);
+  check_widths<std::int64_t>(eng);
+  check_widths<float>(eng);
+  check_widths<double>(eng);
+}
+
+namespace {
+
+// One special value (and optionally a second copy of it later) among ordinary values, at the first, a
+// middle and the last position; the ordinary values hold no NaN and lie strictly inside (-8, 8).
+template <class T>
+void check_special(const tandem::Engine& eng) {
+  const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+  const std::vector<T> specials = {nan, -nan, inf, -inf, T(-0.0), T(0.0), T(100), T(-100)};
+  const std::vector<std::size_t> sizes = test::quick() ? std::vector<std::size_t>{1, 4097}
+                                                       : std::vector<std::size_t>{1, 2, 33, 4097, 1000003};
+  test::SplitMix64 g{77};
+  for (std::size_t n : sizes)
+    for (T special : specials)
+      for (std::size_t pos : {std::size_t(0), n / 2, n - 1})
+        for (bool twice : {false, true}) {
+          CAPTURE(n);
+          CAPTURE(test::show(special));
+          CAPTURE(pos);
+          CAPTURE(twice);
+          std::vector<T> x = test::random_vector<T>(n, g, test::Values::small_integers);
+          // Zeros: the others are zeros of the other sign, so that only the sign decides.
+          const bool zero = special == T(0);
+          if (zero)
+            for (T& v : x) v = -special;
+          else
+            for (T& v : x) v = std::max(T(-7), std::min(T(7), v));
+          x[pos] = special;
+          if (twice && pos + 1 < n) x[n - 1] = special;
+          const test::ReduceReference<T> ref = test::reduce_reference(x.data(), n, 1);
+          const tandem::Buffer<T> buf = eng.upload<T>(x);
+          for (const tandem::KernelInfo& k : eng.reduce_kernel_info()) {
+            if (!k.accepts(Op::argmin)) continue;
+            CAPTURE(k.name);
+            CHECK(eng.argmin(x, {k.name}) == ref.argmin());
+            CHECK(eng.argmax(x, {k.name}) == ref.argmax());
+            CHECK(eng.argmin(buf, {k.name}) == ref.argmin());
+            CHECK(eng.argmax(buf, {k.name}) == ref.argmax());
+          }
+        }
+}
+
+}  // namespace
+
+TANDEM_BACKEND_TEST(arg_special_values, "argmin/argmax: NaN, infinities, signed zeros, extremes at each position") {
+  check_special<float>(eng);
+  check_special<double>(eng);
+  // Integers: the type's extremes (the identities of min and max) at the last position only.
+  std::vector<std::int32_t> i(1000, 5);
+  i[999] = std::numeric_limits<std::int32_t>::max();
+  i[500] = std::numeric_limits<std::int32_t>::min();
+  CHECK(eng.argmax(i) == 999);
+  CHECK(eng.argmin(i) == 500);
+  std::vector<std::int64_t> same(77, std::numeric_limits<std::int64_t>::max());
+  CHECK(eng.argmin(same) == 0);
+  CHECK(eng.argmax(same) == 0);
+}
+
+TANDEM_BACKEND_TEST(arg_into_and_errors, "argmin/argmax: *_into a Buffer<int64_t>, empty inputs, refused kernels") {
+  std::vector<float> x(5000);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = float((i * 37) % 101);  // ties: every value repeats
+  std::size_t lo = 0, hi = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (x[i] < x[lo]) lo = i;
+    if (x[i] > x[hi]) hi = i;
+  }
+  const tandem::Buffer<float> buf = eng.upload<float>(x);
+  tandem::Buffer<std::int64_t> out = eng.buffer<std::int64_t>(3);
+  out.upload(std::vector<std::int64_t>{-1, -1, -1});
+  eng.argmin_into(buf, out, 0);
+  eng.argmax_into(buf.view(10, 4000, 1), out, 2);
+  eng.synchronize();
+  const std::vector<std::int64_t> got = out.to_vector();
+  CHECK(got[0] == std::int64_t(lo));
+  CHECK(got[1] == -1);  // untouched
+  std::size_t hi_view = 0;
+  for (std::size_t i = 0; i < 4000; ++i)
+    if (x[10 + i] > x[10 + hi_view]) hi_view = i;
+  CHECK(got[2] == std::int64_t(hi_view));
+  CHECK(eng.argmax(x) == hi);
+
+  // Empty inputs throw, saying so.
+  CHECK(test::contains(test::message_of([&] { (void)eng.argmin(std::vector<float>{}); }), "empty"));
+  CHECK(test::contains(test::message_of([&] { eng.argmax_into(buf.view(0, 0, 1), out, 0); }), "empty"));
+  CHECK_THROWS_AS(eng.argmin_into(buf, out, 3), tandem::Error);  // index outside the output
+
+  // A kernel that does not run argmin: the error names the kernel and the op.
+  for (const tandem::KernelInfo& k : eng.reduce_kernel_info())
+    if (!k.accepts(Op::argmin)) {
+      const std::string msg = test::message_of([&] { (void)eng.argmin(x, {k.name}); });
+      CAPTURE(msg);
+      CHECK(test::contains(msg, k.name));
+      CHECK(test::contains(msg, "argmin"));
+    }
+}
