@@ -62,7 +62,8 @@
 
 namespace tandem_bench {
 void register_cuda_interop(Suite& suite);  // bench_cuda_interop.cpp
-}
+void register_cuda_forms();                // bench_cuda_forms.cpp
+}  // namespace tandem_bench
 
 namespace {
 
@@ -397,6 +398,7 @@ int main(int argc, char** argv) {
                                        {1000, 1000, 1000}, {2049, 2049, 2049}, {4097, 4097, 4097}, {8192, 64, 8192}};
     register_matmul_group<float>(bench, shapes);
     register_matmul_group<double>(bench, shapes);
+    register_cuda_forms();
 
     benchmark::RunSpecifiedBenchmarks();
   } catch (const std::exception& e) {

@@ -9,7 +9,8 @@ namespace tandem_bench {
 
 namespace {
 void check(cudaError_t err) {
-  if (err != cudaSuccess) throw std::runtime_error(std::string("cub::DeviceReduce::ArgMax: ") + cudaGetErrorString(err));
+  if (err != cudaSuccess)
+    throw std::runtime_error(std::string("cub::DeviceReduce::ArgMax: ") + cudaGetErrorString(err));
 }
 }  // namespace
 
@@ -29,7 +30,7 @@ void cub_argmax(const T* x, std::int64_t n, void* out, void* temp, std::size_t t
   check(cudaGetLastError());
 }
 
-#define TANDEM_BENCH_CUB_ARGMAX(T)                                 \
+#define TANDEM_BENCH_CUB_ARGMAX(T)                               \
   template std::size_t cub_argmax_temp_bytes<T>(std::int64_t n); \
   template void cub_argmax<T>(const T*, std::int64_t, void*, void*, std::size_t, cudaStream_t);
 TANDEM_BENCH_CUB_ARGMAX(std::int32_t)

@@ -34,7 +34,10 @@ struct ReduceArgs {
   bool mean = false;
 };
 
-// C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), all row-major, all in host memory or all resident.
+// C (m x n, ldc) = alpha * op(A) * op(B) + beta * C, all row-major, all in host memory or all resident.
+// op(A) is m x k: A is stored m x k (lda >= k), or k x m (lda >= m) with trans_a; likewise op(B) is
+// k x n. For e < batch, entry e of each operand starts stride_x elements after entry e - 1 (0: the same
+// matrix for every entry; C's entries never overlap). m, n, batch >= 1; k may be 0.
 struct MatmulArgs {
   Dtype dtype;  // a dtype with dtype_traits<T>::matmul
   const void* a;
@@ -43,7 +46,14 @@ struct MatmulArgs {
   std::int64_t m, k, n;
   std::int64_t lda, ldb, ldc;
   bool resident;
-  bool deterministic = false;  // the canonical fma chain of backends/common/canonical.hpp
+  bool deterministic = false;  // the canonical fma chain and epilogue of backends/common/canonical.hpp
+  bool trans_a = false, trans_b = false;
+  double alpha = 1.0, beta = 0.0;
+  Precision precision = Precision::full;  // the lowest precision "auto" may pick
+  std::int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
+
+  // The plain product C = A * B of one entry: the form every stage computes.
+  bool plain() const { return !trans_a && !trans_b && alpha == 1.0 && beta == 0.0 && batch == 1; }
 };
 
 // The element types of the dtype table, all of them or those matmul takes; every op. For the kernel

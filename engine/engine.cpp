@@ -357,19 +357,30 @@ std::shared_ptr<detail::Allocation> Engine::allocate(std::size_t count, std::siz
   return std::make_shared<detail::Allocation>(impl_, count * element_size);
 }
 
-// ---- matmul --------------------------------------------------------------------------------------
+// ---- matmul ---------------------------------------------------------------------------------------
 
 namespace {
 
 struct Mat {
   const void* data;
-  std::size_t rows, cols, ld, extent;
+  std::size_t rows, cols, ld, count, stride, extent;  // extent: elements from the first to the last
 };
 
+// The extent of `count` matrices `stride` apart, each of `one` elements, or throws.
+std::size_t batch_extent(std::size_t one, std::size_t count, std::size_t stride, std::size_t elem, const char* name) {
+  if (one == 0 || count <= 1 || stride == 0) return one;
+  const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
+  if (count - 1 > (limit - one) / stride)
+    throw Error(std::string("matmul: batch ") + name + " (count * stride) is larger than the address space");
+  return (count - 1) * stride + one;
+}
+
 Mat checked_matrix(const detail::BackendImpl& impl, const detail::MatrixInput& v, const char* name) {
-  const std::size_t ext = matrix_extent(v.rows, v.cols, v.ld, size_of(v.dtype), name);
-  if (!v.in_buffer) return {v.data, v.rows, v.cols, v.ld, ext};
-  if (ext == 0) return {nullptr, v.rows, v.cols, v.ld, 0};
+  if (v.count == 0) throw Error(std::string("matmul: batch ") + name + " has count 0; a batch needs count >= 1");
+  const std::size_t one = matrix_extent(v.rows, v.cols, v.ld, size_of(v.dtype), name);
+  const std::size_t ext = batch_extent(one, v.count, v.stride, size_of(v.dtype), name);
+  if (!v.in_buffer) return {v.data, v.rows, v.cols, v.ld, v.count, v.stride, ext};
+  if (ext == 0) return {nullptr, v.rows, v.cols, v.ld, v.count, v.stride, 0};
   if (v.allocation == nullptr)
     throw Error(std::string("matmul: ") + name + " has no buffer but " + std::to_string(v.rows) + "x" +
                 std::to_string(v.cols) + " elements");
@@ -379,8 +390,14 @@ Mat checked_matrix(const detail::BackendImpl& impl, const detail::MatrixInput& v
   if (v.offset > v.buffer_size || ext > v.buffer_size - v.offset)
     throw Error(std::string("matmul: ") + name + " (offset " + std::to_string(v.offset) + ", " +
                 std::to_string(v.rows) + "x" + std::to_string(v.cols) + ", ld " + std::to_string(v.ld) +
+                (v.count > 1 ? ", count " + std::to_string(v.count) + ", stride " + std::to_string(v.stride) : "") +
                 ") reaches past its buffer of " + std::to_string(v.buffer_size) + " elements");
-  return {offset_by(v.data, v.offset, v.dtype), v.rows, v.cols, v.ld, ext};
+  return {offset_by(v.data, v.offset, v.dtype), v.rows, v.cols, v.ld, v.count, v.stride, ext};
+}
+
+std::string shape(const Mat& m, bool trans) {
+  return std::to_string(m.rows) + "x" + std::to_string(m.cols) +
+         (trans ? " (transposed: " + std::to_string(m.cols) + "x" + std::to_string(m.rows) + ")" : "");
 }
 
 }  // namespace
@@ -392,34 +409,58 @@ void Engine::run_matmul(const detail::MatrixInput& ain, const detail::MatrixInpu
             c = checked_matrix(*impl_, cin, "C");
   const KernelInfo& kernel = find_kernel(impl_->kernel_tables().matmul, opts.kernel, "matmul");
   check_kernel_accepts(kernel, dtype, nullptr, opts.deterministic, "matmul");
-  if (a.cols != b.rows || c.rows != a.rows || c.cols != b.cols) {
-    std::ostringstream m;
-    m << "matmul: shapes do not match: A is " << a.rows << "x" << a.cols << ", B is " << b.rows << "x" << b.cols
-      << ", C is " << c.rows << "x" << c.cols << "; need A.cols == B.rows, C = A.rows x B.cols";
-    throw Error(m.str());
+  // op(A) is m x k, op(B) is k x n.
+  const std::size_t m = opts.trans_a ? a.cols : a.rows, k = opts.trans_a ? a.rows : a.cols;
+  const std::size_t kb = opts.trans_b ? b.cols : b.rows, n = opts.trans_b ? b.rows : b.cols;
+  if (k != kb || c.rows != m || c.cols != n) {
+    std::ostringstream msg;
+    msg << "matmul: shapes do not match: A is " << shape(a, opts.trans_a) << ", B is " << shape(b, opts.trans_b)
+        << ", C is " << c.rows << "x" << c.cols << "; need op(A).cols == op(B).rows, C = op(A).rows x op(B).cols";
+    throw Error(msg.str());
   }
   const char* names[] = {"A", "B", "C"};
   const Mat* ms[] = {&a, &b, &c};
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < 3; ++i) {
     if (ms[i]->extent > 0 && ms[i]->data == nullptr)
       throw Error(std::string("matmul: ") + names[i] + ".data is null but " + names[i] + " has " +
                   std::to_string(ms[i]->rows) + "x" + std::to_string(ms[i]->cols) + " elements");
+    if (i < 2 && ms[i]->count != c.count && ms[i]->stride != 0)
+      throw Error(std::string("matmul: batch ") + names[i] + " has count " + std::to_string(ms[i]->count) +
+                  " but C has " + std::to_string(c.count) + "; give it C's count, or stride 0 to use one " + names[i] +
+                  " for every entry");
+  }
+  const std::size_t c_one = c.rows == 0 || c.cols == 0 ? 0 : (c.rows - 1) * c.ld + c.cols;
+  if (c.count > 1 && c_one > 0 && c.stride < c_one)
+    throw Error("matmul: batch C's entries overlap (stride " + std::to_string(c.stride) + " < " +
+                std::to_string(c_one) + " elements of one C); each entry of C needs its own memory");
+  if (!std::isfinite(opts.alpha) || !std::isfinite(opts.beta))
+    throw Error("matmul: alpha and beta must be finite numbers (got alpha " + std::to_string(opts.alpha) + ", beta " +
+                std::to_string(opts.beta) + ")");
   const std::size_t e = size_of(dtype);
   if (overlaps(c.data, c.extent * e, a.data, a.extent * e) || overlaps(c.data, c.extent * e, b.data, b.extent * e))
     throw Error("matmul: C overlaps A or B; the output must be separate memory");
   if (c.rows == 0 || c.cols == 0) return;
-  const detail::MatmulArgs args{dtype,
-                                a.data,
-                                b.data,
-                                const_cast<void*>(c.data),
-                                std::int64_t(a.rows),
-                                std::int64_t(a.cols),
-                                std::int64_t(b.cols),
-                                std::int64_t(a.ld),
-                                std::int64_t(b.ld),
-                                std::int64_t(c.ld),
-                                ain.in_buffer,
-                                opts.deterministic};
+  detail::MatmulArgs args{dtype,
+                          a.data,
+                          b.data,
+                          const_cast<void*>(c.data),
+                          std::int64_t(m),
+                          std::int64_t(k),
+                          std::int64_t(n),
+                          std::int64_t(a.ld),
+                          std::int64_t(b.ld),
+                          std::int64_t(c.ld),
+                          ain.in_buffer,
+                          opts.deterministic};
+  args.trans_a = opts.trans_a;
+  args.trans_b = opts.trans_b;
+  args.alpha = opts.alpha;
+  args.beta = opts.beta;
+  args.precision = opts.precision;
+  args.batch = std::int64_t(c.count);
+  args.stride_a = a.count == 1 ? 0 : std::int64_t(a.stride);
+  args.stride_b = b.count == 1 ? 0 : std::int64_t(b.stride);
+  args.stride_c = c.count == 1 ? 0 : std::int64_t(c.stride);
   impl_->matmul(args, opts.kernel);
 }
 

@@ -79,8 +79,8 @@ template <class T>
 void check_special(const tandem::Engine& eng) {
   const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
   const std::vector<T> specials = {nan, -nan, inf, -inf, T(-0.0), T(0.0), T(100), T(-100)};
-  const std::vector<std::size_t> sizes = test::quick() ? std::vector<std::size_t>{1, 4097}
-                                                       : std::vector<std::size_t>{1, 2, 33, 4097, 1000003};
+  const std::vector<std::size_t> sizes =
+      test::quick() ? std::vector<std::size_t>{1, 4097} : std::vector<std::size_t>{1, 2, 33, 4097, 1000003};
   test::SplitMix64 g{77};
   for (std::size_t n : sizes)
     for (T special : specials)

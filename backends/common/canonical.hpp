@@ -13,14 +13,41 @@
 // (On a GPU a chunk is one warp, lane j is thread j and step 3 is a __shfl_down_sync tree; on a CPU the
 // 32 lanes are SIMD registers.) Integer sums, min and max are order-independent already.
 //
-// Matrix product: every C(i, j) starts at +0.0 and takes c = fma(A(i, k), B(k, j), c) for k = 0 .. K-1
-// in order, one accumulator, no split over k. A NaN result is stored as the canonical quiet NaN.
+// Matrix product C = alpha * op(A) * op(B) + beta * C (in the element type T, alpha and beta rounded
+// to T): every acc(i, j) starts at +0.0 and takes acc = fma(op(A)(i, k), op(B)(k, j), acc) for
+// k = 0 .. K-1 in order, one accumulator, no split over k (a transpose only changes where an element is
+// read). Then C(i, j) = gemm_epilogue(acc, C(i, j), alpha, beta) below; with alpha = 0 or K = 0 no
+// product is computed and C(i, j) = beta == 0 ? +0.0 : beta * C(i, j). A NaN result is stored as the
+// canonical quiet NaN. Each entry of a batch is one such product.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "backends/common/reduce_ops.hpp"
+
 namespace tandem::detail::canonical {
+
+// The epilogue of one element of C: alpha * acc, plus beta * c_old in one fma when beta != 0 (beta == 0
+// never reads c_old, so a NaN there does not leak). alpha == 1: acc itself.
+template <class T>
+TANDEM_HD T gemm_epilogue(T acc, T c_old, T alpha, T beta) {
+  const T t = alpha * acc;
+#ifdef __CUDA_ARCH__
+  if constexpr (sizeof(T) == 4)
+    return beta == T(0) ? t : __fmaf_rn(beta, c_old, t);
+  else
+    return beta == T(0) ? t : __fma_rn(beta, c_old, t);
+#else
+  return beta == T(0) ? t : std::fma(beta, c_old, t);
+#endif
+}
+// C(i, j) when no product is computed (alpha == 0 or K == 0).
+template <class T>
+TANDEM_HD T gemm_scale(T c_old, T beta) {
+  return beta == T(0) ? T(0) : beta * c_old;
+}
 
 inline constexpr std::int64_t kLanes = 32;
 inline constexpr std::int64_t kChunk = 4096;

@@ -7,12 +7,9 @@
 //   tbb_deterministic tbb::parallel_deterministic_reduce with fixed 16 Ki-element leaves: the same
 //                     association order, and so the same float bits, for any number of threads
 //   serial            one leaf over the whole input on the calling thread
-// Matmul uses Eigen's GEMM on row blocks of C, one TBB task per block (Eigen's own threading is off:
-// tandem builds without OpenMP, so TBB owns the cores).
-//   eigen_tbb         blocks of C in parallel (default)
-//   eigen_serial      one Eigen GEMM on the calling thread
-// Deterministic mode (backends/common/canonical.hpp) runs its own kernels: canonical_sum (chunks in parallel,
-// 32 SIMD lanes per chunk) and fma_chain (register blocks of C, one fma chain per element).
+// Matmul (eigen_tbb, eigen_serial) lives in backends/cpu/matmul.cpp.
+// Deterministic mode (backends/common/canonical.hpp) runs its own kernel: canonical_sum (chunks in
+// parallel, 32 SIMD lanes per chunk); matmul.cpp has the canonical fma chain.
 #include <tbb/blocked_range.h>
 #include <tbb/blocked_range2d.h>
 #include <tbb/info.h>
@@ -31,6 +28,7 @@
 #include "backends/common/canonical.hpp"
 #include "backends/common/reduce_ops.hpp"
 #include "backends/cpu/host_reduce.hpp"
+#include "backends/cpu/matmul.hpp"
 #include "engine/dispatch.hpp"
 #include "engine/registry.hpp"
 
@@ -187,97 +185,6 @@ void reduce_typed(const ReduceArgs& a, std::string_view kernel, void* result) {
   std::memcpy(result, &v, sizeof v);
 }
 
-template <class T>
-using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class T>
-using ConstMap = Eigen::Map<const RowMajor<T>, 0, Eigen::OuterStride<>>;
-template <class T>
-using MutMap = Eigen::Map<RowMajor<T>, 0, Eigen::OuterStride<>>;
-
-// One register block of C: rows [i0, i0 + H) x columns [j0, j0 + W) (H <= R, W <= kCols), steps
-// k0 .. k1 - 1 of each element's fma chain (backends/common/canonical.hpp). The chain continues from the value
-// C holds after the previous block of k (an exact float, so splitting k changes no bit) or starts at
-// +0.0; the last block of k stores NaN as the canonical quiet NaN. Full blocks have compile-time
-// bounds, so the j loop becomes SIMD fmas on kCols / lanes registers per row.
-template <class T, int R, int kCols, bool kFull>
-void fma_chain_block(const MatmulArgs& g, std::int64_t i0, std::int64_t j0, int h, int w, std::int64_t k0,
-                     std::int64_t k1) {
-  const T* A = static_cast<const T*>(g.a);
-  const T* B = static_cast<const T*>(g.b);
-  T* C = static_cast<T*>(g.c);
-  const int rows = kFull ? R : h, cols = kFull ? kCols : w;
-  T acc[R][kCols] = {};
-  if (k0 > 0)
-    for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < cols; ++j) acc[i][j] = C[(i0 + i) * g.ldc + j0 + j];
-  for (std::int64_t p = k0; p < k1; ++p) {
-    const T* brow = B + p * g.ldb + j0;
-    for (int i = 0; i < rows; ++i) {
-      const T av = A[(i0 + i) * g.lda + p];
-      for (int j = 0; j < cols; ++j) acc[i][j] = std::fma(av, brow[j], acc[i][j]);
-    }
-  }
-  const bool last = k1 == g.k;
-  for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < cols; ++j)
-      C[(i0 + i) * g.ldc + j0 + j] = last && std::isnan(acc[i][j]) ? std::numeric_limits<T>::quiet_NaN() : acc[i][j];
-}
-
-template <class T>
-void fma_chain_matmul(const MatmulArgs& g) {
-  // Register block of C: 8 rows x 32 floats (16 doubles) = 16 of AVX-512's 32 vector registers;
-  // 4 x 16 floats on narrower SIMD (8 of AVX2's 16). 8 rows ran 1.7x faster than 4 with AVX-512.
-#ifdef __AVX512F__
-  constexpr int R = 8, kCols = 128 / sizeof(T);
-#else
-  constexpr int R = 4, kCols = 64 / sizeof(T);
-#endif
-  // k in blocks of 256, so that the B panel a task walks (256 x 256) stays in L2.
-  constexpr std::int64_t kBlockK = 256;
-  tbb::parallel_for(tbb::blocked_range2d<std::int64_t>(0, g.m, 64, 0, g.n, 256),
-                    [&](const tbb::blocked_range2d<std::int64_t>& r) {
-                      for (std::int64_t k0 = 0; k0 < g.k; k0 += kBlockK) {
-                        const std::int64_t k1 = std::min(g.k, k0 + kBlockK);
-                        for (std::int64_t j0 = r.cols().begin(); j0 < r.cols().end(); j0 += kCols)
-                          for (std::int64_t i0 = r.rows().begin(); i0 < r.rows().end(); i0 += R) {
-                            const int h = int(std::min<std::int64_t>(R, r.rows().end() - i0));
-                            const int w = int(std::min<std::int64_t>(kCols, r.cols().end() - j0));
-                            if (h == R && w == kCols)
-                              fma_chain_block<T, R, kCols, true>(g, i0, j0, h, w, k0, k1);
-                            else
-                              fma_chain_block<T, R, kCols, false>(g, i0, j0, h, w, k0, k1);
-                          }
-                      }
-                    });
-}
-
-template <class T>
-void matmul_typed(const MatmulArgs& g, std::string_view kernel) {
-  if (g.deterministic && g.k > 0) return fma_chain_matmul<T>(g);  // k = 0: the zeros below
-  const T* A = static_cast<const T*>(g.a);
-  const T* B = static_cast<const T*>(g.b);
-  T* C = static_cast<T*>(g.c);
-  // Rows [r0, r1) x columns [c0, c1) of C.
-  auto block = [&](std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
-    MutMap<T> c(C + r0 * g.ldc + c0, r1 - r0, c1 - c0, Eigen::OuterStride<>(g.ldc));
-    if (g.k == 0) {
-      c.setZero();
-      return;
-    }
-    ConstMap<T> a(A + r0 * g.lda, r1 - r0, g.k, Eigen::OuterStride<>(g.lda));
-    ConstMap<T> b(B + c0, g.k, c1 - c0, Eigen::OuterStride<>(g.ldb));
-    c.noalias() = a * b;
-  };
-  if (kernel == "eigen_serial") return block(0, g.m, 0, g.n);
-  // Blocks of 256 x 256 keep each task large enough for Eigen's GEMM to reach its speed, while a
-  // tall or wide C still splits into enough tasks for every core.
-  constexpr std::int64_t kBlock = 256;
-  tbb::parallel_for(tbb::blocked_range2d<std::int64_t>(0, g.m, kBlock, 0, g.n, kBlock),
-                    [&](const tbb::blocked_range2d<std::int64_t>& r) {
-                      block(r.rows().begin(), r.rows().end(), r.cols().begin(), r.cols().end());
-                    });
-}
-
 std::string cpu_model_name() {
   std::ifstream f("/proc/cpuinfo");
   std::string line;
@@ -371,10 +278,7 @@ class CpuBackend final : public BackendImpl {
   // Host memory: the CPU backend cannot tell it from other memory, and takes any readable address.
   void check_external(const void*, std::size_t) const override {}
 
-  void matmul(const MatmulArgs& a, std::string_view kernel) override {
-    visit(
-        a.dtype, [&]<class T>(std::type_identity<T>) { matmul_typed<T>(a, kernel); }, matmul_types{});
-  }
+  void matmul(const MatmulArgs& a, std::string_view kernel) override { cpu_matmul(a, kernel); }
 
   void* allocate(std::size_t bytes) override {
     void* p = ::operator new(bytes, std::align_val_t(64), std::nothrow);

@@ -19,6 +19,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -117,7 +118,7 @@ class CudaBackend final : public detail::BackendImpl {
     TANDEM_CUDA_CHECK(cudaMemPoolCreate(&pool_, &props));
     std::uint64_t keep = UINT64_MAX;
     TANDEM_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep));
-    for (Workspace* ws : {&scratch_, &result_, &staging_a_, &staging_b_, &staging_c_}) ws->bind(stream_, pool_);
+    for (Workspace* ws : workspaces()) ws->bind(stream_, pool_);
     TANDEM_CUDA_CHECK(cudaMallocHost(&host_result_, 64));
   }
 
@@ -131,7 +132,7 @@ class CudaBackend final : public detail::BackendImpl {
       if (e) cudaEventDestroy(e);
     if (host_result_) cudaFreeHost(host_result_);
     // The workspaces free stream-ordered; the pool goes once the stream has finished.
-    for (Workspace* ws : {&scratch_, &result_, &staging_a_, &staging_b_, &staging_c_}) ws->reset();
+    for (Workspace* ws : workspaces()) ws->reset();
     cudaStreamSynchronize(stream_);
     if (pool_) cudaMemPoolDestroy(pool_);
     if (own_stream_) cudaStreamDestroy(stream_);
@@ -195,41 +196,37 @@ class CudaBackend final : public detail::BackendImpl {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);
     if (!g.resident) require_not_capturing("a matmul of host matrices");
-    const std::size_t e = size_of(g.dtype);
-    const void* a = g.a;
-    const void* b = g.b;
-    void* c = g.c;
-    std::int64_t lda = g.lda, ldb = g.ldb, ldc = g.ldc;
+    // register_tiled computes each element as one fma chain over k: the canonical order.
+    const std::string stage = g.deterministic ? std::string("register_tiled") : std::string(kernel);
+    const cuda::MatmulWorkspaces forms{form_a_, form_b_, form_c_};
     finish_on_error([&] {
-      if (!g.resident) {
-        // Host matrices: stage A and B compactly (ld = cols); compute into a compact C and copy its
-        // rows back with the caller's ld, so C's padding is never touched.
-        if (g.k > 0) {
-          void* da = staging_a_.get(std::size_t(g.m * g.k) * e);
-          void* db = staging_b_.get(std::size_t(g.k * g.n) * e);
-          upload_rows(da, g.a, g.m, g.k, g.lda, e);
-          upload_rows(db, g.b, g.k, g.n, g.ldb, e);
-          a = da;
-          b = db;
-        }
-        c = staging_c_.get(std::size_t(g.m * g.n) * e);
-        lda = g.k;
-        ldb = g.n;
-        ldc = g.n;
+      if (!cublas_) create_cublas();
+      if (g.resident) return cuda::matmul(stage, g, scratch_, forms, cublas_, stream_);  // stream-ordered, no wait
+      // Host matrices, one entry at a time: stage A and B as stored, compactly (ld = stored cols; an
+      // entry of stride 0 once), and C when beta reads it; compute into a compact C and copy its rows
+      // back with the caller's ld, so C's padding is never touched.
+      const std::size_t e = size_of(g.dtype);
+      const std::int64_t a_rows = g.trans_a ? g.k : g.m, a_cols = g.trans_a ? g.m : g.k;
+      const std::int64_t b_rows = g.trans_b ? g.n : g.k, b_cols = g.trans_b ? g.k : g.n;
+      void* da = staging_a_.get(std::size_t(g.m * g.k) * e);
+      void* db = staging_b_.get(std::size_t(g.k * g.n) * e);
+      void* dc = staging_c_.get(std::size_t(g.m * g.n) * e);
+      for (std::int64_t i = 0; i < g.batch; ++i) {
+        const auto* a = static_cast<const char*>(g.a) + i * g.stride_a * std::int64_t(e);
+        const auto* b = static_cast<const char*>(g.b) + i * g.stride_b * std::int64_t(e);
+        auto* c = static_cast<char*>(g.c) + i * g.stride_c * std::int64_t(e);
+        if (g.k > 0 && (i == 0 || g.stride_a != 0)) upload_rows(da, a, a_rows, a_cols, g.lda, e);
+        if (g.k > 0 && (i == 0 || g.stride_b != 0)) upload_rows(db, b, b_rows, b_cols, g.ldb, e);
+        if (g.beta != 0) upload_rows(dc, c, g.m, g.n, g.ldc, e);
+        MatmulArgs one = g;
+        one.a = da, one.b = db, one.c = dc;
+        one.lda = a_cols, one.ldb = b_cols, one.ldc = g.n;
+        one.resident = true;
+        one.batch = 1, one.stride_a = one.stride_b = one.stride_c = 0;
+        cuda::matmul(stage, one, scratch_, forms, cublas_, stream_);
+        download_rows(c, g.ldc, dc, g.m, g.n, e);  // waits: C is complete on return
       }
-      if (g.k == 0) {
-        TANDEM_CUDA_CHECK(cudaMemset2DAsync(c, ldc * e, 0, g.n * e, g.m, stream_));
-      } else {
-        // register_tiled computes each element as one fma chain over k: the canonical order.
-        std::string stage = g.deterministic    ? std::string("register_tiled")
-                            : kernel == "auto" ? auto_matmul_stage(g.dtype, g.m, g.k, g.n, lda, ldb, ldc)
-                                               : std::string(kernel);
-        if (!cublas_) create_cublas();
-        cuda::matmul(stage, g.dtype, a, b, c, g.m, g.k, g.n, lda, ldb, ldc, scratch_, cublas_, stream_);
-      }
-      if (!g.resident) download_rows(g.c, g.ldc, c, g.m, g.n, e);  // waits: C is complete on return
     });
-    // Buffers only: stream-ordered, no wait.
   }
 
   void synchronize() override {
@@ -527,6 +524,10 @@ class CudaBackend final : public detail::BackendImpl {
   void* pinned_[2] = {nullptr, nullptr};        // host staging, kStagingBytes each
   cudaEvent_t staged_[2] = {nullptr, nullptr};  // recorded after each slot's copy to the GPU
   Workspace scratch_, result_, staging_a_, staging_b_, staging_c_;
+  Workspace form_a_, form_b_, form_c_;  // op(A), op(B) and the product of the GEMM forms (matmul/forms.cuh)
+  std::array<Workspace*, 8> workspaces() {
+    return {&scratch_, &result_, &staging_a_, &staging_b_, &staging_c_, &form_a_, &form_b_, &form_c_};
+  }
 };
 
 }  // namespace

@@ -43,6 +43,22 @@ std::vector<KernelInfo> matmul_stage_info();
 // Sizes or leading dimensions past 2^31 - 1 (which cuBLAS cannot take) go to register_tiled.
 std::string auto_matmul_stage(Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n, std::int64_t lda,
                               std::int64_t ldb, std::int64_t ldc);
+// The stage "auto" runs for the whole problem: register_tiled in deterministic mode or past 32-bit
+// sizes, else cuBLAS in the lowest precision MatmulArgs::precision allows (tf32 / bf16: float only).
+std::string auto_matmul_stage(const detail::MatmulArgs& g);
+
+// Scratch memory for the GEMM forms (matmul/forms.cuh), apart from the stages' workspace.
+struct MatmulWorkspaces {
+  Workspace& op_a;
+  Workspace& op_b;
+  Workspace& product;
+};
+// C = alpha * op(A) * op(B) + beta * C for every entry of g (device memory; m, n, batch >= 1, k >= 0):
+// cuBLAS stages take the whole problem, the others one plain product per entry (matmul/forms.cuh).
+void matmul(std::string_view stage, const detail::MatmulArgs& g, Workspace& ws, const MatmulWorkspaces& forms,
+            cublasHandle_t cublas, cudaStream_t stream);
+
+// The plain product of one entry (the benchmarks' kernel level):
 // C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), row-major, dtype f32 or f64. Throws tandem::Error
 // for a stage whose KernelInfo does not take the dtype (tensor-core stages take float only).
 void matmul(std::string_view stage, Dtype dtype, const void* a, const void* b, void* c, std::int64_t m, std::int64_t k,

@@ -57,6 +57,14 @@ struct BufferMatrix {
   std::size_t offset, rows, cols, ld;
 };
 
+// `count` row-major matrices stored in a Buffer, the first from element `offset` on, `stride` elements
+// apart (0: one matrix repeated for every entry).
+template <class T>
+struct BufferBatch {
+  const Buffer<T>* buffer;
+  std::size_t offset, rows, cols, ld, count, stride;
+};
+
 // A typed array in a backend's memory. Create it with Engine::buffer<T>(n) or Engine::upload(span).
 // Copies share the same memory (like a shared_ptr); the memory lives as long as one copy does.
 template <class T>
@@ -92,6 +100,13 @@ class Buffer {
   }
   BufferMatrix<T> matrix(std::size_t rows, std::size_t cols, std::size_t ld = 0, std::size_t offset = 0) const {
     return {this, offset, rows, cols, ld == 0 ? cols : ld};
+  }
+
+  // count matrices of rows x cols, stride elements apart (packed: rows * cols; 0: one matrix repeated),
+  // the first at element offset; ld 0 means cols.
+  BufferBatch<T> batch(std::size_t rows, std::size_t cols, std::size_t count, std::size_t stride, std::size_t ld = 0,
+                       std::size_t offset = 0) const {
+    return {this, offset, rows, cols, ld == 0 ? cols : ld, count, stride};
   }
 
   const std::shared_ptr<detail::Allocation>& allocation() const noexcept { return mem_; }

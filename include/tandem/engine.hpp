@@ -7,6 +7,7 @@
 // Thread safety: one Engine may be used from several threads at once; each call is independent.
 #pragma once
 
+#include <concepts>
 #include <memory>
 #include <ranges>
 #include <span>
@@ -34,7 +35,8 @@ struct ReduceInput {
   std::size_t offset = 0, buffer_size = 0;
 };
 
-// A row-major matrix as the exported entry takes it (host memory, or a Buffer from element offset).
+// A row-major matrix, or `count` of them `stride` elements apart, as the exported entry takes it (host
+// memory, or a Buffer from element offset).
 struct MatrixInput {
   Dtype dtype;
   const void* data;
@@ -42,6 +44,7 @@ struct MatrixInput {
   bool in_buffer = false;
   const Allocation* allocation = nullptr;
   std::size_t offset = 0, buffer_size = 0;
+  std::size_t count = 1, stride = 0;
 };
 
 template <class T>
@@ -61,7 +64,11 @@ MatrixInput host_matrix(MatrixView<T> m) {
   return {dtype_of<T>, m.data, m.rows, m.cols, m.ld};
 }
 template <class T>
-MatrixInput buffer_matrix(BufferMatrix<T> m) {
+MatrixInput host_batch(BatchView<T> m) {
+  return {dtype_of<T>, m.data, m.rows, m.cols, m.ld, false, nullptr, 0, 0, m.count, m.stride};
+}
+template <class T>
+MatrixInput buffer_batch(BufferBatch<T> m) {
   const bool has = m.buffer != nullptr && m.buffer->allocation() != nullptr;
   return {dtype_of<T>,
           has ? m.buffer->data() : nullptr,
@@ -71,7 +78,13 @@ MatrixInput buffer_matrix(BufferMatrix<T> m) {
           true,
           has ? m.buffer->allocation().get() : nullptr,
           m.offset,
-          has ? m.buffer->size() : 0};
+          has ? m.buffer->size() : 0,
+          m.count,
+          m.stride};
+}
+template <class T>
+MatrixInput buffer_matrix(BufferMatrix<T> m) {
+  return buffer_batch(BufferBatch<T>{m.buffer, m.offset, m.rows, m.cols, m.ld, 1, 0});
 }
 }  // namespace detail
 
@@ -236,8 +249,10 @@ class TANDEM_API Engine {
     return argmax(std::span<const std::ranges::range_value_t<R>>(x), o);
   }
 
-  // C = A * B (row-major, any ld >= cols). Writes only the rows x cols elements of C; padding between
-  // cols and ld stays untouched. C must not overlap A or B.
+  // C = alpha * op(A) * op(B) + beta * C (MatmulOptions: trans_a, trans_b, alpha, beta, precision),
+  // row-major, any ld >= cols; the views describe the matrices as stored. Writes only the rows x cols
+  // elements of C; padding between cols and ld stays untouched. C must not overlap A or B. Host
+  // matrices wait for the result; Buffer matrices only enqueue (CUDA).
   template <class T>
   requires is_matmul_type_v<T>
   void matmul(MatrixView<const T> a, MatrixView<const T> b, MatrixView<T> c, const MatmulOptions& o = {}) const {
@@ -247,6 +262,20 @@ class TANDEM_API Engine {
   requires is_matmul_type_v<T>
   void matmul(BufferMatrix<T> a, BufferMatrix<T> b, BufferMatrix<T> c, const MatmulOptions& o = {}) const {
     run_matmul(detail::buffer_matrix(a), detail::buffer_matrix(b), detail::buffer_matrix(c), o);
+  }
+  // Batches: C[e] = alpha * op(A[e]) * op(B[e]) + beta * C[e] for e = 0 .. c.count - 1. A and B have C's
+  // count, or stride 0 (one matrix for every entry; its count may then be 1). C's entries must not
+  // overlap each other, A or B. (The first operand's type is deduced, so that a braced
+  // matmul<float>({...}, {...}, {...}) always means the MatrixView form.)
+  template <class T, class A>
+  requires is_matmul_type_v<T> && std::same_as<A, BatchView<const T>>
+  void matmul(const A& a, BatchView<const T> b, BatchView<T> c, const MatmulOptions& o = {}) const {
+    run_matmul(detail::host_batch(a), detail::host_batch(b), detail::host_batch(c), o);
+  }
+  template <class T, class A>
+  requires is_matmul_type_v<T> && std::same_as<A, BufferBatch<T>>
+  void matmul(const A& a, BufferBatch<T> b, BufferBatch<T> c, const MatmulOptions& o = {}) const {
+    run_matmul(detail::buffer_batch(a), detail::buffer_batch(b), detail::buffer_batch(c), o);
   }
 
   // Memory on this engine's backend (device memory on CUDA). Contents of buffer() are unspecified.

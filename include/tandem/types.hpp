@@ -91,6 +91,17 @@ struct MatrixView {
   operator MatrixView<const T>() const requires(!std::is_const_v<T>) { return {data, rows, cols, ld}; }
 };
 
+// `count` row-major matrices of host memory, `stride` elements apart: matrix e starts at
+// data + e * stride, and its element (i, j) is data[e * stride + i * ld + j]. stride 0 repeats one matrix
+// for every entry of a batch (A and B only).
+template <class T>
+struct BatchView {
+  T* data;
+  std::size_t rows, cols, ld, count, stride;
+
+  operator BatchView<const T>() const requires(!std::is_const_v<T>) { return {data, rows, cols, ld, count, stride}; }
+};
+
 // `count` elements of host memory, `stride` elements apart: data[0], data[stride], ...
 // One column of a row-major matrix is StridedView{&m[0][j], rows, ld}.
 template <class T>
@@ -118,11 +129,23 @@ struct ReduceOptions {
   bool deterministic = false;
 };
 
+// C = alpha * op(A) * op(B) + beta * C, where op(X) is X (as its MatrixView stores it) or, with trans_x,
+// its transpose. beta == 0: C is only written, never read (NaN in C does not leak, as in BLAS).
+// alpha == 0 or an empty inner dimension: the product is not computed: C = beta == 0 ? 0 : beta * C.
+// Column-major callers: a column-major matrix is the row-major view of its transpose, and
+// C^T = op(B)^T op(A)^T, so pass B as `a` and A as `b` with the same trans flags and C's own ld.
 struct MatmulOptions {
   std::string kernel = "auto";  // one of Engine::matmul_kernels()
-  // Bitwise-identical results on every backend: each C(i, j) is one fma chain over k = 0 .. K-1.
-  // Needs a kernel whose KernelInfo says deterministic ("auto" always does).
+  // Bitwise-identical results on every backend: each C(i, j) is one fma chain over k = 0 .. K-1, then
+  // the canonical epilogue (backends/common/canonical.hpp). Needs a kernel whose KernelInfo says
+  // deterministic ("auto" always does).
   bool deterministic = false;
+  bool trans_a = false, trans_b = false;
+  double alpha = 1.0, beta = 0.0;  // converted to the element type
+  // The lowest precision "auto" may pick: full never picks a tf32/bf16 stage, tf32 allows tf32 stages,
+  // bf16 allows tf32 and bf16 stages (float only; double always runs in full precision). A kernel named
+  // in `kernel` runs as named whatever this says. Deterministic mode always computes in full precision.
+  Precision precision = Precision::full;
 };
 
 // ---- Engines ---------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/matmul/cublas_gemm.cuh"
+#include "backends/cuda/matmul/forms.cuh"
 #include "backends/cuda/matmul/naive.cuh"
 #include "backends/cuda/matmul/params.cuh"
 #include "backends/cuda/matmul/register_tiled.cuh"
@@ -26,8 +27,11 @@ using namespace matmul_stages;
 
 template <class T>
 using Launcher = void (*)(const GemmParams<T>&, const GemmContext&);
+template <class T>
+using BatchLauncher = void (*)(const GemmBatch<T>&, const GemmContext&);
 
-// One row per stage, in ladder order. A stage takes the element types it has a launcher for.
+// One row per stage, in ladder order. A stage takes the element types it has a launcher for. Stages
+// with batch launchers take transposes, alpha / beta and batches themselves; forms.cuh serves the rest.
 struct Stage {
   const char* name;
   Precision precision;
@@ -36,6 +40,8 @@ struct Stage {
   bool deterministic = false;  // each C(i, j) is one fma chain over k: the canonical order
   bool baseline = false;       // cuBLAS
   const char* requirement = "";
+  BatchLauncher<float> f32_batch = nullptr;
+  BatchLauncher<double> f64_batch = nullptr;
 };
 
 constexpr Stage kStages[] = {
@@ -47,9 +53,10 @@ constexpr Stage kStages[] = {
     {"tensor_core_bf16", Precision::bf16, &launch_tensor_core<Bf16Input>, nullptr},
     {"wgmma_tf32", Precision::tf32, &launch_wgmma_tf32, nullptr, false, false, "compute capability 9.0"},
     {"wgmma_bf16", Precision::bf16, &launch_wgmma_bf16, nullptr, false, false, "compute capability 9.0"},
-    {"cublas", Precision::full, &launch_cublas<float>, &launch_cublas<double>, false, true},
-    {"cublas_tf32", Precision::tf32, &launch_cublas_tf32, nullptr, false, true},
-    {"cublas_bf16", Precision::bf16, &launch_cublas_bf16, nullptr, false, true},
+    {"cublas", Precision::full, &launch_cublas<float>, &launch_cublas<double>, false, true, "",
+     &launch_cublas_batch<float>, &launch_cublas_batch<double>},
+    {"cublas_tf32", Precision::tf32, &launch_cublas_tf32, nullptr, false, true, "", &launch_cublas_tf32_batch},
+    {"cublas_bf16", Precision::bf16, &launch_cublas_bf16, nullptr, false, true, "", &launch_cublas_bf16_batch},
 };
 
 template <class T>
@@ -59,6 +66,13 @@ Launcher<T> launcher_of(const Stage& s) {
   else
     return s.f64;
 }
+template <class T>
+BatchLauncher<T> batch_launcher_of(const Stage& s) {
+  if constexpr (std::is_same_v<T, float>)
+    return s.f32_batch;
+  else
+    return s.f64_batch;
+}
 
 // ---- What "auto" runs --------------------------------------------------------------------------
 // Only full-precision stages belong here (never tf32/bf16). Measured on an H200, m = k = n = 4096,
@@ -67,8 +81,13 @@ Launcher<T> launcher_of(const Stage& s) {
 // register_tiled 18.5, cublas 60.7 (cuBLAS runs f64 on the tensor cores, still full fp64 precision).
 // At 1024^3, f32: register_tiled 20.7, cublas 34.1. cuBLAS was the fastest full-precision stage at every
 // size measured, so auto runs it; cuBLAS takes 32-bit sizes, so larger problems go to register_tiled.
+// Where MatmulOptions::precision allows it, float products run on cuBLAS's tensor cores: tf32 (410
+// TFLOP/s at 4096^3 on an H200) or, where bf16 is allowed too, bf16 (461, the fastest).
 constexpr const char* kAutoStage = "cublas";
+constexpr const char* kAutoStageTf32 = "cublas_tf32";
+constexpr const char* kAutoStageBf16 = "cublas_bf16";
 constexpr const char* kAutoStageBeyondInt32 = "register_tiled";
+constexpr const char* kAutoNames[] = {kAutoStage, kAutoStageTf32, kAutoStageBf16, kAutoStageBeyondInt32};
 
 const Stage& find_stage(std::string_view name) {
   for (const Stage& s : kStages)
@@ -83,13 +102,13 @@ const Stage& find_stage(std::string_view name) {
 std::vector<KernelInfo> matmul_stage_info() {
   std::vector<KernelInfo> infos;
   for (const Stage& s : kStages) {
-    KernelInfo k{
-        .name = s.name,
-        .precision = s.precision,
-        .deterministic = s.deterministic,
-        .auto_pick = s.name == std::string_view(kAutoStage) || s.name == std::string_view(kAutoStageBeyondInt32),
-        .baseline = s.baseline,
-        .requirement = s.requirement};
+    KernelInfo k{.name = s.name,
+                 .precision = s.precision,
+                 .deterministic = s.deterministic,
+                 .auto_pick = std::any_of(std::begin(kAutoNames), std::end(kAutoNames),
+                                          [&](const char* a) { return s.name == std::string_view(a); }),
+                 .baseline = s.baseline,
+                 .requirement = s.requirement};
     if (s.f32) k.dtypes.push_back(Dtype::f32);
     if (s.f64) k.dtypes.push_back(Dtype::f64);
     infos.push_back(std::move(k));
@@ -100,6 +119,42 @@ std::vector<KernelInfo> matmul_stage_info() {
 std::string auto_matmul_stage([[maybe_unused]] Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n,
                               std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
   return std::max({m, k, n, lda, ldb, ldc}) > std::int64_t(INT_MAX) ? kAutoStageBeyondInt32 : kAutoStage;
+}
+
+std::string auto_matmul_stage(const detail::MatmulArgs& g) {
+  const std::int64_t largest = std::max({g.m, g.k, g.n, g.lda, g.ldb, g.ldc, g.batch});
+  if (g.deterministic || largest > std::int64_t(INT_MAX)) return kAutoStageBeyondInt32;
+  if (g.dtype == Dtype::f32 && g.precision == Precision::bf16) return kAutoStageBf16;
+  if (g.dtype == Dtype::f32 && g.precision == Precision::tf32) return kAutoStageTf32;
+  return kAutoStage;
+}
+
+void matmul(std::string_view stage, const detail::MatmulArgs& g, Workspace& ws, const MatmulWorkspaces& forms,
+            cublasHandle_t cublas, cudaStream_t stream) {
+  const Stage& s = find_stage(stage == "auto" ? std::string_view(auto_matmul_stage(g)) : stage);
+  detail::visit(
+      g.dtype,
+      [&]<class T>(std::type_identity<T>) {
+        const Launcher<T> launch = launcher_of<T>(s);
+        if (!launch)
+          throw Error(std::string("matmul kernel '") + s.name + "' does not take " + to_string(g.dtype) +
+                      "; use register_tiled or cublas");
+        const GemmBatch<T> batch{GemmParams<T>{static_cast<const T*>(g.a), static_cast<const T*>(g.b),
+                                               static_cast<T*>(g.c), g.m, g.k, g.n, g.lda, g.ldb, g.ldc},
+                                 g.trans_a,
+                                 g.trans_b,
+                                 T(g.alpha),
+                                 T(g.beta),
+                                 g.batch,
+                                 g.stride_a,
+                                 g.stride_b,
+                                 g.stride_c};
+        const GemmContext ctx{ws, cublas, stream};
+        if (g.k == 0 || batch.alpha == T(0)) return scale_only(batch, stream);
+        if (const BatchLauncher<T> whole = batch_launcher_of<T>(s)) return whole(batch, ctx);
+        run_as_plain_products(batch, launch, ctx, forms);
+      },
+      detail::matmul_types{});
 }
 
 void matmul(std::string_view stage, Dtype dtype, const void* a, const void* b, void* c, std::int64_t m, std::int64_t k,

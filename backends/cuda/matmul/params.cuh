@@ -25,6 +25,17 @@ struct GemmParams {
   std::int64_t lda, ldb, ldc;
 };
 
+// The whole problem of MatmulArgs for one element type, on device memory: C = alpha * op(A) * op(B) +
+// beta * C for each of `batch` entries (p.a, p.b, p.c are entry 0's; p.lda, p.ldb as stored). Stages
+// with a BatchLauncher (cuBLAS) take it whole; forms.cuh turns it into plain products for the others.
+template <class T>
+struct GemmBatch {
+  GemmParams<T> p;
+  bool trans_a, trans_b;
+  T alpha, beta;
+  std::int64_t batch, stride_a, stride_b, stride_c;
+};
+
 // What a launcher may use besides the operands: scratch memory, the engine's cuBLAS handle, its stream.
 struct GemmContext {
   Workspace& ws;
