@@ -89,7 +89,8 @@ void register_case(const FormCase& f, const std::vector<std::string>& kernels) {
                                    tandem::MatmulOptions opts{kernel};
                                    opts.trans_a = f.ta, opts.trans_b = f.tb, opts.alpha = f.alpha, opts.beta = f.beta;
                                    auto run = [&] {
-                                     o.eng.matmul(o.a.batch(ar, ac, f.batch, ar * ac), o.b.batch(br, bc, f.batch, br * bc),
+                                     o.eng.matmul(o.a.batch(ar, ac, f.batch, ar * ac),
+                                                  o.b.batch(br, bc, f.batch, br * bc),
                                                   o.c.batch(f.m, f.n, f.batch, f.m * f.n), opts);
                                    };
                                    run();  // sizes the engine's scratch memory
@@ -100,27 +101,26 @@ void register_case(const FormCase& f, const std::vector<std::string>& kernels) {
         ->Unit(benchmark::kMillisecond);
   }
   const std::string name = "baseline/cublas/" + label(f);
-  benchmark::RegisterBenchmark(name.c_str(), guarded([get, f, ar, ac, br, bc](benchmark::State& state) {
-                                 Operands& o = get();
-                                 cublasHandle_t h = nullptr;
-                                 if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw tandem::Error("cublasCreate failed");
-                                 cublasSetStream(h, o.bench.stream);
-                                 const cublasOperation_t opb = f.tb ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                                         opa = f.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-                                 const int m = int(f.m), k = int(f.k), n = int(f.n);
-                                 cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-                                 auto run = [&] {  // row-major C^T = op(B)^T op(A)^T, as the cublas stage
-                                   st = cublasSgemmStridedBatched(
-                                       h, opb, opa, n, m, k, &f.alpha, o.b.data(), int(bc), (long long)(br * bc),
-                                       o.a.data(), int(ac), (long long)(ar * ac), &f.beta, o.c.data(), n,
-                                       (long long)(f.m * f.n), int(f.batch));
-                                 };
-                                 run();
-                                 for (auto _ : state) state.SetIterationTime(o.bench.seconds(run));
-                                 cublasDestroy(h);
-                                 if (st != CUBLAS_STATUS_SUCCESS) throw tandem::Error("cublasSgemmStridedBatched failed");
-                                 set_tflops(state, f);
-                               }))
+  benchmark::RegisterBenchmark(
+      name.c_str(), guarded([get, f, ar, ac, br, bc](benchmark::State& state) {
+        Operands& o = get();
+        cublasHandle_t h = nullptr;
+        if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw tandem::Error("cublasCreate failed");
+        cublasSetStream(h, o.bench.stream);
+        const cublasOperation_t opb = f.tb ? CUBLAS_OP_T : CUBLAS_OP_N, opa = f.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+        const int m = int(f.m), k = int(f.k), n = int(f.n);
+        cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+        auto run = [&] {  // row-major C^T = op(B)^T op(A)^T, as the cublas stage
+          st = cublasSgemmStridedBatched(h, opb, opa, n, m, k, &f.alpha, o.b.data(), int(bc), (long long)(br * bc),
+                                         o.a.data(), int(ac), (long long)(ar * ac), &f.beta, o.c.data(), n,
+                                         (long long)(f.m * f.n), int(f.batch));
+        };
+        run();
+        for (auto _ : state) state.SetIterationTime(o.bench.seconds(run));
+        cublasDestroy(h);
+        if (st != CUBLAS_STATUS_SUCCESS) throw tandem::Error("cublasSgemmStridedBatched failed");
+        set_tflops(state, f);
+      }))
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);
 }
@@ -129,7 +129,8 @@ void register_case(const FormCase& f, const std::vector<std::string>& kernels) {
 
 void register_cuda_forms() {
   const std::vector<std::string> kernels = {"auto", "register_tiled"};
-  for (auto [form, ta, tb] : {std::tuple{"nn", false, false}, {"tn", true, false}, {"nt", false, true}, {"tt", true, true}})
+  for (auto [form, ta, tb] :
+       {std::tuple{"nn", false, false}, {"tn", true, false}, {"nt", false, true}, {"tt", true, true}})
     register_case({form, 4096, 4096, 4096, 1, ta, tb, 1.0f, 0.0f}, kernels);
   register_case({"ab", 4096, 4096, 4096, 1, false, false, 2.0f, 1.0f}, kernels);
   register_case({"batch:4096", 64, 64, 64, 4096, false, false, 1.0f, 0.0f}, kernels);

@@ -57,7 +57,8 @@ struct Case {
     if (f.beta == 0)  // C is never read: poison it
       for (std::size_t e = 0; e < f.batch; ++e)
         for (std::size_t i = 0; i < f.m; ++i)
-          for (std::size_t j = 0; j < f.n; ++j) c0.data[e * c0.stride + i * c0.ld + j] = std::numeric_limits<T>::quiet_NaN();
+          for (std::size_t j = 0; j < f.n; ++j)
+            c0.data[e * c0.stride + i * c0.ld + j] = std::numeric_limits<T>::quiet_NaN();
   }
   MatmulOptions opts(const std::string& kernel) const {
     MatmulOptions o{kernel};
@@ -74,7 +75,8 @@ struct Case {
           long double dot = 0, s = 0;
           if (al != 0)
             for (std::size_t q = 0; q < f.k; ++q) {
-              const long double x = (long double)a.op(f.stride_a ? e : 0, i, q, f.ta) * b.op(f.stride_b ? e : 0, q, j, f.tb);
+              const long double x =
+                  (long double)a.op(f.stride_a ? e : 0, i, q, f.ta) * b.op(f.stride_b ? e : 0, q, j, f.tb);
               dot += x, s += std::fabs(x);
             }
           const long double old = f.beta == 0 ? 0 : (long double)c0.at(e, i, j);
@@ -102,7 +104,9 @@ struct Case {
         for (std::size_t q = 0; q < f.k; ++q) opa[i * f.k + q] = a.op(f.stride_a ? e : 0, i, q, f.ta);
       for (std::size_t q = 0; q < f.k; ++q)
         for (std::size_t j = 0; j < f.n; ++j) opb[q * f.n + j] = b.op(f.stride_b ? e : 0, q, j, f.tb);
-      if (f.k > 0) test::fma_chain_matmul<T>({opa.data(), f.m, f.k, f.k}, {opb.data(), f.k, f.n, f.n}, {acc.data(), f.m, f.n, f.n});
+      if (f.k > 0)
+        test::fma_chain_matmul<T>({opa.data(), f.m, f.k, f.k}, {opb.data(), f.k, f.n, f.n},
+                                  {acc.data(), f.m, f.n, f.n});
       for (std::size_t i = 0; i < f.m; ++i)
         for (std::size_t j = 0; j < f.n; ++j) {
           T& c = out[e * c0.stride + i * c0.ld + j];
@@ -266,7 +270,7 @@ TANDEM_BACKEND_TEST(matmul_forms_errors, "matmul forms: shapes, counts, overlaps
   tandem::BatchView<float> none{c.data(), 4, 5, 5, 0, 20};
   expect_error([&] { eng.matmul(ab, bb, none, ta); }, "count 0");
   auto ba = eng.upload<float>(a), bb2 = eng.upload<float>(b), bc = eng.upload<float>(c);  // bc: 200 elements
-  eng.matmul(ba.batch(6, 4, 1, 0), bb2.batch(6, 5, 1, 0), bc.batch(4, 5, 10, 20), ta);     // ends at 200
+  eng.matmul(ba.batch(6, 4, 1, 0), bb2.batch(6, 5, 1, 0), bc.batch(4, 5, 10, 20), ta);    // ends at 200
   expect_error([&] { eng.matmul(ba.batch(6, 4, 1, 0), bb2.batch(6, 5, 1, 0), bc.batch(4, 5, 11, 20), ta); },
                "reaches past");
 }

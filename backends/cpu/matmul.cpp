@@ -62,8 +62,7 @@ void fma_chain_block(const Plain<T>& g, std::int64_t i0, std::int64_t j0, int h,
   const bool last = k1 == g.k;
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j)
-      g.c[(i0 + i) * g.ldc + j0 + j] =
-          last && std::isnan(acc[i][j]) ? std::numeric_limits<T>::quiet_NaN() : acc[i][j];
+      g.c[(i0 + i) * g.ldc + j0 + j] = last && std::isnan(acc[i][j]) ? std::numeric_limits<T>::quiet_NaN() : acc[i][j];
 }
 
 template <class T>
@@ -119,7 +118,8 @@ template <class T>
 void canonical_entry(const MatmulArgs& g, const T* a, const T* b, T* c) {
   const T alpha = T(g.alpha), beta = T(g.beta);
   if (g.k == 0 || alpha == T(0))
-    return for_each_c(c, g.m, g.n, g.ldc, [&](T v, auto, auto) { return canonical_nan(canonical::gemm_scale(v, beta)); });
+    return for_each_c(c, g.m, g.n, g.ldc,
+                      [&](T v, auto, auto) { return canonical_nan(canonical::gemm_scale(v, beta)); });
   std::vector<T> ta, tb;
   std::int64_t lda = g.lda, ldb = g.ldb;
   if (g.trans_a) ta = transposed(a, g.k, g.m, g.lda), a = ta.data(), lda = g.k;
@@ -134,8 +134,8 @@ void canonical_entry(const MatmulArgs& g, const T* a, const T* b, T* c) {
 
 // Rows [r0, r1) x columns [c0, c1) of one entry's C = alpha * op(A) * op(B) + beta * C with Eigen.
 template <class T, bool kTransA, bool kTransB>
-void eigen_block(const MatmulArgs& g, const T* a, const T* b, T* c, std::int64_t r0, std::int64_t r1,
-                 std::int64_t c0, std::int64_t c1) {
+void eigen_block(const MatmulArgs& g, const T* a, const T* b, T* c, std::int64_t r0, std::int64_t r1, std::int64_t c0,
+                 std::int64_t c1) {
   MutMap<T> cm(c + r0 * g.ldc + c0, r1 - r0, c1 - c0, Eigen::OuterStride<>(g.ldc));
   const T alpha = T(g.alpha), beta = T(g.beta);
   // op(A)'s rows [r0, r1): rows of A, or columns of the stored k x m A; op(B)'s columns likewise.
@@ -179,11 +179,10 @@ void eigen_entry(const MatmulArgs& g, const T* a, const T* b, T* c, bool serial)
   // Blocks of 256 x 256 keep each task large enough for Eigen's GEMM to reach its speed, while a
   // tall or wide C still splits into enough tasks for every core.
   constexpr std::int64_t kBlock = 256;
-  tbb::parallel_for(
-      tbb::blocked_range2d<std::int64_t>(0, g.m, kBlock, 0, g.n, kBlock),
-      [&](const tbb::blocked_range2d<std::int64_t>& r) {
-        block(r.rows().begin(), r.rows().end(), r.cols().begin(), r.cols().end());
-      });
+  tbb::parallel_for(tbb::blocked_range2d<std::int64_t>(0, g.m, kBlock, 0, g.n, kBlock),
+                    [&](const tbb::blocked_range2d<std::int64_t>& r) {
+                      block(r.rows().begin(), r.rows().end(), r.cols().begin(), r.cols().end());
+                    });
 }
 
 template <class T>

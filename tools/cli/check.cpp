@@ -2,6 +2,7 @@
 // test-support library's references and the CPU backend's serial kernel.
 #include <unistd.h>  // isatty
 
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -27,7 +28,9 @@ The cross-backend check. For every usable backend (or the one --backend names), 
 (auto included) runs sum, min and max of int32, int64, float and double data (integers over their
 whole range, so sums wrap) at sizes that miss every block: 0, 1, 2, 3, 31, 32, 33, 63, ..., 4095,
 4097, 65537, 1000003, 2^22+3, 2^24+1, seeded random sizes, and a few strided views. Every matmul
-kernel runs the shapes 1x1x1, 17x33x65, 129x1x257 and 255x257x253 (M x K x N) in float and double.
+kernel runs the shapes 1x1x1, 17x33x65, 129x1x257 and 255x257x253 (M x K x N) in float and double,
+and batches of 3 products 33x65x17 with transposes, alpha and beta (C = alpha op(A) op(B) + beta C),
+where deterministic mode must give the same bits on every backend.
 
 Integer sums, min and max must equal, bit for bit, both an independent reference (serial loops in
 wider types) and the CPU backend's serial kernel; float sums must lie within 8 u sum|x| of a long
@@ -260,6 +263,93 @@ void check_matmul(CheckLog& log, const std::vector<Engine>& targets) {
   }
 }
 
+// The GEMM forms (transposes, alpha/beta, batches; MatmulOptions): every kernel of every target within
+// the bound of the reference, and deterministic mode bitwise equal across the targets (the first
+// target's result is the comparison).
+struct FormCase {
+  bool ta, tb;
+  double alpha, beta;
+};
+constexpr FormCase kForms[] = {
+    {true, false, 1, 0}, {false, true, -2, 0}, {true, true, 0.5, 1.5}, {false, false, 3, -1}};
+constexpr std::size_t kFormM = 33, kFormK = 65, kFormN = 17, kFormBatch = 3;
+
+template <class T>
+void check_matmul_forms(CheckLog& log, const std::vector<Engine>& targets) {
+  log.group(std::string("matmul forms ") + type_name<T>());
+  const std::size_t m = kFormM, k = kFormK, n = kFormN, batch = kFormBatch;
+  for (const FormCase& f : kForms) {
+    tandem_test::SplitMix64 g{std::uint64_t(17 + f.ta + 2 * f.tb)};
+    std::vector<T> a(m * k * batch), b(k * n * batch), c0(m * n * batch);
+    tandem_test::fill<T>(a, g), tandem_test::fill<T>(b, g), tandem_test::fill<T>(c0, g);
+    // Stored shapes: A is k x m when transposed, B n x k; entries packed one after another.
+    const std::size_t ar = f.ta ? k : m, ac = f.ta ? m : k, br = f.tb ? n : k, bc = f.tb ? k : n;
+    // Reference per entry from op(A), op(B) packed, then alpha * product + beta * C0.
+    // Bound: |alpha| S ((2K + 8) u + 2 c_in) + 4 u |beta C0|, S = sum |op(A) op(B)| (c_in: the kernel's
+    // input rounding, tf32 / bf16).
+    std::vector<long double> ref(c0.size()), scaled_abs(c0.size()), beta_part(c0.size());
+    for (std::size_t e = 0; e < batch; ++e) {
+      std::vector<T> opa(m * k), opb(k * n);
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t q = 0; q < k; ++q) opa[i * k + q] = a[e * m * k + (f.ta ? q * ac + i : i * ac + q)];
+      for (std::size_t q = 0; q < k; ++q)
+        for (std::size_t j = 0; j < n; ++j) opb[q * n + j] = b[e * k * n + (f.tb ? j * bc + q : q * bc + j)];
+      const auto r = tandem_test::matmul_reference<T>({opa.data(), m, k, k}, {opb.data(), k, n, n});
+      for (std::size_t x = 0; x < m * n; ++x) {
+        const long double old = c0[e * m * n + x], al = (long double)T(f.alpha), be = (long double)T(f.beta);
+        ref[e * m * n + x] = al * (long double)r.value[x] + be * old;
+        scaled_abs[e * m * n + x] = std::fabs(al) * r.abs[x];
+        beta_part[e * m * n + x] = 4 * tandem_test::unit_roundoff<T>() * std::fabs(be * old);
+      }
+    }
+    std::vector<T> first_bits;
+    for (const Engine& eng : targets) {
+      const tandem::Buffer<T> da = eng.upload<T>(a), db = eng.upload<T>(b);
+      for (const tandem::KernelInfo& kernel : eng.matmul_kernel_info()) {
+        for (bool det : {false, true}) {
+          if (det && kernel.name != "auto") continue;
+          const std::string label =
+              strf("%s %s %s matmul forms trans %d%d alpha %g beta %g%s", tandem::to_string(eng.backend()),
+                   kernel.name.c_str(), type_name<T>(), f.ta, f.tb, f.alpha, f.beta, det ? " deterministic" : "");
+          if (!kernel.accepts(tandem::dtype_of<T>)) {
+            log.skip();
+            continue;
+          }
+          tandem::Buffer<T> dc = eng.upload<T>(c0);
+          tandem::MatmulOptions opts{kernel.name, det, f.ta, f.tb, f.alpha, f.beta};
+          std::vector<T> c;
+          try {
+            eng.matmul(da.batch(ar, ac, batch, ar * ac), db.batch(br, bc, batch, br * bc), dc.batch(m, n, batch, m * n),
+                       opts);
+            c = dc.to_vector();
+          } catch (const tandem::Error& e) {
+            log.fail(label + ": tandem::Error: " + e.what());
+            continue;
+          }
+          const long double factor =
+              (2 * k + 8) * tandem_test::unit_roundoff<T>() + 2 * tandem_test::input_rounding(kernel.precision);
+          std::size_t bad = 0;
+          for (std::size_t x = 0; x < c.size(); ++x)
+            bad += !(std::fabs((long double)c[x] - ref[x]) <= factor * scaled_abs[x] + beta_part[x]);
+          if (bad) {
+            log.fail(label + strf(": %zu of %zu elements outside the bound", bad, c.size()));
+            continue;
+          }
+          if (det && first_bits.empty()) first_bits = c;
+          std::size_t differ = 0;
+          if (det)
+            for (std::size_t x = 0; x < c.size(); ++x) differ += !tandem_test::same_bits(c[x], first_bits[x]);
+          if (differ)
+            log.fail(label + strf(": %zu elements differ in their bits from the %s engine's", differ,
+                                  tandem::to_string(targets[0].backend())));
+          else
+            log.pass();
+        }
+      }
+    }
+  }
+}
+
 int cmd_check(const Options& o) {
   const std::string backend = backend_option(o);
   const bool quick = o.has("--quick");
@@ -294,6 +384,7 @@ int cmd_check(const Options& o) {
                 eng.device().name.c_str(), join(eng.reduce_kernels()).c_str(), join(eng.matmul_kernels()).c_str());
     total += cases.size() * tandem::dtypes.size() * std::size(kCheckOps) * eng.reduce_kernels().size();
     total += std::size(kCheckShapes) * 2 * eng.matmul_kernels().size();
+    total += std::size(kForms) * 2 * (eng.matmul_kernels().size() + 1);
   }
   for (const auto& line : not_run) std::printf("check: %s\n", line.c_str());
   std::vector<std::string> sizes;
@@ -309,6 +400,8 @@ int cmd_check(const Options& o) {
   check_reduce<double>(log, cpu, targets, cases);
   check_matmul<float>(log, targets);
   check_matmul<double>(log, targets);
+  check_matmul_forms<float>(log, targets);
+  check_matmul_forms<double>(log, targets);
   log.finish(not_run);
   return log.ok() ? 0 : 1;
 }

@@ -30,9 +30,8 @@ __device__ __forceinline__ T quiet_nan_of(T v) {
 // dst (cols x rows, packed) = src (rows x cols, ld) transposed, through a 32 x 33 shared tile (the
 // extra column keeps the column reads free of bank conflicts); both global sides are coalesced.
 template <class T>
-__global__ void __launch_bounds__(256)
-    transpose_kernel(const T* __restrict__ src, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                     T* __restrict__ dst) {
+__global__ void __launch_bounds__(256) transpose_kernel(const T* __restrict__ src, std::int64_t rows, std::int64_t cols,
+                                                        std::int64_t ld, T* __restrict__ dst) {
   __shared__ T tile[32][33];
   for (std::int64_t r0 = std::int64_t(blockIdx.y) * 32; r0 < rows; r0 += std::int64_t(gridDim.y) * 32) {
     const std::int64_t c0 = std::int64_t(blockIdx.x) * 32;
@@ -60,8 +59,8 @@ void transpose(const T* src, std::int64_t rows, std::int64_t cols, std::int64_t 
 // gemm_scale(C, beta). NaN results are stored as the canonical quiet NaN.
 template <class T>
 __global__ void __launch_bounds__(256)
-    epilogue_kernel(T* __restrict__ c, std::int64_t m, std::int64_t n, std::int64_t ldc,
-                    const T* __restrict__ product, T alpha, T beta) {
+    epilogue_kernel(T* __restrict__ c, std::int64_t m, std::int64_t n, std::int64_t ldc, const T* __restrict__ product,
+                    T alpha, T beta) {
   const std::int64_t total = m * n;
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += std::int64_t(gridDim.x) * blockDim.x) {
