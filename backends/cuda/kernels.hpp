@@ -38,7 +38,7 @@ void reduce_canonical_chunk_values(Dtype dtype, const void* x, std::int64_t n, s
 // ---- Matrix products (backends/cuda/matmul/) ---------------------------------------------------
 // Every stage in ladder order, cuBLAS last, with what it accepts; without "auto".
 std::vector<KernelInfo> matmul_stage_info();
-// The stage "auto" runs: the fastest that keeps full fp32/fp64 precision (never tf32/bf16).
+// The stage "auto" runs for a plain product in full precision (never tf32/bf16; the benchmarks).
 // Deterministic mode runs register_tiled, whose per-element fma chain is the canonical order.
 // Sizes or leading dimensions past 2^31 - 1 (which cuBLAS cannot take) go to register_tiled.
 std::string auto_matmul_stage(Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n, std::int64_t lda,
