@@ -269,7 +269,7 @@ void check_deterministic(const tandem::Engine& eng) {
         want[v] = test::canonical_sum(std::span<const T>(x));
       }
       std::vector<T> got(count);
-      eng.sum(view, per, std::span<T>(got), {"auto", true});
+      eng.sum(view, per, got, {"auto", true});  // any contiguous range converts to the span
       expect_equal(got, want, "deterministic sum");
       const auto out = eng.buffer<T>(count);
       eng.sum(buf.matrix(s.rows, s.cols, ld), per, out, {"auto", true});

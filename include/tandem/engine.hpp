@@ -259,33 +259,33 @@ class TANDEM_API Engine {
   // The result types are those of the vector ops (argmin / argmax: the index within the row or column).
   // Host views compute before returning; the Buffer forms write from element 0 of out (argmin / argmax
   // into a Buffer<std::int64_t>) and, like the *_into calls, only enqueue on CUDA. Kernel "auto" only.
-  template <class T, class E = std::remove_const_t<T>>
-  requires Element<E>
-  void sum(MatrixView<T> a, Per per, std::span<sum_result_t<E>> out, const ReduceOptions& o = {}) const {
+  template <class T>
+  requires Element<std::remove_const_t<T>>
+  void sum(MatrixView<T> a, Per per, std::span<sum_result_t<T>> out, const ReduceOptions& o = {}) const {
     reduce_per(Op::sum, per, detail::host_matrix(a), detail::host_output(out), o);
   }
-  template <class T, class E = std::remove_const_t<T>>
-  requires Element<E>
-  void min(MatrixView<T> a, Per per, std::span<E> out, const ReduceOptions& o = {}) const {
+  template <class T>
+  requires Element<std::remove_const_t<T>>
+  void min(MatrixView<T> a, Per per, std::span<std::remove_const_t<T>> out, const ReduceOptions& o = {}) const {
     reduce_per(Op::min, per, detail::host_matrix(a), detail::host_output(out), o);
   }
-  template <class T, class E = std::remove_const_t<T>>
-  requires Element<E>
-  void max(MatrixView<T> a, Per per, std::span<E> out, const ReduceOptions& o = {}) const {
+  template <class T>
+  requires Element<std::remove_const_t<T>>
+  void max(MatrixView<T> a, Per per, std::span<std::remove_const_t<T>> out, const ReduceOptions& o = {}) const {
     reduce_per(Op::max, per, detail::host_matrix(a), detail::host_output(out), o);
   }
-  template <class T, class E = std::remove_const_t<T>>
-  requires Element<E>
+  template <class T>
+  requires Element<std::remove_const_t<T>>
   void mean(MatrixView<T> a, Per per, std::span<double> out, const ReduceOptions& o = {}) const {
     reduce_per(Op::mean, per, detail::host_matrix(a), detail::host_output(out), o);
   }
-  template <class T, class E = std::remove_const_t<T>>
-  requires Element<E>
+  template <class T>
+  requires Element<std::remove_const_t<T>>
   void argmin(MatrixView<T> a, Per per, std::span<std::size_t> out, const ReduceOptions& o = {}) const {
     reduce_per(Op::argmin, per, detail::host_matrix(a), detail::host_output(out), o);
   }
-  template <class T, class E = std::remove_const_t<T>>
-  requires Element<E>
+  template <class T>
+  requires Element<std::remove_const_t<T>>
   void argmax(MatrixView<T> a, Per per, std::span<std::size_t> out, const ReduceOptions& o = {}) const {
     reduce_per(Op::argmax, per, detail::host_matrix(a), detail::host_output(out), o);
   }
