@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -31,33 +32,34 @@ struct PerShape {
 };
 
 // The matrix (small integers: every sum exact in float, whatever the order) on the host and on the GPU,
-// with the engine on a stream of the benchmark's own, so that events can time its calls.
+// with the engine on a stream of the benchmark's own, so that events can time its calls. Made once per
+// shape on first use and never freed (the benchmark binary exits with it: no teardown after CUDA's).
 struct PerInput {
   PerShape s;
   cudaStream_t stream = nullptr;
   Engine eng;
   std::vector<float> host;
   Buffer<float> x;
+  std::vector<float> want_row, want_col;  // the exact sums, computed on first use
 
   explicit PerInput(PerShape shape) : s(shape), eng(make_engine(stream)) {
     host.resize(s.rows * s.cols);
     for (std::size_t i = 0; i < host.size(); ++i) host[i] = float(int((i * 2654435761u) % 17) - 8);
     x = eng.upload<float>(host);
   }
-  ~PerInput() {
-    eng.synchronize();
-    if (stream) cudaStreamDestroy(stream);
-  }
   static Engine make_engine(cudaStream_t& stream) {
     cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
     return Engine(Backend::cuda, {.device = -1, .stream = stream});
   }
-  // The exact per-row or per-column sums.
-  std::vector<float> want(Per per) const {
-    std::vector<double> w(per == Per::row ? s.rows : s.cols, 0.0);
-    for (std::size_t i = 0; i < s.rows; ++i)
-      for (std::size_t j = 0; j < s.cols; ++j) w[per == Per::row ? i : j] += host[i * s.cols + j];
-    return {w.begin(), w.end()};
+  const std::vector<float>& want(Per per) {
+    std::vector<float>& w = per == Per::row ? want_row : want_col;
+    if (w.empty()) {
+      std::vector<double> sums(per == Per::row ? s.rows : s.cols, 0.0);
+      for (std::size_t i = 0; i < s.rows; ++i)
+        for (std::size_t j = 0; j < s.cols; ++j) sums[per == Per::row ? i : j] += host[i * s.cols + j];
+      w.assign(sums.begin(), sums.end());
+    }
+    return w;
   }
 };
 
@@ -92,9 +94,9 @@ void time_calls(benchmark::State& state, PerInput& in, const std::function<void(
 std::string label(const PerShape& s) { return std::to_string(s.rows) + "x" + std::to_string(s.cols); }
 
 void register_shape(PerShape s) {
-  auto input = std::make_shared<std::unique_ptr<PerInput>>();  // made on first use, kept for the shape
+  auto input = std::make_shared<PerInput*>(nullptr);
   auto get = [input, s]() -> PerInput& {
-    if (!*input) *input = std::make_unique<PerInput>(s);
+    if (!*input) *input = new PerInput(s);  // kept until the process exits (see PerInput)
     return **input;
   };
   for (Per per : {Per::row, Per::col})

@@ -375,10 +375,11 @@ void Engine::reduce_per(Op op, Per per, const detail::MatrixInput& in, const det
                 " elements");
   }
   const std::size_t count = per == Per::row ? in.rows : in.cols, length = per == Per::row ? in.cols : in.rows;
-  if (out.size != count)
+  // A span holds exactly one result per row (column); a Buffer at least that many, from element 0.
+  if (out.in_buffer ? out.size < count : out.size != count)
     throw Error(name + ": the output has " + std::to_string(out.size) + " elements but the matrix has " +
                 std::to_string(count) + (per == Per::row ? " rows" : " columns") + "; pass one result per " +
-                (per == Per::row ? "row" : "column"));
+                (per == Per::row ? "row" : "column") + (out.in_buffer ? " (a Buffer of at least that many)" : ""));
   void* out_data = out.data;
   if (out.in_buffer && count > 0) {
     if (out.allocation == nullptr)

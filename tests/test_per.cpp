@@ -324,7 +324,12 @@ TANDEM_BACKEND_TEST(per_errors, "per row/col: errors at the edge") {
   CHECK(contains(message_of([&] { eng.sum(buf.matrix(3, 4, 4, 1), Per::row, out); }), "past"));
   CHECK(contains(message_of([&] { eng.sum(buf.matrix(3, 4, 5), Per::row, out); }), "past"));
   CHECK(contains(message_of([&] { eng.sum(buf.matrix(3, 4), Per::row, tandem::Buffer<float>()); }), "elements"));
-  CHECK(contains(message_of([&] { eng.sum(buf.matrix(2, 4), Per::row, buf); }), "elements"));
+  CHECK(contains(message_of([&] { eng.sum(buf.matrix(3, 4), Per::row, eng.buffer<float>(2)); }), "at least"));
+  // A larger output Buffer: results from element 0, the rest untouched.
+  const auto wide = eng.upload<float>(std::vector<float>(6, -5.0f));
+  eng.sum(buf.matrix(3, 4), Per::row, wide);
+  eng.synchronize();
+  CHECK(wide.to_vector() == std::vector<float>{4, 4, 4, -5, -5, -5});
   const auto big = eng.upload<float>(std::vector<float>(20, 1.0f));
   const auto alias = eng.wrap(big.data() + 12, 4);
   CHECK(contains(message_of([&] { eng.sum(big.matrix(3, 4, 5), Per::col, alias); }), "overlaps"));

@@ -257,8 +257,9 @@ class TANDEM_API Engine {
   // row (out.size() == a.rows), Per::col one per column (out.size() == a.cols), each the op of that row
   // or column taken as a vector, with the rules above (an empty row or column: sum 0, the others throw).
   // The result types are those of the vector ops (argmin / argmax: the index within the row or column).
-  // Host views compute before returning; the Buffer forms write from element 0 of out (argmin / argmax
-  // into a Buffer<std::int64_t>) and, like the *_into calls, only enqueue on CUDA. Kernel "auto" only.
+  // Host views compute before returning; the Buffer forms write elements 0 .. count - 1 of out (a Buffer
+  // of at least count elements; argmin / argmax into a Buffer<std::int64_t>) and, like the *_into calls,
+  // only enqueue on CUDA. Kernel "auto" only.
   template <class T>
   requires Element<std::remove_const_t<T>>
   void sum(MatrixView<T> a, Per per, std::span<sum_result_t<T>> out, const ReduceOptions& o = {}) const {
