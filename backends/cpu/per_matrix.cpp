@@ -55,6 +55,7 @@ template <class T>
 T canonical_vector_sum(const T* x, std::int64_t n, std::int64_t stride) {
   using namespace canonical;
   if (n == 0) return T(0);
+  if (n <= kChunk) return chunk_sum(x, n, stride);  // one chunk: its value is the sum (no allocation)
   std::vector<T> values(chunk_count(n));
   for (std::int64_t c = 0; c < std::int64_t(values.size()); ++c)
     values[c] = chunk_sum(x + c * kChunk * stride, std::min(kChunk, n - c * kChunk), stride);

@@ -65,7 +65,8 @@ __device__ inline void store(AccOf<O, T> acc, Index len, bool mean, void* out, I
   }
 }
 
-// This thread's combination of row[first], row[first + step], ... below len, kUnroll loads in flight.
+// This thread's combination of row[first], row[first + step], ... below len, in that order, with kUnroll
+// loads in flight.
 template <class Operator>
 __device__ inline typename Operator::Acc accumulate_row(const typename Operator::In* __restrict__ row, Index first,
                                                         Index step, Index len) {
@@ -79,7 +80,14 @@ __device__ inline typename Operator::Acc accumulate_row(const typename Operator:
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) acc = Operator::combine(acc, Operator::load(v[u], j + u * step));
   }
-  for (; j < len; j += step) acc = Operator::combine(acc, Operator::load(row[j], j));
+  // Fewer than kUnroll of this thread's elements are left: loaded together too (short rows are all tail).
+  In v[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u)
+    if (j + u * step < len) v[u] = row[j + u * step];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u)
+    if (j + u * step < len) acc = Operator::combine(acc, Operator::load(v[u], j + u * step));
   return acc;
 }
 
