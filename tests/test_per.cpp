@@ -56,14 +56,14 @@ void expect_equal(const std::vector<R>& got, const std::vector<R>& want, const c
   std::size_t bad = 0, first = 0;
   for (std::size_t i = 0; i < got.size(); ++i)
     if (!test::same_bits(got[i], want[i]) && bad++ == 0) first = i;
-  INFO(what << ": " << bad << " mismatches, first at " << first << ": got " << (bad ? test::show(got[first]) : "")
-            << ", want " << (bad ? test::show(want[first]) : ""));
+  INFO(std::string(what) << ": " << bad << " mismatches, first at " << first << ": got "
+                         << (bad ? test::show(got[first]) : "") << ", want " << (bad ? test::show(want[first]) : ""));
   CHECK(bad == 0);
 }
 void expect_equal(const std::vector<std::size_t>& got, const std::vector<std::size_t>& want, const char* what) {
   std::size_t bad = 0;
   for (std::size_t i = 0; i < got.size(); ++i) bad += got[i] != want[i];
-  INFO(what << ": " << bad << " mismatches");
+  INFO(std::string(what) << ": " << bad << " mismatches");
   CHECK(got.size() == want.size());
   CHECK(bad == 0);
 }
