@@ -16,6 +16,8 @@
 //                                           Eigen GEMM that eigen_tbb is compared with. Built only where
 //                                           CMake finds OpenMP
 //   overhead/cpu/{engine,raw_backend}/...   engine.sum() of 16 floats against BackendImpl::reduce()
+//   per/cpu/{row,col}[/deterministic]/sum/float/<rows>x<cols>  eng.sum(MatrixView, Per, out) of 4096 x 4096
+//                                           and 2^18 x 64 floats; GB/s counts the matrix's bytes
 //   strided/cpu/<kernel>/{aos_field,soa}/float/n:<n>  one float field of 2-float structs
 //                                           (tandem::field, stride 2) against the same values
 //                                           contiguous; GB/s counts the useful n*4 bytes
@@ -26,6 +28,7 @@
 #include <Eigen/Core>
 #include <chrono>
 #include <numeric>
+#include <stdexcept>
 
 #include "benchmarks/bench_common.hpp"
 #ifdef TANDEM_BENCH_EIGEN_OPENMP
@@ -153,6 +156,39 @@ void register_strided(Suite& suite, std::size_t n) {
     }
 }
 
+// per/cpu/...: per-row and per-column sums of small integers (exact in any order), checked once against a
+// double loop before timing.
+void register_per(Suite& suite) {
+  for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{4096, 4096}, {std::size_t(1) << 18, 64}})
+    for (tandem::Per per : {tandem::Per::row, tandem::Per::col})
+      for (bool det : {false, true}) {
+        const std::string name = std::string("per/cpu/") + tandem::to_string(per) + (det ? "/deterministic" : "") +
+                                 "/sum/float/" + std::to_string(rows) + "x" + std::to_string(cols);
+        benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, rows, cols, per, det, name](State& state) {
+                                       std::vector<float> m(rows * cols);
+                                       for (std::size_t i = 0; i < m.size(); ++i)
+                                         m[i] = float(int(i * 2654435761u % 17) - 8);
+                                       const std::size_t count = per == tandem::Per::row ? rows : cols;
+                                       std::vector<double> want(count, 0.0);
+                                       for (std::size_t i = 0; i < rows; ++i)
+                                         for (std::size_t j = 0; j < cols; ++j)
+                                           want[per == tandem::Per::row ? i : j] += m[i * cols + j];
+                                       std::vector<float> out(count);
+                                       const tandem::MatrixView<const float> view{m.data(), rows, cols, cols};
+                                       const tandem::ReduceOptions opts{"auto", det};
+                                       suite.eng.sum(view, per, out, opts);
+                                       for (std::size_t v = 0; v < count; ++v)
+                                         if (double(out[v]) != want[v])
+                                           throw std::runtime_error(name + ": wrong result " + std::to_string(v));
+                                       for (auto _ : state) suite.eng.sum(view, per, out, opts);
+                                       const double bytes = double(rows * cols * sizeof(float));
+                                       set_bandwidth_counters(
+                                           state, bytes, suite.sweep.bytes_per_second(rows * cols * sizeof(float)));
+                                     }))
+            ->UseRealTime();
+      }
+}
+
 template <class T>
 void register_eigen_gemm(Suite& suite, const Shape& s) {
   const std::string name = "baseline/eigen_gemm/" + std::string(type_name<T>()) + "/" + shape_label(s);
@@ -224,6 +260,7 @@ int main(int argc, char** argv) {
   register_reduce_group<std::int32_t>(suite, sizes);
   register_overhead(suite, "serial");
   register_strided(suite, 1u << 24);
+  register_per(suite);
   const std::vector<Shape> shapes = {{512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {1000, 1000, 1000}};
   register_matmul_group<float>(suite, shapes);
   register_matmul_group<double>(suite, shapes);

@@ -63,6 +63,7 @@
 namespace tandem_bench {
 void register_cuda_interop(Suite& suite);  // bench_cuda_interop.cpp
 void register_cuda_forms();                // bench_cuda_forms.cpp
+void register_cuda_per();                  // bench_cuda_per.cpp
 }  // namespace tandem_bench
 
 namespace {
@@ -393,6 +394,7 @@ int main(int argc, char** argv) {
     register_reduce_group<std::int32_t>(bench, sizes);
     register_overhead(suite, "auto");
     register_cuda_interop(suite);
+    register_cuda_per();
     register_strided(suite, 1u << 24);
     const std::vector<Shape> shapes = {{512, 512, 512},    {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
                                        {1000, 1000, 1000}, {2049, 2049, 2049}, {4097, 4097, 4097}, {8192, 64, 8192}};

@@ -34,6 +34,24 @@ struct ReduceArgs {
   bool mean = false;
 };
 
+// A per-row / per-column reduction (Engine::sum(MatrixView, Per, ...)): rows x cols, row-major with ld
+// >= cols, in host memory or resident. `per` picks the vectors: each row (cols elements) or each column
+// (rows elements); their count is >= 1, their length may be 0 only for sums (results then +0.0 / 0).
+// `out` has one result per vector, in the same memory as the input (host or backend): sum_result_t<T>
+// for sums, double with `mean` (op is then sum: double(sum) / length), T for min / max, int64 for argmin
+// / argmax (the index within the vector); NaN results are stored as the canonical quiet NaN. Resident
+// calls are stream-ordered (no wait); host calls return when out is written.
+struct MatrixReduceArgs {
+  Op op;  // sum, min, max, argmin or argmax
+  Dtype dtype;
+  const void* data;
+  std::int64_t rows, cols, ld;
+  Per per;
+  bool resident;
+  bool deterministic = false;  // float sums: each vector's canonical sum (backends/common/canonical.hpp)
+  bool mean = false;
+};
+
 // C (m x n, ldc) = alpha * op(A) * op(B) + beta * C, all row-major, all in host memory or all resident.
 // op(A) is m x k: A is stored m x k (lda >= k), or k x m (lda >= m) with trans_a; likewise op(B) is
 // k x n. For e < batch, entry e of each operand starts stride_x elements after entry e - 1 (0: the same
@@ -93,6 +111,8 @@ class BackendImpl {
   // kernel is "auto" or one of reduce_kernel_info()'s names.
   virtual void reduce(const ReduceArgs& args, std::string_view kernel, void* result) = 0;
   virtual void matmul(const MatmulArgs& args, std::string_view kernel) = 0;
+  // kernel is "auto" (the only kernel whose KernelInfo::per_row_col is set today).
+  virtual void reduce_matrix(const MatrixReduceArgs& args, std::string_view kernel, void* out) = 0;
 
   // Waits for everything the backend enqueued; throws tandem::Error for a failure of that work.
   virtual void synchronize() = 0;

@@ -180,6 +180,7 @@ void check_kernel_accepts(const KernelInfo& k, Dtype dtype, const Op* op, bool d
 const detail::BackendImpl::KernelTables& detail::BackendImpl::kernel_tables() const {
   std::call_once(tables_once_, [this] {
     tables_.reduce = with_auto(reduce_kernel_info());
+    tables_.reduce.front().per_row_col = true;  // per-row / per-column reductions run "auto" on every backend
     tables_.matmul = with_auto(matmul_kernel_info());
   });
   return tables_;
@@ -338,6 +339,78 @@ void Engine::reduce_into(Op op, const detail::ReduceInput& in, const OutSlot& ou
   args.out = static_cast<char*>(out.allocation->data()) + out.index * size_of(out.dtype);
   args.mean = op == Op::mean;
   impl_->reduce(args, opts.kernel, nullptr);  // n == 0 (a sum): the backend stores 0
+}
+
+// ---- per-row / per-column reductions --------------------------------------------------------------
+
+void Engine::reduce_per(Op op, Per per, const detail::MatrixInput& in, const detail::ReduceOutput& out,
+                        const ReduceOptions& opts) const {
+  const std::string name = std::string(to_string(op)) + " (per " + to_string(per) + ")";
+  const std::size_t elem = size_of(in.dtype);
+  if (in.ld < in.cols)
+    throw Error(name + ": ld (" + std::to_string(in.ld) + ") is smaller than cols (" + std::to_string(in.cols) +
+                "); ld must be >= cols");
+  std::size_t ext = 0;
+  if (in.rows > 0 && in.cols > 0) {
+    const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
+    if (in.cols > limit || in.rows - 1 > (limit - in.cols) / in.ld)
+      throw Error(name + ": the matrix is larger than the address space");
+    ext = (in.rows - 1) * in.ld + in.cols;
+  }
+  const void* data = in.data;
+  if (in.in_buffer && ext > 0) {
+    if (in.allocation == nullptr)
+      throw Error(name + ": the BufferMatrix has no buffer but " + std::to_string(in.rows) + "x" +
+                  std::to_string(in.cols) + " elements");
+    if (&in.allocation->impl() != impl_.get())
+      throw Error(name +
+                  ": the matrix's buffer belongs to another engine; use buffers of the engine that runs the call");
+    if (in.offset > in.buffer_size || ext > in.buffer_size - in.offset)
+      throw Error(name + ": the matrix (offset " + std::to_string(in.offset) + ", " + std::to_string(in.rows) + "x" +
+                  std::to_string(in.cols) + ", ld " + std::to_string(in.ld) + ") reaches past its buffer of " +
+                  std::to_string(in.buffer_size) + " elements");
+    data = offset_by(in.data, in.offset, in.dtype);
+  } else if (ext > 0 && data == nullptr) {
+    throw Error(name + ": data is null but the matrix has " + std::to_string(in.rows) + "x" + std::to_string(in.cols) +
+                " elements");
+  }
+  const std::size_t count = per == Per::row ? in.rows : in.cols, length = per == Per::row ? in.cols : in.rows;
+  // A span holds exactly one result per row (column); a Buffer at least that many, from element 0.
+  if (out.in_buffer ? out.size < count : out.size != count)
+    throw Error(name + ": the output has " + std::to_string(out.size) + " elements but the matrix has " +
+                std::to_string(count) + (per == Per::row ? " rows" : " columns") + "; pass one result per " +
+                (per == Per::row ? "row" : "column") + (out.in_buffer ? " (a Buffer of at least that many)" : ""));
+  void* out_data = out.data;
+  if (out.in_buffer && count > 0) {
+    if (out.allocation == nullptr)
+      throw Error(name + ": the output Buffer is empty; make it with Engine::buffer<R>(" + std::to_string(count) + ")");
+    if (&out.allocation->impl() != impl_.get())
+      throw Error(name +
+                  ": the output Buffer belongs to another engine; use a buffer of the engine that runs the call");
+    out_data = out.allocation->data();
+  } else if (count > 0 && out_data == nullptr) {
+    throw Error(name + ": the output span is null but has " + std::to_string(count) + " elements");
+  }
+  if (overlaps(out_data, count * out.element_size, data, ext * elem))
+    throw Error(name + ": the output overlaps the matrix; the results must go to separate memory");
+  const KernelInfo& kernel = find_kernel(impl_->kernel_tables().reduce, opts.kernel, "reduce");
+  if (!kernel.per_row_col) {
+    std::string names;
+    for (const KernelInfo& k : impl_->kernel_tables().reduce)
+      if (k.per_row_col) names += std::string(names.empty() ? "" : ", ") + "'" + k.name + "'";
+    throw Error(name + ": kernel '" + kernel.name + "' does not run per-row / per-column reductions; use " + names +
+                " (KernelInfo::per_row_col)");
+  }
+  check_kernel_accepts(kernel, in.dtype, &op, opts.deterministic, name.c_str());
+  if (length == 0 && count > 0 && op != Op::sum)
+    throw Error(name + " of an empty " + (per == Per::row ? "row" : "column") + " is undefined (the matrix is " +
+                std::to_string(in.rows) + "x" + std::to_string(in.cols) + "); check for an empty dimension first");
+  if (count == 0) return;
+  detail::MatrixReduceArgs args{
+      op == Op::mean ? Op::sum : op, in.dtype, data,         std::int64_t(in.rows), std::int64_t(in.cols),
+      std::int64_t(in.ld),           per,      in.in_buffer, opts.deterministic};
+  args.mean = op == Op::mean;
+  impl_->reduce_matrix(args, opts.kernel, out_data);
 }
 
 void Engine::synchronize() const { impl_->synchronize(); }

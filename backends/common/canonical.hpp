@@ -10,6 +10,9 @@
 //   3. The 32 lanes are combined by a fixed tree: for s = 16, 8, 4, 2, 1: lane[j] = lane[j] + lane[j + s]
 //      for j < s. lane[0] is the chunk's value.
 //   4. The chunk values, in order, are a new input: repeat from 1 until one value remains.
+// Per-row and per-column sums (Engine::sum(MatrixView, Per, ...)): each row's (column's) value is the sum
+// above, steps 1-4, of that row (column) taken as a vector: x[k] = A(i, k) for row i, A(k, j) for column j
+// (an empty row or column: +0.0).
 // (On a GPU a chunk is one warp, lane j is thread j and step 3 is a __shfl_down_sync tree; on a CPU the
 // 32 lanes are SIMD registers.) Integer sums, min and max are order-independent already.
 //

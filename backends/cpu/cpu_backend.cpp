@@ -29,6 +29,7 @@
 #include "backends/common/reduce_ops.hpp"
 #include "backends/cpu/host_reduce.hpp"
 #include "backends/cpu/matmul.hpp"
+#include "backends/cpu/per_matrix.hpp"
 #include "engine/dispatch.hpp"
 #include "engine/registry.hpp"
 
@@ -274,6 +275,9 @@ class CpuBackend final : public BackendImpl {
     std::memcpy(a.out, &v, sizeof v);
   }
 
+  // Per-row / per-column reductions: backends/cpu/per_matrix.cpp.
+  void reduce_matrix(const MatrixReduceArgs& a, std::string_view, void* out) override { cpu_reduce_matrix(a, out); }
+
   void synchronize() override {}
   // Host memory: the CPU backend cannot tell it from other memory, and takes any readable address.
   void check_external(const void*, std::size_t) const override {}
@@ -298,6 +302,18 @@ void cpu_reduce_acc(Op op, Dtype dtype, const void* x, std::int64_t n, std::int6
       using Operator = typename OpFor<O, T>::type;
       const auto v = reduce_with<Operator>("tbb_vectorized", static_cast<const T*>(x), n, stride);
       std::memcpy(acc, &v, sizeof v);
+    });
+  });
+}
+
+void cpu_reduce_acc_each(Op op, Dtype dtype, const void* x, std::int64_t count, std::int64_t vstride, std::int64_t n,
+                         std::int64_t stride, void* accs) {
+  visit(dtype, [&]<class T>(std::type_identity<T>) {
+    visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      using Operator = typename OpFor<O, T>::type;
+      auto* out = static_cast<typename Operator::Acc*>(accs);
+      for (std::int64_t v = 0; v < count; ++v)
+        out[v] = reduce_leaf<Operator>(static_cast<const T*>(x) + v * vstride, 0, n, stride);
     });
   });
 }

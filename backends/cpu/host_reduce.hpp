@@ -13,6 +13,12 @@ namespace tandem::detail {
 // x[(n - 1) * stride], on all cores; the same values as the GPU's stages give, combined in any order.
 void cpu_reduce_acc(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* acc);
 
+// The accumulators of op over `count` vectors, on the calling thread (callers parallelise over vectors):
+// vector v is x[v * vstride + k * stride] for k < n (n >= 1), its Acc into accs[v]; an arg-reduction's
+// index counts within the vector. The per-row reductions of backends/cpu/per_matrix.cpp use it.
+void cpu_reduce_acc_each(Op op, Dtype dtype, const void* x, std::int64_t count, std::int64_t vstride, std::int64_t n,
+                         std::int64_t stride, void* accs);
+
 // The canonical chunk values (canonical.hpp, step 1-3) of x: chunk_count(n) values of dtype, a floating
 // dtype. Bitwise equal to the GPU's reduce_canonical_chunk_values.
 void cpu_canonical_chunk_values(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values);

@@ -30,6 +30,7 @@
 #include "backends/cpu/host_reduce.hpp"
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/kernels.hpp"
+#include "backends/cuda/reduce/per_matrix.cuh"
 #include "engine/dispatch.hpp"
 #include "engine/registry.hpp"
 
@@ -226,6 +227,25 @@ class CudaBackend final : public detail::BackendImpl {
         cuda::matmul(stage, one, scratch_, forms, cublas_, stream_);
         download_rows(c, g.ldc, dc, g.m, g.n, e);  // waits: C is complete on return
       }
+    });
+  }
+
+  // Per-row / per-column reductions (backends/cuda/reduce/per_matrix.cu). Host matrices are staged compactly
+  // (upload_rows), their results come back before the call returns.
+  void reduce_matrix(const detail::MatrixReduceArgs& a, std::string_view, void* out) override {
+    std::lock_guard lock(mutex_);
+    DeviceGuard guard(device_);
+    if (!a.resident) require_not_capturing("a per-row / per-column reduction of host data");
+    finish_on_error([&] {
+      if (a.resident) return cuda::reduce_matrix(a, a.data, a.ld, out, scratch_, stream_);
+      const std::size_t e = size_of(a.dtype), elements = std::size_t(a.rows * a.cols);
+      void* dx = staging_c_.get(std::max<std::size_t>(elements * e, 256));
+      if (elements > 0) upload_rows(dx, a.data, a.rows, a.cols, a.ld, e);
+      const std::size_t bytes = std::size_t(a.per == Per::row ? a.rows : a.cols) * matrix_result_size(a);
+      void* d_out = result_.get(std::max<std::size_t>(bytes, 256));
+      cuda::reduce_matrix(a, dx, a.cols, d_out, scratch_, stream_);
+      TANDEM_CUDA_CHECK(cudaMemcpyAsync(out, d_out, bytes, cudaMemcpyDeviceToHost, stream_));
+      TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
     });
   }
 

@@ -47,6 +47,23 @@ struct MatrixInput {
   std::size_t count = 1, stride = 0;
 };
 
+// Where a per-row / per-column reduction writes its results: `size` elements of `element_size` bytes,
+// host memory (data) or a Buffer (allocation), from element 0.
+struct ReduceOutput {
+  void* data;
+  std::size_t size, element_size;
+  bool in_buffer = false;
+  const Allocation* allocation = nullptr;
+};
+template <class R>
+ReduceOutput host_output(std::span<R> out) {
+  return {out.data(), out.size(), sizeof(R)};
+}
+template <class R>
+ReduceOutput buffer_output(const Buffer<R>& out) {
+  return {nullptr, out.size(), sizeof(R), true, out.allocation().get()};
+}
+
 template <class T>
 ReduceInput host_input(const T* data, std::size_t count, std::size_t stride) {
   return {dtype_of<T>, data, count, stride};
@@ -249,6 +266,68 @@ class TANDEM_API Engine {
     return argmax(std::span<const std::ranges::range_value_t<R>>(x), o);
   }
 
+  // Per-row / per-column reductions of a row-major matrix (any ld >= cols): Per::row writes one result per
+  // row (out.size() == a.rows), Per::col one per column (out.size() == a.cols), each the op of that row
+  // or column taken as a vector, with the rules above (an empty row or column: sum 0, the others throw).
+  // The result types are those of the vector ops (argmin / argmax: the index within the row or column).
+  // Host views compute before returning; the Buffer forms write elements 0 .. count - 1 of out (a Buffer
+  // of at least count elements; argmin / argmax into a Buffer<std::int64_t>) and, like the *_into calls,
+  // only enqueue on CUDA. Kernel "auto" only.
+  template <class T>
+  requires Element<std::remove_const_t<T>>
+  void sum(MatrixView<T> a, Per per, std::span<sum_result_t<T>> out, const ReduceOptions& o = {}) const {
+    reduce_per(Op::sum, per, detail::host_matrix(a), detail::host_output(out), o);
+  }
+  template <class T>
+  requires Element<std::remove_const_t<T>>
+  void min(MatrixView<T> a, Per per, std::span<std::remove_const_t<T>> out, const ReduceOptions& o = {}) const {
+    reduce_per(Op::min, per, detail::host_matrix(a), detail::host_output(out), o);
+  }
+  template <class T>
+  requires Element<std::remove_const_t<T>>
+  void max(MatrixView<T> a, Per per, std::span<std::remove_const_t<T>> out, const ReduceOptions& o = {}) const {
+    reduce_per(Op::max, per, detail::host_matrix(a), detail::host_output(out), o);
+  }
+  template <class T>
+  requires Element<std::remove_const_t<T>>
+  void mean(MatrixView<T> a, Per per, std::span<double> out, const ReduceOptions& o = {}) const {
+    reduce_per(Op::mean, per, detail::host_matrix(a), detail::host_output(out), o);
+  }
+  template <class T>
+  requires Element<std::remove_const_t<T>>
+  void argmin(MatrixView<T> a, Per per, std::span<std::size_t> out, const ReduceOptions& o = {}) const {
+    reduce_per(Op::argmin, per, detail::host_matrix(a), detail::host_output(out), o);
+  }
+  template <class T>
+  requires Element<std::remove_const_t<T>>
+  void argmax(MatrixView<T> a, Per per, std::span<std::size_t> out, const ReduceOptions& o = {}) const {
+    reduce_per(Op::argmax, per, detail::host_matrix(a), detail::host_output(out), o);
+  }
+  template <Element T>
+  void sum(BufferMatrix<T> a, Per per, const Buffer<sum_result_t<T>>& out, const ReduceOptions& o = {}) const {
+    reduce_per(Op::sum, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
+  }
+  template <Element T>
+  void min(BufferMatrix<T> a, Per per, const Buffer<T>& out, const ReduceOptions& o = {}) const {
+    reduce_per(Op::min, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
+  }
+  template <Element T>
+  void max(BufferMatrix<T> a, Per per, const Buffer<T>& out, const ReduceOptions& o = {}) const {
+    reduce_per(Op::max, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
+  }
+  template <Element T>
+  void mean(BufferMatrix<T> a, Per per, const Buffer<double>& out, const ReduceOptions& o = {}) const {
+    reduce_per(Op::mean, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
+  }
+  template <Element T>
+  void argmin(BufferMatrix<T> a, Per per, const Buffer<std::int64_t>& out, const ReduceOptions& o = {}) const {
+    reduce_per(Op::argmin, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
+  }
+  template <Element T>
+  void argmax(BufferMatrix<T> a, Per per, const Buffer<std::int64_t>& out, const ReduceOptions& o = {}) const {
+    reduce_per(Op::argmax, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
+  }
+
   // C = alpha * op(A) * op(B) + beta * C (MatmulOptions: trans_a, trans_b, alpha, beta, precision),
   // row-major, any ld >= cols; the views describe the matrices as stored. Writes only the rows x cols
   // elements of C; padding between cols and ld stays untouched. C must not overlap A or B. Host
@@ -376,6 +455,8 @@ class TANDEM_API Engine {
   // The exported entries: validate, then dispatch. reduce() writes op's result (sum: sum_result_t of
   // the input type, min/max: the input type, mean: double, argmin/argmax: std::size_t) to *result.
   void reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const;
+  void reduce_per(Op op, Per per, const detail::MatrixInput& a, const detail::ReduceOutput& out,
+                  const ReduceOptions& opts) const;
   void run_matmul(const detail::MatrixInput& a, const detail::MatrixInput& b, const detail::MatrixInput& c,
                   const MatmulOptions& opts) const;
   std::shared_ptr<detail::Allocation> allocate(std::size_t count, std::size_t element_size) const;

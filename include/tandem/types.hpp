@@ -62,6 +62,11 @@ inline constexpr Op all_ops[] = {Op::sum, Op::min, Op::max, Op::mean, Op::argmin
 
 constexpr bool is_arg(Op op) { return op == Op::argmin || op == Op::argmax; }
 
+// Per-row / per-column reductions of a matrix (Engine::sum(MatrixView, Per, out), ...): Per::row gives one
+// result per row (each row reduced as a vector), Per::col one per column.
+enum class Per : std::uint8_t { row, col };
+constexpr const char* to_string(Per p) { return p == Per::row ? "row" : "col"; }
+
 constexpr const char* to_string(Op op) {
   constexpr const char* names[] = {"sum", "min", "max", "mean", "argmin", "argmax"};
   return names[static_cast<int>(op)];
@@ -183,6 +188,7 @@ struct KernelInfo {
   bool deterministic = false;  // deterministic mode may run it (its results follow the canonical order)
   bool auto_pick = false;      // "auto" may pick it
   bool baseline = false;       // a vendor library (CUB, cuBLAS), the reference of the ladder
+  bool per_row_col = false;    // per-row / per-column reductions (Engine::sum(MatrixView, Per, ...)) run it
   std::string requirement;     // e.g. "compute capability 9.0"; empty: runs wherever the backend does
 
   bool accepts(Dtype d) const {

@@ -31,6 +31,7 @@ whole range, so sums wrap) at sizes that miss every block: 0, 1, 2, 3, 31, 32, 3
 kernel runs the shapes 1x1x1, 17x33x65, 129x1x257 and 255x257x253 (M x K x N) in float and double,
 and batches of 3 products 33x65x17 with transposes, alpha and beta (C = alpha op(A) op(B) + beta C),
 where deterministic mode must give the same bits on every backend.
+Per-row and per-column reductions (kernel auto) run 1x1, 33x65, 1025x3 and 3x4097 matrices.
 
 Integer sums, min and max must equal, bit for bit, both an independent reference (serial loops in
 wider types) and the CPU backend's serial kernel; float sums must lie within 8 u sum|x| of a long
@@ -65,6 +66,11 @@ struct MatmulShape {
   std::size_t m, k, n;
 };
 constexpr MatmulShape kCheckShapes[] = {{1, 1, 1}, {17, 33, 65}, {129, 1, 257}, {255, 257, 253}};
+
+struct PerShape {
+  std::size_t rows, cols;
+};
+constexpr PerShape kPerShapes[] = {{1, 1}, {33, 65}, {1025, 3}, {3, 4097}};
 constexpr Op kCheckOps[] = {Op::sum, Op::min, Op::max, Op::argmin, Op::argmax};
 
 // Counts the checks and prints each failure as it happens (the first 20 in full) and the progress:
@@ -218,6 +224,52 @@ void check_reduce(CheckLog& log, const Engine& cpu, const std::vector<Engine>& t
                               strf("%s %s %s %s n=%zu stride=%zu", tandem::to_string(eng.backend()),
                                    kernel.name.c_str(), type_name<T>(), tandem::to_string(op), c.n, c.stride));
     }
+  }
+}
+
+// Per-row / per-column reductions (kernel auto): small integers, so every sum is exact in any order; each
+// row and column against the reference of that vector, deterministic float sums against the canonical order.
+template <class T>
+void check_per(CheckLog& log, const std::vector<Engine>& targets) {
+  using tandem::Per;
+  log.group(std::string("per row/col ") + type_name<T>());
+  for (const PerShape& s : kPerShapes) {
+    tandem_test::SplitMix64 g{s.rows * 7919 + s.cols};
+    const std::vector<T> m = tandem_test::random_vector<T>(s.rows * s.cols, g, tandem_test::Values::small_integers);
+    const tandem::MatrixView<const T> view{m.data(), s.rows, s.cols, s.cols};
+    for (const Engine& eng : targets)
+      for (Per per : {Per::row, Per::col})
+        for (Op op : kCheckOps) {
+          const std::size_t count = per == Per::row ? s.rows : s.cols;
+          std::vector<tandem::sum_result_t<T>> sums(count), canonical(count), det(count);
+          std::vector<T> values(count);
+          std::vector<std::size_t> index(count);
+          if (op == Op::sum) eng.sum(view, per, sums);
+          if (op == Op::min || op == Op::max) (op == Op::min ? eng.min(view, per, values) : eng.max(view, per, values));
+          if (tandem::is_arg(op)) (op == Op::argmin ? eng.argmin(view, per, index) : eng.argmax(view, per, index));
+          if constexpr (std::is_floating_point_v<T>)
+            if (op == Op::sum) eng.sum(view, per, det, {"auto", true});
+          std::size_t bad = 0;
+          for (std::size_t v = 0; v < count; ++v) {
+            std::vector<T> x;
+            for (std::size_t k = 0; k < (per == Per::row ? s.cols : s.rows); ++k)
+              x.push_back(per == Per::row ? m[v * s.cols + k] : m[k * s.cols + v]);
+            const auto ref = tandem_test::reduce_reference<T>(x);
+            if constexpr (std::is_floating_point_v<T>)
+              bad += op == Op::sum && !tandem_test::same_bits(det[v], tandem_test::canonical_sum<T>(x));
+            bad += op == Op::sum      ? !tandem_test::same_bits(sums[v], ref.sum_result())
+                   : op == Op::min    ? !tandem_test::same_bits(values[v], ref.min())
+                   : op == Op::max    ? !tandem_test::same_bits(values[v], ref.max())
+                   : op == Op::argmin ? index[v] != ref.argmin()
+                                      : index[v] != ref.argmax();
+          }
+          const std::string label = strf("%s %s per %s %s %zux%zu", tandem::to_string(eng.backend()), type_name<T>(),
+                                         tandem::to_string(per), tandem::to_string(op), s.rows, s.cols);
+          if (bad == 0)
+            log.pass();
+          else
+            log.fail(label + strf(": %zu of %zu results differ from the reference", bad, count));
+        }
   }
 }
 
@@ -385,6 +437,7 @@ int cmd_check(const Options& o) {
     total += cases.size() * tandem::dtypes.size() * std::size(kCheckOps) * eng.reduce_kernels().size();
     total += std::size(kCheckShapes) * 2 * eng.matmul_kernels().size();
     total += std::size(kForms) * 2 * (eng.matmul_kernels().size() + 1);
+    total += std::size(kPerShapes) * 2 * std::size(kCheckOps) * tandem::dtypes.size();
   }
   for (const auto& line : not_run) std::printf("check: %s\n", line.c_str());
   std::vector<std::string> sizes;
@@ -398,6 +451,10 @@ int cmd_check(const Options& o) {
   check_reduce<std::int64_t>(log, cpu, targets, cases);
   check_reduce<float>(log, cpu, targets, cases);
   check_reduce<double>(log, cpu, targets, cases);
+  check_per<std::int32_t>(log, targets);
+  check_per<std::int64_t>(log, targets);
+  check_per<float>(log, targets);
+  check_per<double>(log, targets);
   check_matmul<float>(log, targets);
   check_matmul<double>(log, targets);
   check_matmul_forms<float>(log, targets);

@@ -1,0 +1,175 @@
+// Per-row and per-column reductions on the CPU (oneTBB), with the operators of
+// backends/common/reduce_ops.hpp, so NaN, signed-zero and first-index rules are those of the vector ops.
+//   per row     rows in parallel, each row one leaf of the vector kernels (cpu_reduce_acc_each: Eigen sums,
+//               SIMD min/max, arg leaves); rows longer than kLongRow are each reduced on all cores.
+//   per column  rows split in parallel; a leaf walks its rows and accumulates each row into one
+//               accumulator per column (contiguous, so the loop over columns vectorises); leaves combine
+//               column by column.
+//   deterministic float sums: each row's or column's canonical sum (backends/common/canonical.hpp). Per
+//               column, a task takes one 4096-row chunk of a block of columns and keeps the 32 lanes of
+//               every column of the block, so rows are still read contiguously.
+#include "backends/cpu/per_matrix.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/blocked_range2d.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "backends/common/canonical.hpp"
+#include "backends/common/reduce_ops.hpp"
+#include "backends/cpu/host_reduce.hpp"
+#include "engine/dispatch.hpp"
+
+namespace tandem::detail {
+namespace {
+
+constexpr std::int64_t kLeafElements = 1 << 14;  // about this many elements per task
+constexpr std::int64_t kLongRow = 1 << 16;       // rows at least this long are reduced on all cores
+constexpr std::int64_t kColumnBlock = 64;        // columns per task of the deterministic column sums
+
+// Result i of vector length `len` from its accumulator, as MatrixReduceArgs::out holds it.
+template <Op O, class T>
+void store(const MatrixReduceArgs& a, typename OpFor<O, T>::type::Acc acc, std::int64_t len, void* out,
+           std::int64_t i) {
+  if constexpr (O == Op::sum) {
+    const auto s = result_of<O, T>(acc);  // integer sums: uint64 wraps to int64
+    if (a.mean) {
+      const double m = canonical_nan(double(s) / double(len));
+      std::memcpy(static_cast<char*>(out) + i * sizeof m, &m, sizeof m);
+      return;
+    }
+    const auto v = canonical_nan(s);
+    std::memcpy(static_cast<char*>(out) + i * sizeof v, &v, sizeof v);
+  } else {
+    const auto v = canonical_nan(result_of<O, T>(acc));  // arg: the int64 index
+    std::memcpy(static_cast<char*>(out) + i * sizeof v, &v, sizeof v);
+  }
+}
+
+// The canonical sum of x[0], x[stride], ..., x[(n-1) * stride] on the calling thread.
+template <class T>
+T canonical_vector_sum(const T* x, std::int64_t n, std::int64_t stride) {
+  using namespace canonical;
+  if (n == 0) return T(0);
+  if (n <= kChunk) return chunk_sum(x, n, stride);  // one chunk: its value is the sum (no allocation)
+  std::vector<T> values(chunk_count(n));
+  for (std::int64_t c = 0; c < std::int64_t(values.size()); ++c)
+    values[c] = chunk_sum(x + c * kChunk * stride, std::min(kChunk, n - c * kChunk), stride);
+  return sum_of_chunk_values(std::move(values));
+}
+
+template <Op O, class T>
+void per_row(const MatrixReduceArgs& a, const T* x, void* out) {
+  using Operator = typename OpFor<O, T>::type;
+  using Acc = typename Operator::Acc;
+  const std::int64_t rows = a.rows, cols = a.cols, ld = a.ld;
+  const std::int64_t grain = std::max<std::int64_t>(1, kLeafElements / std::max<std::int64_t>(cols, 1));
+  if constexpr (O == Op::sum && std::is_floating_point_v<T>) {
+    if (a.deterministic) {
+      tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows, grain),
+                        [&](const tbb::blocked_range<std::int64_t>& r) {
+                          for (std::int64_t i = r.begin(); i < r.end(); ++i)
+                            store<O, T>(a, canonical_vector_sum(x + i * ld, cols, 1), cols, out, i);
+                        });
+      return;
+    }
+  }
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows, grain), [&](const tbb::blocked_range<std::int64_t>& r) {
+    std::vector<Acc> accs(std::size_t(r.size()));
+    if (cols >= kLongRow)
+      for (std::int64_t i = r.begin(); i < r.end(); ++i)
+        cpu_reduce_acc(a.op, a.dtype, x + i * ld, cols, 1, &accs[i - r.begin()]);
+    else
+      cpu_reduce_acc_each(a.op, a.dtype, x + r.begin() * ld, std::int64_t(r.size()), ld, cols, 1, accs.data());
+    for (std::int64_t i = r.begin(); i < r.end(); ++i) store<O, T>(a, accs[i - r.begin()], cols, out, i);
+  });
+}
+
+template <Op O, class T>
+void per_column(const MatrixReduceArgs& a, const T* x, void* out) {
+  using Operator = typename OpFor<O, T>::type;
+  using Acc = typename Operator::Acc;
+  const std::int64_t rows = a.rows, cols = a.cols, ld = a.ld;
+  const std::int64_t grain = std::max<std::int64_t>(1, kLeafElements / cols);
+  // Rows [r.begin(), r.end()) into one accumulator per column.
+  auto leaf = [&](const tbb::blocked_range<std::int64_t>& r, std::vector<Acc> acc) {
+    Acc* __restrict__ p = acc.data();
+    for (std::int64_t i = r.begin(); i < r.end(); ++i) {
+      const T* __restrict__ row = x + i * ld;
+      for (std::int64_t j = 0; j < cols; ++j) p[j] = Operator::combine(p[j], Operator::load(row[j], i));
+    }
+    return acc;
+  };
+  auto join = [](std::vector<Acc> a0, const std::vector<Acc>& a1) {
+    for (std::size_t j = 0; j < a0.size(); ++j) a0[j] = Operator::combine(a0[j], a1[j]);
+    return a0;
+  };
+  const std::vector<Acc> acc =
+      tbb::parallel_reduce(tbb::blocked_range<std::int64_t>(0, rows, grain),
+                           std::vector<Acc>(std::size_t(cols), Operator::identity()), leaf, join);
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, cols, 4096), [&](const tbb::blocked_range<std::int64_t>& r) {
+    for (std::int64_t j = r.begin(); j < r.end(); ++j) store<O, T>(a, acc[j], rows, out, j);
+  });
+}
+
+// Deterministic per-column float sums: canonical.hpp's steps 1-3 for every (chunk of rows, block of
+// columns), then step 4 per column.
+template <class T>
+void canonical_per_column(const MatrixReduceArgs& a, const T* x, void* out) {
+  using namespace canonical;
+  const std::int64_t rows = a.rows, cols = a.cols, ld = a.ld, chunks = chunk_count(rows);
+  std::vector<T> values(std::size_t(chunks * cols));  // values[c * cols + j]: chunk c of column j
+  tbb::parallel_for(tbb::blocked_range2d<std::int64_t>(0, chunks, 1, 0, cols, kColumnBlock),
+                    [&](const tbb::blocked_range2d<std::int64_t>& r) {
+                      for (std::int64_t c = r.rows().begin(); c < r.rows().end(); ++c)
+                        for (std::int64_t j0 = r.cols().begin(); j0 < r.cols().end(); j0 += kColumnBlock) {
+                          const std::int64_t w = std::min(kColumnBlock, r.cols().end() - j0);
+                          const std::int64_t len = std::min(kChunk, rows - c * kChunk);
+                          T lane[kLanes][kColumnBlock];
+                          for (auto& l : lane) std::fill_n(l, kColumnBlock, T(-0.0));  // lanes start at -0.0
+                          for (std::int64_t k = 0; k < len; ++k) {
+                            const T* row = x + (c * kChunk + k) * ld + j0;
+                            T* l = lane[k % kLanes];
+                            for (std::int64_t j = 0; j < w; ++j) l[j] += row[j];
+                          }
+                          for (std::int64_t s = kLanes / 2; s > 0; s /= 2)
+                            for (std::int64_t q = 0; q < s; ++q)
+                              for (std::int64_t j = 0; j < w; ++j) lane[q][j] = lane[q][j] + lane[q + s][j];
+                          for (std::int64_t j = 0; j < w; ++j) values[std::size_t(c * cols + j0 + j)] = lane[0][j];
+                        }
+                    });
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, cols, 256), [&](const tbb::blocked_range<std::int64_t>& r) {
+    std::vector<T> column(static_cast<std::size_t>(chunks));
+    for (std::int64_t j = r.begin(); j < r.end(); ++j) {
+      for (std::int64_t c = 0; c < chunks; ++c) column[c] = values[std::size_t(c * cols + j)];
+      store<Op::sum, T>(a, chunks == 1 ? column[0] : sum_of_chunk_values(column), rows, out, j);
+    }
+  });
+}
+
+}  // namespace
+
+void cpu_reduce_matrix(const MatrixReduceArgs& a, void* out) {
+  visit(a.dtype, [&]<class T>(std::type_identity<T>) {
+    const T* x = static_cast<const T*>(a.data);
+    const std::int64_t len = a.per == Per::row ? a.cols : a.rows, count = a.per == Per::row ? a.rows : a.cols;
+    if (len == 0) {  // sums only (the engine rejects the other ops): +0.0 or 0, all bits zero
+      std::memset(out, 0, std::size_t(count) * sizeof(sum_result_t<T>));
+      return;
+    }
+    visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
+      if constexpr (O == Op::sum && std::is_floating_point_v<T>)
+        if (a.deterministic && a.per == Per::col) return canonical_per_column(a, x, out);
+      if (a.per == Per::row)
+        per_row<O, T>(a, x, out);
+      else
+        per_column<O, T>(a, x, out);
+    });
+  });
+}
+
+}  // namespace tandem::detail
