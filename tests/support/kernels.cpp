@@ -73,6 +73,7 @@ std::string kernel_json(const tandem::KernelInfo& k, std::string_view kind, std:
   field("auto_pick", json_bool(k.auto_pick));
   field("baseline", json_bool(k.baseline));
   field("requirement", json_string(k.requirement));
+  field("per_row_col", json_bool(k.per_row_col));
   s += '}';
   return s;
 }

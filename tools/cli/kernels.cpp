@@ -23,7 +23,7 @@ options:
   --json                        a JSON list, one object per kernel:
                                 {"backend", "kind": "reduce"|"matmul", "name", "dtypes": [...],
                                  "ops": [...], "precision", "deterministic", "auto_pick", "baseline",
-                                 "requirement"}
+                                 "requirement", "per_row_col"}
                                 (backends not listed are named on stderr)
 )";
 
@@ -52,7 +52,7 @@ void print_table(const tandem::Engine& eng) {
   for (const Row& r : rows)
     cells.push_back({r.kind, r.k->name, names(r.k->dtypes), names(r.k->ops), tandem::to_string(r.k->precision),
                      yes_no(r.k->deterministic), yes_no(r.k->auto_pick), yes_no(r.k->baseline),
-                     r.k->requirement.empty() ? "-" : r.k->requirement});
+                     r.k->requirement.empty() ? "-" : r.k->requirement, yes_no(r.k->per_row_col)});
   auto width = [&](std::size_t column) {
     std::size_t w = 0;
     for (const auto& row : cells) w = std::max(w, display_width(row[column]));
@@ -67,7 +67,8 @@ void print_table(const tandem::Engine& eng) {
                      {"deterministic", width(5), true},
                      {"auto pick", width(6), true},
                      {"baseline", width(7), true},
-                     {"requirement", width(8), true}});
+                     {"requirement", width(8), true},
+                     {"per row/col", width(9), true}});
   table.header();
   for (const auto& row : cells) table.row(row);
 }
