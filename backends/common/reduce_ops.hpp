@@ -40,11 +40,20 @@ TANDEM_HD bool is_nan(T x) {
 }
 
 // A NaN result as the canonical quiet NaN (GPUs and CPUs make NaNs with different bits); other values
-// unchanged. Host code.
+// unchanged.
 template <class T>
-inline T canonical_nan(T v) {
+TANDEM_HD T canonical_nan(T v) {
   if constexpr (std::is_floating_point_v<T>)
-    if (v != v) return std::numeric_limits<T>::quiet_NaN();
+    if (v != v) {
+#ifdef __CUDA_ARCH__
+      if constexpr (sizeof(T) == 4)
+        return __int_as_float(0x7fc00000);
+      else
+        return __longlong_as_double(0x7ff8000000000000LL);
+#else
+      return std::numeric_limits<T>::quiet_NaN();
+#endif
+    }
   return v;
 }
 

@@ -19,14 +19,6 @@
 
 namespace tandem::cuda::matmul_stages {
 
-template <class T>
-__device__ __forceinline__ T quiet_nan_of(T v) {
-  if constexpr (sizeof(T) == 4)
-    return v != v ? __int_as_float(0x7fc00000) : v;
-  else
-    return v != v ? __longlong_as_double(0x7ff8000000000000LL) : v;
-}
-
 // dst (cols x rows, packed) = src (rows x cols, ld) transposed, through a 32 x 33 shared tile (the
 // extra column keeps the column reads free of bank conflicts); both global sides are coalesced.
 template <class T>
@@ -67,8 +59,8 @@ __global__ void __launch_bounds__(256)
     const std::int64_t row = i / n, col = i - row * n;
     T& out = c[row * ldc + col];
     const T old = beta == T(0) ? T(0) : out;  // beta == 0: C is never read
-    out = quiet_nan_of(product ? detail::canonical::gemm_epilogue(product[i], old, alpha, beta)
-                               : detail::canonical::gemm_scale(old, beta));
+    out = detail::canonical_nan(product ? detail::canonical::gemm_epilogue(product[i], old, alpha, beta)
+                                        : detail::canonical::gemm_scale(old, beta));
   }
 }
 

@@ -30,14 +30,6 @@ namespace tandem::cuda::matmul_stages {
 
 __device__ __forceinline__ float fma_rn(float a, float b, float c) { return __fmaf_rn(a, b, c); }
 __device__ __forceinline__ double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
-// GPUs and CPUs make NaNs with different bits; deterministic mode stores one quiet NaN on both.
-template <class T>
-__device__ __forceinline__ T canonical_nan(T v) {
-  if constexpr (sizeof(T) == 4)
-    return v != v ? __int_as_float(0x7fc00000) : v;
-  else
-    return v != v ? __longlong_as_double(0x7ff8000000000000LL) : v;
-}
 
 // Tile sizes per element type, chosen from timings on an H200 at 4096^3 (f32: 44 TFLOP/s, 0.86x cuBLAS).
 // kWarpThreadRows: a warp's 32 threads cover 4 x 8 thread tiles, so that a warp's vector reads of a
@@ -239,7 +231,8 @@ __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlock
         const std::int64_t col = col0 + s * kColStripStride + thread_col * kWidth;
         T v[kWidth];
 #pragma unroll
-        for (int j = 0; j < kWidth; ++j) v[j] = canonical_nan(acc[i][s * kWidth + j]);
+        for (int j = 0; j < kWidth; ++j)
+          v[j] = detail::canonical_nan(acc[i][s * kWidth + j]);  // one quiet NaN on GPU and CPU
         store_segment<T, kAligned>(c + row * ldc + col, segment_valid<T>(n - col), v);
       }
     }
