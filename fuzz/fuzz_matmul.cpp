@@ -1,5 +1,6 @@
-// fuzz_api's matmul: C = A * B on MatrixViews of host memory or on BufferMatrix, with shapes, lds and
-// offsets that may overflow, mismatch or make C overlap A or B, checked against a plain triple loop.
+// fuzz_api's matmul: C = alpha * op(A) * op(B) + beta * C on MatrixViews of host memory or on
+// BufferMatrix, with transposes, shapes, lds and offsets that may overflow, mismatch or make C overlap A
+// or B, checked against a plain triple loop. With beta = 0, C holds poison that must not leak.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -32,15 +33,37 @@ std::string describe(const char* name, const Shape& s) {
   return std::string(name) + " " + str(s.rows) + "x" + str(s.cols) + " ld " + str(s.ld);
 }
 
-// C = A * B with double accumulation: exact for the small integers the harness uses, and NaN exactly
-// where the product has a NaN, an inf * 0 or inf - inf.
+// The form of a call: transposes and the scalars (alpha, beta from {1, 0, -1, 2, 0.5}: exact).
+struct Form {
+  bool ta = false, tb = false;
+  double alpha = 1, beta = 0;
+};
+
+// ", trans AB, alpha 2, beta 0.5" for a form other than the plain product.
+std::string describe(const Form& f) {
+  if (!f.ta && !f.tb && f.alpha == 1 && f.beta == 0) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, ", trans %s%s, alpha %g, beta %g", f.ta ? "A" : "-", f.tb ? "B" : "-", f.alpha,
+                f.beta);
+  return buf;
+}
+
+// C = alpha * op(A) * op(B) + beta * C0 with double accumulation: exact for the small integers the
+// harness uses, and NaN exactly where the product has a NaN, an inf * 0 or inf - inf. alpha = 0 or an
+// empty op(A).cols: no product (C = beta * C0); beta = 0: C0 is not read.
 template <class T>
-TANDEM_FUZZ_BULK void check_product(const T* a, const T* b, const T* c, const Shape& sa, const Shape& sb,
-                                    const Shape& sc) {
+TANDEM_FUZZ_BULK void check_product(const T* a, const T* b, const T* c, const T* c0, const Shape& sa, const Shape& sb,
+                                    const Shape& sc, const Form& f) {
+  const std::size_t k = f.ta ? sa.rows : sa.cols;
   for (std::size_t i = 0; i < sc.rows; ++i)
     for (std::size_t j = 0; j < sc.cols; ++j) {
       double r = 0;
-      for (std::size_t p = 0; p < sa.cols; ++p) r += double(a[i * sa.ld + p]) * double(b[p * sb.ld + j]);
+      if (f.alpha != 0 && k > 0) {
+        for (std::size_t p = 0; p < k; ++p)
+          r += double(a[f.ta ? p * sa.ld + i : i * sa.ld + p]) * double(b[f.tb ? j * sb.ld + p : p * sb.ld + j]);
+        r *= f.alpha;
+      }
+      if (f.beta != 0) r += f.beta * double(c0[i * sc.ld + j]);
       const T got = c[i * sc.ld + j];
       if (std::isnan(r) ? !std::isnan(got) : !(double(got) == r)) {
         char buf[160];
@@ -83,7 +106,14 @@ void fuzz_matmul(FuzzedDataProvider& in) {
   const std::string kernel = fuzz_kernel(in, eng.matmul_kernels(), eng.reduce_kernels());
   const bool deterministic = in.ConsumeIntegralInRange<int>(0, 3) == 0;
   const bool kernel_ok = kernel_accepts(eng.matmul_kernel_info(), kernel, tandem::dtype_of<T>, nullptr, deterministic);
-  const tandem::MatmulOptions opts{kernel, deterministic};
+  constexpr double kScalars[] = {1, 0, -1, 2, 0.5};
+  Form form;
+  if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {
+    form.ta = in.ConsumeBool(), form.tb = in.ConsumeBool();
+    form.alpha = kScalars[in.ConsumeIntegralInRange<int>(0, 4)];
+    form.beta = kScalars[in.ConsumeIntegralInRange<int>(0, 4)];
+  }
+  const tandem::MatmulOptions opts{kernel, deterministic, form.ta, form.tb, form.alpha, form.beta};
   const std::uint64_t seed = in.ConsumeIntegral<std::uint64_t>();
   const int special = in.ConsumeBool() ? 0 : in.ConsumeIntegralInRange<int>(1, 20);
 
@@ -106,7 +136,8 @@ void fuzz_matmul(FuzzedDataProvider& in) {
         break;
     }
   }
-  Shape sa{m, k, 0}, sb{k, n, 0}, sc{m, n, 0};
+  // As stored: A is k x m when transposed, B n x k.
+  Shape sa{form.ta ? k : m, form.ta ? m : k, 0}, sb{form.tb ? n : k, form.tb ? k : n, 0}, sc{m, n, 0};
   if (in.ConsumeIntegralInRange<int>(0, 7) == 0) {  // a mismatched shape now and then
     Shape* s[] = {&sa, &sb, &sc};
     Shape& t = *s[in.ConsumeIntegralInRange<int>(0, 2)];
@@ -115,7 +146,10 @@ void fuzz_matmul(FuzzedDataProvider& in) {
   sa.ld = fuzz_ld<T>(in, sa.cols);
   sb.ld = fuzz_ld<T>(in, sb.cols);
   sc.ld = fuzz_ld<T>(in, sc.cols);
-  const bool shapes_match = sa.cols == sb.rows && sc.rows == sa.rows && sc.cols == sb.cols;
+  // op(A) is opa_rows x opa_cols, op(B) opb_rows x opb_cols.
+  const std::size_t opa_rows = form.ta ? sa.cols : sa.rows, opa_cols = form.ta ? sa.rows : sa.cols;
+  const std::size_t opb_rows = form.tb ? sb.cols : sb.rows, opb_cols = form.tb ? sb.rows : sb.cols;
+  const bool shapes_match = opa_cols == opb_rows && sc.rows == opa_rows && sc.cols == opb_cols;
   const Shape* shapes[] = {&sa, &sb, &sc};
   u128 ext[3];
   bool shape_ok[3];
@@ -123,9 +157,9 @@ void fuzz_matmul(FuzzedDataProvider& in) {
     ext[i] = extent_of(*shapes[i]);
     shape_ok[i] = shape_valid<T>(*shapes[i]);
   }
-  const u128 work = u128(sa.rows) * sa.cols * sb.cols;
+  const u128 work = u128(opa_rows) * opa_cols * opb_cols;
   if (avoid("matrix-extent") && std::max({sa.cols, sb.cols, sc.cols}) > limit_of<T>()) return;
-  if (avoid("deterministic-k0") && deterministic && sa.cols == 0 && sc.rows > 0 && sc.cols > 0) return;
+  if (avoid("deterministic-k0") && deterministic && opa_cols == 0 && sc.rows > 0 && sc.cols > 0) return;
 
   // Arenas: 0 holds A, 1 holds B, 2 holds C, unless the layout shares one among several matrices.
   // Offsets inside a shared arena decide whether C overlaps A or B (the API must then throw).
@@ -183,7 +217,7 @@ void fuzz_matmul(FuzzedDataProvider& in) {
   for (int a = 0; a < 3; ++a)
     arena[a].assign(arena_size[a] + (buffers ? in.ConsumeIntegralInRange<std::size_t>(0, 3) : 0), poison<T>());
   std::uint64_t rng = seed;
-  for (int i = 0; i < 2; ++i) {  // A's and B's elements; C's stay poisoned
+  for (int i = 0; i < (form.beta != 0 ? 3 : 2); ++i) {  // A's and B's elements; C's too where beta reads them
     const Place& p = place[i];
     const Shape& s = *shapes[i];
     if (null_data[i] || !shape_ok[i] || ext[i] == 0 || ext[i] > kMaxMatElems ||
@@ -216,14 +250,15 @@ void fuzz_matmul(FuzzedDataProvider& in) {
         overlap = true;
     const bool valid = kernel_ok && shapes_match && shape_ok[0] && shape_ok[1] && shape_ok[2] && memory_ok[0] &&
                        memory_ok[1] && memory_ok[2] && !overlap;
-    what += "kernel " + quoted(kernel) + (deterministic ? ", deterministic" : "") + ")";
+    what += "kernel " + quoted(kernel) + (deterministic ? ", deterministic" : "") + describe(form) + ")";
     begin_call(what);
     const bool returned = run(valid ? Expect::ok : Expect::error, [&] {
       eng.matmul<T>(tandem::MatrixView<const T>{ptr[0], sa.rows, sa.cols, sa.ld},
                     tandem::MatrixView<const T>{ptr[1], sb.rows, sb.cols, sb.ld},
                     tandem::MatrixView<T>{const_cast<T*>(ptr[2]), sc.rows, sc.cols, sc.ld}, opts);
     });
-    if (returned && ext[2] > 0) check_product<T>(ptr[0], ptr[1], ptr[2], sa, sb, sc);
+    if (returned && ext[2] > 0)
+      check_product<T>(ptr[0], ptr[1], ptr[2], before[place[2].arena].data() + place[2].offset, sa, sb, sc, form);
     check_untouched<T>(before, arena, returned, place[2], sc);
     return;
   }
@@ -275,7 +310,7 @@ void fuzz_matmul(FuzzedDataProvider& in) {
       overlap = true;
   bool valid = kernel_ok && shapes_match && shape_ok[0] && shape_ok[1] && shape_ok[2] && memory_ok[0] && memory_ok[1] &&
                memory_ok[2] && !overlap;
-  what += "kernel " + quoted(kernel) + (deterministic ? ", deterministic" : "") + ")";
+  what += "kernel " + quoted(kernel) + (deterministic ? ", deterministic" : "") + describe(form) + ")";
   if (valid && work > kMaxMatWork) return;  // valid but too slow for a fuzz input
   begin_call(what);
   const bool returned = run(valid ? Expect::ok : Expect::error, [&] { eng.matmul<T>(bm[0], bm[1], bm[2], opts); });
@@ -285,7 +320,7 @@ void fuzz_matmul(FuzzedDataProvider& in) {
     // (A or B may be empty, k == 0, at any offset: only point into arenas that hold them.)
     const T* at[3];
     for (int i = 0; i < 3; ++i) at[i] = ext[i] > 0 ? after[place[i].arena].data() + place[i].offset : nullptr;
-    check_product<T>(at[0], at[1], at[2], sa, sb, sc);
+    check_product<T>(at[0], at[1], at[2], before[place[2].arena].data() + place[2].offset, sa, sb, sc, form);
   }
   check_untouched<T>(before, after, returned, place[2], sc);
 }
