@@ -263,6 +263,10 @@ TANDEM_BACKEND_TEST(matmul_forms_errors, "matmul forms: shapes, counts, overlaps
   tandem::BatchView<float> cb{c.data(), 4, 5, 5, 3, 20};
   eng.matmul(ab, bb, cb, ta);  // stride-0 A and B broadcast over C's 3 entries
   CHECK(c[40] == 6.0f);
+  std::fill(c.begin(), c.end(), 0.0f);
+  tandem::BatchView<float> am{a.data(), 6, 4, 4, 1, 0}, bm{b.data(), 6, 5, 5, 1, 0};  // non-const views
+  eng.matmul<float>(am, bm, cb, ta);
+  CHECK(c[40] == 6.0f);
   tandem::BatchView<const float> a2{a.data(), 6, 4, 4, 2, 1};  // count 2, not broadcast, C has 3
   expect_error([&] { eng.matmul(a2, bb, cb, ta); }, "count 2");
   tandem::BatchView<float> overlapping{c.data(), 4, 5, 5, 3, 10};

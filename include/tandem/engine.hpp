@@ -347,9 +347,9 @@ class TANDEM_API Engine {
   // overlap each other, A or B. (The first operand's type is deduced, so that a braced
   // matmul<float>({...}, {...}, {...}) always means the MatrixView form.)
   template <class T, class A>
-  requires is_matmul_type_v<T> && std::same_as<A, BatchView<const T>>
+  requires is_matmul_type_v<T> && std::convertible_to<const A&, BatchView<const T>>
   void matmul(const A& a, BatchView<const T> b, BatchView<T> c, const MatmulOptions& o = {}) const {
-    run_matmul(detail::host_batch(a), detail::host_batch(b), detail::host_batch(c), o);
+    run_matmul(detail::host_batch(BatchView<const T>(a)), detail::host_batch(b), detail::host_batch(c), o);
   }
   template <class T, class A>
   requires is_matmul_type_v<T> && std::same_as<A, BufferBatch<T>>
