@@ -204,15 +204,16 @@ std::size_t extent(std::size_t count, std::size_t stride, std::size_t elem, cons
   return (count - 1) * stride + 1;
 }
 
-// Matrix extent in elements: (rows-1)*ld + cols, or throws.
-std::size_t matrix_extent(std::size_t rows, std::size_t cols, std::size_t ld, std::size_t elem, const char* name) {
+// Matrix extent in elements: (rows-1)*ld + cols, or throws. `what` names the matrix in messages
+// ("matmul: A", "sum (per row): the matrix").
+std::size_t matrix_extent(std::size_t rows, std::size_t cols, std::size_t ld, std::size_t elem,
+                          const std::string& what) {
   if (ld < cols)
-    throw Error(std::string("matmul: ") + name + ".ld (" + std::to_string(ld) + ") is smaller than " + name +
-                ".cols (" + std::to_string(cols) + "); ld must be >= cols");
+    throw Error(what + ": ld (" + std::to_string(ld) + ") is smaller than cols (" + std::to_string(cols) +
+                "); ld must be >= cols");
   if (rows == 0 || cols == 0) return 0;
   const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
-  if (cols > limit || rows - 1 > (limit - cols) / ld)
-    throw Error(std::string("matmul: ") + name + " is larger than the address space");
+  if (cols > limit || rows - 1 > (limit - cols) / ld) throw Error(what + " is larger than the address space");
   return (rows - 1) * ld + cols;
 }
 
@@ -341,39 +342,64 @@ void Engine::reduce_into(Op op, const detail::ReduceInput& in, const OutSlot& ou
   impl_->reduce(args, opts.kernel, nullptr);  // n == 0 (a sum): the backend stores 0
 }
 
+// ---- matrix inputs (per-row / per-column reductions and matmul) -----------------------------------
+
+namespace {
+
+struct Mat {
+  const void* data;
+  std::size_t rows, cols, ld, count, stride, extent;  // extent: elements from the first to the last
+};
+
+// The extent of `count` matrices `stride` apart, each of `one` elements, or throws.
+std::size_t batch_extent(std::size_t one, std::size_t count, std::size_t stride, std::size_t elem,
+                         const std::string& what) {
+  if (one == 0 || count <= 1 || stride == 0) return one;
+  const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
+  if (count - 1 > (limit - one) / stride)
+    throw Error(what + " (count * stride of the batch) is larger than the address space");
+  return (count - 1) * stride + one;
+}
+
+// Checks a matrix (or batch) input: shape, extent, and for a Buffer its engine and bounds; the address
+// of its first element (null data of host matrices is the caller's check). `what` names it in messages.
+Mat checked_matrix(const detail::BackendImpl& impl, const detail::MatrixInput& v, const std::string& what) {
+  if (v.count == 0) throw Error(what + ": the batch has count 0; a batch needs count >= 1");
+  const std::size_t one = matrix_extent(v.rows, v.cols, v.ld, size_of(v.dtype), what);
+  const std::size_t ext = batch_extent(one, v.count, v.stride, size_of(v.dtype), what);
+  if (!v.in_buffer) return {v.data, v.rows, v.cols, v.ld, v.count, v.stride, ext};
+  if (ext == 0) return {nullptr, v.rows, v.cols, v.ld, v.count, v.stride, 0};
+  if (v.allocation == nullptr)
+    throw Error(what + " has no buffer but " + std::to_string(v.rows) + "x" + std::to_string(v.cols) + " elements");
+  if (&v.allocation->impl() != &impl)
+    throw Error(what + "'s buffer belongs to another engine; use buffers from the engine that runs the operation");
+  if (v.offset > v.buffer_size || ext > v.buffer_size - v.offset)
+    throw Error(what + " (offset " + std::to_string(v.offset) + ", " + std::to_string(v.rows) + "x" +
+                std::to_string(v.cols) + ", ld " + std::to_string(v.ld) +
+                (v.count > 1 ? ", count " + std::to_string(v.count) + ", stride " + std::to_string(v.stride) : "") +
+                ") reaches past its buffer of " + std::to_string(v.buffer_size) + " elements");
+  return {offset_by(v.data, v.offset, v.dtype), v.rows, v.cols, v.ld, v.count, v.stride, ext};
+}
+
+std::string shape(const Mat& m, bool trans) {
+  return std::to_string(m.rows) + "x" + std::to_string(m.cols) +
+         (trans ? " (transposed: " + std::to_string(m.cols) + "x" + std::to_string(m.rows) + ")" : "");
+}
+
+}  // namespace
+
 // ---- per-row / per-column reductions --------------------------------------------------------------
 
 void Engine::reduce_per(Op op, Per per, const detail::MatrixInput& in, const detail::ReduceOutput& out,
                         const ReduceOptions& opts) const {
   const std::string name = std::string(to_string(op)) + " (per " + to_string(per) + ")";
   const std::size_t elem = size_of(in.dtype);
-  if (in.ld < in.cols)
-    throw Error(name + ": ld (" + std::to_string(in.ld) + ") is smaller than cols (" + std::to_string(in.cols) +
-                "); ld must be >= cols");
-  std::size_t ext = 0;
-  if (in.rows > 0 && in.cols > 0) {
-    const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
-    if (in.cols > limit || in.rows - 1 > (limit - in.cols) / in.ld)
-      throw Error(name + ": the matrix is larger than the address space");
-    ext = (in.rows - 1) * in.ld + in.cols;
-  }
-  const void* data = in.data;
-  if (in.in_buffer && ext > 0) {
-    if (in.allocation == nullptr)
-      throw Error(name + ": the BufferMatrix has no buffer but " + std::to_string(in.rows) + "x" +
-                  std::to_string(in.cols) + " elements");
-    if (&in.allocation->impl() != impl_.get())
-      throw Error(name +
-                  ": the matrix's buffer belongs to another engine; use buffers of the engine that runs the call");
-    if (in.offset > in.buffer_size || ext > in.buffer_size - in.offset)
-      throw Error(name + ": the matrix (offset " + std::to_string(in.offset) + ", " + std::to_string(in.rows) + "x" +
-                  std::to_string(in.cols) + ", ld " + std::to_string(in.ld) + ") reaches past its buffer of " +
-                  std::to_string(in.buffer_size) + " elements");
-    data = offset_by(in.data, in.offset, in.dtype);
-  } else if (ext > 0 && data == nullptr) {
+  const Mat mat = checked_matrix(*impl_, in, name + ": the matrix");
+  const void* data = mat.data;
+  const std::size_t ext = mat.extent;
+  if (!in.in_buffer && ext > 0 && data == nullptr)
     throw Error(name + ": data is null but the matrix has " + std::to_string(in.rows) + "x" + std::to_string(in.cols) +
                 " elements");
-  }
   const std::size_t count = per == Per::row ? in.rows : in.cols, length = per == Per::row ? in.cols : in.rows;
   // A span holds exactly one result per row (column); a Buffer at least that many, from element 0.
   if (out.in_buffer ? out.size < count : out.size != count)
@@ -432,54 +458,11 @@ std::shared_ptr<detail::Allocation> Engine::allocate(std::size_t count, std::siz
 
 // ---- matmul ---------------------------------------------------------------------------------------
 
-namespace {
-
-struct Mat {
-  const void* data;
-  std::size_t rows, cols, ld, count, stride, extent;  // extent: elements from the first to the last
-};
-
-// The extent of `count` matrices `stride` apart, each of `one` elements, or throws.
-std::size_t batch_extent(std::size_t one, std::size_t count, std::size_t stride, std::size_t elem, const char* name) {
-  if (one == 0 || count <= 1 || stride == 0) return one;
-  const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
-  if (count - 1 > (limit - one) / stride)
-    throw Error(std::string("matmul: batch ") + name + " (count * stride) is larger than the address space");
-  return (count - 1) * stride + one;
-}
-
-Mat checked_matrix(const detail::BackendImpl& impl, const detail::MatrixInput& v, const char* name) {
-  if (v.count == 0) throw Error(std::string("matmul: batch ") + name + " has count 0; a batch needs count >= 1");
-  const std::size_t one = matrix_extent(v.rows, v.cols, v.ld, size_of(v.dtype), name);
-  const std::size_t ext = batch_extent(one, v.count, v.stride, size_of(v.dtype), name);
-  if (!v.in_buffer) return {v.data, v.rows, v.cols, v.ld, v.count, v.stride, ext};
-  if (ext == 0) return {nullptr, v.rows, v.cols, v.ld, v.count, v.stride, 0};
-  if (v.allocation == nullptr)
-    throw Error(std::string("matmul: ") + name + " has no buffer but " + std::to_string(v.rows) + "x" +
-                std::to_string(v.cols) + " elements");
-  if (&v.allocation->impl() != &impl)
-    throw Error(std::string("matmul: ") + name +
-                "'s buffer belongs to another engine; use buffers from the engine that runs the operation");
-  if (v.offset > v.buffer_size || ext > v.buffer_size - v.offset)
-    throw Error(std::string("matmul: ") + name + " (offset " + std::to_string(v.offset) + ", " +
-                std::to_string(v.rows) + "x" + std::to_string(v.cols) + ", ld " + std::to_string(v.ld) +
-                (v.count > 1 ? ", count " + std::to_string(v.count) + ", stride " + std::to_string(v.stride) : "") +
-                ") reaches past its buffer of " + std::to_string(v.buffer_size) + " elements");
-  return {offset_by(v.data, v.offset, v.dtype), v.rows, v.cols, v.ld, v.count, v.stride, ext};
-}
-
-std::string shape(const Mat& m, bool trans) {
-  return std::to_string(m.rows) + "x" + std::to_string(m.cols) +
-         (trans ? " (transposed: " + std::to_string(m.cols) + "x" + std::to_string(m.rows) + ")" : "");
-}
-
-}  // namespace
-
 void Engine::run_matmul(const detail::MatrixInput& ain, const detail::MatrixInput& bin, const detail::MatrixInput& cin,
                         const MatmulOptions& opts) const {
   const Dtype dtype = ain.dtype;
-  const Mat a = checked_matrix(*impl_, ain, "A"), b = checked_matrix(*impl_, bin, "B"),
-            c = checked_matrix(*impl_, cin, "C");
+  const Mat a = checked_matrix(*impl_, ain, "matmul: A"), b = checked_matrix(*impl_, bin, "matmul: B"),
+            c = checked_matrix(*impl_, cin, "matmul: C");
   const KernelInfo& kernel = find_kernel(impl_->kernel_tables().matmul, opts.kernel, "matmul");
   check_kernel_accepts(kernel, dtype, nullptr, opts.deterministic, "matmul");
   // op(A) is m x k, op(B) is k x n.
