@@ -66,6 +66,15 @@ Launcher<T> launcher_of(const Stage& s) {
   else
     return s.f64;
 }
+// The stage's launcher for T, or a tandem::Error (the engine checks KernelInfo first).
+template <class T>
+Launcher<T> checked_launcher(const Stage& s) {
+  const Launcher<T> launch = launcher_of<T>(s);
+  if (!launch)
+    throw Error(std::string("matmul kernel '") + s.name + "' does not take " + to_string(dtype_of<T>) +
+                "; use register_tiled or cublas");
+  return launch;
+}
 template <class T>
 BatchLauncher<T> batch_launcher_of(const Stage& s) {
   if constexpr (std::is_same_v<T, float>)
@@ -116,11 +125,6 @@ std::vector<KernelInfo> matmul_stage_info() {
   return infos;
 }
 
-std::string auto_matmul_stage([[maybe_unused]] Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n,
-                              std::int64_t lda, std::int64_t ldb, std::int64_t ldc) {
-  return std::max({m, k, n, lda, ldb, ldc}) > std::int64_t(INT_MAX) ? kAutoStageBeyondInt32 : kAutoStage;
-}
-
 std::string auto_matmul_stage(const detail::MatmulArgs& g) {
   const std::int64_t largest = std::max({g.m, g.k, g.n, g.lda, g.ldb, g.ldc, g.batch});
   if (g.deterministic || largest > std::int64_t(INT_MAX)) return kAutoStageBeyondInt32;
@@ -129,16 +133,18 @@ std::string auto_matmul_stage(const detail::MatmulArgs& g) {
   return kAutoStage;
 }
 
+std::string auto_matmul_stage(Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n, std::int64_t lda,
+                              std::int64_t ldb, std::int64_t ldc) {
+  return auto_matmul_stage(detail::MatmulArgs{dtype, nullptr, nullptr, nullptr, m, k, n, lda, ldb, ldc, true});
+}
+
 void matmul(std::string_view stage, const detail::MatmulArgs& g, Workspace& ws, const MatmulWorkspaces& forms,
             cublasHandle_t cublas, cudaStream_t stream) {
   const Stage& s = find_stage(stage == "auto" ? std::string_view(auto_matmul_stage(g)) : stage);
   detail::visit(
       g.dtype,
       [&]<class T>(std::type_identity<T>) {
-        const Launcher<T> launch = launcher_of<T>(s);
-        if (!launch)
-          throw Error(std::string("matmul kernel '") + s.name + "' does not take " + to_string(g.dtype) +
-                      "; use register_tiled or cublas");
+        const Launcher<T> launch = checked_launcher<T>(s);
         const GemmBatch<T> batch{GemmParams<T>{static_cast<const T*>(g.a), static_cast<const T*>(g.b),
                                                static_cast<T*>(g.c), g.m, g.k, g.n, g.lda, g.ldb, g.ldc},
                                  g.trans_a,
@@ -165,13 +171,9 @@ void matmul(std::string_view stage, Dtype dtype, const void* a, const void* b, v
   detail::visit(
       dtype,
       [&]<class T>(std::type_identity<T>) {
-        const Launcher<T> launch = launcher_of<T>(s);
-        if (!launch)
-          throw Error(std::string("matmul kernel '") + s.name + "' does not take " + to_string(dtype) +
-                      "; use register_tiled or cublas");
-        launch(GemmParams<T>{static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c), m, k, n, lda, ldb,
-                             ldc},
-               GemmContext{ws, cublas, stream});
+        checked_launcher<T>(s)(GemmParams<T>{static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c), m,
+                                             k, n, lda, ldb, ldc},
+                               GemmContext{ws, cublas, stream});
       },
       detail::matmul_types{});
 }

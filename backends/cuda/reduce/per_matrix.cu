@@ -174,7 +174,6 @@ __global__ void __launch_bounds__(kBlock)
     canonical_row_chunks_kernel(const T* __restrict__ x, Index rows, Index cols, Index ld, T* __restrict__ values,
                                 Index values_ld) {
   constexpr Index kChunk = detail::canonical::kChunk;
-  constexpr int kInFlight = 8;
   const int lane = threadIdx.x % kWarpSize;
   const Index chunks = (cols + kChunk - 1) / kChunk;
   const Index warps = Index(gridDim.x) * (blockDim.x / kWarpSize);
@@ -183,16 +182,8 @@ __global__ void __launch_bounds__(kBlock)
     const Index r = t / chunks, c = t % chunks;
     const T* p = x + r * ld + c * kChunk;
     const Index len = cols - c * kChunk < kChunk ? cols - c * kChunk : kChunk;
-    T acc = T(-0.0);  // canonical.hpp: lanes start at -0.0
-    Index i = lane;
-    for (; i + (kInFlight - 1) * kWarpSize < len; i += kInFlight * kWarpSize) {
-      T v[kInFlight];
-#pragma unroll
-      for (int u = 0; u < kInFlight; ++u) v[u] = p[i + u * kWarpSize];
-#pragma unroll
-      for (int u = 0; u < kInFlight; ++u) acc = acc + v[u];  // in order: the canonical order
-    }
-    for (; i < len; i += kWarpSize) acc = acc + p[i];
+    // Lane j adds elements j, j + 32, ... in order from -0.0 (SumOp's identity): canonical.hpp's step 2.
+    T acc = accumulate_row<detail::SumOp<T>>(p, lane, kWarpSize, len);
 #pragma unroll
     for (int s = kWarpSize / 2; s > 0; s /= 2) acc = acc + __shfl_down_sync(kFullWarpMask, acc, s);
     if (lane == 0) values[r * values_ld + c] = acc;
