@@ -64,6 +64,7 @@ namespace tandem_bench {
 void register_cuda_interop(Suite& suite);  // bench_cuda_interop.cpp
 void register_cuda_forms();                // bench_cuda_forms.cpp
 void register_cuda_per();                  // bench_cuda_per.cpp
+void register_cuda_float16();              // bench_cuda_float16.cpp
 }  // namespace tandem_bench
 
 namespace {
@@ -401,6 +402,7 @@ int main(int argc, char** argv) {
     register_matmul_group<float>(bench, shapes);
     register_matmul_group<double>(bench, shapes);
     register_cuda_forms();
+    register_cuda_float16();
 
     benchmark::RunSpecifiedBenchmarks();
   } catch (const std::exception& e) {

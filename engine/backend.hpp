@@ -38,7 +38,7 @@ struct ReduceArgs {
 // >= cols, in host memory or resident. `per` picks the vectors: each row (cols elements) or each column
 // (rows elements); their count is >= 1, their length may be 0 only for sums (results then +0.0 / 0).
 // `out` has one result per vector, in the same memory as the input (host or backend): sum_result_t<T>
-// for sums, double with `mean` (op is then sum: double(sum) / length), T for min / max, int64 for argmin
+// for sums, double with `mean` (op is then sum: double(sum) / length), compute_t<T> for min / max, int64 for argmin
 // / argmax (the index within the vector); NaN results are stored as the canonical quiet NaN. Resident
 // calls are stream-ordered (no wait); host calls return when out is written.
 struct MatrixReduceArgs {
@@ -57,7 +57,7 @@ struct MatrixReduceArgs {
 // k x n. For e < batch, entry e of each operand starts stride_x elements after entry e - 1 (0: the same
 // matrix for every entry; C's entries never overlap). m, n, batch >= 1; k may be 0.
 struct MatmulArgs {
-  Dtype dtype;  // a dtype with dtype_traits<T>::matmul
+  Dtype dtype;  // A's and B's, a dtype with dtype_traits<T>::matmul; C is compute_t<T> (float for 16-bit A, B)
   const void* a;
   const void* b;
   void* c;
@@ -107,7 +107,8 @@ class BackendImpl {
   virtual std::vector<KernelInfo> reduce_kernel_info() const = 0;
   virtual std::vector<KernelInfo> matmul_kernel_info() const = 0;
 
-  // Writes the result to *result: an int64_t for integer sums, otherwise a value of the input's type.
+  // Writes the result to *result: an int64_t for integer sums and arg indices, otherwise a value of the
+  // input's compute type (compute_t: the input's type, float for 16-bit inputs).
   // kernel is "auto" or one of reduce_kernel_info()'s names.
   virtual void reduce(const ReduceArgs& args, std::string_view kernel, void* result) = 0;
   virtual void matmul(const MatmulArgs& args, std::string_view kernel) = 0;

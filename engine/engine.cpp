@@ -311,7 +311,7 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
       std::memcpy(result, &i, sizeof i);
     } else {
       impl_->reduce(args, opts.kernel, result);
-      canonicalise<T>(result);
+      canonicalise<compute_t<T>>(result);
     }
   });
 }
@@ -492,8 +492,11 @@ void Engine::run_matmul(const detail::MatrixInput& ain, const detail::MatrixInpu
   if (!std::isfinite(opts.alpha) || !std::isfinite(opts.beta))
     throw Error("matmul: alpha and beta must be finite numbers (got alpha " + std::to_string(opts.alpha) + ", beta " +
                 std::to_string(opts.beta) + ")");
-  const std::size_t e = size_of(dtype);
-  if (overlaps(c.data, c.extent * e, a.data, a.extent * e) || overlaps(c.data, c.extent * e, b.data, b.extent * e))
+  if (cin.dtype != info(dtype).compute)
+    throw Error(std::string("matmul: C must hold ") + to_string(info(dtype).compute) + " for " + to_string(dtype) +
+                " A and B, not " + to_string(cin.dtype));
+  const std::size_t e = size_of(dtype), ec = size_of(cin.dtype);
+  if (overlaps(c.data, c.extent * ec, a.data, a.extent * e) || overlaps(c.data, c.extent * ec, b.data, b.extent * e))
     throw Error("matmul: C overlaps A or B; the output must be separate memory");
   if (c.rows == 0 || c.cols == 0) return;
   detail::MatmulArgs args{dtype,

@@ -270,8 +270,11 @@ void check_dtype_row(tandem::Dtype id, const char* name, bool integer, bool matm
   CHECK(d.matmul == matmul);
   CHECK(tandem::is_matmul_type_v<T> == matmul);
   CHECK(tandem::is_reduce_type_v<T>);
-  // Integer sums are int64 (wrapping); float sums are the type itself.
-  using Sum = std::conditional_t<std::is_integral_v<T>, std::int64_t, T>;
+  // Integer sums are int64 (wrapping); float sums are the type itself; 16-bit sums (and min / max) float.
+  using Sum = std::conditional_t<std::is_integral_v<T>, std::int64_t,
+                                 std::conditional_t<tandem::is_storage_type_v<T>, float, T>>;
+  CHECK(std::is_same_v<tandem::compute_t<T>, std::conditional_t<tandem::is_storage_type_v<T>, float, T>>);
+  CHECK(d.storage == tandem::is_storage_type_v<T>);
   CHECK(std::is_same_v<tandem::sum_result_t<T>, Sum>);
   CHECK(d.sum_result == tandem::dtype_of<Sum>);
   CHECK(tandem::parse_dtype(name) == id);
@@ -282,17 +285,19 @@ void check_dtype_row(tandem::Dtype id, const char* name, bool integer, bool matm
 }  // namespace
 
 TEST_CASE("dtype table: names, sizes, parse_dtype round trip, sum result types" * doctest::test_suite("common")) {
-  REQUIRE(tandem::dtypes.size() == 4);
+  REQUIRE(tandem::dtypes.size() == 6);
   check_dtype_row<std::int32_t>(tandem::Dtype::i32, "int32", true, false);
   check_dtype_row<std::int64_t>(tandem::Dtype::i64, "int64", true, false);
   check_dtype_row<float>(tandem::Dtype::f32, "float", false, true);
   check_dtype_row<double>(tandem::Dtype::f64, "double", false, true);
+  check_dtype_row<tandem::bfloat16>(tandem::Dtype::bf16, "bfloat16", false, true);
+  check_dtype_row<tandem::half>(tandem::Dtype::f16, "float16", false, true);
   for (std::size_t i = 0; i < tandem::dtypes.size(); ++i) {
     const tandem::DtypeInfo& d = tandem::dtypes[i];
     CHECK(static_cast<std::size_t>(d.id) == i);  // indexed by Dtype
     CHECK(tandem::parse_dtype(tandem::to_string(d.id)) == d.id);
   }
-  for (const char* bad : {"", "Float", "float32", "int", "half", "double ", "uint32"}) {
+  for (const char* bad : {"", "Float", "float32", "int", "half", "bf16", "double ", "uint32"}) {
     const std::string bad_value = bad;
     CAPTURE(bad_value);
     CHECK_FALSE(tandem::parse_dtype(bad).has_value());

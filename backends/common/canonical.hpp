@@ -13,15 +13,16 @@
 // Per-row and per-column sums (Engine::sum(MatrixView, Per, ...)): each row's (column's) value is the sum
 // above, steps 1-4, of that row (column) taken as a vector: x[k] = A(i, k) for row i, A(k, j) for column j
 // (an empty row or column: +0.0).
+// A 16-bit input (bfloat16, half) is summed as the floats it converts to, exactly (steps 1-4 in float).
 // (On a GPU a chunk is one warp, lane j is thread j and step 3 is a __shfl_down_sync tree; on a CPU the
 // 32 lanes are SIMD registers.) Integer sums, min and max are order-independent already.
 //
 // Matrix product C = alpha * op(A) * op(B) + beta * C (in the element type T, alpha and beta rounded
-// to T): every acc(i, j) starts at +0.0 and takes acc = fma(op(A)(i, k), op(B)(k, j), acc) for
-// k = 0 .. K-1 in order, one accumulator, no split over k (a transpose only changes where an element is
-// read). Then C(i, j) = gemm_epilogue(acc, C(i, j), alpha, beta) below; with alpha = 0 or K = 0 no
-// product is computed and C(i, j) = beta == 0 ? +0.0 : beta * C(i, j). A NaN result is stored as the
-// canonical quiet NaN. Each entry of a batch is one such product.
+// to T; 16-bit A and B are converted to float, exactly, and the product is the float one): every acc(i, j) starts at
+// +0.0 and takes acc = fma(op(A)(i, k), op(B)(k, j), acc) for k = 0 .. K-1 in order, one accumulator, no split over k
+// (a transpose only changes where an element is read). Then C(i, j) = gemm_epilogue(acc, C(i, j), alpha, beta) below;
+// with alpha = 0 or K = 0 no product is computed and C(i, j) = beta == 0 ? +0.0 : beta * C(i, j). A NaN result is
+// stored as the canonical quiet NaN. Each entry of a batch is one such product.
 #pragma once
 
 #include <cmath>
@@ -55,20 +56,21 @@ TANDEM_HD T gemm_scale(T c_old, T beta) {
 inline constexpr std::int64_t kLanes = 32;
 inline constexpr std::int64_t kChunk = 4096;
 
-// Step 2 and 3 for one chunk x[0], x[stride], ... (len <= kChunk elements).
-template <class T>
-T chunk_sum(const T* x, std::int64_t len, std::int64_t stride) {
+// Step 2 and 3 for one chunk x[0], x[stride], ... (len <= kChunk elements). A 16-bit input's elements
+// are converted to float (exactly) as they are added.
+template <class In, class T = compute_t<In>>
+T chunk_sum(const In* x, std::int64_t len, std::int64_t stride) {
   T lane[kLanes];
   for (T& l : lane) l = T(-0.0);
   const std::int64_t rows = len / kLanes;
   if (stride == 1) {
     for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t j = 0; j < kLanes; ++j) lane[j] += x[r * kLanes + j];
+      for (std::int64_t j = 0; j < kLanes; ++j) lane[j] += T(x[r * kLanes + j]);
   } else {
     for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t j = 0; j < kLanes; ++j) lane[j] += x[(r * kLanes + j) * stride];
+      for (std::int64_t j = 0; j < kLanes; ++j) lane[j] += T(x[(r * kLanes + j) * stride]);
   }
-  for (std::int64_t j = 0; j < len - rows * kLanes; ++j) lane[j] += x[(rows * kLanes + j) * stride];
+  for (std::int64_t j = 0; j < len - rows * kLanes; ++j) lane[j] += T(x[(rows * kLanes + j) * stride]);
   for (std::int64_t s = kLanes / 2; s > 0; s /= 2)
     for (std::int64_t j = 0; j < s; ++j) lane[j] = lane[j] + lane[j + s];
   return lane[0];

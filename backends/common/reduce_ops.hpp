@@ -66,11 +66,26 @@ TANDEM_HD bool sign_bit(T x) {
 #endif
 }
 
+// The type an operator computes T's values in: compute_t<T> for element types (float for the 16-bit
+// ones), T itself for the others (uint64, the partials of integer sums).
+template <class T>
+struct ComputeOf {
+  using type = T;
+};
+template <class T>
+requires Element<T>
+struct ComputeOf<T> {
+  using type = compute_t<T>;
+};
+template <class T>
+using compute_of_t = typename ComputeOf<T>::type;
+
 template <class T>
 struct SumOp {
   using In = T;
-  // Integer sums accumulate in unsigned 64-bit (wrapping, exact modulo 2^64), returned as int64.
-  using Acc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, T>;
+  // Integer sums accumulate in unsigned 64-bit (wrapping, exact modulo 2^64), returned as int64; the
+  // 16-bit storage types in float.
+  using Acc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, compute_of_t<T>>;
   static constexpr bool kIndexFree = true;
   // -0.0 for floats: the additive identity that keeps every sign (a sum of only -0.0 is -0.0, IEEE 754
   // and NumPy); +0.0 would turn it into +0.0.
@@ -87,21 +102,21 @@ struct SumOp {
 template <class T>
 struct MinOp {
   using In = T;
-  using Acc = T;
-  TANDEM_HD static T identity() {
-    if constexpr (std::is_floating_point_v<T>)
-      return T(INFINITY);
+  using Acc = compute_of_t<T>;  // T, or float for the 16-bit storage types
+  TANDEM_HD static Acc identity() {
+    if constexpr (std::is_floating_point_v<Acc>)
+      return Acc(INFINITY);
     else
-      return std::numeric_limits<T>::max();
+      return std::numeric_limits<Acc>::max();
   }
   static constexpr bool kIndexFree = true;
-  TANDEM_HD static T load(T x, Index) { return x; }
-  TANDEM_HD static T combine(T a, T b) {
+  TANDEM_HD static Acc load(T x, Index) { return static_cast<Acc>(x); }
+  TANDEM_HD static Acc combine(Acc a, Acc b) {
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
     if (a < b) return a;
     if (b < a) return b;
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (std::is_floating_point_v<Acc>)
       return sign_bit(a) ? a : b;  // -0.0 before +0.0
     else
       return a;
@@ -111,21 +126,21 @@ struct MinOp {
 template <class T>
 struct MaxOp {
   using In = T;
-  using Acc = T;
-  TANDEM_HD static T identity() {
-    if constexpr (std::is_floating_point_v<T>)
-      return T(-INFINITY);
+  using Acc = compute_of_t<T>;
+  TANDEM_HD static Acc identity() {
+    if constexpr (std::is_floating_point_v<Acc>)
+      return Acc(-INFINITY);
     else
-      return std::numeric_limits<T>::lowest();
+      return std::numeric_limits<Acc>::lowest();
   }
   static constexpr bool kIndexFree = true;
-  TANDEM_HD static T load(T x, Index) { return x; }
-  TANDEM_HD static T combine(T a, T b) {
+  TANDEM_HD static Acc load(T x, Index) { return static_cast<Acc>(x); }
+  TANDEM_HD static Acc combine(Acc a, Acc b) {
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
     if (a > b) return a;
     if (b > a) return b;
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (std::is_floating_point_v<Acc>)
       return sign_bit(a) ? b : a;  // +0.0 before -0.0
     else
       return a;
@@ -145,18 +160,19 @@ struct ArgAcc {
 template <class T, bool Max>
 struct ArgOp {
   using In = T;
-  using Acc = ArgAcc<T>;
+  using Value = compute_of_t<T>;
+  using Acc = ArgAcc<Value>;
   static constexpr bool kIndexFree = false;
   TANDEM_HD static Acc identity() {
     return {Max ? MaxOp<T>::identity() : MinOp<T>::identity(), std::numeric_limits<Index>::max()};
   }
-  TANDEM_HD static Acc load(T x, Index i) { return {x, i}; }
+  TANDEM_HD static Acc load(T x, Index i) { return {static_cast<Value>(x), i}; }
   // Whether a comes before b in the order above.
   TANDEM_HD static bool before(const Acc& a, const Acc& b) {
     const bool a_nan = is_nan(a.value), b_nan = is_nan(b.value);
     if (a_nan || b_nan) return a_nan && b_nan ? a.index < b.index : a_nan;
     if (a.value != b.value) return Max ? a.value > b.value : a.value < b.value;
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (std::is_floating_point_v<Value>)
       if (sign_bit(a.value) != sign_bit(b.value)) return Max ? !sign_bit(a.value) : sign_bit(a.value);
     return a.index < b.index;
   }
@@ -219,7 +235,7 @@ struct OpFor<Op::argmax, T> {
 };
 
 // What the engine receives for Op O's accumulator over elements T: a sum as sum_result_t<T> (an
-// integer sum's uint64 wraps to int64), min and max as T, argmin and argmax the index as int64.
+// integer sum's uint64 wraps to int64), min and max as compute_t<T>, argmin and argmax the index as int64.
 template <Op O, class T>
 TANDEM_HD auto result_of(typename OpFor<O, T>::type::Acc acc) {
   if constexpr (O == Op::argmin || O == Op::argmax)

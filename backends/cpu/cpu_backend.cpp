@@ -51,27 +51,27 @@ using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
 // one core then runs as fast as Eigen's sum, so the leaf runs at the speed of the reads.
 template <class Op>
 typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
-  using T = typename Op::In;
-  constexpr bool is_min = std::is_same_v<Op, MinOp<T>>;
+  using T = typename Op::Acc;  // the element type, or float for a 16-bit input (converted as it is read)
+  constexpr bool is_min = std::is_same_v<Op, MinOp<typename Op::In>>;
   constexpr int W = 256 / sizeof(T);
   T lane[W], nan[W] = {};  // nan[j]: a NaN that lane j saw, else 0
   std::fill_n(lane, W, Op::identity());
   std::int64_t i = 0;
   for (; i + W <= len; i += W)
     for (int j = 0; j < W; ++j) {
-      const T v = x[(i + j) * stride];
+      const T v = Op::load(x[(i + j) * stride], 0);
       lane[j] = (is_min ? v < lane[j] : v > lane[j]) ? v : lane[j];
       if constexpr (std::is_floating_point_v<T>) nan[j] = v != v ? v : nan[j];
     }
   T r = Op::identity();
   for (int j = 0; j < W; ++j) r = Op::combine(r, is_nan(nan[j]) ? nan[j] : lane[j]);  // NaN wins
-  for (; i < len; ++i) r = Op::combine(r, x[i * stride]);
+  for (; i < len; ++i) r = Op::combine(r, Op::load(x[i * stride], 0));
   if constexpr (std::is_floating_point_v<T>) {
     // A lane keeps the first of equal values, so with zeros of both signs r may be either zero; apply
     // reduce_ops' rule (-0.0 before +0.0 in min, +0.0 before -0.0 in max) over the leaf (only when
     // the result is a zero).
     if (r == T(0))
-      for (std::int64_t k = 0; k < len; ++k) r = Op::combine(r, x[k * stride]);
+      for (std::int64_t k = 0; k < len; ++k) r = Op::combine(r, Op::load(x[k * stride], 0));
   }
   return r;
 }
@@ -81,11 +81,12 @@ typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::i
 // NaN), a second pass over a leaf that is still in cache.
 template <class Op>
 typename Op::Acc arg_leaf(const typename Op::In* x, std::int64_t len, std::int64_t stride, std::int64_t first) {
-  using T = typename Op::In;
-  using Extreme = std::conditional_t<std::is_same_v<Op, ArgOp<T, true>>, MaxOp<T>, MinOp<T>>;
+  using In = typename Op::In;
+  using T = typename Op::Value;
+  using Extreme = std::conditional_t<std::is_same_v<Op, ArgOp<In, true>>, MaxOp<In>, MinOp<In>>;
   const T m = min_max_leaf<Extreme>(x, len, stride);
   for (std::int64_t k = 0; k < len; ++k) {
-    const T v = x[k * stride];
+    const T v = T(x[k * stride]);
     bool same = v == m;
     if constexpr (std::is_floating_point_v<T>)
       same = is_nan(m) ? is_nan(v) : same && std::signbit(v) == std::signbit(m);
@@ -93,6 +94,21 @@ typename Op::Acc arg_leaf(const typename Op::In* x, std::int64_t len, std::int64
   }
   return Op::identity();  // not reached for len > 0
 }
+
+// Eigen's own type for T: the 16-bit storage types have the bit layout of Eigen::bfloat16 / Eigen::half,
+// whose casts to float Eigen vectorises.
+template <class T>
+struct EigenScalar {
+  using type = T;
+};
+template <>
+struct EigenScalar<bfloat16> {
+  using type = Eigen::bfloat16;
+};
+template <>
+struct EigenScalar<half> {
+  using type = Eigen::half;
+};
 
 // Reduces x[begin*stride], ..., x[(end-1)*stride]: sums with one vectorised Eigen expression, min and
 // max with min_max_leaf, argmin and argmax with arg_leaf.
@@ -107,14 +123,18 @@ typename Op::Acc reduce_leaf(const typename Op::In* x, std::int64_t begin, std::
   } else if constexpr (!std::is_same_v<Op, SumOp<T>>) {
     return min_max_leaf<Op>(p, len, stride);
   } else {
+    using E = typename EigenScalar<T>::type;
     auto sum = [](const auto& v) -> typename Op::Acc {
       if constexpr (std::is_integral_v<T>)
         return v.template cast<std::uint64_t>().sum();
+      else if constexpr (is_storage_type_v<T>)
+        return v.template cast<float>().sum();
       else
         return v.sum();
     };
-    if (stride == 1) return sum(Eigen::Map<const Vec<T>>(p, len));
-    return sum(Eigen::Map<const Vec<T>, 0, Eigen::InnerStride<>>(p, len, Eigen::InnerStride<>(stride)));
+    const E* e = reinterpret_cast<const E*>(p);
+    if (stride == 1) return sum(Eigen::Map<const Vec<E>>(e, len));
+    return sum(Eigen::Map<const Vec<E>, 0, Eigen::InnerStride<>>(e, len, Eigen::InnerStride<>(stride)));
   }
 }
 
@@ -134,12 +154,18 @@ typename Op::Acc reduce_with(std::string_view kernel, const typename Op::In* x, 
 
 // canonical::chunk_sum for a full, contiguous chunk: the same lane-wise adds, with the 32 lanes held
 // in SIMD registers as one fixed-size Eigen array (2 AVX-512 registers of floats).
-template <class T>
-T full_chunk_sum(const T* x) {
+template <class In, class T = compute_t<In>>
+T full_chunk_sum(const In* x) {
   using Lanes = Eigen::Array<T, canonical::kLanes, 1>;
+  using E = typename EigenScalar<In>::type;
   Lanes lanes = Lanes::Constant(T(-0.0));  // canonical.hpp: lanes start at -0.0
-  for (std::int64_t r = 0; r < canonical::kChunk / canonical::kLanes; ++r)
-    lanes += Eigen::Map<const Lanes>(x + r * canonical::kLanes);
+  const E* e = reinterpret_cast<const E*>(x);
+  for (std::int64_t r = 0; r < canonical::kChunk / canonical::kLanes; ++r) {
+    if constexpr (is_storage_type_v<In>)
+      lanes += Eigen::Map<const Eigen::Array<E, canonical::kLanes, 1>>(e + r * canonical::kLanes).template cast<T>();
+    else
+      lanes += Eigen::Map<const Lanes>(x + r * canonical::kLanes);
+  }
   T lane[canonical::kLanes];
   Eigen::Map<Lanes> lane_map(lane);
   lane_map = lanes;
@@ -149,8 +175,8 @@ T full_chunk_sum(const T* x) {
 }
 
 // Steps 1-3 of the canonical order: the chunk values, in parallel (any partition gives the same values).
-template <class T>
-void canonical_chunk_values(const T* x, std::int64_t n, std::int64_t stride, T* values) {
+template <class In, class T = compute_t<In>>
+void canonical_chunk_values(const In* x, std::int64_t n, std::int64_t stride, T* values) {
   using namespace canonical;
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, chunk_count(n), 16),
                     [&](const tbb::blocked_range<std::int64_t>& r) {
@@ -163,8 +189,8 @@ void canonical_chunk_values(const T* x, std::int64_t n, std::int64_t stride, T* 
 }
 
 // The canonical order: the chunk values, then step 4 over them serially.
-template <class T>
-T canonical_sum(const T* x, std::int64_t n, std::int64_t stride) {
+template <class In, class T = compute_t<In>>
+T canonical_sum(const In* x, std::int64_t n, std::int64_t stride) {
   std::vector<T> values(canonical::chunk_count(n));
   canonical_chunk_values(x, n, stride, values.data());
   return canonical::sum_of_chunk_values(std::move(values));
@@ -175,9 +201,9 @@ template <class T, Op O>
 void reduce_typed(const ReduceArgs& a, std::string_view kernel, void* result) {
   using Operator = typename OpFor<O, T>::type;
   const T* x = static_cast<const T*>(a.data);
-  if constexpr (O == Op::sum && std::is_floating_point_v<T>) {
+  if constexpr (O == Op::sum && is_floating_v<T>) {
     if (a.deterministic) {
-      const T v = canonical_sum(x, a.n, a.stride);
+      const compute_t<T> v = canonical_sum(x, a.n, a.stride);
       std::memcpy(result, &v, sizeof v);
       return;
     }
@@ -267,7 +293,7 @@ class CpuBackend final : public BackendImpl {
       std::memcpy(a.out, &i, sizeof i);
       return;
     }
-    T v{};
+    compute_t<T> v{};
     visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
       if constexpr (!is_arg(O)) reduce_typed<T, O>(a, kernel, &v);
     });
@@ -320,8 +346,8 @@ void cpu_reduce_acc_each(Op op, Dtype dtype, const void* x, std::int64_t count, 
 
 void cpu_canonical_chunk_values(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values) {
   visit(dtype, [&]<class T>(std::type_identity<T>) {
-    if constexpr (std::is_floating_point_v<T>)
-      canonical_chunk_values(static_cast<const T*>(x), n, stride, static_cast<T*>(values));
+    if constexpr (is_floating_v<T>)
+      canonical_chunk_values(static_cast<const T*>(x), n, stride, static_cast<compute_t<T>*>(values));
     else
       throw Error("cpu_canonical_chunk_values: " + std::string(to_string(dtype)) + " is not a floating dtype");
   });

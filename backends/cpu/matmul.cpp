@@ -206,11 +206,44 @@ void matmul_typed(const MatmulArgs& g, std::string_view kernel) {
   });
 }
 
+// A 16-bit operand as floats, in the same layout (ld and batch stride kept; the converted extent is
+// what the operand spans: (rows - 1) * ld + cols per entry, entries stride apart).
+template <class T>
+std::vector<float> widened(const T* x, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch,
+                           std::int64_t stride) {
+  const std::int64_t extent = (rows - 1) * ld + cols + (stride == 0 ? 0 : (batch - 1) * stride);
+  std::vector<float> w(std::size_t(std::max<std::int64_t>(extent, 1)));  // k == 0: nothing read, a valid pointer
+  if (extent <= 0) return w;
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, std::int64_t(w.size()), 1 << 16),
+                    [&](const tbb::blocked_range<std::int64_t>& r) {
+                      for (std::int64_t i = r.begin(); i < r.end(); ++i) w[std::size_t(i)] = float(x[i]);
+                    });
+  return w;
+}
+
 }  // namespace
 
+// 16-bit A and B (float C): both are widened to float (exact), then the float product runs, so every
+// kernel and deterministic mode give what they give for the converted matrices.
 void cpu_matmul(const MatmulArgs& g, std::string_view kernel) {
   visit(
-      g.dtype, [&]<class T>(std::type_identity<T>) { matmul_typed<T>(g, kernel); }, matmul_types{});
+      g.dtype,
+      [&]<class T>(std::type_identity<T>) {
+        if constexpr (is_storage_type_v<T>) {
+          const std::vector<float> a = widened(static_cast<const T*>(g.a), g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k,
+                                               g.lda, g.batch, g.stride_a);
+          const std::vector<float> b = widened(static_cast<const T*>(g.b), g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n,
+                                               g.ldb, g.batch, g.stride_b);
+          MatmulArgs f = g;
+          f.dtype = Dtype::f32;
+          f.a = a.data();
+          f.b = b.data();
+          matmul_typed<float>(f, kernel);
+        } else {
+          matmul_typed<T>(g, kernel);
+        }
+      },
+      matmul_types{});
 }
 
 }  // namespace tandem::detail

@@ -51,8 +51,8 @@ void store(const MatrixReduceArgs& a, typename OpFor<O, T>::type::Acc acc, std::
 }
 
 // The canonical sum of x[0], x[stride], ..., x[(n-1) * stride] on the calling thread.
-template <class T>
-T canonical_vector_sum(const T* x, std::int64_t n, std::int64_t stride) {
+template <class In, class T = compute_t<In>>
+T canonical_vector_sum(const In* x, std::int64_t n, std::int64_t stride) {
   using namespace canonical;
   if (n == 0) return T(0);
   if (n <= kChunk) return chunk_sum(x, n, stride);  // one chunk: its value is the sum (no allocation)
@@ -68,7 +68,7 @@ void per_row(const MatrixReduceArgs& a, const T* x, void* out) {
   using Acc = typename Operator::Acc;
   const std::int64_t rows = a.rows, cols = a.cols, ld = a.ld;
   const std::int64_t grain = std::max<std::int64_t>(1, kLeafElements / std::max<std::int64_t>(cols, 1));
-  if constexpr (O == Op::sum && std::is_floating_point_v<T>) {
+  if constexpr (O == Op::sum && is_floating_v<T>) {
     if (a.deterministic) {
       tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows, grain),
                         [&](const tbb::blocked_range<std::int64_t>& r) {
@@ -118,9 +118,10 @@ void per_column(const MatrixReduceArgs& a, const T* x, void* out) {
 
 // Deterministic per-column float sums: canonical.hpp's steps 1-3 for every (chunk of rows, block of
 // columns), then step 4 per column.
-template <class T>
-void canonical_per_column(const MatrixReduceArgs& a, const T* x, void* out) {
+template <class In>
+void canonical_per_column(const MatrixReduceArgs& a, const In* x, void* out) {
   using namespace canonical;
+  using T = compute_t<In>;
   const std::int64_t rows = a.rows, cols = a.cols, ld = a.ld, chunks = chunk_count(rows);
   std::vector<T> values(std::size_t(chunks * cols));  // values[c * cols + j]: chunk c of column j
   tbb::parallel_for(tbb::blocked_range2d<std::int64_t>(0, chunks, 1, 0, cols, kColumnBlock),
@@ -132,9 +133,9 @@ void canonical_per_column(const MatrixReduceArgs& a, const T* x, void* out) {
                           T lane[kLanes][kColumnBlock];
                           for (auto& l : lane) std::fill_n(l, kColumnBlock, T(-0.0));  // lanes start at -0.0
                           for (std::int64_t k = 0; k < len; ++k) {
-                            const T* row = x + (c * kChunk + k) * ld + j0;
+                            const In* row = x + (c * kChunk + k) * ld + j0;
                             T* l = lane[k % kLanes];
-                            for (std::int64_t j = 0; j < w; ++j) l[j] += row[j];
+                            for (std::int64_t j = 0; j < w; ++j) l[j] += T(row[j]);
                           }
                           for (std::int64_t s = kLanes / 2; s > 0; s /= 2)
                             for (std::int64_t q = 0; q < s; ++q)
@@ -146,7 +147,7 @@ void canonical_per_column(const MatrixReduceArgs& a, const T* x, void* out) {
     std::vector<T> column(static_cast<std::size_t>(chunks));
     for (std::int64_t j = r.begin(); j < r.end(); ++j) {
       for (std::int64_t c = 0; c < chunks; ++c) column[c] = values[std::size_t(c * cols + j)];
-      store<Op::sum, T>(a, chunks == 1 ? column[0] : sum_of_chunk_values(column), rows, out, j);
+      store<Op::sum, In>(a, chunks == 1 ? column[0] : sum_of_chunk_values(column), rows, out, j);
     }
   });
 }
@@ -162,7 +163,7 @@ void cpu_reduce_matrix(const MatrixReduceArgs& a, void* out) {
       return;
     }
     visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
-      if constexpr (O == Op::sum && std::is_floating_point_v<T>)
+      if constexpr (O == Op::sum && is_floating_v<T>)
         if (a.deterministic && a.per == Per::col) return canonical_per_column(a, x, out);
       if (a.per == Per::row)
         per_row<O, T>(a, x, out);

@@ -199,33 +199,34 @@ class CudaBackend final : public detail::BackendImpl {
     if (!g.resident) require_not_capturing("a matmul of host matrices");
     // register_tiled computes each element as one fma chain over k: the canonical order.
     const std::string stage = g.deterministic ? std::string("register_tiled") : std::string(kernel);
-    const cuda::MatmulWorkspaces forms{form_a_, form_b_, form_c_};
+    const cuda::MatmulWorkspaces forms{form_a_, form_b_, form_c_, wide_a_, wide_b_};
     finish_on_error([&] {
       if (!cublas_) create_cublas();
       if (g.resident) return cuda::matmul(stage, g, scratch_, forms, cublas_, stream_);  // stream-ordered, no wait
       // Host matrices, one entry at a time: stage A and B as stored, compactly (ld = stored cols; an
       // entry of stride 0 once), and C when beta reads it; compute into a compact C and copy its rows
       // back with the caller's ld, so C's padding is never touched.
-      const std::size_t e = size_of(g.dtype);
+      // (e: A's and B's element size; ec: C's, the compute type's.)
+      const std::size_t e = size_of(g.dtype), ec = size_of(info(g.dtype).compute);
       const std::int64_t a_rows = g.trans_a ? g.k : g.m, a_cols = g.trans_a ? g.m : g.k;
       const std::int64_t b_rows = g.trans_b ? g.n : g.k, b_cols = g.trans_b ? g.k : g.n;
       void* da = staging_a_.get(std::size_t(g.m * g.k) * e);
       void* db = staging_b_.get(std::size_t(g.k * g.n) * e);
-      void* dc = staging_c_.get(std::size_t(g.m * g.n) * e);
+      void* dc = staging_c_.get(std::size_t(g.m * g.n) * ec);
       for (std::int64_t i = 0; i < g.batch; ++i) {
         const auto* a = static_cast<const char*>(g.a) + i * g.stride_a * std::int64_t(e);
         const auto* b = static_cast<const char*>(g.b) + i * g.stride_b * std::int64_t(e);
-        auto* c = static_cast<char*>(g.c) + i * g.stride_c * std::int64_t(e);
+        auto* c = static_cast<char*>(g.c) + i * g.stride_c * std::int64_t(ec);
         if (g.k > 0 && (i == 0 || g.stride_a != 0)) upload_rows(da, a, a_rows, a_cols, g.lda, e);
         if (g.k > 0 && (i == 0 || g.stride_b != 0)) upload_rows(db, b, b_rows, b_cols, g.ldb, e);
-        if (g.beta != 0) upload_rows(dc, c, g.m, g.n, g.ldc, e);
+        if (g.beta != 0) upload_rows(dc, c, g.m, g.n, g.ldc, ec);
         MatmulArgs one = g;
         one.a = da, one.b = db, one.c = dc;
         one.lda = a_cols, one.ldb = b_cols, one.ldc = g.n;
         one.resident = true;
         one.batch = 1, one.stride_a = one.stride_b = one.stride_c = 0;
         cuda::matmul(stage, one, scratch_, forms, cublas_, stream_);
-        download_rows(c, g.ldc, dc, g.m, g.n, e);  // waits: C is complete on return
+        download_rows(c, g.ldc, dc, g.m, g.n, ec);  // waits: C is complete on return
       }
     });
   }
@@ -366,8 +367,10 @@ class CudaBackend final : public detail::BackendImpl {
     }
     const bool chunked = a.deterministic && a.op == Op::sum && !info(a.dtype).integer;
     // Per piece: its result (Acc, at most 16 bytes), or its canonical chunk values (pieces are whole
-    // chunks but the last).
-    const std::size_t per_piece = chunked ? std::size_t(piece / detail::canonical::kChunk) * elem : 16;
+    // chunks but the last), in the compute type (float for 16-bit inputs).
+    const Dtype value_dtype = info(a.dtype).compute;
+    const std::size_t value_size = size_of(value_dtype);
+    const std::size_t per_piece = chunked ? std::size_t(piece / detail::canonical::kChunk) * value_size : 16;
     auto* partials = static_cast<unsigned char*>(staging_b_.get(std::size_t(pieces) * per_piece + 256));
     std::vector<unsigned char> host(std::size_t(pieces) * per_piece);  // the CPU's pieces, then all
     detail::HostSplit split(pieces, kernel == "auto");
@@ -392,11 +395,11 @@ class CudaBackend final : public detail::BackendImpl {
     if (chunked) {
       // The CPU's chunk values join the GPU's on the device; step 4 runs there.
       const std::int64_t values = detail::canonical::chunk_count(a.n);
-      const std::size_t gpu_bytes = std::size_t(gpu_pieces) * per_piece, all_bytes = std::size_t(values) * elem;
+      const std::size_t gpu_bytes = std::size_t(gpu_pieces) * per_piece, all_bytes = std::size_t(values) * value_size;
       if (all_bytes > gpu_bytes)
         TANDEM_CUDA_CHECK(cudaMemcpyAsync(partials + gpu_bytes, host.data() + gpu_bytes, all_bytes - gpu_bytes,
                                           cudaMemcpyHostToDevice, stream_));
-      reduce_canonical_sum(a.dtype, partials, values, 1, d_result, scratch_, stream_);
+      reduce_canonical_sum(value_dtype, partials, values, 1, d_result, scratch_, stream_);
       TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));  // `host` is pageable and dies on return
       return;
     }
@@ -510,17 +513,18 @@ class CudaBackend final : public detail::BackendImpl {
   void store_into(const ReduceArgs& a, const void* d_result) {
     detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
       using Sum = sum_result_t<T>;
-      if (a.mean) {  // (an integer sum's uint64 result is the int64 sum's bits)
+      using V = compute_t<T>;  // min / max results (float for 16-bit inputs)
+      if (a.mean) {            // (an integer sum's uint64 result is the int64 sum's bits)
         store_mean_kernel<Sum>
             <<<1, 1, 0, stream_>>>(static_cast<const Sum*>(d_result), a.n, static_cast<double*>(a.out));
       } else if (is_arg(a.op)) {
-        store_index_kernel<T>
-            <<<1, 1, 0, stream_>>>(static_cast<const detail::ArgAcc<T>*>(d_result), static_cast<std::int64_t*>(a.out));
+        store_index_kernel<V>
+            <<<1, 1, 0, stream_>>>(static_cast<const detail::ArgAcc<V>*>(d_result), static_cast<std::int64_t*>(a.out));
       } else if (a.op == Op::sum) {
         store_result_kernel<Sum, Sum>
             <<<1, 1, 0, stream_>>>(static_cast<const Sum*>(d_result), static_cast<Sum*>(a.out));
       } else {
-        store_result_kernel<T, T><<<1, 1, 0, stream_>>>(static_cast<const T*>(d_result), static_cast<T*>(a.out));
+        store_result_kernel<V, V><<<1, 1, 0, stream_>>>(static_cast<const V*>(d_result), static_cast<V*>(a.out));
       }
       TANDEM_CUDA_CHECK_LAUNCH();
     });
@@ -545,8 +549,10 @@ class CudaBackend final : public detail::BackendImpl {
   cudaEvent_t staged_[2] = {nullptr, nullptr};  // recorded after each slot's copy to the GPU
   Workspace scratch_, result_, staging_a_, staging_b_, staging_c_;
   Workspace form_a_, form_b_, form_c_;  // op(A), op(B) and the product of the GEMM forms (matmul/forms.cuh)
-  std::array<Workspace*, 8> workspaces() {
-    return {&scratch_, &result_, &staging_a_, &staging_b_, &staging_c_, &form_a_, &form_b_, &form_c_};
+  Workspace wide_a_, wide_b_;           // 16-bit A and B widened to float (matmul/storage16.cuh)
+  std::array<Workspace*, 10> workspaces() {
+    return {&scratch_, &result_, &staging_a_, &staging_b_, &staging_c_,
+            &form_a_,  &form_b_, &form_c_,    &wide_a_,    &wide_b_};
   }
 };
 

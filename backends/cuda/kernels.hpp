@@ -52,6 +52,8 @@ struct MatmulWorkspaces {
   Workspace& op_a;
   Workspace& op_b;
   Workspace& product;
+  Workspace& wide_a;  // 16-bit A and B widened to float (matmul/storage16.cuh)
+  Workspace& wide_b;
 };
 // C = alpha * op(A) * op(B) + beta * C for every entry of g (device memory; m, n, batch >= 1, k >= 0):
 // cuBLAS stages take the whole problem, the others one plain product per entry (matmul/forms.cuh).

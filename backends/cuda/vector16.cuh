@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "tandem/float16.hpp"
+
 namespace tandem::cuda {
 
 template <class T>
@@ -30,6 +32,16 @@ struct Vector16<std::uint64_t> {
 template <>
 struct Vector16<double> {
   using type = double2;
+};
+
+// The 16-bit storage types: 8 elements as four 32-bit words (element 2q in the low half of word q).
+template <>
+struct Vector16<bfloat16> {
+  using type = uint4;
+};
+template <>
+struct Vector16<half> {
+  using type = uint4;
 };
 
 // Elements in one 16-byte vector.

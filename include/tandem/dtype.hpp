@@ -11,19 +11,24 @@
 #include <type_traits>
 
 #include "tandem/export.hpp"
+#include "tandem/float16.hpp"
 
 namespace tandem {
 
-enum class Dtype : std::uint8_t { i32, i64, f32, f64 };
+enum class Dtype : std::uint8_t { i32, i64, f32, f64, bf16, f16 };
 
 // ---- The table ------------------------------------------------------------------------------------
 // dtype_traits<T>: T's Dtype, its name (one spelling everywhere: errors, CLI, benchmarks, charts), the
-// type sum() returns, and whether matmul takes it. Integer sums return int64_t (wrapping modulo 2^64).
+// type sum() returns, the type values are computed in (min / max results, matmul's C and accumulator),
+// and whether matmul takes it. Integer sums return int64_t (wrapping modulo 2^64). The 16-bit storage
+// types (tandem::bfloat16, tandem::half; include/tandem/float16.hpp) compute in float: their sums, mins
+// and maxes are floats (exact conversions), and matmul multiplies them into a float C.
 template <class T>
 struct dtype_traits;  // not defined: T is not a tandem element type
 
 template <>
 struct dtype_traits<std::int32_t> {
+  using compute_type = std::int32_t;
   static constexpr Dtype id = Dtype::i32;
   static constexpr const char* name = "int32";
   using sum_type = std::int64_t;
@@ -31,6 +36,7 @@ struct dtype_traits<std::int32_t> {
 };
 template <>
 struct dtype_traits<std::int64_t> {
+  using compute_type = std::int64_t;
   static constexpr Dtype id = Dtype::i64;
   static constexpr const char* name = "int64";
   using sum_type = std::int64_t;
@@ -38,6 +44,7 @@ struct dtype_traits<std::int64_t> {
 };
 template <>
 struct dtype_traits<float> {
+  using compute_type = float;
   static constexpr Dtype id = Dtype::f32;
   static constexpr const char* name = "float";
   using sum_type = float;
@@ -45,16 +52,34 @@ struct dtype_traits<float> {
 };
 template <>
 struct dtype_traits<double> {
+  using compute_type = double;
   static constexpr Dtype id = Dtype::f64;
   static constexpr const char* name = "double";
   using sum_type = double;
   static constexpr bool matmul = true;
 };
 
+template <>
+struct dtype_traits<bfloat16> {
+  static constexpr Dtype id = Dtype::bf16;
+  static constexpr const char* name = "bfloat16";
+  using sum_type = float;
+  using compute_type = float;
+  static constexpr bool matmul = true;
+};
+template <>
+struct dtype_traits<half> {
+  static constexpr Dtype id = Dtype::f16;
+  static constexpr const char* name = "float16";
+  using sum_type = float;
+  using compute_type = float;
+  static constexpr bool matmul = true;
+};
+
 template <class... Ts>
 struct type_list {};
 // Every element type, in Dtype order.
-using element_types = type_list<std::int32_t, std::int64_t, float, double>;
+using element_types = type_list<std::int32_t, std::int64_t, float, double, bfloat16, half>;
 
 // ---- Derived from the table -----------------------------------------------------------------------
 
@@ -76,6 +101,23 @@ inline constexpr bool is_matmul_type_v = [] {
     return false;
 }();
 
+// The type T's values are computed in: min / max results, matmul's C. T itself, float for 16-bit types.
+template <Element T>
+using compute_t = typename dtype_traits<std::remove_cv_t<T>>::compute_type;
+
+// A storage-only type (bfloat16, half): read as compute_t<T>, never computed in.
+template <class T>
+inline constexpr bool is_storage_type_v = [] {
+  if constexpr (Element<T>)
+    return !std::is_same_v<std::remove_cv_t<T>, compute_t<T>>;
+  else
+    return false;
+}();
+
+// Floating-point element types, the 16-bit ones included (NaN, signed zeros).
+template <class T>
+inline constexpr bool is_floating_v = std::is_floating_point_v<std::remove_cv_t<T>> || is_storage_type_v<T>;
+
 // sum() of integers returns int64_t (wrapping modulo 2^64: exact and order-independent); of floats, T.
 template <Element T>
 using sum_result_t = typename dtype_traits<std::remove_cv_t<T>>::sum_type;
@@ -86,15 +128,18 @@ struct DtypeInfo {
   std::size_t size;
   bool integer;
   Dtype sum_result;
+  Dtype compute;  // min / max results and matmul's C
   bool matmul;
+  bool storage;  // a 16-bit storage type (computed in float)
 };
 
 namespace detail {
 template <class... Ts>
 constexpr auto dtype_table(type_list<Ts...>) {
-  return std::array<DtypeInfo, sizeof...(Ts)>{
-      DtypeInfo{dtype_traits<Ts>::id, dtype_traits<Ts>::name, sizeof(Ts), std::is_integral_v<Ts>,
-                dtype_traits<typename dtype_traits<Ts>::sum_type>::id, dtype_traits<Ts>::matmul}...};
+  return std::array<DtypeInfo, sizeof...(Ts)>{DtypeInfo{
+      dtype_traits<Ts>::id, dtype_traits<Ts>::name, sizeof(Ts), std::is_integral_v<Ts>,
+      dtype_traits<typename dtype_traits<Ts>::sum_type>::id, dtype_traits<typename dtype_traits<Ts>::compute_type>::id,
+      dtype_traits<Ts>::matmul, is_storage_type_v<Ts>}...};
 }
 }  // namespace detail
 

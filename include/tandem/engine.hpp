@@ -137,7 +137,8 @@ class TANDEM_API Engine {
   // Reductions. NaN in the input propagates (a NaN result is the canonical quiet NaN); sum of an empty
   // input is +0.0 (a sum of only -0.0 is -0.0); min, max, mean, argmin and argmax of an empty input throw. mean is
   // computed as double(sum(x)) / n. Each op takes a host span (or any contiguous host range), a strided host view, a
-  // Buffer, or a view of a Buffer.
+  // Buffer, or a view of a Buffer. 16-bit inputs (bfloat16, half) are read as the floats they convert to
+  // (exactly): sum, min and max return float (compute_t<T>), as do their *_into and per-row forms.
   template <Element T>
   sum_result_t<T> sum(std::span<const T> x, const ReduceOptions& o = {}) const {
     return reduce_as<sum_result_t<T>>(Op::sum, detail::host_input(x.data(), x.size(), 1), o);
@@ -160,19 +161,19 @@ class TANDEM_API Engine {
   }
 
   template <Element T>
-  T min(std::span<const T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<T>(Op::min, detail::host_input(x.data(), x.size(), 1), o);
+  compute_t<T> min(std::span<const T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<compute_t<T>>(Op::min, detail::host_input(x.data(), x.size(), 1), o);
   }
   template <Element T>
-  T min(StridedView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<T>(Op::min, detail::host_input(x.data, x.count, x.stride), o);
+  compute_t<T> min(StridedView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<compute_t<T>>(Op::min, detail::host_input(x.data, x.count, x.stride), o);
   }
   template <Element T>
-  T min(BufferView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<T>(Op::min, detail::buffer_input(x), o);
+  compute_t<T> min(BufferView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<compute_t<T>>(Op::min, detail::buffer_input(x), o);
   }
   template <Element T>
-  T min(const Buffer<T>& x, const ReduceOptions& o = {}) const {
+  compute_t<T> min(const Buffer<T>& x, const ReduceOptions& o = {}) const {
     return min(x.view(), o);
   }
   template <HostRange R>
@@ -181,19 +182,19 @@ class TANDEM_API Engine {
   }
 
   template <Element T>
-  T max(std::span<const T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<T>(Op::max, detail::host_input(x.data(), x.size(), 1), o);
+  compute_t<T> max(std::span<const T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<compute_t<T>>(Op::max, detail::host_input(x.data(), x.size(), 1), o);
   }
   template <Element T>
-  T max(StridedView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<T>(Op::max, detail::host_input(x.data, x.count, x.stride), o);
+  compute_t<T> max(StridedView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<compute_t<T>>(Op::max, detail::host_input(x.data, x.count, x.stride), o);
   }
   template <Element T>
-  T max(BufferView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<T>(Op::max, detail::buffer_input(x), o);
+  compute_t<T> max(BufferView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<compute_t<T>>(Op::max, detail::buffer_input(x), o);
   }
   template <Element T>
-  T max(const Buffer<T>& x, const ReduceOptions& o = {}) const {
+  compute_t<T> max(const Buffer<T>& x, const ReduceOptions& o = {}) const {
     return max(x.view(), o);
   }
   template <HostRange R>
@@ -280,12 +281,12 @@ class TANDEM_API Engine {
   }
   template <class T>
   requires Element<std::remove_const_t<T>>
-  void min(MatrixView<T> a, Per per, std::span<std::remove_const_t<T>> out, const ReduceOptions& o = {}) const {
+  void min(MatrixView<T> a, Per per, std::span<compute_t<T>> out, const ReduceOptions& o = {}) const {
     reduce_per(Op::min, per, detail::host_matrix(a), detail::host_output(out), o);
   }
   template <class T>
   requires Element<std::remove_const_t<T>>
-  void max(MatrixView<T> a, Per per, std::span<std::remove_const_t<T>> out, const ReduceOptions& o = {}) const {
+  void max(MatrixView<T> a, Per per, std::span<compute_t<T>> out, const ReduceOptions& o = {}) const {
     reduce_per(Op::max, per, detail::host_matrix(a), detail::host_output(out), o);
   }
   template <class T>
@@ -308,11 +309,11 @@ class TANDEM_API Engine {
     reduce_per(Op::sum, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
   }
   template <Element T>
-  void min(BufferMatrix<T> a, Per per, const Buffer<T>& out, const ReduceOptions& o = {}) const {
+  void min(BufferMatrix<T> a, Per per, const Buffer<compute_t<T>>& out, const ReduceOptions& o = {}) const {
     reduce_per(Op::min, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
   }
   template <Element T>
-  void max(BufferMatrix<T> a, Per per, const Buffer<T>& out, const ReduceOptions& o = {}) const {
+  void max(BufferMatrix<T> a, Per per, const Buffer<compute_t<T>>& out, const ReduceOptions& o = {}) const {
     reduce_per(Op::max, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
   }
   template <Element T>
@@ -331,15 +332,17 @@ class TANDEM_API Engine {
   // C = alpha * op(A) * op(B) + beta * C (MatmulOptions: trans_a, trans_b, alpha, beta, precision),
   // row-major, any ld >= cols; the views describe the matrices as stored. Writes only the rows x cols
   // elements of C; padding between cols and ld stays untouched. C must not overlap A or B. Host
-  // matrices wait for the result; Buffer matrices only enqueue (CUDA).
+  // matrices wait for the result; Buffer matrices only enqueue (CUDA). 16-bit A and B (bfloat16, half)
+  // multiply into a float C (compute_t<T>) with float accumulation.
   template <class T>
   requires is_matmul_type_v<T>
-  void matmul(MatrixView<const T> a, MatrixView<const T> b, MatrixView<T> c, const MatmulOptions& o = {}) const {
+  void matmul(MatrixView<const T> a, MatrixView<const T> b, MatrixView<compute_t<T>> c,
+              const MatmulOptions& o = {}) const {
     run_matmul(detail::host_matrix(a), detail::host_matrix(b), detail::host_matrix(c), o);
   }
   template <class T>
   requires is_matmul_type_v<T>
-  void matmul(BufferMatrix<T> a, BufferMatrix<T> b, BufferMatrix<T> c, const MatmulOptions& o = {}) const {
+  void matmul(BufferMatrix<T> a, BufferMatrix<T> b, BufferMatrix<compute_t<T>> c, const MatmulOptions& o = {}) const {
     run_matmul(detail::buffer_matrix(a), detail::buffer_matrix(b), detail::buffer_matrix(c), o);
   }
   // Batches: C[e] = alpha * op(A[e]) * op(B[e]) + beta * C[e] for e = 0 .. c.count - 1. A and B have C's
@@ -348,12 +351,12 @@ class TANDEM_API Engine {
   // matmul<float>({...}, {...}, {...}) always means the MatrixView form.)
   template <class T, class A>
   requires is_matmul_type_v<T> && std::convertible_to<const A&, BatchView<const T>>
-  void matmul(const A& a, BatchView<const T> b, BatchView<T> c, const MatmulOptions& o = {}) const {
+  void matmul(const A& a, BatchView<const T> b, BatchView<compute_t<T>> c, const MatmulOptions& o = {}) const {
     run_matmul(detail::host_batch(BatchView<const T>(a)), detail::host_batch(b), detail::host_batch(c), o);
   }
   template <class T, class A>
   requires is_matmul_type_v<T> && std::same_as<A, BufferBatch<T>>
-  void matmul(const A& a, BufferBatch<T> b, BufferBatch<T> c, const MatmulOptions& o = {}) const {
+  void matmul(const A& a, BufferBatch<T> b, BufferBatch<compute_t<T>> c, const MatmulOptions& o = {}) const {
     run_matmul(detail::buffer_batch(a), detail::buffer_batch(b), detail::buffer_batch(c), o);
   }
 
@@ -398,19 +401,23 @@ class TANDEM_API Engine {
     sum_into(x.view(), out, index, o);
   }
   template <Element T>
-  void min_into(BufferView<T> x, const Buffer<T>& out, std::size_t index = 0, const ReduceOptions& o = {}) const {
+  void min_into(BufferView<T> x, const Buffer<compute_t<T>>& out, std::size_t index = 0,
+                const ReduceOptions& o = {}) const {
     reduce_into(Op::min, detail::buffer_input(x), out_slot(out, index), o);
   }
   template <Element T>
-  void min_into(const Buffer<T>& x, const Buffer<T>& out, std::size_t index = 0, const ReduceOptions& o = {}) const {
+  void min_into(const Buffer<T>& x, const Buffer<compute_t<T>>& out, std::size_t index = 0,
+                const ReduceOptions& o = {}) const {
     min_into(x.view(), out, index, o);
   }
   template <Element T>
-  void max_into(BufferView<T> x, const Buffer<T>& out, std::size_t index = 0, const ReduceOptions& o = {}) const {
+  void max_into(BufferView<T> x, const Buffer<compute_t<T>>& out, std::size_t index = 0,
+                const ReduceOptions& o = {}) const {
     reduce_into(Op::max, detail::buffer_input(x), out_slot(out, index), o);
   }
   template <Element T>
-  void max_into(const Buffer<T>& x, const Buffer<T>& out, std::size_t index = 0, const ReduceOptions& o = {}) const {
+  void max_into(const Buffer<T>& x, const Buffer<compute_t<T>>& out, std::size_t index = 0,
+                const ReduceOptions& o = {}) const {
     max_into(x.view(), out, index, o);
   }
   template <Element T>
@@ -453,7 +460,7 @@ class TANDEM_API Engine {
 
  private:
   // The exported entries: validate, then dispatch. reduce() writes op's result (sum: sum_result_t of
-  // the input type, min/max: the input type, mean: double, argmin/argmax: std::size_t) to *result.
+  // the input type, min/max: compute_t of the input type, mean: double, argmin/argmax: std::size_t) to *result.
   void reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const;
   void reduce_per(Op op, Per per, const detail::MatrixInput& a, const detail::ReduceOutput& out,
                   const ReduceOptions& opts) const;

@@ -402,6 +402,64 @@ void check_matmul_forms(CheckLog& log, const std::vector<Engine>& targets) {
   }
 }
 
+// The 16-bit storage types (bfloat16, float16): every reduce kernel that lists the dtype against the
+// reference of the converted floats (sum within the bound, min and argmax exactly), deterministic sums
+// against the canonical order of the floats, and the deterministic product of 16-bit A and B bitwise
+// equal to the fma chain on the floats; kernel auto's product within the bound of the reference.
+constexpr std::size_t kFloat16Sizes[] = {1, 4097, 65537};
+constexpr std::size_t kFloat16Shape[] = {33, 65, 17};  // m, k, n
+
+std::size_t float16_checks(const Engine& eng, tandem::Dtype d) {
+  std::size_t kernels = 0;
+  for (const auto& k : eng.reduce_kernel_info()) kernels += k.accepts(d);
+  return std::size(kFloat16Sizes) * (3 * kernels + 1) + 2;
+}
+
+template <class H>
+void check_float16(CheckLog& log, const std::vector<Engine>& targets) {
+  const char* name = tandem::dtype_traits<H>::name;
+  log.group(std::string("16-bit ") + name);
+  auto result = [&](bool ok, const std::string& what) { ok ? log.pass() : log.fail(what); };
+  auto random16 = [](std::size_t n, std::uint64_t seed) {
+    const std::vector<float> f = tandem_test::random_vector<float>(n, seed, tandem_test::Values::uniform);
+    return std::vector<H>(f.begin(), f.end());
+  };
+  for (std::size_t n : kFloat16Sizes) {
+    const std::vector<H> x = random16(n, n);
+    const std::vector<float> xf(x.begin(), x.end());
+    const auto ref = tandem_test::reduce_reference<float>(xf);
+    const float canonical = tandem_test::canonical_sum<float>(xf);
+    for (const Engine& eng : targets) {
+      const std::string at = strf("%s %s n=%zu", tandem::to_string(eng.backend()), name, n);
+      for (const auto& k : eng.reduce_kernel_info()) {
+        if (!k.accepts(tandem::dtype_of<H>)) continue;
+        const tandem::ReduceOptions o{k.name};
+        result(tandem_test::judge_sum<float>(eng.sum(std::span<const H>(x), o), ref).ok, at + " sum " + k.name);
+        result(tandem_test::same_bits(eng.min(std::span<const H>(x), o), ref.min()), at + " min " + k.name);
+        result(!k.accepts(Op::argmax) || eng.argmax(std::span<const H>(x), o) == ref.argmax(),
+               at + " argmax " + k.name);
+      }
+      result(tandem_test::same_bits(eng.sum(std::span<const H>(x), {"auto", true}), canonical),
+             at + " deterministic sum: not the canonical order of the floats");
+    }
+  }
+  const std::size_t m = kFloat16Shape[0], k = kFloat16Shape[1], n = kFloat16Shape[2];
+  const std::vector<H> a = random16(m * k, 3), b = random16(k * n, 4);
+  const std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());
+  std::vector<float> want(m * n), c(m * n);
+  tandem_test::fma_chain_matmul<float>({af.data(), m, k, k}, {bf.data(), k, n, n}, {want.data(), m, n, n});
+  const auto ref = tandem_test::matmul_reference<float>({af.data(), m, k, k}, {bf.data(), k, n, n}, {});
+  for (const Engine& eng : targets) {
+    const std::string at = strf("%s %s matmul %zux%zux%zu", tandem::to_string(eng.backend()), name, m, k, n);
+    eng.matmul<H>({a.data(), m, k, k}, {b.data(), k, n, n}, {c.data(), m, n, n});
+    const auto v = tandem_test::verify_matmul<float>({c.data(), m, n, n}, ref, tandem::Precision::full);
+    result(v.ok(), at + ": " + v.problem());
+    eng.matmul<H>({a.data(), m, k, k}, {b.data(), k, n, n}, {c.data(), m, n, n}, {"auto", true});
+    result(tandem_test::same_bits(std::span<const float>(c), std::span<const float>(want)),
+           at + " deterministic: not the fma chain on the floats");
+  }
+}
+
 int cmd_check(const Options& o) {
   const std::string backend = backend_option(o);
   const bool quick = o.has("--quick");
@@ -434,10 +492,12 @@ int cmd_check(const Options& o) {
   for (const Engine& eng : targets) {
     std::printf("check: %s (%s): reduce kernels %s; matmul kernels %s\n", tandem::to_string(eng.backend()),
                 eng.device().name.c_str(), join(eng.reduce_kernels()).c_str(), join(eng.matmul_kernels()).c_str());
-    total += cases.size() * tandem::dtypes.size() * std::size(kCheckOps) * eng.reduce_kernels().size();
+    const std::size_t full_types = 4;  // int32, int64, float, double; the 16-bit types: float16_checks
+    total += cases.size() * full_types * std::size(kCheckOps) * eng.reduce_kernels().size();
+    total += float16_checks(eng, tandem::Dtype::bf16) + float16_checks(eng, tandem::Dtype::f16);
     total += std::size(kCheckShapes) * 2 * eng.matmul_kernels().size();
     total += std::size(kForms) * 2 * (eng.matmul_kernels().size() + 1);
-    total += std::size(kPerShapes) * 2 * std::size(kCheckOps) * tandem::dtypes.size();
+    total += std::size(kPerShapes) * 2 * std::size(kCheckOps) * full_types;
   }
   for (const auto& line : not_run) std::printf("check: %s\n", line.c_str());
   std::vector<std::string> sizes;
@@ -459,6 +519,8 @@ int cmd_check(const Options& o) {
   check_matmul<double>(log, targets);
   check_matmul_forms<float>(log, targets);
   check_matmul_forms<double>(log, targets);
+  check_float16<tandem::bfloat16>(log, targets);
+  check_float16<tandem::half>(log, targets);
   log.finish(not_run);
   return log.ok() ? 0 : 1;
 }

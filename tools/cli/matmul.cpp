@@ -157,7 +157,7 @@ int cmd_matmul(const Options& o) {
 
   const tandem::Engine eng = make_engine(cfg.backend);
   return tandem_test::with_dtype(cfg.dtype, [&]<class T>() {
-    if constexpr (tandem::is_matmul_type_v<T>)
+    if constexpr (tandem::is_matmul_type_v<T> && !tandem::is_storage_type_v<T>)
       return run_matmul<T>(eng, cfg);
     else
       return 2;  // not reached: dtype_option takes matmul types only

@@ -66,6 +66,18 @@ inline void convert_to_bf16(const float* src, std::int64_t rows, std::int64_t co
 
 // ---- The cuBLAS call -----------------------------------------------------------------------------
 
+// Throws tandem::Error unless every size fits cuBLAS's 32-bit int.
+inline void check_cublas_sizes(const char* stage, std::int64_t m, std::int64_t k, std::int64_t n, std::int64_t lda,
+                               std::int64_t ldb, std::int64_t ldc, std::int64_t batch) {
+  if (std::max({m, k, n, lda, ldb, ldc, batch}) <= INT_MAX) return;
+  const std::string sizes = "m=" + std::to_string(m) + ", k=" + std::to_string(k) + ", n=" + std::to_string(n) +
+                            ", lda=" + std::to_string(lda) + ", ldb=" + std::to_string(ldb) +
+                            ", ldc=" + std::to_string(ldc) + ", batch=" + std::to_string(batch);
+  throw Error(std::string("matmul kernel '") + stage + "': cuBLAS takes 32-bit sizes, so m, k, n, the leading " +
+              "dimensions and the batch count must each be at most 2147483647 (got " + sizes +
+              "); use register_tiled instead");
+}
+
 // C = alpha * op(A) * op(B) + beta * C for every entry of g, row-major, T float or double (bf16 and
 // tf32: float). cuBLAS reads a row-major matrix as its column-major transpose, so the call computes
 // C^T = op(B)^T op(A)^T: B first, with CUBLAS_OP_T where op(B) is a transpose, then A likewise.
@@ -77,14 +89,7 @@ void cublas_matmul(const char* stage, CublasPrecision precision, const GemmBatch
   const std::int64_t m = p.m, k = p.k, n = p.n, lda = p.lda, ldb = p.ldb, ldc = p.ldc;
   cublasHandle_t handle = ctx.cublas;
   cudaStream_t stream = ctx.stream;
-  if (std::max({m, k, n, lda, ldb, ldc, g.batch}) > INT_MAX) {
-    const std::string sizes = "m=" + std::to_string(m) + ", k=" + std::to_string(k) + ", n=" + std::to_string(n) +
-                              ", lda=" + std::to_string(lda) + ", ldb=" + std::to_string(ldb) +
-                              ", ldc=" + std::to_string(ldc) + ", batch=" + std::to_string(g.batch);
-    throw Error(std::string("matmul kernel '") + stage + "': cuBLAS takes 32-bit sizes, so m, k, n, the leading " +
-                "dimensions and the batch count must each be at most 2147483647 (got " + sizes +
-                "); use register_tiled instead");
-  }
+  check_cublas_sizes(stage, m, k, n, lda, ldb, ldc, g.batch);
   const int mi = int(m), ki = int(k), ni = int(n), count = int(g.batch);
   const cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
 

@@ -15,6 +15,7 @@
 #include "backends/cuda/matmul/naive.cuh"
 #include "backends/cuda/matmul/params.cuh"
 #include "backends/cuda/matmul/register_tiled.cuh"
+#include "backends/cuda/matmul/storage16.cuh"
 #include "backends/cuda/matmul/tensor_core.cuh"
 #include "backends/cuda/matmul/tiled.cuh"
 #include "backends/cuda/matmul/wgmma.hpp"
@@ -30,8 +31,10 @@ using Launcher = void (*)(const GemmParams<T>&, const GemmContext&);
 template <class T>
 using BatchLauncher = void (*)(const GemmBatch<T>&, const GemmContext&);
 
-// One row per stage, in ladder order. A stage takes the element types it has a launcher for. Stages
-// with batch launchers take transposes, alpha / beta and batches themselves; forms.cuh serves the rest.
+// One row per stage, in ladder order. A stage takes the element types it has a launcher for, and
+// bfloat16 and float16 wherever it takes float (storage16.cuh: cublas natively, the others on A and B
+// widened to float). Stages with batch launchers take transposes, alpha / beta and batches themselves;
+// forms.cuh serves the rest.
 struct Stage {
   const char* name;
   Precision precision;
@@ -120,6 +123,7 @@ std::vector<KernelInfo> matmul_stage_info() {
                  .requirement = s.requirement};
     if (s.f32) k.dtypes.push_back(Dtype::f32);
     if (s.f64) k.dtypes.push_back(Dtype::f64);
+    if (s.f32) k.dtypes.insert(k.dtypes.end(), {Dtype::bf16, Dtype::f16});
     infos.push_back(std::move(k));
   }
   return infos;
@@ -128,6 +132,7 @@ std::vector<KernelInfo> matmul_stage_info() {
 std::string auto_matmul_stage(const detail::MatmulArgs& g) {
   const std::int64_t largest = std::max({g.m, g.k, g.n, g.lda, g.ldb, g.ldc, g.batch});
   if (g.deterministic || largest > std::int64_t(INT_MAX)) return kAutoStageBeyondInt32;
+  if (info(g.dtype).storage) return kAutoStage;  // cuBLAS on the 16-bit inputs themselves: the fastest
   if (g.dtype == Dtype::f32 && g.precision == Precision::bf16) return kAutoStageBf16;
   if (g.dtype == Dtype::f32 && g.precision == Precision::tf32) return kAutoStageTf32;
   return kAutoStage;
@@ -144,21 +149,28 @@ void matmul(std::string_view stage, const detail::MatmulArgs& g, Workspace& ws, 
   detail::visit(
       g.dtype,
       [&]<class T>(std::type_identity<T>) {
-        const Launcher<T> launch = checked_launcher<T>(s);
-        const GemmBatch<T> batch{GemmParams<T>{static_cast<const T*>(g.a), static_cast<const T*>(g.b),
-                                               static_cast<T*>(g.c), g.m, g.k, g.n, g.lda, g.ldb, g.ldc},
-                                 g.trans_a,
-                                 g.trans_b,
-                                 T(g.alpha),
-                                 T(g.beta),
-                                 g.batch,
-                                 g.stride_a,
-                                 g.stride_b,
-                                 g.stride_c};
-        const GemmContext ctx{ws, cublas, stream};
-        if (g.k == 0 || batch.alpha == T(0)) return scale_only(batch, stream);
-        if (const BatchLauncher<T> whole = batch_launcher_of<T>(s)) return whole(batch, ctx);
-        run_as_plain_products(batch, launch, ctx, forms);
+        if constexpr (is_storage_type_v<T>) {
+          if (s.name == std::string_view("cublas") && g.k > 0 && g.alpha != 0)
+            return cublas_matmul_16bit(g, GemmContext{ws, cublas, stream});
+          checked_launcher<float>(s);  // a stage without float takes no 16-bit input either
+          return matmul(s.name, widened_problem<T>(g, forms, stream), ws, forms, cublas, stream);
+        } else {
+          const Launcher<T> launch = checked_launcher<T>(s);
+          const GemmBatch<T> batch{GemmParams<T>{static_cast<const T*>(g.a), static_cast<const T*>(g.b),
+                                                 static_cast<T*>(g.c), g.m, g.k, g.n, g.lda, g.ldb, g.ldc},
+                                   g.trans_a,
+                                   g.trans_b,
+                                   T(g.alpha),
+                                   T(g.beta),
+                                   g.batch,
+                                   g.stride_a,
+                                   g.stride_b,
+                                   g.stride_c};
+          const GemmContext ctx{ws, cublas, stream};
+          if (g.k == 0 || batch.alpha == T(0)) return scale_only(batch, stream);
+          if (const BatchLauncher<T> whole = batch_launcher_of<T>(s)) return whole(batch, ctx);
+          run_as_plain_products(batch, launch, ctx, forms);
+        }
       },
       detail::matmul_types{});
 }
@@ -175,7 +187,7 @@ void matmul(std::string_view stage, Dtype dtype, const void* a, const void* b, v
                                              k, n, lda, ldb, ldc},
                                GemmContext{ws, cublas, stream});
       },
-      detail::matmul_types{});
+      type_list<float, double>{});
 }
 
 }  // namespace tandem::cuda

@@ -122,9 +122,10 @@ __device__ inline typename Op::Acc block_reduce(typename Op::Acc value) {
 
 // ---- Vectorized grid-stride accumulation (warp_shuffle and single_pass) --------------------------
 
-// Element types read as 16-byte vectors (the arithmetic ones; an arg-reduction's partials are not).
+// Element types read as 16-byte vectors (the arithmetic and 16-bit ones; an arg-reduction's partials
+// are not).
 template <class T>
-inline constexpr bool kVectorLoads = std::is_arithmetic_v<T>;
+inline constexpr bool kVectorLoads = std::is_arithmetic_v<T> || is_storage_type_v<T>;
 
 template <class T>
 inline constexpr Index kElementsPerVector = kVectorLoads<T> ? kVectorWidth<T> : 1;
@@ -151,11 +152,20 @@ inline VectorSplit split_for_vectors(const T* x, Index n, Index stride) {
 template <class Op, class Vector>
 __device__ inline typename Op::Acc combine_vector(typename Op::Acc acc, const Vector& v, Index first) {
   using In = typename Op::In;
-  acc = Op::combine(acc, Op::load(static_cast<In>(v.x), first));
-  acc = Op::combine(acc, Op::load(static_cast<In>(v.y), first + 1));
-  if constexpr (kElementsPerVector<In> == 4) {
-    acc = Op::combine(acc, Op::load(static_cast<In>(v.z), first + 2));
-    acc = Op::combine(acc, Op::load(static_cast<In>(v.w), first + 3));
+  if constexpr (is_storage_type_v<In>) {  // 8 elements, two per 32-bit word, low half first
+    const std::uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      acc = Op::combine(acc, Op::load(In::from_bits(std::uint16_t(words[q] & 0xffffu)), first + 2 * q));
+      acc = Op::combine(acc, Op::load(In::from_bits(std::uint16_t(words[q] >> 16)), first + 2 * q + 1));
+    }
+  } else {
+    acc = Op::combine(acc, Op::load(static_cast<In>(v.x), first));
+    acc = Op::combine(acc, Op::load(static_cast<In>(v.y), first + 1));
+    if constexpr (kElementsPerVector<In> == 4) {
+      acc = Op::combine(acc, Op::load(static_cast<In>(v.z), first + 2));
+      acc = Op::combine(acc, Op::load(static_cast<In>(v.w), first + 3));
+    }
   }
   return acc;
 }

@@ -15,9 +15,10 @@ namespace tandem::cuda::reduction {
 
 inline constexpr int kCanonicalBlockSize = 256;
 
-template <class T>
+// A 16-bit input's elements are added as the floats they convert to.
+template <class In, class T = compute_t<In>>
 __global__ void __launch_bounds__(kCanonicalBlockSize)
-    canonical_chunk_sums_kernel(const T* __restrict__ x, Index n, Index stride, T* __restrict__ chunk_values) {
+    canonical_chunk_sums_kernel(const In* __restrict__ x, Index n, Index stride, T* __restrict__ chunk_values) {
   constexpr Index kChunk = detail::canonical::kChunk;
   constexpr int kRows = int(kChunk / kWarpSize);
   constexpr int kInFlight = 8;  // loads issued before their adds: keeps memory busy
@@ -32,12 +33,12 @@ __global__ void __launch_bounds__(kCanonicalBlockSize)
       for (int r = 0; r < kRows; r += kInFlight) {
         T v[kInFlight];
 #pragma unroll
-        for (int u = 0; u < kInFlight; ++u) v[u] = x[(base + Index(r + u) * kWarpSize + lane) * stride];
+        for (int u = 0; u < kInFlight; ++u) v[u] = T(x[(base + Index(r + u) * kWarpSize + lane) * stride]);
 #pragma unroll
         for (int u = 0; u < kInFlight; ++u) acc = acc + v[u];  // in row order: the canonical order
       }
     } else {
-      for (Index i = lane; i < len; i += kWarpSize) acc = acc + x[(base + i) * stride];
+      for (Index i = lane; i < len; i += kWarpSize) acc = acc + T(x[(base + i) * stride]);
     }
 #pragma unroll
     for (int s = kWarpSize / 2; s > 0; s /= 2) acc = acc + __shfl_down_sync(kFullWarpMask, acc, s);
@@ -46,9 +47,9 @@ __global__ void __launch_bounds__(kCanonicalBlockSize)
 }
 
 // One level: the value of each 4096-element chunk of x into chunk_values.
-template <class T>
-void canonical_chunk_values(const T* x, Index n, Index stride, T* chunk_values, cudaStream_t stream) {
-  const auto kernel = canonical_chunk_sums_kernel<T>;
+template <class In, class T = compute_t<In>>
+void canonical_chunk_values(const In* x, Index n, Index stride, T* chunk_values, cudaStream_t stream) {
+  const auto kernel = canonical_chunk_sums_kernel<In>;
   const Index chunks = detail::canonical::chunk_count(n);
   const int warps_per_block = kCanonicalBlockSize / kWarpSize;
   const Index blocks =
@@ -60,20 +61,25 @@ void canonical_chunk_values(const T* x, Index n, Index stride, T* chunk_values, 
 
 // Level after level of chunk values (backends/common/canonical.hpp), ping-ponging between two scratch
 // arrays, the last level writing the result.
-template <class T>
-void canonical_sum(const T* x, Index n, Index stride, T* result, Workspace& ws, cudaStream_t stream) {
+template <class In, class T = compute_t<In>>
+void canonical_sum(const In* x, Index n, Index stride, T* result, Workspace& ws, cudaStream_t stream) {
   using detail::canonical::chunk_count;
   const Index first = chunk_count(n), second = chunk_count(first);
   T* scratch = static_cast<T*>(ws.get(std::size_t(first + second) * sizeof(T) + 256));
   T* levels[2] = {scratch, scratch + first};
-  for (int level = 0;; ++level) {
-    const Index chunks = chunk_count(n);
-    T* out = chunks == 1 ? result : levels[level % 2];
-    canonical_chunk_values(x, n, stride, out, stream);
-    if (chunks == 1) return;
-    x = out;
-    n = chunks;
-    stride = 1;
+  const Index chunks = chunk_count(n);
+  T* out = chunks == 1 ? result : levels[0];
+  canonical_chunk_values(x, n, stride, out, stream);  // level 0 reads the input
+  if (chunks == 1) return;
+  const T* values = out;  // later levels read the previous level's chunk values
+  n = chunks;
+  for (int level = 1;; ++level) {
+    const Index next = chunk_count(n);
+    T* dst = next == 1 ? result : levels[level % 2];
+    canonical_chunk_values(values, n, Index{1}, dst, stream);
+    if (next == 1) return;
+    values = dst;
+    n = next;
   }
 }
 

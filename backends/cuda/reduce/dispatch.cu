@@ -51,10 +51,11 @@ constexpr std::array<AutoChoice, 2> kAutoChoices = {{
 }};
 
 // ---- The stage table -------------------------------------------------------------------------------
-// Every stage in ladder order: its name, whether it runs argmin / argmax, and its entry point for
-// operator Op (nullptr for an arg operator on a stage that does not run them). The names, the order,
-// the metadata and the dispatch all come from this one table. Every stage runs every dtype and sum,
-// min, max and mean; the last three stages (and so "auto") argmin and argmax too.
+// Every stage in ladder order: its name, whether it runs argmin / argmax and the 16-bit types, and its
+// entry point for operator Op (nullptr where it does not run Op). The names, the order, the metadata and
+// the dispatch all come from this one table. Every stage runs sum, min, max and mean of int32, int64,
+// float and double; the last three stages (and so "auto") argmin and argmax too, and every op of
+// bfloat16 and float16.
 template <class Op>
 using StageFunction = void (*)(const typename Op::In* x, Index n, Index stride, typename Op::Acc* result, Workspace& ws,
                                cudaStream_t stream);
@@ -62,22 +63,25 @@ using StageFunction = void (*)(const typename Op::In* x, Index n, Index stride, 
 template <class Op>
 struct StageEntry {
   std::string_view name;
-  bool arg;  // runs argmin / argmax
+  bool arg;  // runs argmin / argmax and the 16-bit storage types
   StageFunction<Op> run;
 };
 
-// A stage without argmin / argmax: its entry point only for the other operators (so that its kernels
-// are never instantiated for an arg operator).
+// A textbook stage (the first nine): no argmin / argmax and no 16-bit inputs; its entry point only for
+// the other operators and types (so that its kernels are never instantiated for them). The 16-bit
+// storage types run on the last three stages, which read them as 16-byte vectors of 8.
+template <class Op>
+inline constexpr bool kTextbookRuns = !detail::is_arg_op<Op> && !is_storage_type_v<typename Op::In>;
 template <class Op, class Stage>
 constexpr StageFunction<Op> textbook() {
-  if constexpr (detail::is_arg_op<Op>)
+  if constexpr (!kTextbookRuns<Op>)
     return nullptr;
   else
     return &reduction::reduce_multi_pass<Op, Stage>;
 }
 template <class Op>
 constexpr StageFunction<Op> multiple_adds() {
-  if constexpr (detail::is_arg_op<Op>)
+  if constexpr (!kTextbookRuns<Op>)
     return nullptr;
   else
     return &reduction::reduce_multiple_adds_per_thread<Op>;
@@ -123,12 +127,15 @@ bool auto_may_pick(std::string_view stage) {
 
 std::vector<KernelInfo> reduce_stage_info() {
   std::vector<KernelInfo> infos;
-  for (const auto& entry : kStageNameTable)
+  for (const auto& entry : kStageNameTable) {
+    std::vector<Dtype> dtypes = detail::every_dtype();
+    if (!entry.arg) std::erase_if(dtypes, [](Dtype d) { return info(d).storage; });
     infos.push_back(KernelInfo{.name = std::string(entry.name),
-                               .dtypes = detail::every_dtype(),
+                               .dtypes = std::move(dtypes),
                                .ops = entry.arg ? detail::every_op() : detail::value_ops(),
                                .auto_pick = auto_may_pick(entry.name),
                                .baseline = entry.name == kBaselineStage});
+  }
   return infos;
 }
 
@@ -144,16 +151,17 @@ void reduce_canonical_sum(Dtype dtype, const void* x, std::int64_t n, std::int64
                           Workspace& ws, cudaStream_t stream) {
   if (info(dtype).integer) throw Error("deterministic sum: integer sums are exact already and take the ordinary path");
   detail::visit(dtype, [&]<class T>(std::type_identity<T>) {
-    if constexpr (std::is_floating_point_v<T>)
-      reduction::canonical_sum(static_cast<const T*>(x), n, stride, static_cast<T*>(d_result), ws, stream);
+    if constexpr (is_floating_v<T>)
+      reduction::canonical_sum(static_cast<const T*>(x), n, stride, static_cast<compute_t<T>*>(d_result), ws, stream);
   });
 }
 
 void reduce_canonical_chunk_values(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values,
                                    cudaStream_t stream) {
   detail::visit(dtype, [&]<class T>(std::type_identity<T>) {
-    if constexpr (std::is_floating_point_v<T>)
-      reduction::canonical_chunk_values(static_cast<const T*>(x), n, stride, static_cast<T*>(values), stream);
+    if constexpr (is_floating_v<T>)
+      reduction::canonical_chunk_values(static_cast<const T*>(x), n, stride, static_cast<compute_t<T>*>(values),
+                                        stream);
     else
       throw Error("deterministic sum: integer sums are exact already and take the ordinary path");
   });
@@ -167,8 +175,8 @@ void reduce(std::string_view stage, Op op, Dtype dtype, const void* x, std::int6
       using Operator = typename detail::OpFor<O, T>::type;
       const auto run = kStages<Operator>[index].run;
       if (!run)
-        throw Error("CUDA reduce kernel '" + std::string(stage) + "' does not run " + to_string(op) +
-                    "; use auto, warp_shuffle, single_pass or cub");
+        throw Error("CUDA reduce kernel '" + std::string(stage) + "' does not run " + to_string(op) + " of " +
+                    to_string(dtype) + "; use auto, warp_shuffle, single_pass or cub");
       run(static_cast<const T*>(x), n, stride, static_cast<typename Operator::Acc*>(d_result), ws, stream);
     });
   });

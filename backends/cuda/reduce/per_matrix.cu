@@ -58,10 +58,11 @@ __device__ inline void store(AccOf<O, T> acc, Index len, bool mean, void* out, I
       if (s != s) s = Sum(NAN);
     static_cast<Sum*>(out)[i] = s;
   } else {
-    T v = acc;
-    if constexpr (std::is_floating_point_v<T>)
-      if (v != v) v = T(NAN);
-    static_cast<T*>(out)[i] = v;
+    using V = compute_t<T>;  // min / max results: float for 16-bit inputs
+    V v = acc;
+    if constexpr (std::is_floating_point_v<V>)
+      if (v != v) v = V(NAN);
+    static_cast<V*>(out)[i] = v;
   }
 }
 
@@ -168,10 +169,10 @@ __global__ void __launch_bounds__(kBlock) column_splits_kernel(const AccOf<O, T>
 // ---- Deterministic float sums -------------------------------------------------------------------------
 
 // Per row: one warp per (row r, chunk c) writes the chunk's canonical value to values[r * values_ld + c]
-// (the lanes and tree of canonical_sum.cuh).
-template <class T>
+// (the lanes and tree of canonical_sum.cuh). A 16-bit input's elements are added as floats.
+template <class In, class T = compute_t<In>>
 __global__ void __launch_bounds__(kBlock)
-    canonical_row_chunks_kernel(const T* __restrict__ x, Index rows, Index cols, Index ld, T* __restrict__ values,
+    canonical_row_chunks_kernel(const In* __restrict__ x, Index rows, Index cols, Index ld, T* __restrict__ values,
                                 Index values_ld) {
   constexpr Index kChunk = detail::canonical::kChunk;
   const int lane = threadIdx.x % kWarpSize;
@@ -180,10 +181,10 @@ __global__ void __launch_bounds__(kBlock)
   for (Index t = Index(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize; t < rows * chunks;
        t += warps) {
     const Index r = t / chunks, c = t % chunks;
-    const T* p = x + r * ld + c * kChunk;
+    const In* p = x + r * ld + c * kChunk;
     const Index len = cols - c * kChunk < kChunk ? cols - c * kChunk : kChunk;
     // Lane j adds elements j, j + 32, ... in order from -0.0 (SumOp's identity): canonical.hpp's step 2.
-    T acc = accumulate_row<detail::SumOp<T>>(p, lane, kWarpSize, len);
+    T acc = accumulate_row<detail::SumOp<In>>(p, lane, kWarpSize, len);
 #pragma unroll
     for (int s = kWarpSize / 2; s > 0; s /= 2) acc = acc + __shfl_down_sync(kFullWarpMask, acc, s);
     if (lane == 0) values[r * values_ld + c] = acc;
@@ -192,9 +193,9 @@ __global__ void __launch_bounds__(kBlock)
 
 // Per column: one thread per (column j, chunk c), its 32 lanes in registers. Writes the chunk value to
 // values[c * cols + j], or, when the column is one chunk (Final), stores the result.
-template <class T, bool Final>
+template <class In, bool Final, class T = compute_t<In>>
 __global__ void __launch_bounds__(kBlock)
-    canonical_column_chunks_kernel(const T* __restrict__ x, Index rows, Index cols, Index ld, T* __restrict__ values,
+    canonical_column_chunks_kernel(const In* __restrict__ x, Index rows, Index cols, Index ld, T* __restrict__ values,
                                    Index length, bool mean, void* out) {
   constexpr Index kChunk = detail::canonical::kChunk;
   constexpr int kLanes = int(detail::canonical::kLanes);
@@ -202,7 +203,7 @@ __global__ void __launch_bounds__(kBlock)
   if (j >= cols) return;
   const Index chunks = (rows + kChunk - 1) / kChunk;
   for (Index c = blockIdx.y; c < chunks; c += gridDim.y) {
-    const T* p = x + c * kChunk * ld + j;
+    const In* p = x + c * kChunk * ld + j;
     const Index len = rows - c * kChunk < kChunk ? rows - c * kChunk : kChunk;
     T lane[kLanes];
 #pragma unroll
@@ -210,18 +211,18 @@ __global__ void __launch_bounds__(kBlock)
     Index k = 0;
     for (; k + kLanes <= len; k += kLanes) {
 #pragma unroll
-      for (int q = 0; q < kLanes; ++q) lane[q] = lane[q] + p[(k + q) * ld];
+      for (int q = 0; q < kLanes; ++q) lane[q] = lane[q] + T(p[(k + q) * ld]);
     }
 #pragma unroll
     for (int q = 0; q < kLanes; ++q)
-      if (k + q < len) lane[q] = lane[q] + p[(k + q) * ld];
+      if (k + q < len) lane[q] = lane[q] + T(p[(k + q) * ld]);
 #pragma unroll
     for (int s = kLanes / 2; s > 0; s /= 2) {
 #pragma unroll
       for (int q = 0; q < s; ++q) lane[q] = lane[q] + lane[q + s];
     }
     if constexpr (Final)
-      store<Op::sum, T>(lane[0], length, mean, out, j);
+      store<Op::sum, In>(lane[0], length, mean, out, j);
     else
       values[c * cols + j] = lane[0];
   }
@@ -247,54 +248,70 @@ unsigned grid_stride_blocks(Kernel kernel, Index items, Index per_block) {
   return unsigned(std::max<Index>(1, std::min(resident, (items + per_block - 1) / per_block)));
 }
 
-template <class T>
-void canonical_rows(const MatrixReduceArgs& a, const T* x, Index ld, void* out, Workspace& ws, cudaStream_t stream) {
+// Level 0 reads the input (In), later levels the previous level's chunk values (T).
+template <class In>
+void canonical_rows(const MatrixReduceArgs& a, const In* x, Index ld, void* out, Workspace& ws, cudaStream_t stream) {
   using detail::canonical::chunk_count;
+  using T = compute_t<In>;
   const Index rows = a.rows, first = chunk_count(a.cols), second = chunk_count(first);
   T* scratch = static_cast<T*>(ws.get(std::size_t(rows * (first + second)) * sizeof(T) + 256));
   T* levels[2] = {scratch, scratch + rows * first};
-  const auto kernel = canonical_row_chunks_kernel<T>;
+  auto run_level = [&]<class S>(const S* src, Index n, Index src_ld, T* values, Index chunks) {
+    const auto kernel = canonical_row_chunks_kernel<S>;
+    const unsigned grid = grid_stride_blocks(kernel, rows * chunks, kBlock / kWarpSize);
+    kernel<<<grid, kBlock, 0, stream>>>(src, rows, n, src_ld, values, chunks);
+    TANDEM_CUDA_CHECK_LAUNCH();
+  };
   Index n = a.cols;
+  const T* previous = nullptr;
   for (int level = 0;; ++level) {
     const Index chunks = chunk_count(n);
     T* values = levels[level % 2];
-    const Index warps = rows * chunks;
-    const unsigned grid = grid_stride_blocks(kernel, warps, kBlock / kWarpSize);
-    kernel<<<grid, kBlock, 0, stream>>>(x, rows, n, ld, values, chunks);
-    TANDEM_CUDA_CHECK_LAUNCH();
+    if (level == 0)
+      run_level(x, n, ld, values, chunks);
+    else
+      run_level(previous, n, ld, values, chunks);
     if (chunks == 1) {
       store_sums_kernel<T><<<blocks_for(rows, kBlock), kBlock, 0, stream>>>(values, rows, a.cols, a.mean, out);
       TANDEM_CUDA_CHECK_LAUNCH();
       return;
     }
-    x = values;
+    previous = values;
     n = chunks;
     ld = chunks;
   }
 }
 
-template <class T>
-void canonical_columns(const MatrixReduceArgs& a, const T* x, Index ld, void* out, Workspace& ws, cudaStream_t stream) {
+template <class In>
+void canonical_columns(const MatrixReduceArgs& a, const In* x, Index ld, void* out, Workspace& ws,
+                       cudaStream_t stream) {
   using detail::canonical::chunk_count;
+  using T = compute_t<In>;
   const Index cols = a.cols, first = chunk_count(a.rows), second = chunk_count(first);
   T* scratch = static_cast<T*>(ws.get(std::size_t(cols * (first + second)) * sizeof(T) + 256));
   T* levels[2] = {scratch, scratch + cols * first};
   // Narrow matrices get narrower blocks, so that no thread idles past the last column.
   const int block = int(std::min<Index>(kBlock, (cols + kWarpSize - 1) / kWarpSize * kWarpSize));
-  Index n = a.rows;
-  for (int level = 0;; ++level) {
+  // One level; returns true when it stored the results.
+  auto run_level = [&]<class S>(const S* src, Index n, Index src_ld, T* values) {
     const Index chunks = chunk_count(n);
     const dim3 grid(blocks_for(cols, block), unsigned(std::min<Index>(chunks, 65535)));
-    if (chunks == 1) {
-      canonical_column_chunks_kernel<T, true><<<grid, block, 0, stream>>>(x, n, cols, ld, nullptr, a.rows, a.mean, out);
-      TANDEM_CUDA_CHECK_LAUNCH();
-      return;
-    }
-    T* values = levels[level % 2];
-    canonical_column_chunks_kernel<T, false><<<grid, block, 0, stream>>>(x, n, cols, ld, values, a.rows, a.mean, out);
+    if (chunks == 1)
+      canonical_column_chunks_kernel<S, true>
+          <<<grid, block, 0, stream>>>(src, n, cols, src_ld, static_cast<T*>(nullptr), a.rows, a.mean, out);
+    else
+      canonical_column_chunks_kernel<S, false>
+          <<<grid, block, 0, stream>>>(src, n, cols, src_ld, values, a.rows, a.mean, out);
     TANDEM_CUDA_CHECK_LAUNCH();
-    x = values;
-    n = chunks;
+    return chunks == 1;
+  };
+  Index n = a.rows;
+  const T* previous = nullptr;
+  for (int level = 0;; ++level) {
+    T* values = levels[level % 2];
+    if (level == 0 ? run_level(x, n, ld, values) : run_level(previous, n, ld, values)) return;
+    previous = values;
+    n = chunk_count(n);
     ld = cols;
   }
 }
@@ -347,7 +364,7 @@ void reduce_matrix(const MatrixReduceArgs& a, const void* x, std::int64_t ld, vo
   }
   detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
     const T* data = static_cast<const T*>(x);
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (is_floating_v<T>) {
       if (a.deterministic && a.op == Op::sum)
         return a.per == Per::row ? canonical_rows(a, data, ld, out, ws, stream)
                                  : canonical_columns(a, data, ld, out, ws, stream);

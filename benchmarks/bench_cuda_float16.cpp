@@ -1,0 +1,206 @@
+// bench_cuda's 16-bit families (issue #11): bfloat16 and half stored inputs, against the vendor call on
+// the same data and stream.
+//   float16/cuda/<kernel>/matmul/<dtype>/<shape>   eng.matmul() on Buffers: 16-bit A and B, float C;
+//                                                  auto (cuBLAS on the 16-bit inputs) or an own stage
+//                                                  (wgmma_bf16, register_tiled: A and B widened first)
+//   baseline/cublas_gemm_ex/matmul/<dtype>/<shape> cublasGemmEx / cublasGemmStridedBatchedEx, 16-bit A
+//                                                  and B, float C, CUBLAS_COMPUTE_32F
+//   float16/cuda/auto/sum/<dtype>/<n>              eng.sum_into() of a Buffer (float result)
+//   baseline/cub/sum/<dtype>/<n>                   cub::DeviceReduce::TransformReduce to float
+// <shape>: m x k x n, or batch:<count>/<m>x<k>x<n>. Timed with CUDA events on the engine's stream
+// (manual time); TFLOP/s counts 2 m n k per entry, GB/s the 16-bit input bytes.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "benchmarks/bench_common.hpp"
+#include "benchmarks/cub_sum16.hpp"
+#include "benchmarks/read_sweep.hpp"
+
+namespace tandem_bench {
+
+namespace {
+
+struct Stream {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  Stream() {
+    cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    cuda_check(cudaEventCreate(&start), "cudaEventCreate");
+    cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+  }
+  ~Stream() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    cudaStreamDestroy(stream);
+  }
+  template <class F>
+  double seconds(F&& run) {
+    cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
+    run();
+    cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
+    cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    return ms * 1e-3;
+  }
+};
+
+template <class H>
+std::vector<H> random16(std::size_t n, std::uint64_t seed) {
+  const std::vector<float> f = random_vector<float>(n, seed);
+  return std::vector<H>(f.begin(), f.end());
+}
+
+template <class H>
+constexpr cudaDataType_t kCudaType = std::is_same_v<H, tandem::bfloat16> ? CUDA_R_16BF : CUDA_R_16F;
+
+struct MatmulCase {
+  std::size_t m, k, n, batch;
+};
+
+std::string label(const MatmulCase& c) {
+  const std::string shape = std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n);
+  return c.batch == 1 ? shape : "batch:" + std::to_string(c.batch) + "/" + shape;
+}
+
+template <class H>
+void register_matmul(const MatmulCase& c, const std::vector<std::string>& kernels) {
+  struct Operands {
+    Stream s;
+    Engine eng{tandem::Backend::cuda, tandem::EngineOptions{.stream = s.stream}};
+    Buffer<H> a, b;
+    Buffer<float> out;
+  };
+  auto ops = std::make_shared<std::unique_ptr<Operands>>();
+  auto get = [ops, c]() -> Operands& {
+    if (!*ops) {
+      *ops = std::make_unique<Operands>();
+      Operands& o = **ops;
+      o.a = o.eng.template upload<H>(random16<H>(c.m * c.k * c.batch, 21));
+      o.b = o.eng.template upload<H>(random16<H>(c.k * c.n * c.batch, 22));
+      o.out = o.eng.template buffer<float>(c.m * c.n * c.batch);
+    }
+    return **ops;
+  };
+  auto tflops = [c](benchmark::State& state) {
+    const double flop = 2.0 * double(c.m) * double(c.k) * double(c.n) * double(c.batch);
+    state.counters["TFLOP/s"] = benchmark::Counter(flop / 1e12, benchmark::Counter::kIsIterationInvariantRate);
+  };
+  const std::string tail = std::string("/matmul/") + tandem::dtype_traits<H>::name + "/" + label(c);
+  for (const std::string& kernel : kernels) {
+    const std::string name = "float16/cuda/" + kernel + tail;
+    benchmark::RegisterBenchmark(name.c_str(), guarded([get, c, kernel, tflops](benchmark::State& state) {
+                                   Operands& o = get();
+                                   auto run = [&] {
+                                     o.eng.matmul(o.a.batch(c.m, c.k, c.batch, c.m * c.k),
+                                                  o.b.batch(c.k, c.n, c.batch, c.k * c.n),
+                                                  o.out.batch(c.m, c.n, c.batch, c.m * c.n), {kernel});
+                                   };
+                                   run();  // sizes the engine's scratch memory
+                                   for (auto _ : state) state.SetIterationTime(o.s.seconds(run));
+                                   tflops(state);
+                                 }))
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  const std::string name = "baseline/cublas_gemm_ex" + tail;
+  benchmark::RegisterBenchmark(
+      name.c_str(), guarded([get, c, tflops](benchmark::State& state) {
+        Operands& o = get();
+        cublasHandle_t h = nullptr;
+        if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) throw tandem::Error("cublasCreate failed");
+        cublasSetStream(h, o.s.stream);
+        const int m = int(c.m), k = int(c.k), n = int(c.n);
+        const float alpha = 1.0f, beta = 0.0f;
+        cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+        auto run = [&] {  // row-major C^T = B^T A^T, as the cublas stage
+          if (c.batch == 1)
+            st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, o.b.data(), kCudaType<H>, n, o.a.data(),
+                              kCudaType<H>, k, &beta, o.out.data(), CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT);
+          else
+            st = cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, o.b.data(), kCudaType<H>, n,
+                                            (long long)(c.k * c.n), o.a.data(), kCudaType<H>, k,
+                                            (long long)(c.m * c.k), &beta, o.out.data(), CUDA_R_32F, n,
+                                            (long long)(c.m * c.n), int(c.batch), CUBLAS_COMPUTE_32F,
+                                            CUBLAS_GEMM_DEFAULT);
+        };
+        run();
+        for (auto _ : state) state.SetIterationTime(o.s.seconds(run));
+        cublasDestroy(h);
+        if (st != CUBLAS_STATUS_SUCCESS) throw tandem::Error("cublasGemmEx failed");
+        tflops(state);
+      }))
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
+template <class H>
+void register_sum(std::size_t n) {
+  struct Operands {
+    Stream s;
+    Engine eng{tandem::Backend::cuda, tandem::EngineOptions{.stream = s.stream}};
+    Buffer<H> x;
+    Buffer<float> out;
+  };
+  auto ops = std::make_shared<std::unique_ptr<Operands>>();
+  auto get = [ops, n]() -> Operands& {
+    if (!*ops) {
+      *ops = std::make_unique<Operands>();
+      (*ops)->x = (*ops)->eng.template upload<H>(random16<H>(n, 31));
+      (*ops)->out = (*ops)->eng.template buffer<float>(1);
+    }
+    return **ops;
+  };
+  auto gbs = [n](benchmark::State& state) {
+    state.counters["GB/s"] =
+        benchmark::Counter(double(n * sizeof(H)) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  };
+  const std::string tail = std::string("/sum/") + tandem::dtype_traits<H>::name + "/" + std::to_string(n);
+  benchmark::RegisterBenchmark(("float16/cuda/auto" + tail).c_str(), guarded([get, gbs](benchmark::State& state) {
+                                 Operands& o = get();
+                                 auto run = [&] { o.eng.sum_into(o.x, o.out); };
+                                 run();
+                                 for (auto _ : state) state.SetIterationTime(o.s.seconds(run));
+                                 gbs(state);
+                               }))
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark(
+      ("baseline/cub" + tail).c_str(), guarded([get, n, gbs](benchmark::State& state) {
+        Operands& o = get();
+        constexpr bool bf16 = std::is_same_v<H, tandem::bfloat16>;
+        std::size_t temp_bytes = 0;
+        cub_sum16(bf16, o.x.data(), std::int64_t(n), o.out.data(), nullptr, temp_bytes, o.s.stream);
+        void* temp = nullptr;
+        cuda_check(cudaMalloc(&temp, std::max<std::size_t>(temp_bytes, 16)), "cudaMalloc");
+        auto run = [&] { cub_sum16(bf16, o.x.data(), std::int64_t(n), o.out.data(), temp, temp_bytes, o.s.stream); };
+        run();
+        for (auto _ : state) state.SetIterationTime(o.s.seconds(run));
+        cudaFree(temp);
+        gbs(state);
+      }))
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
+}
+
+}  // namespace
+
+void register_cuda_float16() {
+  for (std::size_t s : {4096, 8192}) {
+    register_matmul<tandem::bfloat16>({s, s, s, 1}, {"auto", "wgmma_bf16"});
+    register_matmul<tandem::half>({s, s, s, 1}, {"auto"});
+  }
+  register_matmul<tandem::bfloat16>({64, 64, 64, 4096}, {"auto"});
+  register_matmul<tandem::bfloat16>({512, 512, 512, 64}, {"auto"});
+  register_matmul<tandem::half>({512, 512, 512, 64}, {"auto"});
+  for (std::size_t n : {std::size_t(1) << 20, std::size_t(1) << 28}) {
+    register_sum<tandem::bfloat16>(n);
+    register_sum<tandem::half>(n);
+  }
+}
+
+}  // namespace tandem_bench
