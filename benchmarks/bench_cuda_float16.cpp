@@ -123,10 +123,9 @@ void register_matmul(const MatmulCase& c, const std::vector<std::string>& kernel
                               CUBLAS_GEMM_DEFAULT);
           else
             st = cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, o.b.data(), kCudaType<H>, n,
-                                            (long long)(c.k * c.n), o.a.data(), kCudaType<H>, k,
-                                            (long long)(c.m * c.k), &beta, o.out.data(), CUDA_R_32F, n,
-                                            (long long)(c.m * c.n), int(c.batch), CUBLAS_COMPUTE_32F,
-                                            CUBLAS_GEMM_DEFAULT);
+                                            (long long)(c.k * c.n), o.a.data(), kCudaType<H>, k, (long long)(c.m * c.k),
+                                            &beta, o.out.data(), CUDA_R_32F, n, (long long)(c.m * c.n), int(c.batch),
+                                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         };
         run();
         for (auto _ : state) state.SetIterationTime(o.s.seconds(run));

@@ -21,8 +21,8 @@ struct ToFloat {
 };
 template <class H>
 void run(const void* x, std::int64_t n, float* out, void* temp, std::size_t& temp_bytes, cudaStream_t stream) {
-  check(cub::DeviceReduce::TransformReduce(temp, temp_bytes, static_cast<const H*>(x), out, n,
-                                           cuda::std::plus<float>{}, ToFloat{}, 0.0f, stream));
+  check(cub::DeviceReduce::TransformReduce(temp, temp_bytes, static_cast<const H*>(x), out, n, cuda::std::plus<float>{},
+                                           ToFloat{}, 0.0f, stream));
 }
 }  // namespace
 

@@ -296,7 +296,7 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
       // the sum in the input's precision.
       Sum s{};
       impl_->reduce(args, opts.kernel, &s);
-      const double m = double(s) / double(in.count);
+      const double m = detail::canonical_nan(double(s) / double(in.count));  // one quiet NaN on every backend
       std::memcpy(result, &m, sizeof m);
     } else if (op == Op::sum) {
       impl_->reduce(args, opts.kernel, result);

@@ -124,15 +124,16 @@ TEST_CASE("float16: bfloat16 and half convert exactly to float and round to near
   static_assert(sizeof(bfloat16) == 2 && sizeof(half) == 2);
   static_assert(std::is_trivially_copyable_v<bfloat16> && std::is_trivially_copyable_v<half>);
   static_assert(tandem::dtype_of<bfloat16> == tandem::Dtype::bf16 && tandem::dtype_of<half> == tandem::Dtype::f16);
-  static_assert(std::is_same_v<tandem::sum_result_t<half>, float> && std::is_same_v<tandem::compute_t<bfloat16>, float>);
+  static_assert(std::is_same_v<tandem::sum_result_t<half>, float> &&
+                std::is_same_v<tandem::compute_t<bfloat16>, float>);
   CHECK(tandem::parse_dtype("bfloat16") == tandem::Dtype::bf16);
   CHECK(tandem::parse_dtype("float16") == tandem::Dtype::f16);
   CHECK(tandem::info(tandem::Dtype::bf16).storage);
   CHECK(tandem::info(tandem::Dtype::f16).compute == tandem::Dtype::f32);
   check_conversions<bfloat16>();
   check_conversions<half>();
-  CHECK(half(65519.0f).bits == 0x7bff);  // rounds down to 65504
-  CHECK(half(65520.0f).bits == 0x7c00);  // halfway to 2^16: inf
+  CHECK(half(65519.0f).bits == 0x7bff);                         // rounds down to 65504
+  CHECK(half(65520.0f).bits == 0x7c00);                         // halfway to 2^16: inf
   CHECK(bfloat16(1.0f + 0x1p-8f).bits == bfloat16(1.0f).bits);  // a tie, to even
 }
 

@@ -279,7 +279,7 @@ class CpuBackend final : public BackendImpl {
       Sum s{};
       if (a.n > 0) reduce_typed<T, Op::sum>(a, kernel, &s);
       if (a.mean) {
-        const double m = double(s) / double(a.n);
+        const double m = canonical_nan(double(s) / double(a.n));
         std::memcpy(a.out, &m, sizeof m);
       } else {
         s = canonical_nan(s);

@@ -32,6 +32,10 @@ kernel runs the shapes 1x1x1, 17x33x65, 129x1x257 and 255x257x253 (M x K x N) in
 and batches of 3 products 33x65x17 with transposes, alpha and beta (C = alpha op(A) op(B) + beta C),
 where deterministic mode must give the same bits on every backend.
 Per-row and per-column reductions (kernel auto) run 1x1, 33x65, 1025x3 and 3x4097 matrices.
+The 16-bit types (bfloat16, float16) run sum, min and argmax on every kernel that takes them (n = 1,
+4097, 65537) against the reference of their float values, the deterministic sum against the canonical
+order of those floats, and a 33x65x17 matmul into float: auto within the bound, deterministic bit for
+bit equal to the fma chain on the floats.
 
 Integer sums, min and max must equal, bit for bit, both an independent reference (serial loops in
 wider types) and the CPU backend's serial kernel; float sums must lie within 8 u sum|x| of a long

@@ -31,8 +31,8 @@ inline std::int64_t operand_extent(std::int64_t rows, std::int64_t cols, std::in
 }
 
 template <class In>
-__global__ void __launch_bounds__(256) widen_kernel(const In* __restrict__ src, std::int64_t count,
-                                                    float* __restrict__ dst) {
+__global__ void __launch_bounds__(256)
+    widen_kernel(const In* __restrict__ src, std::int64_t count, float* __restrict__ dst) {
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += std::int64_t(gridDim.x) * blockDim.x)
     dst[i] = float(src[i]);
@@ -55,12 +55,10 @@ template <class In>
 detail::MatmulArgs widened_problem(const detail::MatmulArgs& g, const MatmulWorkspaces& forms, cudaStream_t stream) {
   detail::MatmulArgs f = g;
   f.dtype = Dtype::f32;
-  const std::int64_t a_extent = g.k == 0 ? 0
-                                         : operand_extent(g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda, g.batch,
-                                                          g.stride_a);
-  const std::int64_t b_extent = g.k == 0 ? 0
-                                         : operand_extent(g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n, g.ldb, g.batch,
-                                                          g.stride_b);
+  const std::int64_t a_extent =
+      g.k == 0 ? 0 : operand_extent(g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda, g.batch, g.stride_a);
+  const std::int64_t b_extent =
+      g.k == 0 ? 0 : operand_extent(g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n, g.ldb, g.batch, g.stride_b);
   f.a = widened(static_cast<const In*>(g.a), a_extent, forms.wide_a, stream);
   f.b = widened(static_cast<const In*>(g.b), b_extent, forms.wide_b, stream);
   return f;
@@ -82,10 +80,9 @@ inline void cublas_matmul_16bit(const detail::MatmulArgs& g, const GemmContext& 
                                      int(g.lda), &beta, g.c, CUDA_R_32F, int(g.ldc), CUBLAS_COMPUTE_32F,
                                      CUBLAS_GEMM_DEFAULT));
   else
-    TANDEM_CUBLAS_CHECK(cublasGemmStridedBatchedEx(ctx.cublas, op_b, op_a, n, m, k, &alpha, g.b, type, int(g.ldb),
-                                                   g.stride_b, g.a, type, int(g.lda), g.stride_a, &beta, g.c,
-                                                   CUDA_R_32F, int(g.ldc), g.stride_c, count, CUBLAS_COMPUTE_32F,
-                                                   CUBLAS_GEMM_DEFAULT));
+    TANDEM_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        ctx.cublas, op_b, op_a, n, m, k, &alpha, g.b, type, int(g.ldb), g.stride_b, g.a, type, int(g.lda), g.stride_a,
+        &beta, g.c, CUDA_R_32F, int(g.ldc), g.stride_c, count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace tandem::cuda::matmul_stages
