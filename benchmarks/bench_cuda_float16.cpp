@@ -18,35 +18,11 @@
 #include "benchmarks/bench_common.hpp"
 #include "benchmarks/cub_sum16.hpp"
 #include "benchmarks/read_sweep.hpp"
+#include "benchmarks/stream_timer.hpp"
 
 namespace tandem_bench {
 
 namespace {
-
-struct Stream {
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  Stream() {
-    cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    cuda_check(cudaEventCreate(&start), "cudaEventCreate");
-    cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
-  }
-  ~Stream() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    cudaStreamDestroy(stream);
-  }
-  template <class F>
-  double seconds(F&& run) {
-    cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
-    run();
-    cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
-    cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0;
-    cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    return ms * 1e-3;
-  }
-};
 
 template <class H>
 std::vector<H> random16(std::size_t n, std::uint64_t seed) {
@@ -69,7 +45,7 @@ std::string label(const MatmulCase& c) {
 template <class H>
 void register_matmul(const MatmulCase& c, const std::vector<std::string>& kernels) {
   struct Operands {
-    Stream s;
+    StreamTimer s;
     Engine eng{tandem::Backend::cuda, tandem::EngineOptions{.stream = s.stream}};
     Buffer<H> a, b;
     Buffer<float> out;
@@ -140,7 +116,7 @@ void register_matmul(const MatmulCase& c, const std::vector<std::string>& kernel
 template <class H>
 void register_sum(std::size_t n) {
   struct Operands {
-    Stream s;
+    StreamTimer s;
     Engine eng{tandem::Backend::cuda, tandem::EngineOptions{.stream = s.stream}};
     Buffer<H> x;
     Buffer<float> out;

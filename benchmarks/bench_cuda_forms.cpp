@@ -15,6 +15,7 @@
 
 #include "benchmarks/bench_common.hpp"
 #include "benchmarks/read_sweep.hpp"
+#include "benchmarks/stream_timer.hpp"
 
 namespace tandem_bench {
 
@@ -31,33 +32,6 @@ std::string label(const FormCase& f) {
   return f.form + "/float/" + std::to_string(f.m) + "x" + std::to_string(f.k) + "x" + std::to_string(f.n);
 }
 
-// The operands of one case on the GPU, with a stream, an engine on it and events.
-struct FormBench {
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  FormBench() {
-    cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    cuda_check(cudaEventCreate(&start), "cudaEventCreate");
-    cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
-  }
-  ~FormBench() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    cudaStreamDestroy(stream);
-  }
-  // Seconds of one run() on the stream.
-  template <class F>
-  double seconds(F&& run) {
-    cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
-    run();
-    cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
-    cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0;
-    cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    return ms * 1e-3;
-  }
-};
-
 void set_tflops(benchmark::State& state, const FormCase& f) {
   const double flop = 2.0 * double(f.m) * double(f.k) * double(f.n) * double(f.batch);
   state.counters["TFLOP/s"] = benchmark::Counter(flop / 1e12, benchmark::Counter::kIsIterationInvariantRate);
@@ -66,7 +40,7 @@ void set_tflops(benchmark::State& state, const FormCase& f) {
 void register_case(const FormCase& f, const std::vector<std::string>& kernels) {
   // One set of operands per case, shared by its benchmarks (made on first use).
   struct Operands {
-    FormBench bench;
+    StreamTimer bench;
     Engine eng{tandem::Backend::cuda, tandem::EngineOptions{.stream = bench.stream}};
     Buffer<float> a, b, c;
   };

@@ -293,7 +293,7 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
         backend_op, in.dtype, data, std::int64_t(in.count), std::int64_t(in.stride), in.in_buffer, opts.deterministic};
     if (op == Op::mean) {
       // mean is double(sum) / n: for integers that is the exact sum (while it fits in int64), for floats
-      // the sum in the input's precision.
+      // the sum in the input's compute precision (float for 16-bit inputs).
       Sum s{};
       impl_->reduce(args, opts.kernel, &s);
       const double m = detail::canonical_nan(double(s) / double(in.count));  // one quiet NaN on every backend

@@ -405,6 +405,16 @@ TANDEM_BACKEND_TEST(matmul_of_16_bit_inputs, "float16: matmul of bfloat16 and ha
   }
   check_forms<bfloat16>(eng);
   check_forms<half>(eng);
+  // k == 0 with a padded A (lda > k), and alpha 0: no product, C = beta * C, A and B never read.
+  std::vector<half> pa(4 * 8, half(std::numeric_limits<float>::quiet_NaN())), pb(3 * 3, pa[0]);
+  for (double alpha : {1.0, 0.0}) {
+    const std::size_t k = alpha == 0.0 ? 3 : 0;
+    std::vector<float> pc(12, 2.0f);
+    tandem::MatmulOptions o;
+    o.alpha = alpha, o.beta = 0.5;
+    eng.matmul<half>({pa.data(), 4, k, 8}, {pb.data(), k, 3, 3}, {pc.data(), 4, 3, 3}, o);
+    for (float v : pc) CHECK(v == 1.0f);
+  }
 }
 
 }  // namespace

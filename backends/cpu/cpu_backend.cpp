@@ -304,6 +304,11 @@ class CpuBackend final : public BackendImpl {
   // Per-row / per-column reductions: backends/cpu/per_matrix.cpp.
   void reduce_matrix(const MatrixReduceArgs& a, std::string_view, void* out) override { cpu_reduce_matrix(a, out); }
 
+  void canonical_chunk_values(Dtype dtype, const void* data, std::int64_t n, std::int64_t stride, bool,
+                              void* host_values) override {
+    cpu_canonical_chunk_values(dtype, data, n, stride, host_values);  // Buffers are host memory too
+  }
+
   void synchronize() override {}
   // Host memory: the CPU backend cannot tell it from other memory, and takes any readable address.
   void check_external(const void*, std::size_t) const override {}

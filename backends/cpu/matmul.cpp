@@ -206,25 +206,28 @@ void matmul_typed(const MatmulArgs& g, std::string_view kernel) {
   });
 }
 
-// A 16-bit operand as floats, in the same layout (ld and batch stride kept; the converted extent is
-// what the operand spans: (rows - 1) * ld + cols per entry, entries stride apart).
+// A 16-bit operand (rows x cols, ld; entries stride apart, 0: one entry) as packed floats: ld = cols,
+// entries rows * cols apart (exact conversions; padding and gaps are not copied).
 template <class T>
 std::vector<float> widened(const T* x, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch,
                            std::int64_t stride) {
-  const std::int64_t extent = (rows - 1) * ld + cols + (stride == 0 ? 0 : (batch - 1) * stride);
-  std::vector<float> w(std::size_t(std::max<std::int64_t>(extent, 1)));  // k == 0: nothing read, a valid pointer
-  if (extent <= 0) return w;
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, std::int64_t(w.size()), 1 << 16),
+  const std::int64_t entries = stride == 0 ? 1 : batch, one = rows * cols;
+  std::vector<float> w(std::size_t(std::max<std::int64_t>(entries * one, 1)));  // never empty: a valid pointer
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, entries * rows, 64),
                     [&](const tbb::blocked_range<std::int64_t>& r) {
-                      for (std::int64_t i = r.begin(); i < r.end(); ++i) w[std::size_t(i)] = float(x[i]);
+                      for (std::int64_t er = r.begin(); er < r.end(); ++er) {
+                        const std::int64_t e = er / rows, i = er % rows;
+                        for (std::int64_t j = 0; j < cols; ++j)
+                          w[std::size_t(e * one + i * cols + j)] = float(x[e * stride + i * ld + j]);
+                      }
                     });
   return w;
 }
 
 }  // namespace
 
-// 16-bit A and B (float C): both are widened to float (exact), then the float product runs, so every
-// kernel and deterministic mode give what they give for the converted matrices.
+// 16-bit A and B (float C): both are widened to packed floats (exact), then the float product runs, so
+// every kernel and deterministic mode give what they give for the converted matrices.
 void cpu_matmul(const MatmulArgs& g, std::string_view kernel) {
   visit(
       g.dtype,

@@ -250,6 +250,23 @@ class CudaBackend final : public detail::BackendImpl {
     });
   }
 
+  // Host data: the CPU's chunk values (bitwise the same by canonical.hpp); resident data: the GPU's,
+  // copied back.
+  void canonical_chunk_values(Dtype dtype, const void* data, std::int64_t n, std::int64_t stride, bool resident,
+                              void* host_values) override {
+    if (!resident) return detail::cpu_canonical_chunk_values(dtype, data, n, stride, host_values);
+    std::lock_guard lock(mutex_);
+    DeviceGuard guard(device_);
+    require_not_capturing("a deterministic sum across MPI ranks");
+    finish_on_error([&] {
+      const std::size_t bytes = std::size_t(detail::canonical::chunk_count(n)) * size_of(info(dtype).compute);
+      void* d_values = result_.get(std::max<std::size_t>(bytes, 256));
+      reduce_canonical_chunk_values(dtype, data, n, stride, d_values, stream_);
+      TANDEM_CUDA_CHECK(cudaMemcpyAsync(host_values, d_values, bytes, cudaMemcpyDeviceToHost, stream_));
+      TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    });
+  }
+
   void synchronize() override {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);

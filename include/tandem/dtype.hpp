@@ -118,7 +118,8 @@ inline constexpr bool is_storage_type_v = [] {
 template <class T>
 inline constexpr bool is_floating_v = std::is_floating_point_v<std::remove_cv_t<T>> || is_storage_type_v<T>;
 
-// sum() of integers returns int64_t (wrapping modulo 2^64: exact and order-independent); of floats, T.
+// sum() of integers returns int64_t (wrapping modulo 2^64: exact and order-independent); of floats, T;
+// of the 16-bit storage types, float.
 template <Element T>
 using sum_result_t = typename dtype_traits<std::remove_cv_t<T>>::sum_type;
 

@@ -150,7 +150,7 @@ void matmul(std::string_view stage, const detail::MatmulArgs& g, Workspace& ws, 
       g.dtype,
       [&]<class T>(std::type_identity<T>) {
         if constexpr (is_storage_type_v<T>) {
-          if (s.name == std::string_view("cublas") && g.k > 0 && g.alpha != 0)
+          if (s.name == std::string_view("cublas") && g.k > 0 && float(g.alpha) != 0.0f)
             return cublas_matmul_16bit(g, GemmContext{ws, cublas, stream});
           checked_launcher<float>(s);  // a stage without float takes no 16-bit input either
           return matmul(s.name, widened_problem<T>(g, forms, stream), ws, forms, cublas, stream);

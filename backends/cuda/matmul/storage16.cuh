@@ -1,10 +1,11 @@
 // Matrix products of the 16-bit storage types (bfloat16, half): A and B 16-bit, C float, float
 // accumulation.
 // - cublas takes them natively: cublasGemmEx / cublasGemmStridedBatchedEx with CUDA_R_16BF or CUDA_R_16F
-//   inputs, a CUDA_R_32F C and CUBLAS_COMPUTE_32F (tensor cores; every product of two 16-bit values is
-//   exact in float, so this is the full precision of the inputs).
-// - Every other stage: A and B are widened to float (exact) into scratch memory, in their stored layout
-//   (ld and batch stride kept), and the stage's float product runs on them. Its results (deterministic
+//   inputs, a CUDA_R_32F C and CUBLAS_COMPUTE_32F (tensor cores: every product of two 16-bit values is
+//   exact in float and accumulates in float, within the float bound of the tests; the tensor cores'
+//   additions are not all rounded to nearest as a float fma chain's are).
+// - Every other stage: A and B are widened to float (exact) into packed scratch memory, and the stage's
+//   float product runs on them. Its results (deterministic
 //   mode's bits included) are those of the float product of the converted matrices, as on the CPU.
 #pragma once
 
@@ -23,44 +24,50 @@
 
 namespace tandem::cuda::matmul_stages {
 
-// Elements an operand spans: (rows - 1) * ld + cols per entry, entries `stride` apart (0: one entry).
-inline std::int64_t operand_extent(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch,
-                                   std::int64_t stride) {
-  if (rows == 0 || cols == 0) return 0;
-  return (rows - 1) * ld + cols + (stride == 0 ? 0 : (batch - 1) * stride);
-}
-
+// dst (count entries of rows x cols, packed: ld = cols, one after the other) = src (entry e at
+// src + e * stride, ld) as floats. Grid-stride over the elements in row-major order (coalesced).
 template <class In>
 __global__ void __launch_bounds__(256)
-    widen_kernel(const In* __restrict__ src, std::int64_t count, float* __restrict__ dst) {
-  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
-       i += std::int64_t(gridDim.x) * blockDim.x)
-    dst[i] = float(src[i]);
+    widen_kernel(const In* __restrict__ src, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t count,
+                 std::int64_t stride, float* __restrict__ dst) {
+  const std::int64_t one = rows * cols, total = one * count;
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t e = i / one, r = i - e * one, row = r / cols, col = r - row * cols;
+    dst[i] = float(src[e * stride + row * ld + col]);
+  }
 }
 
-// count 16-bit elements of src as floats in ws (stream-ordered); returns the floats.
+// One operand widened into ws (stream-ordered); rows == 0 widens nothing.
 template <class In>
-const float* widened(const In* src, std::int64_t count, Workspace& ws, cudaStream_t stream) {
-  auto* dst = static_cast<float*>(ws.get(std::size_t(std::max<std::int64_t>(count, 1)) * sizeof(float)));
-  if (count == 0) return dst;
+const float* widened(const In* src, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t count,
+                     std::int64_t stride, Workspace& ws, cudaStream_t stream) {
+  const std::int64_t total = rows * cols * count;
+  auto* dst = static_cast<float*>(ws.get(std::size_t(std::max<std::int64_t>(total, 1)) * sizeof(float)));
+  if (total == 0) return dst;
   constexpr int kThreads = 256;
-  const auto blocks = static_cast<unsigned>(std::min<std::int64_t>(ceil_div(count, kThreads), 1 << 16));
-  widen_kernel<In><<<blocks, kThreads, 0, stream>>>(src, count, dst);
+  const auto blocks = static_cast<unsigned>(std::min<std::int64_t>(ceil_div(total, kThreads), 1 << 16));
+  widen_kernel<In><<<blocks, kThreads, 0, stream>>>(src, rows, cols, ld, count, stride, dst);
   TANDEM_CUDA_CHECK_LAUNCH();
   return dst;
 }
 
-// g with its 16-bit A and B replaced by float copies in forms.wide_a / wide_b: the same problem in f32.
+// g with its 16-bit A and B replaced by packed float copies in forms.wide_a / wide_b (ld = cols, entries
+// rows * cols apart; padding and gaps are not copied): the same problem in f32. Where no product is
+// computed (k == 0 or alpha 0 in float), nothing is widened.
 template <class In>
 detail::MatmulArgs widened_problem(const detail::MatmulArgs& g, const MatmulWorkspaces& forms, cudaStream_t stream) {
+  static_assert(sizeof(In) == 2, "widen: a 16-bit storage type");
   detail::MatmulArgs f = g;
   f.dtype = Dtype::f32;
-  const std::int64_t a_extent =
-      g.k == 0 ? 0 : operand_extent(g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda, g.batch, g.stride_a);
-  const std::int64_t b_extent =
-      g.k == 0 ? 0 : operand_extent(g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n, g.ldb, g.batch, g.stride_b);
-  f.a = widened(static_cast<const In*>(g.a), a_extent, forms.wide_a, stream);
-  f.b = widened(static_cast<const In*>(g.b), b_extent, forms.wide_b, stream);
+  const bool product = g.k > 0 && float(g.alpha) != 0.0f;
+  const std::int64_t ar = g.trans_a ? g.k : g.m, ac = g.trans_a ? g.m : g.k;
+  const std::int64_t br = g.trans_b ? g.n : g.k, bc = g.trans_b ? g.k : g.n;
+  const std::int64_t a_count = g.stride_a == 0 ? 1 : g.batch, b_count = g.stride_b == 0 ? 1 : g.batch;
+  f.a = widened(static_cast<const In*>(g.a), product ? ar : 0, ac, g.lda, a_count, g.stride_a, forms.wide_a, stream);
+  f.b = widened(static_cast<const In*>(g.b), product ? br : 0, bc, g.ldb, b_count, g.stride_b, forms.wide_b, stream);
+  f.lda = ac, f.stride_a = product && g.stride_a != 0 ? ar * ac : 0;
+  f.ldb = bc, f.stride_b = product && g.stride_b != 0 ? br * bc : 0;
   return f;
 }
 
@@ -68,6 +75,8 @@ detail::MatmulArgs widened_problem(const detail::MatmulArgs& g, const MatmulWork
 // op(A)^T as in cublas_gemm.cuh.
 inline void cublas_matmul_16bit(const detail::MatmulArgs& g, const GemmContext& ctx) {
   check_cublas_sizes("cublas", g.m, g.k, g.n, g.lda, g.ldb, g.ldc, g.batch);
+  if (g.dtype != Dtype::bf16 && g.dtype != Dtype::f16)
+    throw Error(std::string("matmul kernel 'cublas': no cuBLAS type for ") + to_string(g.dtype));
   const cudaDataType_t type = g.dtype == Dtype::bf16 ? CUDA_R_16BF : CUDA_R_16F;
   const int m = int(g.m), k = int(g.k), n = int(g.n), count = int(g.batch);
   const cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;

@@ -153,6 +153,7 @@ template <class Op, class Vector>
 __device__ inline typename Op::Acc combine_vector(typename Op::Acc acc, const Vector& v, Index first) {
   using In = typename Op::In;
   if constexpr (is_storage_type_v<In>) {  // 8 elements, two per 32-bit word, low half first
+    static_assert(sizeof(In) == 2, "combine_vector: 16-bit storage types only");
     const std::uint32_t words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
