@@ -115,6 +115,13 @@ class BackendImpl {
   // kernel is "auto" (the only kernel whose KernelInfo::per_row_col is set today).
   virtual void reduce_matrix(const MatrixReduceArgs& args, std::string_view kernel, void* out) = 0;
 
+  // The canonical chunk values (backends/common/canonical.hpp, steps 1-3) of n > 0 elements of a
+  // floating dtype, stride apart, from data (backend memory when resident, else host memory): chunk_count(n)
+  // values of the dtype's compute type into host_values. Returns when they are there (tandem::mpi::Engine
+  // combines them across ranks).
+  virtual void canonical_chunk_values(Dtype dtype, const void* data, std::int64_t n, std::int64_t stride, bool resident,
+                                      void* host_values) = 0;
+
   // Waits for everything the backend enqueued; throws tandem::Error for a failure of that work.
   virtual void synchronize() = 0;
 

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages="cmake ninja-build g++ libtbb-dev libeigen3-dev doctest-dev libbenchmark-dev"
+packages="cmake ninja-build g++ libtbb-dev libeigen3-dev doctest-dev libbenchmark-dev libopenmpi-dev openmpi-bin"
 missing=""
 for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

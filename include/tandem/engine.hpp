@@ -21,6 +21,10 @@
 
 namespace tandem {
 
+namespace mpi {
+class Engine;  // include/tandem/mpi.hpp: runs this engine's reductions on each rank's part
+}
+
 namespace detail {
 class BackendImpl;
 
@@ -488,6 +492,7 @@ class TANDEM_API Engine {
   }
 
   std::shared_ptr<detail::BackendImpl> impl_;
+  friend class mpi::Engine;
 };
 
 // Which backend TANDEM_BACKEND=auto (or unset) picks on this machine, and why, in words.

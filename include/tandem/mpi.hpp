@@ -1,0 +1,125 @@
+// tandem::mpi::Engine: one engine per MPI rank, every reduction global over the ranks' parts (built
+// when CMake finds MPI: TANDEM_WITH_MPI=AUTO|ON|OFF; link tandem::tandem_mpi).
+//
+// Each rank passes its local part with the calls of tandem::Engine (host spans, strided host views,
+// Buffers and views of them); the data is the concatenation of the parts in rank order, any split
+// allowed (empty parts too). Every rank gets the global result: sums and means over all elements,
+// min / max with the NaN and signed-zero rules of tandem::Engine, argmin / argmax as the index into the
+// concatenated data. Every rank must make the same calls in the same order (they are collective).
+// With ReduceOptions::deterministic a float sum is bitwise identical to a single engine's over the
+// concatenated data, for any number of ranks and any split: each rank computes the canonical chunk
+// values (backends/common/canonical.hpp) of the chunks it holds whole, the chunks that cross rank
+// boundaries are assembled from the pieces every rank sends, and every rank sums the chunk values in
+// the canonical tree.
+// Matmul: A and C distributed by row blocks (each rank passes its rows), B the whole matrix on every
+// rank; C stays distributed. Communication is MPI on host values (the results and chunk values are
+// small); the CUDA backend's ranks each use one GPU (EngineOptions::device, TANDEM_DEVICE, or the
+// local rank modulo the GPUs of the node).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "tandem/engine.hpp"
+
+namespace tandem::mpi {
+
+class Engine {
+ public:
+  // The ranks of comm (duplicated: tandem's messages never mix with the application's). The backend
+  // comes from options (or TANDEM_BACKEND); a CUDA rank without an explicit device takes TANDEM_DEVICE
+  // or its local rank modulo the node's GPUs.
+  explicit Engine(MPI_Comm comm, EngineOptions options = {});
+  Engine(MPI_Comm comm, Backend backend, EngineOptions options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  int rank() const noexcept { return rank_; }
+  int size() const noexcept { return size_; }
+  MPI_Comm comm() const noexcept { return comm_; }
+  // This rank's engine (for Buffers: upload, buffer, wrap).
+  const tandem::Engine& local() const noexcept { return local_; }
+
+  template <Element T>
+  sum_result_t<T> sum(std::span<const T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<sum_result_t<T>>(Op::sum, detail::host_input(x.data(), x.size(), 1), o);
+  }
+  template <Element T>
+  sum_result_t<T> sum(StridedView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<sum_result_t<T>>(Op::sum, detail::host_input(x.data, x.count, x.stride), o);
+  }
+  template <Element T>
+  sum_result_t<T> sum(BufferView<T> x, const ReduceOptions& o = {}) const {
+    return reduce_as<sum_result_t<T>>(Op::sum, detail::buffer_input(x), o);
+  }
+  template <Element T>
+  sum_result_t<T> sum(const Buffer<T>& x, const ReduceOptions& o = {}) const {
+    return sum(x.view(), o);
+  }
+  template <HostRange R>
+  auto sum(const R& x, const ReduceOptions& o = {}) const {
+    return sum(std::span<const std::ranges::range_value_t<R>>(x), o);
+  }
+
+#define TANDEM_MPI_REDUCE_FORMS(name, op, Result)                                                              \
+  template <Element T>                                                                                      \
+  Result name(std::span<const T> x, const ReduceOptions& o = {}) const {                                    \
+    return reduce_as<Result>(op, detail::host_input(x.data(), x.size(), 1), o);                             \
+  }                                                                                                         \
+  template <Element T>                                                                                      \
+  Result name(StridedView<T> x, const ReduceOptions& o = {}) const {                                        \
+    return reduce_as<Result>(op, detail::host_input(x.data, x.count, x.stride), o);                         \
+  }                                                                                                         \
+  template <Element T>                                                                                      \
+  Result name(BufferView<T> x, const ReduceOptions& o = {}) const {                                         \
+    return reduce_as<Result>(op, detail::buffer_input(x), o);                                               \
+  }                                                                                                         \
+  template <Element T>                                                                                      \
+  Result name(const Buffer<T>& x, const ReduceOptions& o = {}) const {                                      \
+    return name(x.view(), o);                                                                               \
+  }                                                                                                         \
+  template <HostRange R>                                                                                    \
+  auto name(const R& x, const ReduceOptions& o = {}) const {                                                \
+    return name(std::span<const std::ranges::range_value_t<R>>(x), o);                                      \
+  }
+  TANDEM_MPI_REDUCE_FORMS(min, Op::min, compute_t<T>)
+  TANDEM_MPI_REDUCE_FORMS(max, Op::max, compute_t<T>)
+  TANDEM_MPI_REDUCE_FORMS(mean, Op::mean, double)
+  TANDEM_MPI_REDUCE_FORMS(argmin, Op::argmin, std::size_t)
+  TANDEM_MPI_REDUCE_FORMS(argmax, Op::argmax, std::size_t)
+#undef TANDEM_MPI_REDUCE_FORMS
+
+  // This rank's rows of C = alpha * op(A) * op(B) + beta * C: a holds this rank's rows of op(A) (so
+  // trans_a is not taken), b the whole of B, c this rank's rows of C (a.rows of them; 0 is fine).
+  template <class T>
+  requires is_matmul_type_v<T>
+  void matmul(MatrixView<const T> a, MatrixView<const T> b, MatrixView<compute_t<T>> c,
+              const MatmulOptions& o = {}) const {
+    check_matmul(o);
+    if (a.rows > 0) local_.matmul(a, b, c, o);
+  }
+  template <class T>
+  requires is_matmul_type_v<T>
+  void matmul(BufferMatrix<T> a, BufferMatrix<T> b, BufferMatrix<compute_t<T>> c, const MatmulOptions& o = {}) const {
+    check_matmul(o);
+    if (a.rows > 0) local_.matmul(a, b, c, o);
+  }
+
+ private:
+  void reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const;
+  void check_matmul(const MatmulOptions& o) const;
+  template <class R>
+  R reduce_as(Op op, const detail::ReduceInput& in, const ReduceOptions& opts) const {
+    R result{};
+    reduce(op, in, opts, &result);
+    return result;
+  }
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+  tandem::Engine local_;
+};
+
+}  // namespace tandem::mpi

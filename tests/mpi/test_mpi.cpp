@@ -1,0 +1,177 @@
+// tandem::mpi::Engine on the ranks of MPI_COMM_WORLD (run under mpirun with 1, 2 and 3 ranks): every rank
+// builds the same global data from one seed, takes its part of a split (even, uneven, with empty parts,
+// everything on one rank) and checks every op and dtype against a single CPU engine over the whole data:
+// min, max, argmin, argmax and integer sums bit for bit, deterministic float sums and means bit for bit
+// (the canonical order across part boundaries), other float sums within the bound of the reference;
+// strided views and Buffers; matmul by row blocks against the single engine; errors on every rank.
+#include <mpi.h>
+
+#include <numeric>
+
+#include "tandem/mpi.hpp"
+#include "tests/support.hpp"
+
+using tandem::Op;
+
+namespace {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+// The part [first, first + count) of n elements each rank takes under split `kind`.
+struct Part {
+  std::size_t first, count;
+};
+Part part_of(std::size_t n, int kind, int rank, int size) {
+  std::vector<std::size_t> counts(std::size_t(size), 0);
+  if (kind == 0) {  // even
+    for (int r = 0; r < size; ++r) counts[r] = n / size + (std::size_t(r) < n % size);
+  } else if (kind == 1) {  // uneven, from a seed
+    test::SplitMix64 g{n * 31 + 7};
+    std::size_t left = n;
+    for (int r = 0; r < size - 1; ++r) counts[r] = left ? g.below(left + 1) : 0, left -= counts[r];
+    counts[size - 1] = left;
+  } else if (kind == 2) {  // everything on the last rank (the others empty)
+    counts[size - 1] = n;
+  } else {  // rank 0 empty, the rest even
+    for (int r = 1; r < size; ++r) counts[r] = n / std::max(1, size - 1) + (std::size_t(r - 1) < n % std::max(1, size - 1));
+    if (size == 1) counts[0] = n;
+  }
+  const std::size_t first = std::accumulate(counts.begin(), counts.begin() + rank, std::size_t(0));
+  return {first, counts[rank]};
+}
+
+template <class T>
+std::vector<T> global_data(std::size_t n, std::uint64_t seed) {
+  test::SplitMix64 g{seed};
+  if constexpr (tandem::is_storage_type_v<T>) {
+    const auto f = test::random_vector<float>(n, g, test::Values::uniform);
+    return std::vector<T>(f.begin(), f.end());
+  } else {
+    return test::random_vector<T>(n, g, test::Values::uniform);
+  }
+}
+
+template <class T>
+void check_type(const tandem::mpi::Engine& eng, const tandem::Engine& single) {
+  CAPTURE(test::type_name<T>());
+  const int rank = eng.rank(), size = eng.size();
+  const std::size_t sizes[] = {0, 1, 2, 4095, 4096, 4097, 12289, 65537, 300001};
+  for (std::size_t n : sizes)
+    for (int kind = 0; kind < 4; ++kind) {
+      CAPTURE(n);
+      CAPTURE(kind);
+      std::vector<T> all = global_data<T>(n, n + 1);
+      if constexpr (tandem::is_floating_v<T>)
+        if (n > 10 && kind == 1) all[n / 2] = T(std::numeric_limits<float>::quiet_NaN());  // one NaN
+      const Part p = part_of(n, kind, rank, size);
+      const std::span<const T> mine(all.data() + p.first, p.count);
+      const std::span<const T> whole(all);
+      for (bool det : {false, true}) {
+        const tandem::ReduceOptions o{"auto", det};
+        const auto s = eng.sum(mine, o), want = single.sum(whole, o);
+        if (det || !tandem::is_floating_v<T>) {
+          CHECK(test::same_bits(s, want));
+        } else {
+          std::vector<tandem::compute_t<T>> wide(all.begin(), all.end());
+          using W = tandem::compute_t<T>;
+          if constexpr (std::is_floating_point_v<W>)
+            CHECK(test::judge_sum<W>(W(s), test::reduce_reference(std::span<const W>(wide))).ok);
+        }
+        if (n == 0) {
+          CHECK_THROWS_AS((void)eng.min(mine, o), tandem::Error);
+          CHECK_THROWS_AS((void)eng.argmax(mine, o), tandem::Error);
+          continue;
+        }
+        if (det) CHECK(test::same_bits(eng.mean(mine, o), single.mean(whole, o)));
+      }
+      if (n == 0) continue;
+      CHECK(test::same_bits(eng.min(mine), single.min(whole)));
+      CHECK(test::same_bits(eng.max(mine), single.max(whole)));
+      CHECK(eng.argmin(mine) == single.argmin(whole));
+      CHECK(eng.argmax(mine) == single.argmax(whole));
+      // A strided view (every second element of the part) and a Buffer.
+      if (kind == 1) {
+        std::vector<T> spread(2 * p.count + 1);
+        for (std::size_t i = 0; i < p.count; ++i) spread[2 * i] = mine[i];
+        const tandem::StridedView<const T> sv{spread.data(), p.count, 2};
+        CHECK(test::same_bits(eng.sum(sv, {"auto", true}), single.sum(whole, {"auto", true})));
+        CHECK(eng.argmax(sv) == single.argmax(whole));
+        const auto buf = eng.local().upload<T>(mine);
+        CHECK(test::same_bits(eng.sum(buf, {"auto", true}), single.sum(whole, {"auto", true})));
+        CHECK(test::same_bits(eng.max(buf), single.max(whole)));
+        CHECK(eng.argmin(buf) == single.argmin(whole));
+      }
+    }
+}
+
+TEST_CASE("mpi: every op and dtype over any split equals one engine over the whole data") {
+  const tandem::mpi::Engine eng(MPI_COMM_WORLD);
+  const tandem::Engine single(tandem::Backend::cpu);
+  CHECK(eng.rank() == world_rank());
+  CHECK(eng.size() == world_size());
+  check_type<std::int32_t>(eng, single);
+  check_type<std::int64_t>(eng, single);
+  check_type<float>(eng, single);
+  check_type<double>(eng, single);
+  check_type<tandem::bfloat16>(eng, single);
+  check_type<tandem::half>(eng, single);
+}
+
+TEST_CASE("mpi: a sum of only -0.0 on some ranks, the others empty, is -0.0") {
+  const tandem::mpi::Engine eng(MPI_COMM_WORLD);
+  const std::vector<float> zeros(eng.rank() % 2 == 0 ? 5 : 0, -0.0f);
+  CHECK(std::signbit(eng.sum(zeros)));
+  CHECK(std::signbit(eng.sum(zeros, {"auto", true})));
+}
+
+TEST_CASE("mpi: matmul by row blocks equals one engine's product") {
+  const tandem::mpi::Engine eng(MPI_COMM_WORLD);
+  const tandem::Engine single(tandem::Backend::cpu);
+  const std::size_t m = 37, k = 29, n = 19;
+  const auto a = global_data<float>(m * k, 1), b = global_data<float>(k * n, 2);
+  for (int kind = 0; kind < 4; ++kind) {
+    const Part p = part_of(m, kind, eng.rank(), eng.size());
+    for (bool det : {false, true}) {
+      tandem::MatmulOptions o{"auto", det};
+      o.alpha = 0.5;
+      std::vector<float> want(m * n), c(p.count * n + 1);
+      single.matmul<float>({a.data(), m, k, k}, {b.data(), k, n, n}, {want.data(), m, n, n}, o);
+      eng.matmul<float>({a.data() + p.first * k, p.count, k, k}, {b.data(), k, n, n}, {c.data(), p.count, n, n}, o);
+      for (std::size_t i = 0; i < p.count * n; ++i) {
+        const float w = want[p.first * n + i];
+        if (det)
+          CHECK(test::same_bits(c[i], w));
+        else
+          CHECK(std::fabs(c[i] - w) <= 1e-5f * (std::fabs(w) + float(k)));
+      }
+    }
+  }
+  std::vector<float> c(1);
+  tandem::MatmulOptions t;
+  t.trans_a = true;
+  CHECK_THROWS_AS(eng.matmul<float>({a.data(), 1, 1, 1}, {b.data(), 1, 1, 1}, {c.data(), 1, 1, 1}, t), tandem::Error);
+}
+
+TEST_CASE("mpi: an error on one rank is an error on every rank (no rank left waiting)") {
+  const tandem::mpi::Engine eng(MPI_COMM_WORLD);
+  const std::vector<float> x(10, 1.0f);
+  // An unknown kernel: every rank's own check fails.
+  CHECK_THROWS_AS((void)eng.sum(x, {"no_such_kernel"}), tandem::Error);
+  // Null data with a count on rank 0 only: rank 0 throws its message, the others that a rank failed.
+  const float* data = eng.rank() == 0 ? nullptr : x.data();
+  CHECK_THROWS_AS((void)eng.max(std::span<const float>(data, 10)), tandem::Error);
+  CHECK_THROWS_AS((void)eng.sum(std::span<const float>(data, 10), {"auto", true}), tandem::Error);
+  // The engine still works after them.
+  CHECK(eng.sum(x) == 10.0f * float(eng.size()));
+}
+
+}  // namespace
