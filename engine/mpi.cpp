@@ -35,7 +35,8 @@ void require_mpi() {
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (!initialized || finalized)
-    throw Error("tandem::mpi::Engine needs MPI running: call MPI_Init before making it and MPI_Finalize after it is gone");
+    throw Error(
+        "tandem::mpi::Engine needs MPI running: call MPI_Init before making it and MPI_Finalize after it is gone");
 }
 
 Backend env_backend() {
@@ -113,8 +114,9 @@ Engine::~Engine() {
 
 void Engine::check_matmul(const MatmulOptions& o) const {
   if (o.trans_a)
-    throw Error("tandem::mpi::Engine::matmul: each rank passes its rows of op(A), so trans_a is not taken; "
-                "transpose A's rows on the rank or pass them as stored");
+    throw Error(
+        "tandem::mpi::Engine::matmul: each rank passes its rows of op(A), so trans_a is not taken; "
+        "transpose A's rows on the rank or pass them as stored");
 }
 
 namespace {

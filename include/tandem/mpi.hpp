@@ -63,26 +63,26 @@ class Engine {
     return sum(std::span<const std::ranges::range_value_t<R>>(x), o);
   }
 
-#define TANDEM_MPI_REDUCE_FORMS(name, op, Result)                                                              \
-  template <Element T>                                                                                      \
-  Result name(std::span<const T> x, const ReduceOptions& o = {}) const {                                    \
-    return reduce_as<Result>(op, detail::host_input(x.data(), x.size(), 1), o);                             \
-  }                                                                                                         \
-  template <Element T>                                                                                      \
-  Result name(StridedView<T> x, const ReduceOptions& o = {}) const {                                        \
-    return reduce_as<Result>(op, detail::host_input(x.data, x.count, x.stride), o);                         \
-  }                                                                                                         \
-  template <Element T>                                                                                      \
-  Result name(BufferView<T> x, const ReduceOptions& o = {}) const {                                         \
-    return reduce_as<Result>(op, detail::buffer_input(x), o);                                               \
-  }                                                                                                         \
-  template <Element T>                                                                                      \
-  Result name(const Buffer<T>& x, const ReduceOptions& o = {}) const {                                      \
-    return name(x.view(), o);                                                                               \
-  }                                                                                                         \
-  template <HostRange R>                                                                                    \
-  auto name(const R& x, const ReduceOptions& o = {}) const {                                                \
-    return name(std::span<const std::ranges::range_value_t<R>>(x), o);                                      \
+#define TANDEM_MPI_REDUCE_FORMS(name, op, Result)                                   \
+  template <Element T>                                                              \
+  Result name(std::span<const T> x, const ReduceOptions& o = {}) const {            \
+    return reduce_as<Result>(op, detail::host_input(x.data(), x.size(), 1), o);     \
+  }                                                                                 \
+  template <Element T>                                                              \
+  Result name(StridedView<T> x, const ReduceOptions& o = {}) const {                \
+    return reduce_as<Result>(op, detail::host_input(x.data, x.count, x.stride), o); \
+  }                                                                                 \
+  template <Element T>                                                              \
+  Result name(BufferView<T> x, const ReduceOptions& o = {}) const {                 \
+    return reduce_as<Result>(op, detail::buffer_input(x), o);                       \
+  }                                                                                 \
+  template <Element T>                                                              \
+  Result name(const Buffer<T>& x, const ReduceOptions& o = {}) const {              \
+    return name(x.view(), o);                                                       \
+  }                                                                                 \
+  template <HostRange R>                                                            \
+  auto name(const R& x, const ReduceOptions& o = {}) const {                        \
+    return name(std::span<const std::ranges::range_value_t<R>>(x), o);              \
   }
   TANDEM_MPI_REDUCE_FORMS(min, Op::min, compute_t<T>)
   TANDEM_MPI_REDUCE_FORMS(max, Op::max, compute_t<T>)

@@ -42,7 +42,8 @@ Part part_of(std::size_t n, int kind, int rank, int size) {
   } else if (kind == 2) {  // everything on the last rank (the others empty)
     counts[size - 1] = n;
   } else {  // rank 0 empty, the rest even
-    for (int r = 1; r < size; ++r) counts[r] = n / std::max(1, size - 1) + (std::size_t(r - 1) < n % std::max(1, size - 1));
+    for (int r = 1; r < size; ++r)
+      counts[r] = n / std::max(1, size - 1) + (std::size_t(r - 1) < n % std::max(1, size - 1));
     if (size == 1) counts[0] = n;
   }
   const std::size_t first = std::accumulate(counts.begin(), counts.begin() + rank, std::size_t(0));
