@@ -272,6 +272,13 @@ void require_nonempty(Op op, std::size_t count, const std::string& name) {
 
 }  // namespace
 
+void Engine::check_reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts) const {
+  const char* name = to_string(op);
+  checked_input(*impl_, in, name);
+  const KernelInfo& kernel = find_kernel(impl_->kernel_tables().reduce, opts.kernel, "reduce");
+  check_kernel_accepts(kernel, in.dtype, &op, opts.deterministic, name);
+}
+
 void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const {
   const char* name = to_string(op);
   const void* data = checked_input(*impl_, in, name);

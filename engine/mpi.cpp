@@ -7,8 +7,10 @@
 #include "tandem/mpi.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,7 +32,7 @@ void check(int rc, const char* what) {
   throw Error(std::string("tandem::mpi: ") + what + " failed: " + std::string(text, std::size_t(len)));
 }
 
-void require_mpi() {
+void require_mpi() {  // (local: before any collective)
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
@@ -48,16 +50,22 @@ Backend env_backend() {
   }
 }
 
-// This rank's engine: a CUDA rank without a device named takes its rank on the node.
-tandem::Engine make_local(MPI_Comm comm, Backend backend, EngineOptions options) {
-  require_mpi();
+// This rank's rank among the ranks of its node (collective over comm).
+int node_rank(MPI_Comm comm) {
+  MPI_Comm node;
+  check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  int r = 0;
+  MPI_Comm_rank(node, &r);
+  MPI_Comm_free(&node);
+  return r;
+}
+
+// This rank's engine: a CUDA rank without a device named (EngineOptions::device, TANDEM_DEVICE) takes
+// its rank on the node.
+tandem::Engine make_local(int rank_on_node, Backend backend, EngineOptions options) {
   const char* device = std::getenv("TANDEM_DEVICE");
-  if (backend == Backend::cuda && options.device < 0 && (device == nullptr || *device == 0)) {
-    MPI_Comm node;
-    check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
-    check(MPI_Comm_rank(node, &options.device), "MPI_Comm_rank");
-    MPI_Comm_free(&node);
-  }
+  if (backend == Backend::cuda && options.device < 0 && (device == nullptr || *device == 0))
+    options.device = rank_on_node;
   return tandem::Engine(backend, options);
 }
 
@@ -76,20 +84,46 @@ const void* element(const detail::ReduceInput& in, std::size_t i) {
   return base + (in.in_buffer ? in.offset * e : 0) + i * in.stride * e;
 }
 
-// Elements [first, first + len) of the input as the compute type, on the host.
+// Elements [first, first + len) of the input as the compute type, on the host. A Buffer's elements are
+// downloaded in one copy when their extent is small, else one by one (len < 4096: chunk pieces only).
 template <class T>
 std::vector<compute_t<T>> fetch(const detail::ReduceInput& in, std::size_t first, std::size_t len) {
   std::vector<compute_t<T>> out(len);
   if (len == 0) return out;
-  std::vector<T> raw((len - 1) * in.stride + 1);
-  if (in.in_buffer) {
-    const std::size_t e = sizeof(T);
-    in.allocation->download((in.offset + first * in.stride) * e, raw.data(), raw.size() * e);
-  } else {
-    std::memcpy(raw.data(), element(in, first), raw.size() * sizeof(T));
+  if (!in.in_buffer) {
+    for (std::size_t i = 0; i < len; ++i) out[i] = compute_t<T>(*static_cast<const T*>(element(in, first + i)));
+    return out;
   }
-  for (std::size_t i = 0; i < len; ++i) out[i] = compute_t<T>(raw[i * in.stride]);
+  const std::size_t e = sizeof(T), extent = (len - 1) * in.stride + 1;
+  if (extent <= 4 * len + 4096) {
+    std::vector<T> raw(extent);
+    in.allocation->download((in.offset + first * in.stride) * e, raw.data(), extent * e);
+    for (std::size_t i = 0; i < len; ++i) out[i] = compute_t<T>(raw[i * in.stride]);
+  } else {
+    for (std::size_t i = 0; i < len; ++i) {
+      T v;
+      in.allocation->download((in.offset + (first + i) * in.stride) * e, &v, e);
+      out[i] = compute_t<T>(v);
+    }
+  }
   return out;
+}
+
+// Runs f on this rank; if any rank threw, every rank throws (the failing ones their own message).
+template <class F>
+void collectively(MPI_Comm comm, const char* call, F&& f) {
+  std::string error;
+  try {
+    f();
+  } catch (const std::exception& e) {
+    error = e.what();
+  } catch (...) {
+    error = std::string("tandem::mpi: ") + call + ": an exception that is not a std::exception";
+  }
+  int failed = !error.empty(), any = 0;
+  check(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  if (failed) throw Error(error);
+  if (any) throw Error(std::string("tandem::mpi: ") + call + " failed on another rank (its error says why)");
 }
 
 template <class V>
@@ -99,12 +133,25 @@ MPI_Datatype mpi_type() {
 
 }  // namespace
 
-Engine::Engine(MPI_Comm comm, EngineOptions options) : Engine(comm, env_backend(), options) {}
-Engine::Engine(MPI_Comm comm, Backend backend, EngineOptions options) : local_(make_local(comm, backend, options)) {
+Engine::Engine(MPI_Comm comm, EngineOptions options) : Engine(comm, Backend::cpu, options, true) {}
+Engine::Engine(MPI_Comm comm, Backend backend, EngineOptions options) : Engine(comm, backend, options, false) {}
+
+// Collective: a rank that cannot make its engine (a bad TANDEM_BACKEND, a missing GPU) throws its own
+// error, the others that a rank failed.
+Engine::Engine(MPI_Comm comm, Backend backend, EngineOptions options, bool from_env) {
+  require_mpi();
   check(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup");
   check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
   check(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
+  const int on_node = node_rank(comm_);
+  try {
+    collectively(comm_, "making tandem::mpi::Engine",
+                 [&] { local_.emplace(make_local(on_node, from_env ? env_backend() : backend, options)); });
+  } catch (...) {
+    MPI_Comm_free(&comm_);
+    throw;
+  }
 }
 Engine::~Engine() {
   int finalized = 0;
@@ -121,44 +168,48 @@ void Engine::check_matmul(const MatmulOptions& o) const {
 
 namespace {
 
-// Runs f on this rank; if any rank threw, every rank throws (the failing ones their own message).
-template <class F>
-void collectively(MPI_Comm comm, const char* call, F&& f) {
-  std::string error;
-  try {
-    f();
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  int failed = !error.empty(), any = 0;
-  check(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
-  if (failed) throw Error(error);
-  if (any) throw Error(std::string("tandem::mpi: ") + call + " failed on another rank (its error says why)");
-}
-
 // Deterministic float sum over the concatenated parts, in the canonical order (canonical.hpp). Chunks
 // are 4096 elements from global index 0. A rank computes the values of the chunks wholly inside its part
 // with its backend (they continue the global order exactly); the pieces of chunks that cross a part's
 // ends (its head, up to the first chunk boundary, and its tail, after the last whole chunk) go to every
 // rank, which assembles those chunks and takes chunk_sum of them. Then every rank sums all chunk values
-// (step 4) itself.
+// (step 4) itself: total / 4096 values per rank.
 template <class T>
-compute_t<T> deterministic_sum(MPI_Comm comm, int size, const tandem::Engine& local, const detail::ReduceInput& in,
-                               std::uint64_t offset, std::uint64_t total) {
-  using V = compute_t<T>;
-  using detail::canonical::kChunk;
-  const auto K = std::uint64_t(kChunk);
-  const std::uint64_t n = in.count, head = std::min<std::uint64_t>(n, (K - offset % K) % K);
-  const std::uint64_t whole = (n - head) / K, tail = n - head - whole * K;
-  std::vector<V> values(whole);
-  if (whole > 0)
-    local.impl().canonical_chunk_values(in.dtype, element(in, head), std::int64_t(whole * K), std::int64_t(in.stride),
-                                        in.in_buffer, values.data());
-  std::vector<V> pieces = fetch<T>(in, 0, head), tail_values = fetch<T>(in, head + whole * K, tail);
-  pieces.insert(pieces.end(), tail_values.begin(), tail_values.end());
+struct LocalChunks {
+  std::uint64_t head = 0, whole = 0, tail = 0;
+  std::vector<compute_t<T>> values, pieces;  // whole chunks' values; head then tail elements
+};
 
+// This rank's share (runs inside collectively: a failure here reaches every rank).
+template <class T>
+LocalChunks<T> local_chunks(const tandem::Engine& local, const detail::ReduceInput& in, std::uint64_t offset) {
+  const auto K = std::uint64_t(detail::canonical::kChunk);
+  LocalChunks<T> l;
+  const std::uint64_t n = in.count;
+  l.head = std::min<std::uint64_t>(n, (K - offset % K) % K);
+  l.whole = (n - l.head) / K, l.tail = n - l.head - l.whole * K;
+  l.values.resize(l.whole);
+  if (l.whole > 0)
+    local.impl().canonical_chunk_values(in.dtype, element(in, l.head), std::int64_t(l.whole * K),
+                                        std::int64_t(in.stride), in.in_buffer, l.values.data());
+  l.pieces = fetch<T>(in, 0, l.head);
+  const auto tail = fetch<T>(in, l.head + l.whole * K, l.tail);
+  l.pieces.insert(l.pieces.end(), tail.begin(), tail.end());
+  return l;
+}
+
+template <class T>
+compute_t<T> deterministic_sum(MPI_Comm comm, int size, const LocalChunks<T>& l, std::uint64_t offset,
+                               std::uint64_t total) {
+  using V = compute_t<T>;
+  const auto K = std::uint64_t(detail::canonical::kChunk);
+  const std::uint64_t chunks = detail::canonical::chunk_count(std::int64_t(total));
+  if (chunks > std::uint64_t(INT_MAX))  // MPI's int counts (the same on every rank: total is global)
+    throw Error("deterministic sum across MPI ranks: " + std::to_string(total) +
+                " elements are more chunk values than one MPI call moves; split the sum");
   // meta[r] = {offset, head, whole, tail} of rank r.
-  const std::int64_t mine[4] = {std::int64_t(offset), std::int64_t(head), std::int64_t(whole), std::int64_t(tail)};
+  const std::int64_t mine[4] = {std::int64_t(offset), std::int64_t(l.head), std::int64_t(l.whole),
+                                std::int64_t(l.tail)};
   std::vector<std::int64_t> meta(std::size_t(size) * 4);
   check(MPI_Allgather(mine, 4, MPI_INT64_T, meta.data(), 4, MPI_INT64_T, comm), "MPI_Allgather");
   std::vector<int> value_counts(size), value_displs(size), piece_counts(size), piece_displs(size);
@@ -167,22 +218,22 @@ compute_t<T> deterministic_sum(MPI_Comm comm, int size, const tandem::Engine& lo
     value_displs[r] = vd, piece_displs[r] = pd;
     vd += value_counts[r], pd += piece_counts[r];
   }
-  const std::uint64_t chunks = detail::canonical::chunk_count(std::int64_t(total));
   std::vector<V> all_values(chunks), all_pieces(std::size_t(piece_displs.back() + piece_counts.back()));
   std::vector<V> gathered(std::size_t(value_displs.back() + value_counts.back()));
-  check(MPI_Allgatherv(values.data(), int(whole), mpi_type<V>(), gathered.data(), value_counts.data(),
+  check(MPI_Allgatherv(l.values.data(), int(l.whole), mpi_type<V>(), gathered.data(), value_counts.data(),
                        value_displs.data(), mpi_type<V>(), comm),
         "MPI_Allgatherv");
-  check(MPI_Allgatherv(pieces.data(), int(pieces.size()), mpi_type<V>(), all_pieces.data(), piece_counts.data(),
+  check(MPI_Allgatherv(l.pieces.data(), int(l.pieces.size()), mpi_type<V>(), all_pieces.data(), piece_counts.data(),
                        piece_displs.data(), mpi_type<V>(), comm),
         "MPI_Allgatherv");
-  // The chunks that cross part boundaries, assembled from the pieces (in global order).
-  std::vector<std::vector<V>> crossing(chunks);
+  // The chunks that cross part boundaries (at most two per rank), assembled from the pieces.
+  std::map<std::uint64_t, std::vector<V>> crossing;
   auto place = [&](std::uint64_t global, const V* p, std::uint64_t len) {
     for (std::uint64_t i = 0; i < len; ++i) {
       const std::uint64_t g = global + i, c = g / K;
-      if (crossing[c].empty()) crossing[c].resize(std::min<std::uint64_t>(K, total - c * K));
-      crossing[c][g % K] = p[i];
+      std::vector<V>& chunk = crossing[c];
+      if (chunk.empty()) chunk.resize(std::min<std::uint64_t>(K, total - c * K));
+      chunk[g % K] = p[i];
     }
   };
   for (int r = 0; r < size; ++r) {
@@ -190,12 +241,10 @@ compute_t<T> deterministic_sum(MPI_Comm comm, int size, const tandem::Engine& lo
     const V* p = all_pieces.data() + piece_displs[r];
     place(o, p, h);
     place(o + h + w * K, p + h, t);
-    const std::uint64_t first_chunk = (o + h) / K;
-    std::copy_n(gathered.data() + value_displs[r], w, all_values.data() + first_chunk);
+    std::copy_n(gathered.data() + value_displs[r], w, all_values.data() + (o + h) / K);
   }
-  for (std::uint64_t c = 0; c < chunks; ++c)
-    if (!crossing[c].empty())
-      all_values[c] = detail::canonical::chunk_sum(crossing[c].data(), std::int64_t(crossing[c].size()), 1);
+  for (const auto& [c, chunk] : crossing)
+    all_values[c] = detail::canonical::chunk_sum(chunk.data(), std::int64_t(chunk.size()), 1);
   return detail::canonical_nan(detail::canonical::sum_of_chunk_values(std::move(all_values)));
 }
 
@@ -212,21 +261,27 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
     throw Error(std::string(name) + " of an empty input (every rank's part is empty) is undefined");
 
   const Op local_op = op == Op::mean ? Op::sum : op;
+  // Every rank must make the same call: the same dtype, op and determinism (else the exchanges below
+  // would not match up).
+  const int signature = int(in.dtype) * 64 + int(op) * 2 + int(opts.deterministic);
+  int lowest = 0, highest = 0;
+  check(MPI_Allreduce(&signature, &lowest, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
+  check(MPI_Allreduce(&signature, &highest, 1, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce");
+  if (lowest != highest)
+    throw Error(std::string(name) +
+                ": the ranks made different calls (dtype, op or deterministic differ); every rank must make the "
+                "same collective calls in the same order");
   detail::visit(in.dtype, [&]<class T>(std::type_identity<T>) {
     using Sum = sum_result_t<T>;
     using V = compute_t<T>;
     // Deterministic float sums: their own exchange (chunk values).
     if (local_op == Op::sum && opts.deterministic && is_floating_v<T>) {
-      V s{};
+      LocalChunks<T> chunks;
       collectively(comm_, name, [&] {
-        detail::ReduceInput probe = in;  // checks the kernel and the input's shape on this rank
-        probe.count = 0;
-        Sum zero{};
-        local_.reduce(Op::sum, probe, opts, &zero);
-        if (in.count > 0 && (in.in_buffer ? in.allocation == nullptr : in.data == nullptr))
-          throw Error(std::string(name) + ": this rank's data is null but its count is " + std::to_string(in.count));
+        local_->check_reduce(Op::sum, in, opts);  // this rank's part, the kernel, the options
+        chunks = local_chunks<T>(*local_, in, offset);
       });
-      s = deterministic_sum<T>(comm_, size_, local_, in, offset, total);
+      const V s = deterministic_sum<T>(comm_, size_, chunks, offset, total);
       if (op == Op::mean) {
         const double m = detail::canonical_nan(double(s) / double(total));
         std::memcpy(result, &m, sizeof m);
@@ -238,24 +293,22 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
     // This rank's record.
     Record mine{in.count > 0, 0, {}};
     collectively(comm_, name, [&] {
+      local_->check_reduce(local_op, in, opts);  // this rank's part (empty or not), the kernel, the options
       if (local_op == Op::sum) {
         Sum s{};
-        local_.reduce(Op::sum, in, opts, &s);  // validates even an empty part
+        local_->reduce(Op::sum, in, opts, &s);
         std::memcpy(mine.value, &s, sizeof s);
       } else if (in.count == 0) {
-        detail::ReduceInput probe = in;  // checks the kernel; an empty part contributes nothing
-        probe.count = 0;
-        Sum zero{};
-        local_.reduce(Op::sum, probe, ReduceOptions{opts.kernel}, &zero);
+        // an empty part contributes nothing
       } else if (is_arg(local_op)) {
         std::size_t i = 0;
-        local_.reduce(local_op, in, opts, &i);
+        local_->reduce(local_op, in, opts, &i);
         const V v = fetch<T>(in, i, 1)[0];  // the element itself, to compare across ranks
         mine.index = std::int64_t(offset + i);
         std::memcpy(mine.value, &v, sizeof v);
       } else {
         V v{};
-        local_.reduce(local_op, in, opts, &v);
+        local_->reduce(local_op, in, opts, &v);
         std::memcpy(mine.value, &v, sizeof v);
       }
     });

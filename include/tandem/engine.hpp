@@ -466,6 +466,9 @@ class TANDEM_API Engine {
   // The exported entries: validate, then dispatch. reduce() writes op's result (sum: sum_result_t of
   // the input type, min/max: compute_t of the input type, mean: double, argmin/argmax: std::size_t) to *result.
   void reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const;
+  // reduce()'s checks of the input, kernel and options, without running anything (tandem::mpi::Engine
+  // checks every rank's part before the ranks exchange anything).
+  void check_reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts) const;
   void reduce_per(Op op, Per per, const detail::MatrixInput& a, const detail::ReduceOutput& out,
                   const ReduceOptions& opts) const;
   void run_matmul(const detail::MatrixInput& a, const detail::MatrixInput& b, const detail::MatrixInput& c,

@@ -13,13 +13,14 @@
 // the canonical tree.
 // Matmul: A and C distributed by row blocks (each rank passes its rows), B the whole matrix on every
 // rank; C stays distributed. Communication is MPI on host values (the results and chunk values are
-// small); the CUDA backend's ranks each use one GPU (EngineOptions::device, TANDEM_DEVICE, or the
-// local rank modulo the GPUs of the node).
+// small); a CUDA rank uses EngineOptions::device, else TANDEM_DEVICE, else its rank on the node (so
+// run at most as many ranks per node as it has GPUs, or name the device).
 #pragma once
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "tandem/engine.hpp"
 
@@ -27,9 +28,9 @@ namespace tandem::mpi {
 
 class Engine {
  public:
-  // The ranks of comm (duplicated: tandem's messages never mix with the application's). The backend
-  // comes from options (or TANDEM_BACKEND); a CUDA rank without an explicit device takes TANDEM_DEVICE
-  // or its local rank modulo the node's GPUs.
+  // The ranks of comm (duplicated: tandem's messages never mix with the application's), collectively:
+  // if a rank cannot make its engine, every rank throws. The backend comes from TANDEM_BACKEND (or is
+  // given); a CUDA rank without a device named takes TANDEM_DEVICE, else its rank on the node.
   explicit Engine(MPI_Comm comm, EngineOptions options = {});
   Engine(MPI_Comm comm, Backend backend, EngineOptions options = {});
   ~Engine();
@@ -40,7 +41,7 @@ class Engine {
   int size() const noexcept { return size_; }
   MPI_Comm comm() const noexcept { return comm_; }
   // This rank's engine (for Buffers: upload, buffer, wrap).
-  const tandem::Engine& local() const noexcept { return local_; }
+  const tandem::Engine& local() const noexcept { return *local_; }
 
   template <Element T>
   sum_result_t<T> sum(std::span<const T> x, const ReduceOptions& o = {}) const {
@@ -98,16 +99,17 @@ class Engine {
   void matmul(MatrixView<const T> a, MatrixView<const T> b, MatrixView<compute_t<T>> c,
               const MatmulOptions& o = {}) const {
     check_matmul(o);
-    if (a.rows > 0) local_.matmul(a, b, c, o);
+    if (a.rows > 0) local_->matmul(a, b, c, o);
   }
   template <class T>
   requires is_matmul_type_v<T>
   void matmul(BufferMatrix<T> a, BufferMatrix<T> b, BufferMatrix<compute_t<T>> c, const MatmulOptions& o = {}) const {
     check_matmul(o);
-    if (a.rows > 0) local_.matmul(a, b, c, o);
+    if (a.rows > 0) local_->matmul(a, b, c, o);
   }
 
  private:
+  Engine(MPI_Comm comm, Backend backend, EngineOptions options, bool backend_from_env);
   void reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const;
   void check_matmul(const MatmulOptions& o) const;
   template <class R>
@@ -119,7 +121,7 @@ class Engine {
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
-  tandem::Engine local_;
+  std::optional<tandem::Engine> local_;  // set once every rank made its engine
 };
 
 }  // namespace tandem::mpi

@@ -67,50 +67,60 @@ void check_type(const tandem::mpi::Engine& eng, const tandem::Engine& single) {
   const int rank = eng.rank(), size = eng.size();
   const std::size_t sizes[] = {0, 1, 2, 4095, 4096, 4097, 12289, 65537, 300001};
   for (std::size_t n : sizes)
-    for (int kind = 0; kind < 4; ++kind) {
+    for (int kind = 0; kind < 5; ++kind) {  // the four splits, then the uneven one with a NaN in the data
       CAPTURE(n);
       CAPTURE(kind);
       std::vector<T> all = global_data<T>(n, n + 1);
       if constexpr (tandem::is_floating_v<T>)
-        if (n > 10 && kind == 1) all[n / 2] = T(std::numeric_limits<float>::quiet_NaN());  // one NaN
-      const Part p = part_of(n, kind, rank, size);
+        if (kind == 4 && n > 0) all[n / 2] = T(std::numeric_limits<float>::quiet_NaN());
+      const Part p = part_of(n, kind == 4 ? 1 : kind, rank, size);
       const std::span<const T> mine(all.data() + p.first, p.count);
       const std::span<const T> whole(all);
+      using W = tandem::compute_t<T>;
+      const std::vector<W> wide(all.begin(), all.end());
       for (bool det : {false, true}) {
         const tandem::ReduceOptions o{"auto", det};
         const auto s = eng.sum(mine, o), want = single.sum(whole, o);
         if (det || !tandem::is_floating_v<T>) {
           CHECK(test::same_bits(s, want));
-        } else {
-          std::vector<tandem::compute_t<T>> wide(all.begin(), all.end());
-          using W = tandem::compute_t<T>;
-          if constexpr (std::is_floating_point_v<W>)
-            CHECK(test::judge_sum<W>(W(s), test::reduce_reference(std::span<const W>(wide))).ok);
+        } else if constexpr (std::is_floating_point_v<W>) {
+          CHECK(test::judge_sum<W>(W(s), test::reduce_reference(std::span<const W>(wide))).ok);
         }
         if (n == 0) {
           CHECK_THROWS_AS((void)eng.min(mine, o), tandem::Error);
           CHECK_THROWS_AS((void)eng.argmax(mine, o), tandem::Error);
           continue;
         }
-        if (det) CHECK(test::same_bits(eng.mean(mine, o), single.mean(whole, o)));
+        const double mean = eng.mean(mine, o), mean_want = single.mean(whole, o);
+        if (det || !tandem::is_floating_v<T>)
+          CHECK(test::same_bits(mean, mean_want));
+        else if constexpr (std::is_floating_point_v<W>)
+          CHECK((std::isnan(mean_want)
+                     ? std::isnan(mean)
+                     : std::fabs(mean - mean_want) <=
+                           2 * double(test::reduce_reference(std::span<const W>(wide)).sum_bound()) / double(n)));
       }
       if (n == 0) continue;
+      const tandem::ReduceOptions det{"auto", true};
       CHECK(test::same_bits(eng.min(mine), single.min(whole)));
       CHECK(test::same_bits(eng.max(mine), single.max(whole)));
       CHECK(eng.argmin(mine) == single.argmin(whole));
       CHECK(eng.argmax(mine) == single.argmax(whole));
-      // A strided view (every second element of the part) and a Buffer.
-      if (kind == 1) {
-        std::vector<T> spread(2 * p.count + 1);
-        for (std::size_t i = 0; i < p.count; ++i) spread[2 * i] = mine[i];
-        const tandem::StridedView<const T> sv{spread.data(), p.count, 2};
-        CHECK(test::same_bits(eng.sum(sv, {"auto", true}), single.sum(whole, {"auto", true})));
-        CHECK(eng.argmax(sv) == single.argmax(whole));
-        const auto buf = eng.local().upload<T>(mine);
-        CHECK(test::same_bits(eng.sum(buf, {"auto", true}), single.sum(whole, {"auto", true})));
-        CHECK(test::same_bits(eng.max(buf), single.max(whole)));
-        CHECK(eng.argmin(buf) == single.argmin(whole));
-      }
+      // The same part as a strided host view, a Buffer, and a strided view of a Buffer at an offset.
+      std::vector<T> spread(2 * p.count + 1);
+      for (std::size_t i = 0; i < p.count; ++i) spread[2 * i + 1] = mine[i];
+      const tandem::StridedView<const T> sv{spread.data() + 1, p.count, 2};
+      CHECK(test::same_bits(eng.sum(sv, det), single.sum(whole, det)));
+      CHECK(eng.argmax(sv) == single.argmax(whole));
+      const auto buf = eng.local().upload<T>(mine);
+      CHECK(test::same_bits(eng.sum(buf, det), single.sum(whole, det)));
+      CHECK(test::same_bits(eng.max(buf), single.max(whole)));
+      CHECK(eng.argmin(buf) == single.argmin(whole));
+      const auto sbuf = eng.local().upload<T>(spread);
+      const tandem::BufferView<T> bv{&sbuf, 1, p.count, 2};
+      CHECK(test::same_bits(eng.sum(bv, det), single.sum(whole, det)));
+      CHECK(test::same_bits(eng.min(bv), single.min(whole)));
+      CHECK(eng.argmax(bv) == single.argmax(whole));
     }
 }
 
@@ -171,6 +181,19 @@ TEST_CASE("mpi: an error on one rank is an error on every rank (no rank left wai
   const float* data = eng.rank() == 0 ? nullptr : x.data();
   CHECK_THROWS_AS((void)eng.max(std::span<const float>(data, 10)), tandem::Error);
   CHECK_THROWS_AS((void)eng.sum(std::span<const float>(data, 10), {"auto", true}), tandem::Error);
+  // Stride 0 on the last rank only (a single engine refuses it too).
+  const std::size_t stride = eng.rank() == eng.size() - 1 ? 0 : 1;
+  CHECK_THROWS_AS((void)eng.sum(tandem::StridedView<const float>{x.data(), 10, stride}, {"auto", true}), tandem::Error);
+  // A view past the end of its Buffer on rank 0 only.
+  const auto buf = eng.local().upload<float>(x);
+  const tandem::BufferView<float> past{&buf, eng.rank() == 0 ? 5u : 0u, 10, 1};
+  CHECK_THROWS_AS((void)eng.sum(past, {"auto", true}), tandem::Error);
+  CHECK_THROWS_AS((void)eng.argmin(past), tandem::Error);
+  // Ranks that disagree on the call (here: the dtype) all throw instead of waiting.
+  if (eng.size() > 1) {
+    const std::vector<double> xd(10, 1.0);
+    CHECK_THROWS_AS(eng.rank() == 0 ? (void)eng.sum(xd) : (void)eng.sum(x), tandem::Error);
+  }
   // The engine still works after them.
   CHECK(eng.sum(x) == 10.0f * float(eng.size()));
 }
