@@ -35,7 +35,7 @@ void fuzz_typed(FuzzedDataProvider& in, int what) {
     fuzz_reduce<T>(in);
   else if (what <= 5)
     fuzz_buffer<T>(in);
-  else if constexpr (tandem::is_matmul_type_v<T>)
+  else if constexpr (tandem::is_matmul_type_v<T> && !tandem::is_storage_type_v<T>)
     fuzz_matmul<T>(in);
   else
     fuzz_reduce<T>(in);
@@ -53,7 +53,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         fuzz_engine(in);
         continue;
       }
-      switch (in.ConsumeIntegralInRange<int>(0, 3)) {
+      switch (in.ConsumeIntegralInRange<int>(0, 5)) {
+        case 4:
+          fuzz_typed<tandem::bfloat16>(in, what);
+          break;
+        case 5:
+          fuzz_typed<tandem::half>(in, what);
+          break;
         case 0:
           fuzz_typed<float>(in, what);
           break;

@@ -101,5 +101,7 @@ template void fuzz_buffer<std::int32_t>(FuzzedDataProvider&);
 template void fuzz_buffer<std::int64_t>(FuzzedDataProvider&);
 template void fuzz_buffer<float>(FuzzedDataProvider&);
 template void fuzz_buffer<double>(FuzzedDataProvider&);
+template void fuzz_buffer<tandem::bfloat16>(FuzzedDataProvider&);
+template void fuzz_buffer<tandem::half>(FuzzedDataProvider&);
 
 }  // namespace tandem_fuzz

@@ -130,6 +130,20 @@ TANDEM_FUZZ_BULK void check_reduce(Op op, const T* x, std::size_t count, std::si
   }
 }
 
+// check_reduce for any element type: 16-bit inputs are checked as the floats they convert to (their
+// results are floats).
+template <class T>
+TANDEM_FUZZ_BULK void check_any(Op op, const T* x, std::size_t count, std::size_t stride, tandem::sum_result_t<T> sum,
+                                tandem::compute_t<T> mm, double mean, std::size_t index) {
+  if constexpr (tandem::is_storage_type_v<T>) {
+    std::vector<float> wide((count - 1) * stride + 1);
+    for (std::size_t i = 0; i < count; ++i) wide[i * stride] = float(x[i * stride]);
+    check_reduce<float>(op, wide.data(), count, stride, sum, mm, mean, index);
+  } else {
+    check_reduce<T>(op, x, count, stride, sum, mm, mean, index);
+  }
+}
+
 // Fills the elements a view touches with fuzzed values; every other element keeps the poison.
 template <class T>
 TANDEM_FUZZ_BULK void fill_touched(std::vector<T>& v, std::size_t first, std::size_t count, std::size_t stride,
@@ -157,7 +171,7 @@ void fuzz_reduce(FuzzedDataProvider& in) {
   constexpr std::size_t limit = limit_of<T>();
 
   tandem::sum_result_t<T> sum{};
-  T mm{};
+  tandem::compute_t<T> mm{};
   double mean = 0;
   std::size_t index = 0;
   // Calls op on a view of any kind (the API's four overloads have the same shape).
@@ -220,7 +234,7 @@ void fuzz_reduce(FuzzedDataProvider& in) {
       if (count == 0) {
         if (sum != 0) fail("the sum of an empty input is not 0");
       } else {
-        check_reduce<T>(op, ptr, count, stride, sum, mm, mean, index);
+        check_any<T>(op, ptr, count, stride, sum, mm, mean, index);
       }
     }
     if (!same_bits(data, before.data())) fail("a reduction wrote to its input");
@@ -293,7 +307,7 @@ void fuzz_reduce(FuzzedDataProvider& in) {
     if (count == 0) {
       if (sum != 0) fail("the sum of an empty input is not 0");
     } else {
-      check_reduce<T>(op, host.data() + offset, count, stride, sum, mm, mean, index);
+      check_any<T>(op, host.data() + offset, count, stride, sum, mm, mean, index);
     }
   }
   if (bp && bp->size() > 0) {
@@ -306,5 +320,7 @@ template void fuzz_reduce<std::int32_t>(FuzzedDataProvider&);
 template void fuzz_reduce<std::int64_t>(FuzzedDataProvider&);
 template void fuzz_reduce<float>(FuzzedDataProvider&);
 template void fuzz_reduce<double>(FuzzedDataProvider&);
+template void fuzz_reduce<tandem::bfloat16>(FuzzedDataProvider&);
+template void fuzz_reduce<tandem::half>(FuzzedDataProvider&);
 
 }  // namespace tandem_fuzz

@@ -223,6 +223,8 @@ TANDEM_FUZZ_BULK std::uint64_t splitmix(std::uint64_t& s) {
 
 template <class T>
 TANDEM_FUZZ_BULK T fuzz_value(std::uint64_t& rng, int special_per_256) {
+  if constexpr (tandem::is_storage_type_v<T>)  // a float's value rounded to 16 bits (small integers stay exact)
+    return T(fuzz_value<float>(rng, special_per_256));
   const std::uint64_t r = splitmix(rng);
   if (int(r & 255) < special_per_256) {
     if constexpr (std::is_floating_point_v<T>) {
@@ -262,6 +264,8 @@ TANDEM_FUZZ_INSTANTIATE(std::int32_t)
 TANDEM_FUZZ_INSTANTIATE(std::int64_t)
 TANDEM_FUZZ_INSTANTIATE(float)
 TANDEM_FUZZ_INSTANTIATE(double)
+TANDEM_FUZZ_INSTANTIATE(tandem::bfloat16)
+TANDEM_FUZZ_INSTANTIATE(tandem::half)
 #undef TANDEM_FUZZ_INSTANTIATE
 
 }  // namespace tandem_fuzz

@@ -80,8 +80,8 @@ const Engine& other_engine();
 bool cuda_usable();
 
 // ---- fuzzed values -----------------------------------------------------------------------------------
-// (fuzz_size, fuzz_dim, fuzz_ld and fuzz_value are defined in harness.cpp, for int32_t, int64_t, float
-// and double.)
+// (fuzz_size, fuzz_dim, fuzz_ld and fuzz_value are defined in harness.cpp, for int32_t, int64_t, float,
+// double, bfloat16 and half.)
 
 // The largest element count whose bytes fit in ptrdiff_t: the API's address-space limit.
 template <class T>
@@ -119,6 +119,8 @@ T poison() {
     return std::bit_cast<float>(0x7fa5a5a5u);
   else if constexpr (std::is_same_v<T, double>)
     return std::bit_cast<double>(0x7ff5a5a5a5a5a5a5ull);
+  else if constexpr (tandem::is_storage_type_v<T>)
+    return T::from_bits(0x7fa5);  // a NaN with a payload in both 16-bit formats
   else
     return T(std::numeric_limits<T>::max() / 3 + 12345);
 }
