@@ -20,8 +20,9 @@ int main(int argc, char** argv) {
     const std::size_t at = eng.argmax(mine);
     const bool ok = sum == double(n) * double(n + 1) / 2 && max == double(n) && at == n - 1;
     if (eng.rank() == 0)
-      std::printf("%d ranks (%s): sum %.0f, max %.0f at %zu: %s\n", eng.size(), tandem::to_string(eng.local().backend()),
-                  sum, max, at, ok ? "example_mpi: ok" : "example_mpi: WRONG RESULT");
+      std::printf("%d ranks (%s): sum %.0f, max %.0f at %zu: %s\n", eng.size(),
+                  tandem::to_string(eng.local().backend()), sum, max, at,
+                  ok ? "example_mpi: ok" : "example_mpi: WRONG RESULT");
     status = ok ? 0 : 1;
   } catch (const tandem::Error& e) {
     std::fprintf(stderr, "example_mpi: %s\n", e.what());
