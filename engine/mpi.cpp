@@ -263,17 +263,27 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
   const Op local_op = op == Op::mean ? Op::sum : op;
   // Every rank must make the same call: the same dtype, op and determinism (else the exchanges below
   // would not match up).
+  // One MPI_MIN over (signature, -signature) gives the lowest and the highest signature.
   const int signature = int(in.dtype) * 64 + int(op) * 2 + int(opts.deterministic);
-  int lowest = 0, highest = 0;
-  check(MPI_Allreduce(&signature, &lowest, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
-  check(MPI_Allreduce(&signature, &highest, 1, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce");
-  if (lowest != highest)
+  const int mine_pair[2] = {signature, -signature};
+  int lowest_pair[2] = {0, 0};
+  check(MPI_Allreduce(mine_pair, lowest_pair, 2, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
+  if (lowest_pair[0] != -lowest_pair[1])
     throw Error(std::string(name) +
                 ": the ranks made different calls (dtype, op or deterministic differ); every rank must make the "
                 "same collective calls in the same order");
   detail::visit(in.dtype, [&]<class T>(std::type_identity<T>) {
     using Sum = sum_result_t<T>;
     using V = compute_t<T>;
+    // The global sum s as the caller's result: the sum, or mean's double(s) / total.
+    auto write_sum = [&](Sum s) {
+      if (op == Op::mean) {
+        const double m = detail::canonical_nan(double(s) / double(total));
+        std::memcpy(result, &m, sizeof m);
+      } else {
+        std::memcpy(result, &s, sizeof s);
+      }
+    };
     // Deterministic float sums: their own exchange (chunk values).
     if (local_op == Op::sum && opts.deterministic && is_floating_v<T>) {
       LocalChunks<T> chunks;
@@ -281,14 +291,7 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
         local_->check_reduce(Op::sum, in, opts);  // this rank's part, the kernel, the options
         chunks = local_chunks<T>(*local_, in, offset);
       });
-      const V s = deterministic_sum<T>(comm_, size_, chunks, offset, total);
-      if (op == Op::mean) {
-        const double m = detail::canonical_nan(double(s) / double(total));
-        std::memcpy(result, &m, sizeof m);
-      } else {
-        std::memcpy(result, &s, sizeof s);
-      }
-      return;
+      return write_sum(deterministic_sum<T>(comm_, size_, chunks, offset, total));  // (floats: Sum is V)
     }
     // This rank's record.
     Record mine{in.count > 0, 0, {}};
@@ -328,13 +331,7 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
             std::memcpy(&s, r.value, sizeof s);
             acc = detail::SumOp<Sum>::combine(acc, Acc(s)), any = true;
           }
-        const Sum s = any ? detail::canonical_nan(Sum(acc)) : Sum{};  // empty: +0.0 / 0
-        if (op == Op::mean) {
-          const double m = detail::canonical_nan(double(s) / double(total));
-          std::memcpy(result, &m, sizeof m);
-        } else {
-          std::memcpy(result, &s, sizeof s);
-        }
+        write_sum(any ? detail::canonical_nan(Sum(acc)) : Sum{});  // empty: +0.0 / 0
       } else {
         typename Operator::Acc acc = Operator::identity();
         for (const Record& r : all) {
