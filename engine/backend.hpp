@@ -96,12 +96,19 @@ inline std::vector<Op> value_ops() {
   return v;
 }
 
+class RankCollectives;
+
 class BackendImpl {
  public:
   virtual ~BackendImpl() = default;
 
   virtual Backend kind() const noexcept = 0;
   virtual DeviceInfo device() const = 0;
+  // The device's index (a CUDA device number; the CPU's is EngineOptions::device, 0 by default) and the
+  // native stream its work is ordered on (a cudaStream_t; nullptr on the CPU), for the collectives of a
+  // multi-device engine (engine/multi_device.cpp).
+  virtual int device_index() const noexcept { return 0; }
+  virtual void* native_stream() const noexcept { return nullptr; }
 
   // Every stage with what it accepts, in ladder order, without "auto".
   virtual std::vector<KernelInfo> reduce_kernel_info() const = 0;
@@ -121,6 +128,15 @@ class BackendImpl {
   // combines them across ranks).
   virtual void canonical_chunk_values(Dtype dtype, const void* data, std::int64_t n, std::int64_t stride, bool resident,
                                       void* host_values) = 0;
+
+  // Collectives among the ranks of tandem::mpi::Engine, one backend per rank (NCCL on CUDA): rank 0
+  // makes the group's id (empty: this backend has none, the ranks use MPI), every rank joins with it
+  // (collective; nullptr where the backend has none).
+  virtual std::vector<unsigned char> make_rank_group_id() { return {}; }
+  virtual std::unique_ptr<RankCollectives> join_rank_group(const std::vector<unsigned char>& id, int rank, int size) {
+    (void)id, (void)rank, (void)size;
+    return nullptr;
+  }
 
   // Waits for everything the backend enqueued; throws tandem::Error for a failure of that work.
   virtual void synchronize() = 0;
@@ -144,6 +160,36 @@ class BackendImpl {
  private:
   mutable std::once_flag tables_once_;
   mutable KernelTables tables_;
+};
+
+// The data movement between the devices of a multi-device engine (engine/multi_device.cpp): NCCL on
+// CUDA (backends/cuda/nccl.cu), memcpy on the CPU. Members are numbered as EngineOptions::devices lists
+// them.
+class Collectives {
+ public:
+  virtual ~Collectives() = default;
+  // One piece of a broadcast: `bytes` at src, memory of member `root`, go to offset `offset` of every
+  // member's destination.
+  struct Piece {
+    int root;
+    const void* src;
+    std::size_t offset, bytes;
+  };
+  // All pieces in one group (ncclGroupStart/End: one thread drives every device), each member's part
+  // ordered on its stream (nothing waits); dst[m] is member m's destination.
+  virtual void broadcast(const std::vector<Piece>& pieces, const std::vector<void*>& dst) = 0;
+  // bytes from member src_member's memory to member dst_member's, after all work enqueued on both
+  // members; returns when the copy is done.
+  virtual void copy(void* dst, int dst_member, const void* src, int src_member, std::size_t bytes) = 0;
+};
+
+// One rank's member of the collectives among the ranks of tandem::mpi::Engine (NCCL: ncclCommInitRank).
+class RankCollectives {
+ public:
+  virtual ~RankCollectives() = default;
+  // Every rank's `bytes` from send (host memory) into recv (host memory, size * bytes, rank order);
+  // returns when they are there.
+  virtual void allgather(const void* send, void* recv, std::size_t bytes) = 0;
 };
 
 }  // namespace tandem::detail

@@ -11,6 +11,7 @@
 #include "backends/common/reduce_ops.hpp"
 #include "engine/backend.hpp"
 #include "engine/dispatch.hpp"
+#include "engine/multi_device.hpp"
 #include "engine/registry.hpp"
 
 namespace tandem {
@@ -73,7 +74,7 @@ std::vector<BackendStatus> backend_status() {
   for (std::size_t i = 0; i < detail::backend_count; ++i) {
     const auto& e = detail::backend_table()[i];
     auto p = e.probe();
-    out.push_back({e.id, p.compiled_in, p.usable, p.reason});
+    out.push_back({e.id, p.compiled_in, p.usable, p.reason, p.devices});
   }
   return out;
 }
@@ -112,11 +113,22 @@ EngineOptions resolve_device(EngineOptions options) {
 
 Engine::Engine() : Engine(env_backend(), EngineOptions{}) {}
 Engine::Engine(Backend backend) : Engine(backend, EngineOptions{}) {}
-Engine::Engine(Backend backend, const EngineOptions& options)
-    : impl_(detail::backend_entry(backend).make(resolve_device(options))) {}
+Engine::Engine(Backend backend, const EngineOptions& options) {
+  const std::vector<int> devices = detail::resolve_devices(backend, options);
+  if (devices.size() > 1) {  // engine/multi_device.hpp
+    group_ = std::make_shared<detail::Group>(backend, devices);
+    impl_ = group_->first();
+    return;
+  }
+  EngineOptions one = options;
+  if (devices.size() == 1) one.device = devices[0];
+  one.devices.clear();
+  impl_ = detail::backend_entry(backend).make(resolve_device(one));
+}
 
 Backend Engine::backend() const noexcept { return impl_->kind(); }
 DeviceInfo Engine::device() const { return impl_->device(); }
+std::vector<DeviceInfo> Engine::devices() const { return group_ ? group_->devices() : std::vector{device()}; }
 
 // ---- kernels and their metadata --------------------------------------------------------------------
 
@@ -280,6 +292,7 @@ void Engine::check_reduce(Op op, const detail::ReduceInput& in, const ReduceOpti
 }
 
 void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const {
+  if (group_) return group_->reduce(op, in, opts, result);
   const char* name = to_string(op);
   const void* data = checked_input(*impl_, in, name);
   if (op == Op::mean) require_nonempty(op, in.count, name);
@@ -324,6 +337,7 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
 }
 
 void Engine::reduce_into(Op op, const detail::ReduceInput& in, const OutSlot& out, const ReduceOptions& opts) const {
+  if (group_) return group_->reduce_into(op, in, out, opts);
   const std::string name = std::string(to_string(op)) + "_into";
   const void* data = checked_input(*impl_, in, name.c_str());
   if (out.allocation == nullptr)
@@ -399,6 +413,7 @@ std::string shape(const Mat& m, bool trans) {
 
 void Engine::reduce_per(Op op, Per per, const detail::MatrixInput& in, const detail::ReduceOutput& out,
                         const ReduceOptions& opts) const {
+  if (group_) return group_->reduce_per(op, per, in, out, opts);
   const std::string name = std::string(to_string(op)) + " (per " + to_string(per) + ")";
   const std::size_t elem = size_of(in.dtype);
   const Mat mat = checked_matrix(*impl_, in, name + ": the matrix");
@@ -446,13 +461,17 @@ void Engine::reduce_per(Op op, Per per, const detail::MatrixInput& in, const det
   impl_->reduce_matrix(args, opts.kernel, out_data);
 }
 
-void Engine::synchronize() const { impl_->synchronize(); }
+void Engine::synchronize() const { group_ ? group_->synchronize() : impl_->synchronize(); }
 
 std::shared_ptr<detail::Allocation> Engine::wrap_memory(void* data, std::size_t count, std::size_t element_size) const {
   if (count > std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / element_size)
     throw Error("wrap: " + std::to_string(count) + " elements do not fit in the address space");
   if (count > 0 && data == nullptr)
     throw Error("wrap: data is null but count is " + std::to_string(count) + "; pass the memory to wrap");
+  if (group_)
+    throw Error(
+        "wrap: an engine over several devices shards its Buffers itself; wrap the memory with a single-device "
+        "engine of its GPU (EngineOptions::device)");
   if (count > 0) impl_->check_external(data, count * element_size);
   return std::make_shared<detail::Allocation>(impl_, count > 0 ? data : nullptr, count * element_size);
 }
@@ -460,6 +479,7 @@ std::shared_ptr<detail::Allocation> Engine::wrap_memory(void* data, std::size_t 
 std::shared_ptr<detail::Allocation> Engine::allocate(std::size_t count, std::size_t element_size) const {
   if (count > std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / element_size)
     throw Error("buffer: " + std::to_string(count) + " elements do not fit in the address space");
+  if (group_) return group_->allocate(count, element_size);
   return std::make_shared<detail::Allocation>(impl_, count * element_size);
 }
 
@@ -467,6 +487,7 @@ std::shared_ptr<detail::Allocation> Engine::allocate(std::size_t count, std::siz
 
 void Engine::run_matmul(const detail::MatrixInput& ain, const detail::MatrixInput& bin, const detail::MatrixInput& cin,
                         const MatmulOptions& opts) const {
+  if (group_) return group_->matmul(ain, bin, cin, opts);
   const Dtype dtype = ain.dtype;
   const Mat a = checked_matrix(*impl_, ain, "matmul: A"), b = checked_matrix(*impl_, bin, "matmul: B"),
             c = checked_matrix(*impl_, cin, "matmul: C");
@@ -529,28 +550,5 @@ void Engine::run_matmul(const detail::MatrixInput& ain, const detail::MatrixInpu
   args.stride_c = c.count == 1 ? 0 : std::int64_t(c.stride);
   impl_->matmul(args, opts.kernel);
 }
-
-// ---- Allocation ----------------------------------------------------------------------------------
-
-namespace detail {
-
-Allocation::Allocation(std::shared_ptr<BackendImpl> backend, std::size_t bytes)
-    : backend_(std::move(backend)), bytes_(bytes) {
-  data_ = bytes ? backend_->allocate(bytes) : nullptr;
-}
-Allocation::Allocation(std::shared_ptr<BackendImpl> backend, void* data, std::size_t bytes)
-    : backend_(std::move(backend)), data_(data), bytes_(bytes), owned_(false) {}
-Allocation::~Allocation() {
-  if (data_ && owned_) backend_->deallocate(data_);
-}
-Backend Allocation::backend() const noexcept { return backend_->kind(); }
-void Allocation::upload(std::size_t offset, const void* src, std::size_t bytes) {
-  backend_->copy_to_backend(static_cast<char*>(data_) + offset, src, bytes);
-}
-void Allocation::download(std::size_t offset, void* dst, std::size_t bytes) const {
-  backend_->copy_to_host(dst, static_cast<const char*>(data_) + offset, bytes);
-}
-
-}  // namespace detail
 
 }  // namespace tandem

@@ -10,19 +10,15 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <string>
 #include <vector>
 
-#include "backends/common/canonical.hpp"
-#include "backends/common/reduce_ops.hpp"
-#include "engine/backend.hpp"
-#include "engine/dispatch.hpp"
+#include "engine/parts.hpp"
 
 namespace tandem::mpi {
 namespace {
 
-using detail::Index;
+namespace parts = detail::parts;
 
 void check(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
@@ -63,50 +59,14 @@ int node_rank(MPI_Comm comm) {
 // This rank's engine: a CUDA rank without a device named (EngineOptions::device, TANDEM_DEVICE) takes
 // its rank on the node.
 tandem::Engine make_local(int rank_on_node, Backend backend, EngineOptions options) {
+  if (!options.devices.empty())
+    throw Error(
+        "tandem::mpi::Engine runs one device per rank; leave EngineOptions::devices empty (name the rank's "
+        "GPU with EngineOptions::device or TANDEM_DEVICE, or let it take its rank on the node)");
   const char* device = std::getenv("TANDEM_DEVICE");
   if (backend == Backend::cuda && options.device < 0 && (device == nullptr || *device == 0))
     options.device = rank_on_node;
   return tandem::Engine(backend, options);
-}
-
-// One rank's contribution: whether it has one, the value's bytes (a sum, min or max in its result type,
-// or an argmin / argmax element in the compute type) and the global index.
-struct Record {
-  std::int64_t has;
-  std::int64_t index;
-  unsigned char value[8];
-};
-
-// The address of element i of the input (host memory, or the backend's memory of a Buffer).
-const void* element(const detail::ReduceInput& in, std::size_t i) {
-  const std::size_t e = size_of(in.dtype);
-  const auto* base = static_cast<const unsigned char*>(in.in_buffer ? in.allocation->data() : in.data);
-  return base + (in.in_buffer ? in.offset * e : 0) + i * in.stride * e;
-}
-
-// Elements [first, first + len) of the input as the compute type, on the host. A Buffer's elements are
-// downloaded in one copy when their extent is small, else one by one (len < 4096: chunk pieces only).
-template <class T>
-std::vector<compute_t<T>> fetch(const detail::ReduceInput& in, std::size_t first, std::size_t len) {
-  std::vector<compute_t<T>> out(len);
-  if (len == 0) return out;
-  if (!in.in_buffer) {
-    for (std::size_t i = 0; i < len; ++i) out[i] = compute_t<T>(*static_cast<const T*>(element(in, first + i)));
-    return out;
-  }
-  const std::size_t e = sizeof(T), extent = (len - 1) * in.stride + 1;
-  if (extent <= 4 * len + 4096) {
-    std::vector<T> raw(extent);
-    in.allocation->download((in.offset + first * in.stride) * e, raw.data(), extent * e);
-    for (std::size_t i = 0; i < len; ++i) out[i] = compute_t<T>(raw[i * in.stride]);
-  } else {
-    for (std::size_t i = 0; i < len; ++i) {
-      T v;
-      in.allocation->download((in.offset + (first + i) * in.stride) * e, &v, e);
-      out[i] = compute_t<T>(v);
-    }
-  }
-  return out;
 }
 
 // Runs f on this rank; if any rank threw, every rank throws (the failing ones their own message).
@@ -126,11 +86,6 @@ void collectively(MPI_Comm comm, const char* call, F&& f) {
   if (any) throw Error(std::string("tandem::mpi: ") + call + " failed on another rank (its error says why)");
 }
 
-template <class V>
-MPI_Datatype mpi_type() {
-  return sizeof(V) == 4 ? MPI_FLOAT : MPI_DOUBLE;
-}
-
 }  // namespace
 
 Engine::Engine(MPI_Comm comm, EngineOptions options) : Engine(comm, Backend::cpu, options, true) {}
@@ -148,12 +103,35 @@ Engine::Engine(MPI_Comm comm, Backend backend, EngineOptions options, bool from_
   try {
     collectively(comm_, "making tandem::mpi::Engine",
                  [&] { local_.emplace(make_local(on_node, from_env ? env_backend() : backend, options)); });
+    // NCCL when every rank is a CUDA rank: rank 0 makes the unique id, MPI broadcasts it, all join.
+    int cuda = local_->backend() == Backend::cuda, all_cuda = 0;
+    check(MPI_Allreduce(&cuda, &all_cuda, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
+    std::vector<unsigned char> id;
+    if (all_cuda)
+      collectively(comm_, "ncclGetUniqueId", [&] {
+        if (rank_ == 0) id = local_->impl().make_rank_group_id();
+      });
+    std::uint64_t length = id.size();
+    check(MPI_Bcast(&length, 1, MPI_UINT64_T, 0, comm_), "MPI_Bcast");
+    id.resize(length);
+    if (length > 0) {
+      check(MPI_Bcast(id.data(), int(length), MPI_BYTE, 0, comm_), "MPI_Bcast");
+      collectively(comm_, "ncclCommInitRank", [&] { ranks_ = local_->impl().join_rank_group(id, rank_, size_); });
+    }
   } catch (...) {
+    ranks_.reset();
     MPI_Comm_free(&comm_);
     throw;
   }
 }
+
+void Engine::allgather(const void* send, void* recv, std::size_t bytes) const {
+  if (ranks_) return ranks_->allgather(send, recv, bytes);
+  if (bytes > std::size_t(INT_MAX)) throw Error("tandem::mpi: an exchange of more than 2^31 bytes per rank");
+  check(MPI_Allgather(send, int(bytes), MPI_BYTE, recv, int(bytes), MPI_BYTE, comm_), "MPI_Allgather");
+}
 Engine::~Engine() {
+  ranks_.reset();  // (before the communicator: NCCL's goes first)
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
@@ -168,84 +146,35 @@ void Engine::check_matmul(const MatmulOptions& o) const {
 
 namespace {
 
-// Deterministic float sum over the concatenated parts, in the canonical order (canonical.hpp). Chunks
-// are 4096 elements from global index 0. A rank computes the values of the chunks wholly inside its part
-// with its backend (they continue the global order exactly); the pieces of chunks that cross a part's
-// ends (its head, up to the first chunk boundary, and its tail, after the last whole chunk) go to every
-// rank, which assembles those chunks and takes chunk_sum of them. Then every rank sums all chunk values
-// (step 4) itself: total / 4096 values per rank.
-template <class T>
-struct LocalChunks {
-  std::uint64_t head = 0, whole = 0, tail = 0;
-  std::vector<compute_t<T>> values, pieces;  // whole chunks' values; head then tail elements
-};
-
-// This rank's share (runs inside collectively: a failure here reaches every rank).
-template <class T>
-LocalChunks<T> local_chunks(const tandem::Engine& local, const detail::ReduceInput& in, std::uint64_t offset) {
-  const auto K = std::uint64_t(detail::canonical::kChunk);
-  LocalChunks<T> l;
-  const std::uint64_t n = in.count;
-  l.head = std::min<std::uint64_t>(n, (K - offset % K) % K);
-  l.whole = (n - l.head) / K, l.tail = n - l.head - l.whole * K;
-  l.values.resize(l.whole);
-  if (l.whole > 0)
-    local.impl().canonical_chunk_values(in.dtype, element(in, l.head), std::int64_t(l.whole * K),
-                                        std::int64_t(in.stride), in.in_buffer, l.values.data());
-  l.pieces = fetch<T>(in, 0, l.head);
-  const auto tail = fetch<T>(in, l.head + l.whole * K, l.tail);
-  l.pieces.insert(l.pieces.end(), tail.begin(), tail.end());
-  return l;
-}
-
-template <class T>
-compute_t<T> deterministic_sum(MPI_Comm comm, int size, const LocalChunks<T>& l, std::uint64_t offset,
-                               std::uint64_t total) {
+// Deterministic float sum over the concatenated parts (engine/parts.hpp): every rank gathers every
+// rank's chunk values and crossing-chunk pieces and sums them itself (total / 4096 values per rank).
+template <class T, class Exchange>
+compute_t<T> deterministic_sum(MPI_Comm comm, int size_, const parts::Chunks<T>& l, std::uint64_t total,
+                               Exchange&& allgather) {
   using V = compute_t<T>;
-  const auto K = std::uint64_t(detail::canonical::kChunk);
-  const std::uint64_t chunks = detail::canonical::chunk_count(std::int64_t(total));
-  if (chunks > std::uint64_t(INT_MAX))  // MPI's int counts (the same on every rank: total is global)
-    throw Error("deterministic sum across MPI ranks: " + std::to_string(total) +
-                " elements are more chunk values than one MPI call moves; split the sum");
   // meta[r] = {offset, head, whole, tail} of rank r.
-  const std::int64_t mine[4] = {std::int64_t(offset), std::int64_t(l.head), std::int64_t(l.whole),
-                                std::int64_t(l.tail)};
-  std::vector<std::int64_t> meta(std::size_t(size) * 4);
-  check(MPI_Allgather(mine, 4, MPI_INT64_T, meta.data(), 4, MPI_INT64_T, comm), "MPI_Allgather");
-  std::vector<int> value_counts(size), value_displs(size), piece_counts(size), piece_displs(size);
-  for (int r = 0, vd = 0, pd = 0; r < size; ++r) {
-    value_counts[r] = int(meta[r * 4 + 2]), piece_counts[r] = int(meta[r * 4 + 1] + meta[r * 4 + 3]);
-    value_displs[r] = vd, piece_displs[r] = pd;
-    vd += value_counts[r], pd += piece_counts[r];
+  const std::uint64_t mine[4] = {l.offset, l.head, l.whole, l.tail};
+  std::vector<std::uint64_t> meta(std::size_t(size_) * 4);
+  check(MPI_Allgather(mine, 4, MPI_UINT64_T, meta.data(), 4, MPI_UINT64_T, comm), "MPI_Allgather");
+  // Every rank sends the same number of values (the most any rank has), padded: one allgather.
+  std::uint64_t most = 0;
+  for (int r = 0; r < size_; ++r) most = std::max(most, meta[r * 4 + 1] + meta[r * 4 + 2] + meta[r * 4 + 3]);
+  if (most > std::uint64_t(INT_MAX) / sizeof(V) / std::uint64_t(size_))
+    throw Error("deterministic sum across MPI ranks: " + std::to_string(total) +
+                " elements are more chunk values than one exchange moves; split the sum");
+  std::vector<V> send(most), all(most * std::size_t(size_));
+  std::copy(l.values.begin(), l.values.end(), send.begin());
+  std::copy(l.pieces.begin(), l.pieces.end(), send.begin() + std::ptrdiff_t(l.whole));
+  allgather(send.data(), all.data(), most * sizeof(V));
+  std::vector<parts::Chunks<T>> every(static_cast<std::size_t>(size_));
+  for (int r = 0; r < size_; ++r) {
+    parts::Chunks<T>& c = every[std::size_t(r)];
+    c.offset = meta[r * 4], c.head = meta[r * 4 + 1], c.whole = meta[r * 4 + 2], c.tail = meta[r * 4 + 3];
+    const auto from = all.begin() + std::ptrdiff_t(most * std::size_t(r));
+    c.values.assign(from, from + std::ptrdiff_t(c.whole));
+    c.pieces.assign(from + std::ptrdiff_t(c.whole), from + std::ptrdiff_t(c.whole + c.head + c.tail));
   }
-  std::vector<V> all_values(chunks), all_pieces(std::size_t(piece_displs.back() + piece_counts.back()));
-  std::vector<V> gathered(std::size_t(value_displs.back() + value_counts.back()));
-  check(MPI_Allgatherv(l.values.data(), int(l.whole), mpi_type<V>(), gathered.data(), value_counts.data(),
-                       value_displs.data(), mpi_type<V>(), comm),
-        "MPI_Allgatherv");
-  check(MPI_Allgatherv(l.pieces.data(), int(l.pieces.size()), mpi_type<V>(), all_pieces.data(), piece_counts.data(),
-                       piece_displs.data(), mpi_type<V>(), comm),
-        "MPI_Allgatherv");
-  // The chunks that cross part boundaries (at most two per rank), assembled from the pieces.
-  std::map<std::uint64_t, std::vector<V>> crossing;
-  auto place = [&](std::uint64_t global, const V* p, std::uint64_t len) {
-    for (std::uint64_t i = 0; i < len; ++i) {
-      const std::uint64_t g = global + i, c = g / K;
-      std::vector<V>& chunk = crossing[c];
-      if (chunk.empty()) chunk.resize(std::min<std::uint64_t>(K, total - c * K));
-      chunk[g % K] = p[i];
-    }
-  };
-  for (int r = 0; r < size; ++r) {
-    const std::uint64_t o = meta[r * 4], h = meta[r * 4 + 1], w = meta[r * 4 + 2], t = meta[r * 4 + 3];
-    const V* p = all_pieces.data() + piece_displs[r];
-    place(o, p, h);
-    place(o + h + w * K, p + h, t);
-    std::copy_n(gathered.data() + value_displs[r], w, all_values.data() + (o + h) / K);
-  }
-  for (const auto& [c, chunk] : crossing)
-    all_values[c] = detail::canonical::chunk_sum(chunk.data(), std::int64_t(chunk.size()), 1);
-  return detail::canonical_nan(detail::canonical::sum_of_chunk_values(std::move(all_values)));
+  return parts::combine_chunks<T>(every, total);
 }
 
 }  // namespace
@@ -273,85 +202,25 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
                 ": the ranks made different calls (dtype, op or deterministic differ); every rank must make the "
                 "same collective calls in the same order");
   detail::visit(in.dtype, [&]<class T>(std::type_identity<T>) {
-    using Sum = sum_result_t<T>;
-    using V = compute_t<T>;
-    // The global sum s as the caller's result: the sum, or mean's double(s) / total.
-    auto write_sum = [&](Sum s) {
-      if (op == Op::mean) {
-        const double m = detail::canonical_nan(double(s) / double(total));
-        std::memcpy(result, &m, sizeof m);
-      } else {
-        std::memcpy(result, &s, sizeof s);
-      }
-    };
     // Deterministic float sums: their own exchange (chunk values).
     if (local_op == Op::sum && opts.deterministic && is_floating_v<T>) {
-      LocalChunks<T> chunks;
+      parts::Chunks<T> chunks;
       collectively(comm_, name, [&] {
         local_->check_reduce(Op::sum, in, opts);  // this rank's part, the kernel, the options
-        chunks = local_chunks<T>(*local_, in, offset);
+        chunks = parts::local_chunks<T>(local_->impl(), in, offset);
       });
-      return write_sum(deterministic_sum<T>(comm_, size_, chunks, offset, total));  // (floats: Sum is V)
+      auto exchange = [this](const void* send, void* recv, std::size_t bytes) { allgather(send, recv, bytes); };
+      return parts::write_sum<T>(op, deterministic_sum<T>(comm_, size_, chunks, total, exchange), total, result);
     }
-    // This rank's record.
-    Record mine{in.count > 0, 0, {}};
+    // This rank's record, then every rank's, combined in rank order: the same bits on every rank.
+    parts::Record mine;
     collectively(comm_, name, [&] {
       local_->check_reduce(local_op, in, opts);  // this rank's part (empty or not), the kernel, the options
-      if (local_op == Op::sum) {
-        Sum s{};
-        local_->reduce(Op::sum, in, opts, &s);
-        std::memcpy(mine.value, &s, sizeof s);
-      } else if (in.count == 0) {
-        // an empty part contributes nothing
-      } else if (is_arg(local_op)) {
-        std::size_t i = 0;
-        local_->reduce(local_op, in, opts, &i);
-        const V v = fetch<T>(in, i, 1)[0];  // the element itself, to compare across ranks
-        mine.index = std::int64_t(offset + i);
-        std::memcpy(mine.value, &v, sizeof v);
-      } else {
-        V v{};
-        local_->reduce(local_op, in, opts, &v);
-        std::memcpy(mine.value, &v, sizeof v);
-      }
+      mine = parts::record<T>(local_op, in, offset, [&](Op o, void* r) { local_->reduce(o, in, opts, r); });
     });
-    std::vector<Record> all(static_cast<std::size_t>(size_));
-    check(MPI_Allgather(&mine, int(sizeof mine), MPI_BYTE, all.data(), int(sizeof mine), MPI_BYTE, comm_),
-          "MPI_Allgather");
-    // Combined in rank order: the same operations, so the same bits, on every rank.
-    detail::visit_op(local_op, [&]<Op O>(std::integral_constant<Op, O>) {
-      using Operator = typename detail::OpFor<O, T>::type;
-      if constexpr (O == Op::sum) {
-        using Acc = typename detail::SumOp<Sum>::Acc;
-        Acc acc = detail::SumOp<Sum>::identity();  // -0.0: a sum of only -0.0 stays -0.0
-        bool any = false;
-        for (const Record& r : all)
-          if (r.has) {
-            Sum s;
-            std::memcpy(&s, r.value, sizeof s);
-            acc = detail::SumOp<Sum>::combine(acc, Acc(s)), any = true;
-          }
-        write_sum(any ? detail::canonical_nan(Sum(acc)) : Sum{});  // empty: +0.0 / 0
-      } else {
-        typename Operator::Acc acc = Operator::identity();
-        for (const Record& r : all) {
-          if (!r.has) continue;
-          V v;
-          std::memcpy(&v, r.value, sizeof v);
-          if constexpr (detail::is_arg_op<Operator>)
-            acc = Operator::combine(acc, {v, r.index});
-          else
-            acc = Operator::combine(acc, v);
-        }
-        if constexpr (detail::is_arg_op<Operator>) {
-          const std::size_t i = std::size_t(acc.index);
-          std::memcpy(result, &i, sizeof i);
-        } else {
-          const V v = detail::canonical_nan(acc);
-          std::memcpy(result, &v, sizeof v);
-        }
-      }
-    });
+    std::vector<parts::Record> all(static_cast<std::size_t>(size_));
+    allgather(&mine, all.data(), sizeof mine);
+    parts::combine<T>(op, all, total, result);
   });
 }
 

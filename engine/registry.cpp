@@ -4,6 +4,7 @@
 #include "engine/registry.hpp"
 
 #include <string>
+#include <vector>
 
 namespace tandem::detail {
 
@@ -13,6 +14,18 @@ std::shared_ptr<BackendImpl> make_cuda_backend(const EngineOptions&) {
   throw Error(
       "the CUDA backend is not compiled into this build of tandem; rebuild with -DTANDEM_WITH_CUDA=ON (needs nvcc), "
       "or use the CPU backend (TANDEM_BACKEND=cpu or Backend::cpu)");
+}
+int cuda_device_count() { return 0; }
+#endif
+#ifndef TANDEM_HAS_NCCL
+std::unique_ptr<Collectives> make_nccl_collectives(const std::vector<std::shared_ptr<BackendImpl>>&) {
+  throw Error(
+      "this build of tandem has no NCCL, which an engine over several GPUs needs; rebuild with NCCL found "
+      "(-DNCCL_ROOT=<folder with include/nccl.h and lib/libnccl.so>), or use one GPU per engine");
+}
+std::vector<unsigned char> nccl_unique_id() { return {}; }  // (MPI ranks then exchange through MPI)
+std::unique_ptr<RankCollectives> make_nccl_ranks(int, void*, const std::vector<unsigned char>&, int, int) {
+  return nullptr;
 }
 #endif
 

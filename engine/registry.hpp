@@ -14,6 +14,7 @@ struct Probe {
   bool compiled_in = false;
   bool usable = false;
   std::string reason;  // why not usable, or what was found
+  int devices = 0;     // the devices it found (CUDA GPUs; 1 for the CPU)
 };
 
 #define TANDEM_DECLARE_BACKEND(name, ...) \
@@ -21,6 +22,16 @@ struct Probe {
   std::shared_ptr<BackendImpl> make_##name##_backend(const EngineOptions&);
 TANDEM_BACKENDS(TANDEM_DECLARE_BACKEND)
 #undef TANDEM_DECLARE_BACKEND
+
+// Multi-device engines (engine/multi_device.cpp): the number of CUDA devices (0 without the CUDA
+// backend), and NCCL collectives over CUDA members (throws when the build has no NCCL).
+int cuda_device_count();
+std::unique_ptr<Collectives> make_nccl_collectives(const std::vector<std::shared_ptr<BackendImpl>>& members);
+// NCCL among the MPI ranks of tandem::mpi::Engine (a CUDA rank's backend): the unique id (empty without
+// NCCL) and this rank's member (device, stream: the rank's engine's).
+std::vector<unsigned char> nccl_unique_id();
+std::unique_ptr<RankCollectives> make_nccl_ranks(int device, void* stream, const std::vector<unsigned char>& id,
+                                                 int rank, int size);
 
 // One row of the table.
 struct BackendEntry {

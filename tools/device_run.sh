@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, test (full suite, the >2^31 case, compute-sanitizer on the quick
 # subset), the CLI tables and the benchmarks. Logs and JSON go to $OUT (or ./out).
-# Usage: tools/device_run.sh [steps...]   steps: build test large sanitize cli bench cpu_det (default: all but cpu_det)
+# Usage: tools/device_run.sh [steps...]   steps: build test large sanitize cli bench cpu_det multi
+# (default: all but cpu_det and multi; multi: the multi-GPU tests, MPI with a CUDA rank per GPU and
+# bench_multi_gpu, for the machines with several GPUs)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 B=$PWD/build-gpu  # the binaryDir of CMakePresets.json's gpu-machine preset
-export LD_LIBRARY_PATH=$PWD/.deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+NCCL_LIB=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib  # (the GPU machines' NCCL)
+export LD_LIBRARY_PATH=$PWD/.deps/usr/lib/x86_64-linux-gnu:$NCCL_LIB:${LD_LIBRARY_PATH:-}
+export NCCL_NVLS_ENABLE=0  # never NVLink multicast on the shared machines
 steps=${*:-build test large sanitize cli bench}
 has() { [[ " $steps " == *" $1 "* ]]; }
 status=0
@@ -59,6 +63,17 @@ if has cpu_det; then
   T=$B/tools/tandem
   { $T reduce --backend cpu --kernel all --n 2^27; $T matmul --backend cpu --kernel all --size 2048; } > "$OUT/cli_cpu.log" 2>&1 || status=1
   cat "$OUT/cli_cpu.log"
+fi
+if has multi; then
+  gpus=$(nvidia-smi -L | wc -l)
+  "$B/tests/tandem_tests" --test-case='*several devices*,*every GPU*,device lists*' > "$OUT/multi_tests.log" 2>&1 || status=1
+  tail -4 "$OUT/multi_tests.log"; grep -E "test cases|assertions" "$OUT/multi_tests.log" | sed "s/^/multi: /" >> "$OUT/summary.txt"
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TANDEM_BACKEND=cuda timeout 300 \
+    mpirun -np "$gpus" --oversubscribe "$B/tests/tandem_mpi_tests" > "$OUT/mpi_cuda.log" 2>&1 || status=1
+  tail -4 "$OUT/mpi_cuda.log"; grep -E "test cases|assertions" "$OUT/mpi_cuda.log" | sed "s/^/mpi cuda x$gpus: /" >> "$OUT/summary.txt"
+  timeout ${BENCH_TIMEOUT:-420} "$B/benchmarks/bench_multi_gpu" ${BENCH_FILTER:+--benchmark_filter="$BENCH_FILTER"} \
+    --benchmark_out="$OUT/bench_multi_gpu.json" --benchmark_out_format=json > "$OUT/bench_multi_gpu.txt" 2>&1 || status=1
+  cat "$OUT/bench_multi_gpu.txt"
 fi
 echo "==== summary"; cat "$OUT/summary.txt" 2>/dev/null
 exit $status

@@ -236,7 +236,9 @@ std::size_t physical_memory() {
 
 class CpuBackend final : public BackendImpl {
  public:
+  explicit CpuBackend(int device) : device_(device) {}
   Backend kind() const noexcept override { return Backend::cpu; }
+  int device_index() const noexcept override { return device_; }
 
   DeviceInfo device() const override {
     DeviceInfo d;
@@ -323,6 +325,9 @@ class CpuBackend final : public BackendImpl {
   void deallocate(void* p) noexcept override { ::operator delete(p, std::align_val_t(64)); }
   void copy_to_backend(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+
+ private:
+  int device_ = 0;
 };
 
 }  // namespace
@@ -358,7 +363,9 @@ void cpu_canonical_chunk_values(Dtype dtype, const void* x, std::int64_t n, std:
   });
 }
 
-Probe cpu_probe() { return {true, true, "oneTBB + Eigen"}; }
-std::shared_ptr<BackendImpl> make_cpu_backend(const EngineOptions&) { return std::make_shared<CpuBackend>(); }
+Probe cpu_probe() { return {true, true, "oneTBB + Eigen", 1}; }
+std::shared_ptr<BackendImpl> make_cpu_backend(const EngineOptions& options) {
+  return std::make_shared<CpuBackend>(options.device);
+}
 
 }  // namespace tandem::detail

@@ -141,6 +141,13 @@ class CudaBackend final : public detail::BackendImpl {
   }
 
   Backend kind() const noexcept override { return Backend::cuda; }
+  int device_index() const noexcept override { return device_; }
+  void* native_stream() const noexcept override { return stream_; }
+  std::vector<unsigned char> make_rank_group_id() override { return detail::nccl_unique_id(); }
+  std::unique_ptr<detail::RankCollectives> join_rank_group(const std::vector<unsigned char>& id, int rank,
+                                                           int size) override {
+    return detail::make_nccl_ranks(device_, stream_, id, rank, size);
+  }
 
   DeviceInfo device() const override {
     cudaDeviceProp p{};

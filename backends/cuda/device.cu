@@ -114,6 +114,12 @@ __global__ void probe_kernel() {}
 
 namespace tandem::detail {
 
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) (void)cudaGetLastError(), count = 0;
+  return count;
+}
+
 Probe cuda_probe() {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
@@ -141,7 +147,7 @@ Probe cuda_probe() {
                 ") cannot run this build's kernels (" + cudaGetErrorString(err) +
                 "); rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(p.major) + std::to_string(p.minor)};
   }
-  return {true, true, std::string(p.name) + ", sm_" + std::to_string(p.major) + std::to_string(p.minor)};
+  return {true, true, std::string(p.name) + ", sm_" + std::to_string(p.major) + std::to_string(p.minor), count};
 }
 
 }  // namespace tandem::detail

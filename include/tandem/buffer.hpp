@@ -25,10 +25,25 @@ class TANDEM_API Allocation {
   Allocation(const Allocation&) = delete;
   Allocation& operator=(const Allocation&) = delete;
 
+  // One block of a sharded allocation (a Buffer of a multi-device engine): bytes [first, first +
+  // mem->bytes()) of the whole, in the memory of the engine's member `member` (EngineOptions::devices
+  // order).
+  struct Shard {
+    std::shared_ptr<Allocation> mem;
+    std::size_t first;
+    int member;
+  };
+  // Sharded: `bytes` in blocks (ascending, contiguous, each non-empty); data() is nullptr.
+  Allocation(std::shared_ptr<BackendImpl> backend, std::vector<Shard> shards, std::size_t bytes);
+
   void* data() const noexcept { return data_; }
   std::size_t bytes() const noexcept { return bytes_; }
   Backend backend() const noexcept;
   BackendImpl& impl() const noexcept { return *backend_; }
+  // The device index of the memory (a CUDA device number; 0 on the CPU).
+  int device() const noexcept;
+  const std::vector<Shard>& shards() const noexcept { return shards_; }
+  bool sharded() const noexcept { return !shards_.empty(); }
   void upload(std::size_t offset_bytes, const void* src, std::size_t bytes);
   void download(std::size_t offset_bytes, void* dst, std::size_t bytes) const;
 
@@ -37,11 +52,20 @@ class TANDEM_API Allocation {
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
   bool owned_ = true;
+  std::vector<Shard> shards_;
 };
 }  // namespace detail
 
 template <class T>
 class Buffer;
+
+// One contiguous block of a Buffer on one device: elements [offset, offset + count) at data.
+template <class T>
+struct BufferShard {
+  int device;  // the CUDA device index (0 on the CPU)
+  std::size_t offset, count;
+  T* data;
+};
 
 // count elements of a Buffer starting at offset, stride elements apart.
 template <class T>
@@ -75,8 +99,20 @@ class Buffer {
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
   Backend backend() const;
-  // The address in the backend's memory space (a device pointer on CUDA). For interop only.
+  // The address in the backend's memory space (a device pointer on CUDA). For interop only. nullptr for
+  // a Buffer of a multi-device engine, whose elements are spread over its devices: see shards().
   T* data() const noexcept { return mem_ ? static_cast<T*>(mem_->data()) : nullptr; }
+  // Where the elements live: one shard for a single-device engine's Buffer; for a multi-device engine
+  // (EngineOptions::devices), contiguous blocks in device order, their boundaries on multiples of 4096
+  // elements (the canonical chunk), devices without elements left out. Empty for an empty Buffer.
+  std::vector<BufferShard<T>> shards() const {
+    std::vector<BufferShard<T>> out;
+    if (!mem_ || size_ == 0) return out;
+    if (!mem_->sharded()) return {{mem_->device(), 0, size_, data()}};
+    for (const auto& s : mem_->shards())
+      out.push_back({s.mem->device(), s.first / sizeof(T), s.mem->bytes() / sizeof(T), static_cast<T*>(s.mem->data())});
+    return out;
+  }
 
   // Copies host data into elements [offset, offset + host.size()).
   void upload(std::span<const T> host, std::size_t offset = 0) {

@@ -27,6 +27,7 @@ class Engine;  // include/tandem/mpi.hpp: runs this engine's reductions on each 
 
 namespace detail {
 class BackendImpl;
+class Group;  // engine/multi_device.hpp: the devices of a multi-device engine
 
 // A reduction's input as the exported entry takes it: count elements, stride apart, of host memory
 // (allocation == nullptr and !in_buffer) or of a Buffer starting at element offset.
@@ -128,8 +129,10 @@ class TANDEM_API Engine {
   Engine(Backend backend, const EngineOptions& options);
 
   Backend backend() const noexcept;
-  // The devices this engine's backend runs on (one for each backend today).
+  // The device this engine runs on (the first one of a multi-device engine).
   DeviceInfo device() const;
+  // Every device it runs on, in EngineOptions::devices order (one entry for a single-device engine).
+  std::vector<DeviceInfo> devices() const;
 
   // The kernel names this engine's backend accepts: "auto" first, then every stage.
   std::vector<std::string> reduce_kernels() const;
@@ -494,8 +497,10 @@ class TANDEM_API Engine {
     return result;
   }
 
-  std::shared_ptr<detail::BackendImpl> impl_;
+  std::shared_ptr<detail::BackendImpl> impl_;  // the backend (a multi-device engine: its first device's)
+  std::shared_ptr<detail::Group> group_;       // a multi-device engine's devices; null for one device
   friend class mpi::Engine;
+  friend class detail::Group;
 };
 
 // Which backend TANDEM_BACKEND=auto (or unset) picks on this machine, and why, in words.
@@ -511,6 +516,7 @@ struct BackendStatus {
   bool compiled_in;
   bool usable;
   std::string reason;
+  int devices = 0;  // the devices found: CUDA GPUs (EngineOptions::devices takes their indices); 1 for the CPU
 };
 TANDEM_API std::vector<BackendStatus> backend_status();
 

@@ -12,17 +12,24 @@
 // boundaries are assembled from the pieces every rank sends, and every rank sums the chunk values in
 // the canonical tree.
 // Matmul: A and C distributed by row blocks (each rank passes its rows), B the whole matrix on every
-// rank; C stays distributed. Communication is MPI on host values (the results and chunk values are
-// small); a CUDA rank uses EngineOptions::device, else TANDEM_DEVICE, else its rank on the node (so
-// run at most as many ranks per node as it has GPUs, or name the device).
+// rank; C stays distributed. When every rank is a CUDA rank (and the build has NCCL), the ranks
+// exchange results and chunk values through NCCL (one communicator from ncclCommInitRank, its unique id
+// broadcast over MPI: transport() says "nccl"), else through MPI; the sizes and checks always go
+// through MPI. A CUDA rank uses EngineOptions::device, else TANDEM_DEVICE, else its rank on the node
+// (so run at most as many ranks per node as it has GPUs, or name the device).
 #pragma once
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "tandem/engine.hpp"
+
+namespace tandem::detail {
+class RankCollectives;  // engine/backend.hpp
+}
 
 namespace tandem::mpi {
 
@@ -42,6 +49,8 @@ class Engine {
   MPI_Comm comm() const noexcept { return comm_; }
   // This rank's engine (for Buffers: upload, buffer, wrap).
   const tandem::Engine& local() const noexcept { return *local_; }
+  // How the ranks exchange results: "nccl" (every rank a CUDA rank, NCCL in the build) or "mpi".
+  const char* transport() const noexcept { return ranks_ ? "nccl" : "mpi"; }
 
   template <Element T>
   sum_result_t<T> sum(std::span<const T> x, const ReduceOptions& o = {}) const {
@@ -119,9 +128,13 @@ class Engine {
     return result;
   }
 
+  // Every rank's `bytes` from send into recv (size * bytes, rank order): NCCL when ranks_ is set, else MPI.
+  void allgather(const void* send, void* recv, std::size_t bytes) const;
+
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
-  std::optional<tandem::Engine> local_;  // set once every rank made its engine
+  std::optional<tandem::Engine> local_;             // set once every rank made its engine
+  std::unique_ptr<detail::RankCollectives> ranks_;  // NCCL among CUDA ranks; null: MPI
 };
 
 }  // namespace tandem::mpi

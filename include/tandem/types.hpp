@@ -165,6 +165,13 @@ struct EngineOptions {
   // captured into a CUDA graph. nullptr: the engine makes its own non-blocking stream. The CPU backend
   // ignores it. The caller keeps the stream alive as long as the engine and its Buffers.
   void* stream = nullptr;
+  // Several GPUs in one engine: their CUDA device indices, e.g. {0, 1, 2, 3} (distinct). Empty: the
+  // environment variable TANDEM_DEVICES if set ("all", or a list such as "0,1,3"), else one device as
+  // above. With two or more, reductions and matmul run on all of them and Buffers are sharded across
+  // them (docs/SCALING.md); a list of one is that device alone. Not together with `device` or `stream`.
+  // On the CPU backend each listed device is another CPU engine over the same host (no speed-up; it runs
+  // the multi-device path without GPUs, for tests); TANDEM_DEVICES does not apply to it.
+  std::vector<int> devices;
 };
 
 // ---- What a backend and its kernels are -----------------------------------------------------------

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <numeric>
+#include <string>
 
 #include "tandem/mpi.hpp"
 #include "tests/support.hpp"
@@ -196,6 +197,15 @@ TEST_CASE("mpi: an error on one rank is an error on every rank (no rank left wai
   }
   // The engine still works after them.
   CHECK(eng.sum(x) == 10.0f * float(eng.size()));
+}
+
+TEST_CASE("mpi: CUDA ranks exchange through NCCL, CPU ranks through MPI; one device per rank") {
+  const tandem::mpi::Engine eng(MPI_COMM_WORLD);
+  const bool cuda = eng.local().backend() == tandem::Backend::cuda;
+  CHECK(std::string(eng.transport()) == (cuda ? "nccl" : "mpi"));
+  tandem::EngineOptions two;
+  two.devices = {0, 1};
+  CHECK_THROWS_AS(tandem::mpi::Engine(MPI_COMM_WORLD, two), tandem::Error);
 }
 
 }  // namespace

@@ -1,0 +1,150 @@
+// The collectives of an engine over several GPUs (engine/multi_device.cpp): one NCCL communicator per
+// device from ncclCommInitAll, driven by one thread in group calls, each device's part ordered on that
+// device's engine stream. NVLink SHARP (NVLS) is left to the environment: tandem's tests and benchmarks
+// run with NCCL_NVLS_ENABLE=0 (docs/SCALING.md).
+#include <nccl.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/common.cuh"
+#include "engine/registry.hpp"
+
+namespace tandem::cuda {
+namespace {
+
+void check_nccl(ncclResult_t r, const char* what) {
+  if (r == ncclSuccess) return;
+  const char* last = ncclGetLastError(nullptr);
+  throw Error(std::string("NCCL: ") + what + " failed: " + ncclGetErrorString(r) +
+              (last && *last ? std::string(" (") + last + ")" : std::string()) +
+              ". Check that every listed GPU exists and can reach the others (nvidia-smi topo -m); NCCL_DEBUG=WARN "
+              "prints NCCL's own diagnosis");
+}
+
+// Restores the caller's current device when the scope ends.
+class KeepDevice {
+ public:
+  KeepDevice() { TANDEM_CUDA_CHECK(cudaGetDevice(&device_)); }
+  ~KeepDevice() { cudaSetDevice(device_); }
+  KeepDevice(const KeepDevice&) = delete;
+  KeepDevice& operator=(const KeepDevice&) = delete;
+
+ private:
+  int device_ = 0;
+};
+
+class NcclCollectives final : public detail::Collectives {
+ public:
+  explicit NcclCollectives(const std::vector<std::shared_ptr<detail::BackendImpl>>& members) {
+    for (const auto& m : members) {
+      devices_.push_back(m->device_index());
+      streams_.push_back(static_cast<cudaStream_t>(m->native_stream()));
+    }
+    comms_.resize(devices_.size());
+    KeepDevice keep;
+    check_nccl(ncclCommInitAll(comms_.data(), int(devices_.size()), devices_.data()), "ncclCommInitAll");
+  }
+
+  ~NcclCollectives() override {
+    KeepDevice keep;
+    for (std::size_t m = 0; m < comms_.size(); ++m) {
+      cudaSetDevice(devices_[m]);
+      cudaStreamSynchronize(streams_[m]);
+      if (comms_[m]) ncclCommDestroy(comms_[m]);
+    }
+    (void)cudaGetLastError();
+  }
+
+  void broadcast(const std::vector<Piece>& pieces, const std::vector<void*>& dst) override {
+    if (pieces.empty()) return;
+    check_nccl(ncclGroupStart(), "ncclGroupStart");
+    ncclResult_t first = ncclSuccess;
+    for (const Piece& p : pieces)
+      for (std::size_t m = 0; m < comms_.size() && first == ncclSuccess; ++m) {
+        void* to = static_cast<char*>(dst[m]) + p.offset;
+        first = ncclBroadcast(int(m) == p.root ? p.src : to, to, p.bytes, ncclChar, p.root, comms_[m], streams_[m]);
+      }
+    const ncclResult_t end = ncclGroupEnd();  // always closes the group
+    check_nccl(first, "ncclBroadcast");
+    check_nccl(end, "ncclGroupEnd (ncclBroadcast)");
+  }
+
+  void copy(void* dst, int dst_member, const void* src, int src_member, std::size_t bytes) override {
+    if (bytes == 0) return;
+    KeepDevice keep;
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(streams_[std::size_t(src_member)]));
+    TANDEM_CUDA_CHECK(cudaSetDevice(devices_[std::size_t(dst_member)]));
+    cudaStream_t s = streams_[std::size_t(dst_member)];
+    TANDEM_CUDA_CHECK(
+        cudaMemcpyPeerAsync(dst, devices_[std::size_t(dst_member)], src, devices_[std::size_t(src_member)], bytes, s));
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+
+ private:
+  std::vector<int> devices_;
+  std::vector<cudaStream_t> streams_;
+  std::vector<ncclComm_t> comms_;
+};
+
+// One MPI rank's NCCL communicator (ncclCommInitRank), on the rank's engine's device and stream.
+class NcclRanks final : public detail::RankCollectives {
+ public:
+  NcclRanks(int device, cudaStream_t stream, const std::vector<unsigned char>& id, int rank, int size)
+      : device_(device), size_(size), stream_(stream) {
+    ncclUniqueId uid;
+    if (id.size() != sizeof uid) throw Error("NCCL: the unique id from rank 0 has the wrong size");
+    std::memcpy(&uid, id.data(), sizeof uid);
+    KeepDevice keep;
+    TANDEM_CUDA_CHECK(cudaSetDevice(device_));
+    check_nccl(ncclCommInitRank(&comm_, size, uid, rank), "ncclCommInitRank");
+  }
+  ~NcclRanks() override {
+    KeepDevice keep;
+    cudaSetDevice(device_);
+    cudaStreamSynchronize(stream_);
+    if (comm_) ncclCommDestroy(comm_);
+    (void)cudaGetLastError();
+  }
+  void allgather(const void* send, void* recv, std::size_t bytes) override {
+    if (bytes == 0) return;
+    KeepDevice keep;
+    TANDEM_CUDA_CHECK(cudaSetDevice(device_));
+    void* d = nullptr;  // this rank's bytes, then everyone's
+    TANDEM_CUDA_CHECK(cudaMallocAsync(&d, bytes * (std::size_t(size_) + 1), stream_));
+    char* all = static_cast<char*>(d) + bytes;
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(d, send, bytes, cudaMemcpyHostToDevice, stream_));
+    const ncclResult_t r = ncclAllGather(d, all, bytes, ncclChar, comm_, stream_);
+    if (r == ncclSuccess)
+      TANDEM_CUDA_CHECK(cudaMemcpyAsync(recv, all, bytes * std::size_t(size_), cudaMemcpyDeviceToHost, stream_));
+    TANDEM_CUDA_CHECK(cudaFreeAsync(d, stream_));
+    check_nccl(r, "ncclAllGather");
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+ private:
+  int device_, size_;
+  cudaStream_t stream_;
+  ncclComm_t comm_ = nullptr;
+};
+
+}  // namespace
+}  // namespace tandem::cuda
+
+namespace tandem::detail {
+std::vector<unsigned char> nccl_unique_id() {
+  ncclUniqueId uid;
+  cuda::check_nccl(ncclGetUniqueId(&uid), "ncclGetUniqueId");
+  std::vector<unsigned char> id(sizeof uid);
+  std::memcpy(id.data(), &uid, sizeof uid);
+  return id;
+}
+std::unique_ptr<RankCollectives> make_nccl_ranks(int device, void* stream, const std::vector<unsigned char>& id,
+                                                 int rank, int size) {
+  return std::make_unique<cuda::NcclRanks>(device, static_cast<cudaStream_t>(stream), id, rank, size);
+}
+std::unique_ptr<Collectives> make_nccl_collectives(const std::vector<std::shared_ptr<BackendImpl>>& members) {
+  return std::make_unique<cuda::NcclCollectives>(members);
+}
+}  // namespace tandem::detail

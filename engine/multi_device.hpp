@@ -1,0 +1,68 @@
+// An engine over several devices (EngineOptions::devices, TANDEM_DEVICES): one single-device engine per
+// device (its members, in list order) and the collectives between them (NCCL on CUDA). The Engine's
+// exported entries hand every call of a multi-device engine to its Group (engine/engine.cpp).
+//
+// - Buffers are sharded: contiguous blocks, one per device, their boundaries on the canonical chunk
+//   (4096 elements), so that each device's block is whole chunks of the global order.
+// - Reductions split their input into parts (host inputs on chunk boundaries, Buffer views by shard),
+//   reduce every part on its device at once (one host thread per part) and combine the parts' records in
+//   order (engine/parts.hpp): deterministic sums are bitwise those of one engine.
+// - Matmul splits C and op(A) into row blocks (host: even blocks; Buffers: C's shards), every device
+//   gets all of B (host: copied from the host over each device's link; Buffers: broadcast with NCCL from
+//   the devices that hold it) and computes its rows.
+// - Per-row / per-column reductions and batched matmul run on the first device (Buffers gathered there).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/backend.hpp"
+#include "tandem/engine.hpp"
+
+namespace tandem::detail {
+
+// The devices an engine runs on: EngineOptions::devices, or TANDEM_DEVICES (CUDA, with device -1); an
+// empty list means one device (EngineOptions::device). Throws tandem::Error for a bad list or mix.
+std::vector<int> resolve_devices(Backend backend, const EngineOptions& options);
+
+class Group {
+ public:
+  Group(Backend backend, const std::vector<int>& devices);
+  ~Group();
+
+  const std::shared_ptr<BackendImpl>& first() const noexcept { return members_.front().impl_; }
+  std::vector<DeviceInfo> devices() const;
+
+  void reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void* result) const;
+  void reduce_into(Op op, const ReduceInput& in, const Engine::OutSlot& out, const ReduceOptions& opts) const;
+  void reduce_per(Op op, Per per, const MatrixInput& in, const ReduceOutput& out, const ReduceOptions& opts) const;
+  void matmul(const MatrixInput& a, const MatrixInput& b, const MatrixInput& c, const MatmulOptions& opts) const;
+  std::shared_ptr<Allocation> allocate(std::size_t count, std::size_t element_size) const;
+  void synchronize() const;
+
+ private:
+  // A part of a reduction's input: the device (member) that reduces it, the part as that member's
+  // input, and the global index of its first element.
+  struct Part {
+    int member;
+    ReduceInput in;
+    std::uint64_t offset;
+  };
+  std::vector<Part> split(const ReduceInput& in) const;
+  // Elements of a Buffer operand in one member's memory (see multi_device.cpp).
+  struct Staged;
+  Staged stage(const Allocation* src, std::size_t first_byte, std::size_t bytes, int member) const;
+  void write_back(const Staged& s) const;
+  MatrixInput on_member(const MatrixInput& v, int member, std::vector<Staged>& keep, const std::string& what) const;
+  void matmul_rows(const MatrixInput& a, const MatrixInput& b, const MatrixInput& c, const MatmulOptions& o) const;
+  template <class F>
+  void each_part(std::size_t parts, F&& f) const;
+
+  std::vector<Engine> members_;
+  std::unique_ptr<Collectives> collectives_;
+  mutable std::mutex collective_mutex_;  // one Buffer matmul (NCCL group, staging copies) at a time
+};
+
+}  // namespace tandem::detail

@@ -1,0 +1,285 @@
+// Engines over several devices (EngineOptions::devices, issue #12): sharded Buffers, every reduction
+// compared with a single-device engine (bit for bit where the result is exact or deterministic) and
+// with the independent references of tests/support, matmul by row blocks, and the errors. The CPU
+// backend runs the same multi-device path with CPU "devices" (suite cpu, so CI runs it); suite cuda
+// runs it over every GPU of the machine (up to 4), skipped with fewer than 2.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+
+#include "tandem/float16.hpp"
+#include "tests/support.hpp"
+
+namespace {
+
+using tandem::Backend;
+using tandem::Engine;
+using tandem::EngineOptions;
+using tandem::ReduceOptions;
+using test::contains;
+using test::message_of;
+
+int gpu_count() {
+  for (const auto& s : tandem::backend_status())
+    if (s.backend == Backend::cuda && s.usable) return s.devices;
+  return 0;
+}
+
+Engine multi_engine(Backend b, int devices) {
+  EngineOptions o;
+  for (int d = 0; d < devices; ++d) o.devices.push_back(d);
+  return Engine(b, o);
+}
+
+// Sizes around the shard and chunk boundaries of `devices` devices.
+std::vector<std::size_t> multi_sizes(int devices) {
+  const std::size_t K = 4096, D = std::size_t(devices);
+  return {1, 7, K - 1, K + 1, D * K - 1, D * K + 1, 3 * D * K + 123, 1000003};
+}
+
+template <class T>
+std::vector<T> values_for(std::size_t n, std::uint64_t seed) {
+  std::vector<T> v(n);
+  test::SplitMix64 g{seed};
+  for (auto& x : v) {
+    if constexpr (std::is_integral_v<T>)
+      x = T(std::int64_t(g.below(2001)) - 1000);
+    else
+      x = T(float(double(g.below(1u << 20)) / double(1u << 19) - 1.0));
+  }
+  return v;
+}
+
+// Every op of the multi-device engine against the single engine, for one view of the data.
+template <class T, class View>
+void compare_ops(const Engine& multi, const Engine& single, const View& mv, const View& sv, std::size_t count,
+                 const std::string& where) {
+  CAPTURE(where);
+  CAPTURE(count);
+  ReduceOptions det;
+  det.deterministic = true;
+  using Sum = tandem::sum_result_t<T>;
+  if constexpr (tandem::is_floating_v<T>) {
+    CHECK(test::same_bits(multi.sum(mv, det), single.sum(sv, det)));
+    if (count > 0) CHECK(test::same_bits(multi.mean(mv, det), single.mean(sv, det)));
+    const double got = double(multi.sum(mv)), want = double(single.sum(sv, det));
+    CHECK(std::abs(got - want) <= 1e-3 * (1.0 + std::abs(want)) + 1e-4 * double(count));
+  } else {
+    CHECK(multi.sum(mv) == single.sum(sv));
+    CHECK(Sum(multi.sum(mv, det)) == single.sum(sv));
+  }
+  if (count == 0) return;
+  CHECK(test::same_bits(multi.min(mv), single.min(sv)));
+  CHECK(test::same_bits(multi.max(mv), single.max(sv)));
+  CHECK(multi.argmin(mv) == single.argmin(sv));
+  CHECK(multi.argmax(mv) == single.argmax(sv));
+}
+
+template <class T>
+void check_reductions(const Engine& multi, const Engine& single, int devices) {
+  CAPTURE(test::type_name<T>());
+  for (std::size_t n : multi_sizes(devices)) {
+    const std::vector<T> x = values_for<T>(n, n * 31 + 7);
+    compare_ops<T>(multi, single, std::span<const T>(x), std::span<const T>(x), n, "host span");
+    const tandem::StridedView<T> sx{x.data(), (n + 2) / 3, 3};
+    compare_ops<T>(multi, single, sx, sx, sx.count, "strided host view");
+    const auto mb = multi.upload(x);
+    const auto sb = single.upload(x);
+    // The shards: contiguous, in device order, on chunk boundaries, holding the data.
+    const auto shards = mb.shards();
+    std::size_t next = 0;
+    for (const auto& s : shards) {
+      CHECK(s.offset == next);
+      CHECK(s.offset % 4096 == 0);
+      CHECK(s.count > 0);
+      next += s.count;
+    }
+    CHECK(next == n);
+    CHECK(shards.size() == std::min<std::size_t>(std::size_t(devices), (n + 4095) / 4096));
+    CHECK(mb.to_vector() == x);
+    compare_ops<T>(multi, single, mb.view(), sb.view(), n, "Buffer");
+    if (n > 10) {
+      const std::size_t off = 5, cnt = (n - off + 1) / 2;
+      compare_ops<T>(multi, single, mb.view(off, cnt, 2), sb.view(off, cnt, 2), cnt, "Buffer view, offset 5 stride 2");
+    }
+  }
+}
+
+void check_engine(Backend backend, int devices) {
+  const Engine multi = multi_engine(backend, devices);
+  const Engine single(backend);
+  REQUIRE(multi.devices().size() == std::size_t(devices));
+  CHECK(multi.backend() == backend);
+  check_reductions<float>(multi, single, devices);
+  check_reductions<double>(multi, single, devices);
+  check_reductions<std::int32_t>(multi, single, devices);
+  check_reductions<tandem::bfloat16>(multi, single, devices);
+
+  SUBCASE("deterministic sums equal the canonical-order reference and the CPU, bit for bit") {
+    const Engine cpu(Backend::cpu);
+    ReduceOptions det;
+    det.deterministic = true;
+    for (std::size_t n : multi_sizes(devices)) {
+      const auto x = values_for<float>(n, n);
+      const auto want = tandem_test::canonical_sum(std::span<const float>(x));
+      CHECK(test::same_bits(multi.sum(x, det), want));
+      CHECK(test::same_bits(multi.sum(multi.upload(x), det), want));
+      CHECK(test::same_bits(cpu.sum(x, det), want));
+    }
+  }
+  SUBCASE("NaN in a later shard: min / argmin see it first") {
+    auto x = values_for<float>(3 * 4096 * std::size_t(devices), 3);
+    const std::size_t at = x.size() - 10;
+    x[at] = std::numeric_limits<float>::quiet_NaN();
+    const auto b = multi.upload(x);
+    CHECK(std::isnan(multi.min(b)));
+    CHECK(multi.argmin(b) == at);
+    CHECK(multi.argmax(x) == at);
+    CHECK(std::isnan(multi.sum(b)));
+  }
+  SUBCASE("*_into writes the element of a sharded Buffer") {
+    const auto x = values_for<double>(5 * 4096 + 3, 11);
+    const auto b = multi.upload(x);
+    auto out = multi.buffer<double>(3 * 4096 * std::size_t(devices));
+    const std::size_t last = out.size() - 1;
+    ReduceOptions det;
+    det.deterministic = true;
+    multi.sum_into(b, out, last, det);
+    multi.argmax_into(b, multi.buffer<std::int64_t>(1));
+    multi.synchronize();
+    std::vector<double> got(1);
+    out.download(got, last);
+    CHECK(test::same_bits(got[0], multi.sum(b, det)));
+  }
+  SUBCASE("matmul by row blocks: host and sharded Buffers, every form, deterministic bits") {
+    // m not a multiple of the devices; C's shards (chunk boundaries) cut rows.
+    for (const auto& shape : {std::array<std::size_t, 3>{1, 1, 1}, {37, 19, 23}, {301, 70, 150}, {257, 129, 65}}) {
+      const std::size_t m = shape[0], k = shape[1], n = shape[2];
+      CAPTURE(m);
+      CAPTURE(k);
+      CAPTURE(n);
+      const auto a = values_for<float>(m * k, 1), b = values_for<float>(k * n, 2), c0 = values_for<float>(m * n, 3);
+      std::vector<float> want(m * n);
+      tandem_test::fma_chain_matmul<float>({a.data(), m, k, k}, {b.data(), k, n, n}, {want.data(), m, n, n});
+      tandem::MatmulOptions det;
+      det.deterministic = true;
+      std::vector<float> c(m * n);
+      multi.matmul<float>({a.data(), m, k, k}, {b.data(), k, n, n}, {c.data(), m, n, n}, det);
+      CHECK(test::same_bits(std::span<const float>(c), std::span<const float>(want)));
+      const auto ab = multi.upload(a), bb = multi.upload(b);
+      auto cb = multi.buffer<float>(m * n);
+      multi.matmul(ab.matrix(m, k), bb.matrix(k, n), cb.matrix(m, n), det);
+      CHECK(test::same_bits(std::span<const float>(cb.to_vector()), std::span<const float>(want)));
+      // Forms: transposes, alpha and beta, against the single engine (same kernels, so the same bits
+      // in deterministic mode).
+      for (int form = 0; form < 4; ++form) {
+        CAPTURE(form);
+        tandem::MatmulOptions o = det;
+        o.trans_a = form & 1, o.trans_b = form & 2, o.alpha = 1.5, o.beta = -0.5;
+        const std::size_t lda = o.trans_a ? m : k, ldb = o.trans_b ? k : n;
+        std::vector<float> cs = c0, cm = c0;
+        single.matmul<float>({a.data(), o.trans_a ? k : m, lda, lda}, {b.data(), o.trans_b ? n : k, ldb, ldb},
+                             {cs.data(), m, n, n}, o);
+        multi.matmul<float>({a.data(), o.trans_a ? k : m, lda, lda}, {b.data(), o.trans_b ? n : k, ldb, ldb},
+                            {cm.data(), m, n, n}, o);
+        CHECK(test::same_bits(std::span<const float>(cm), std::span<const float>(cs)));
+        auto cbm = multi.upload(c0);
+        multi.matmul(ab.matrix(o.trans_a ? k : m, lda), bb.matrix(o.trans_b ? n : k, ldb), cbm.matrix(m, n), o);
+        CHECK(test::same_bits(std::span<const float>(cbm.to_vector()), std::span<const float>(cs)));
+      }
+    }
+  }
+  SUBCASE("batched matmul and per-row / per-column reductions of sharded Buffers") {
+    const std::size_t m = 40, k = 30, n = 50, count = 9;
+    const auto a = values_for<float>(count * m * k, 5), b = values_for<float>(count * k * n, 6);
+    tandem::MatmulOptions det;
+    det.deterministic = true;
+    auto cm = multi.buffer<float>(count * m * n);
+    auto cs = single.buffer<float>(count * m * n);
+    multi.matmul(multi.upload(a).batch(m, k, count, m * k), multi.upload(b).batch(k, n, count, k * n),
+                 cm.batch(m, n, count, m * n), det);
+    single.matmul(single.upload(a).batch(m, k, count, m * k), single.upload(b).batch(k, n, count, k * n),
+                  cs.batch(m, n, count, m * n), det);
+    CHECK(test::same_bits(std::span<const float>(cm.to_vector()), std::span<const float>(cs.to_vector())));
+    const std::size_t rows = 3000, cols = 7;
+    const auto x = values_for<float>(rows * cols, 8);
+    for (tandem::Per per : {tandem::Per::row, tandem::Per::col}) {
+      const std::size_t outs = per == tandem::Per::row ? rows : cols;
+      auto om = multi.buffer<float>(outs);
+      auto os = single.buffer<float>(outs);
+      multi.sum(multi.upload(x).matrix(rows, cols), per, om, {.deterministic = true});
+      single.sum(single.upload(x).matrix(rows, cols), per, os, {.deterministic = true});
+      CHECK(test::same_bits(std::span<const float>(om.to_vector()), std::span<const float>(os.to_vector())));
+      std::vector<float> hm(outs), hs(outs);
+      multi.max(tandem::MatrixView<const float>{x.data(), rows, cols, cols}, per, std::span<float>(hm));
+      single.max(tandem::MatrixView<const float>{x.data(), rows, cols, cols}, per, std::span<float>(hs));
+      CHECK(hm == hs);
+    }
+  }
+  SUBCASE("errors") {
+    const auto x = values_for<float>(3 * 4096, 1);
+    const auto b = multi.upload(x);
+    CHECK(contains(message_of([&] { (void)single.sum(b); }), "another engine"));
+    CHECK(contains(message_of([&] { (void)multi.sum(single.upload(x)); }), "another engine"));
+    CHECK(contains(message_of([&] { (void)multi.sum(b.view(1, x.size())); }), "past the buffer"));
+    CHECK(contains(message_of([&] { (void)multi.min(std::span<const float>()); }), "empty"));
+    float dummy = 0;
+    CHECK(contains(message_of([&] { (void)multi.wrap(&dummy, 1); }), "single-device"));
+    auto ab = multi.upload(values_for<float>(64 * 64 * 4, 2));
+    CHECK_NOTHROW(multi.matmul(ab.matrix(64, 64), ab.matrix(64, 64), ab.matrix(64, 64, 64, 4096)));  // apart
+    CHECK(contains(message_of([&] { multi.matmul(ab.matrix(64, 64), ab.matrix(64, 64), ab.matrix(64, 64, 64, 100)); }),
+                   "overlaps"));
+    CHECK(contains(message_of([&] { multi.matmul(ab.matrix(64, 64), ab.matrix(63, 64), ab.matrix(64, 64, 64, 8192)); }),
+                   "shapes do not match"));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cpu: an engine over several devices (CPU engines standing in for GPUs)" * doctest::test_suite("cpu")) {
+  check_engine(Backend::cpu, 3);
+}
+
+TEST_CASE("cuda: an engine over every GPU of the machine (up to 4)" * doctest::test_suite("cuda") *
+          doctest::skip(gpu_count() < 2)) {
+  setenv("NCCL_NVLS_ENABLE", "0", 1);  // never NVLink multicast (docs/SCALING.md)
+  check_engine(Backend::cuda, std::min(gpu_count(), 4));
+}
+
+TEST_CASE("device lists: EngineOptions::devices and TANDEM_DEVICES are checked" * doctest::test_suite("common")) {
+  EngineOptions o;
+  o.devices = {0, 0};
+  CHECK(contains(message_of([&] { Engine e(Backend::cpu, o); }), "twice"));
+  o.devices = {1, -2};
+  CHECK(contains(message_of([&] { Engine e(Backend::cpu, o); }), "-2"));
+  o.devices = {0, 1};
+  o.device = 1;
+  CHECK(contains(message_of([&] { Engine e(Backend::cpu, o); }), "both set"));
+  o.device = -1;
+  int stream_stand_in = 0;
+  o.stream = &stream_stand_in;
+  CHECK(contains(message_of([&] { Engine e(Backend::cpu, o); }), "stream"));
+  o.stream = nullptr;
+  o.devices = {2};  // one device: a single-device engine
+  CHECK(Engine(Backend::cpu, o).devices().size() == 1);
+  {
+    test::ScopedVar v("TANDEM_DEVICES", "0,x");
+    test::ScopedVar one("TANDEM_DEVICE", nullptr);
+    CHECK(contains(message_of([] { Engine e(Backend::cuda); }), "TANDEM_DEVICES='0,x'"));
+    CHECK(Engine(Backend::cpu).devices().size() == 1);  // (the CPU backend does not read it)
+  }
+  {
+    test::ScopedVar v("TANDEM_DEVICES", "1,1");
+    test::ScopedVar one("TANDEM_DEVICE", nullptr);
+    CHECK(contains(message_of([] { Engine e(Backend::cuda); }), "twice"));
+  }
+  {
+    test::ScopedVar v("TANDEM_DEVICES", "0,1");
+    test::ScopedVar one("TANDEM_DEVICE", "0");
+    CHECK(contains(message_of([] { Engine e(Backend::cuda); }), "both set"));
+  }
+}
