@@ -298,6 +298,27 @@ void Group::reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void
       return parts::write_sum<T>(op, parts::combine_chunks<T>(chunks, in.count), in.count, result);
     }
     std::vector<parts::Record> records(pieces.size());
+    if (in.in_buffer) {  // every device at once without host threads: enqueue each part, then collect
+      const Dtype out = local == Op::sum ? dtype_of<sum_result_t<T>>
+                        : is_arg(local)  ? Dtype::i64
+                                         : info(in.dtype).compute;
+      std::vector<std::shared_ptr<Allocation>> slots;
+      for (const Part& p : pieces) {
+        slots.push_back(std::make_shared<Allocation>(members_[std::size_t(p.member)].impl_, 8));
+        members_[std::size_t(p.member)].reduce_into(local, p.in, {out, slots.back().get(), 1, 0}, opts);
+      }
+      for (std::size_t i = 0; i < pieces.size(); ++i) {
+        const Part& p = pieces[i];
+        records[i] = parts::record<T>(local, p.in, p.offset, [&](Op o, void* r) {
+          if (!is_arg(o)) return slots[i]->download(0, r, size_of(out));
+          std::int64_t index = 0;
+          slots[i]->download(0, &index, sizeof index);
+          const std::size_t at = std::size_t(index);
+          std::memcpy(r, &at, sizeof at);
+        });
+      }
+      return parts::combine<T>(op, records, in.count, result);
+    }
     each_part(pieces.size(), [&](std::size_t i) {
       const Part& p = pieces[i];
       records[i] = parts::record<T>(local, p.in, p.offset,

@@ -269,8 +269,12 @@ class CudaBackend final : public detail::BackendImpl {
       const std::size_t bytes = std::size_t(detail::canonical::chunk_count(n)) * size_of(info(dtype).compute);
       void* d_values = result_.get(std::max<std::size_t>(bytes, 256));
       reduce_canonical_chunk_values(dtype, data, n, stride, d_values, stream_);
-      TANDEM_CUDA_CHECK(cudaMemcpyAsync(host_values, d_values, bytes, cudaMemcpyDeviceToHost, stream_));
+      const bool pinned = bytes <= kStagingBytes;  // (a pageable copy of a MiB costs a lot more)
+      if (pinned) ensure_staging();
+      TANDEM_CUDA_CHECK(
+          cudaMemcpyAsync(pinned ? pinned_[0] : host_values, d_values, bytes, cudaMemcpyDeviceToHost, stream_));
       TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      if (pinned) std::memcpy(host_values, pinned_[0], bytes);
     });
   }
 
