@@ -128,6 +128,13 @@ class BackendImpl {
   // combines them across ranks).
   virtual void canonical_chunk_values(Dtype dtype, const void* data, std::int64_t n, std::int64_t stride, bool resident,
                                       void* host_values) = 0;
+  // The same values of resident data into `values`, the backend's memory, ordered on its stream
+  // without waiting (multi-device engines gather them on one device). The default suits a backend whose
+  // memory is host memory.
+  virtual void canonical_chunk_values_resident(Dtype dtype, const void* data, std::int64_t n, std::int64_t stride,
+                                               void* values) {
+    canonical_chunk_values(dtype, data, n, stride, true, values);
+  }
 
   // Collectives among the ranks of tandem::mpi::Engine, one backend per rank (NCCL on CUDA): rank 0
   // makes the group's id (empty: this backend has none, the ranks use MPI), every rank joins with it

@@ -282,6 +282,44 @@ std::vector<Group::Part> Group::split(const ReduceInput& in) const {
   return parts;
 }
 
+// A deterministic sum of a Buffer whose parts are whole chunks of the global order (a whole sharded
+// Buffer, stride 1: its shards end on chunk boundaries) stays on the devices: each computes its chunk
+// values into its memory at once, they are gathered on the first device, and the canonical sum of the
+// chunk values (canonical.hpp step 4) is the deterministic sum of that array there (with two or more
+// chunks, step 4 over the values is exactly the canonical sum of the values taken as an input).
+bool Group::whole_chunks(const ReduceInput& in, const std::vector<Part>& pieces) {
+  if (!in.in_buffer || in.stride != 1 || pieces.size() < 2) return false;
+  for (std::size_t i = 0; i < pieces.size(); ++i)
+    if (pieces[i].offset % kChunk != 0 || (i + 1 < pieces.size() && pieces[i].in.count % kChunk != 0)) return false;
+  return true;
+}
+
+template <class T>
+compute_t<T> Group::resident_deterministic_sum(const std::vector<Part>& pieces, std::uint64_t total,
+                                               const ReduceOptions& opts) const {
+  using V = compute_t<T>;
+  const std::size_t chunks = std::size_t(canonical::chunk_count(std::int64_t(total)));
+  const auto values = std::make_shared<Allocation>(first(), chunks * sizeof(V));
+  std::vector<std::shared_ptr<Allocation>> own(pieces.size());
+  for (std::size_t i = 0; i < pieces.size(); ++i) {  // enqueue every device's chunk values
+    const Part& p = pieces[i];
+    const std::size_t count = std::size_t(canonical::chunk_count(std::int64_t(p.in.count)));
+    void* to = static_cast<char*>(values->data()) + p.offset / kChunk * sizeof(V);
+    if (p.member != 0) own[i] = std::make_shared<Allocation>(members_[std::size_t(p.member)].impl_, count * sizeof(V));
+    members_[std::size_t(p.member)].impl_->canonical_chunk_values_resident(
+        p.in.dtype, parts::element(p.in, 0), std::int64_t(p.in.count), 1, own[i] ? own[i]->data() : to);
+  }
+  for (std::size_t i = 0; i < pieces.size(); ++i)  // gather them on the first device (each copy waits)
+    if (own[i])
+      collectives_->copy(static_cast<char*>(values->data()) + pieces[i].offset / kChunk * sizeof(V), 0, own[i]->data(),
+                         pieces[i].member, own[i]->bytes());
+  ReduceOptions det = opts;
+  det.kernel = "auto";
+  V s{};
+  members_.front().reduce(Op::sum, {dtype_of<V>, values->data(), chunks, 1, true, values.get(), 0, chunks}, det, &s);
+  return s;
+}
+
 void Group::reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void* result) const {
   members_.front().check_reduce(op, in, opts);  // the whole input (a sharded Buffer's bounds), kernel, options
   if (in.count == 0 && op != Op::sum)
@@ -289,6 +327,8 @@ void Group::reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void
   const Op local = op == Op::mean ? Op::sum : op;
   const std::vector<Part> pieces = split(in);
   visit(in.dtype, [&]<class T>(std::type_identity<T>) {
+    if (local == Op::sum && opts.deterministic && is_floating_v<T> && in.count > 0 && whole_chunks(in, pieces))
+      return parts::write_sum<T>(op, resident_deterministic_sum<T>(pieces, in.count, opts), in.count, result);
     if (local == Op::sum && opts.deterministic && is_floating_v<T> && in.count > 0) {
       std::vector<parts::Chunks<T>> chunks(pieces.size());
       each_part(pieces.size(), [&](std::size_t i) {

@@ -51,6 +51,10 @@ class Group {
     std::uint64_t offset;
   };
   std::vector<Part> split(const ReduceInput& in) const;
+  static bool whole_chunks(const ReduceInput& in, const std::vector<Part>& pieces);
+  template <class T>
+  compute_t<T> resident_deterministic_sum(const std::vector<Part>& pieces, std::uint64_t total,
+                                          const ReduceOptions& opts) const;
   // Elements of a Buffer operand in one member's memory (see multi_device.cpp).
   struct Staged;
   Staged stage(const Allocation* src, std::size_t first_byte, std::size_t bytes, int member) const;

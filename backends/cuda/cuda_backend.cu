@@ -278,6 +278,13 @@ class CudaBackend final : public detail::BackendImpl {
     });
   }
 
+  void canonical_chunk_values_resident(Dtype dtype, const void* data, std::int64_t n, std::int64_t stride,
+                                       void* values) override {
+    std::lock_guard lock(mutex_);
+    DeviceGuard guard(device_);
+    reduce_canonical_chunk_values(dtype, data, n, stride, values, stream_);
+  }
+
   void synchronize() override {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);
