@@ -28,14 +28,19 @@ void each_shard(const std::vector<Allocation::Shard>& shards, std::size_t offset
   if (touched.size() == 1) return run(touched[0]);  // (small copies: no thread)
   std::vector<std::thread> threads;
   std::vector<std::exception_ptr> errors(shards.size());
-  for (std::size_t i : touched)
-    threads.emplace_back([&, i] {
-      try {
-        run(i);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    });
+  try {
+    for (std::size_t i : touched)
+      threads.emplace_back([&, i] {
+        try {
+          run(i);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      });
+  } catch (...) {  // (no thread could be started: join those that were)
+    for (std::thread& t : threads) t.join();
+    throw;
+  }
   for (std::thread& t : threads) t.join();
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);

@@ -194,9 +194,11 @@ class Collectives {
 class RankCollectives {
  public:
   virtual ~RankCollectives() = default;
-  // Every rank's `bytes` from send (host memory) into recv (host memory, size * bytes, rank order);
-  // returns when they are there.
-  virtual void allgather(const void* send, void* recv, std::size_t bytes) = 0;
+  // An allgather in two steps, so that a failure on one rank is caught before any rank enters the
+  // collective: stage() takes this rank's `bytes` from send (host memory; may throw), exchange() puts
+  // every rank's into recv (host memory, size * bytes, rank order) and returns when they are there.
+  virtual void stage(const void* send, std::size_t bytes) = 0;
+  virtual void exchange(void* recv) = 0;
 };
 
 }  // namespace tandem::detail

@@ -56,6 +56,22 @@ int node_rank(MPI_Comm comm) {
   return r;
 }
 
+// Whether two ranks of a node run on the same GPU (collective over comm): NCCL takes one rank per GPU.
+bool ranks_share_a_gpu(MPI_Comm comm, int device) {
+  MPI_Comm node;
+  check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  int size = 0;
+  MPI_Comm_size(node, &size);
+  std::vector<int> devices(static_cast<std::size_t>(size));
+  const int rc = MPI_Allgather(&device, 1, MPI_INT, devices.data(), 1, MPI_INT, node);
+  MPI_Comm_free(&node);
+  check(rc, "MPI_Allgather");
+  std::sort(devices.begin(), devices.end());
+  int mine = std::adjacent_find(devices.begin(), devices.end()) != devices.end(), any = 0;
+  check(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  return any != 0;
+}
+
 // This rank's engine: a CUDA rank without a device named (EngineOptions::device, TANDEM_DEVICE) takes
 // its rank on the node.
 tandem::Engine make_local(int rank_on_node, Backend backend, EngineOptions options) {
@@ -103,9 +119,11 @@ Engine::Engine(MPI_Comm comm, Backend backend, EngineOptions options, bool from_
   try {
     collectively(comm_, "making tandem::mpi::Engine",
                  [&] { local_.emplace(make_local(on_node, from_env ? env_backend() : backend, options)); });
-    // NCCL when every rank is a CUDA rank: rank 0 makes the unique id, MPI broadcasts it, all join.
+    // NCCL when every rank is a CUDA rank of its own GPU: rank 0 makes the unique id, MPI broadcasts it,
+    // all join. (Ranks sharing a GPU, e.g. through TANDEM_DEVICE, exchange through MPI.)
     int cuda = local_->backend() == Backend::cuda, all_cuda = 0;
     check(MPI_Allreduce(&cuda, &all_cuda, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
+    if (all_cuda && ranks_share_a_gpu(comm_, local_->impl().device_index())) all_cuda = 0;
     std::vector<unsigned char> id;
     if (all_cuda)
       collectively(comm_, "ncclGetUniqueId", [&] {
@@ -126,7 +144,10 @@ Engine::Engine(MPI_Comm comm, Backend backend, EngineOptions options, bool from_
 }
 
 void Engine::allgather(const void* send, void* recv, std::size_t bytes) const {
-  if (ranks_) return ranks_->allgather(send, recv, bytes);
+  if (ranks_) {
+    collectively(comm_, "staging an NCCL allgather", [&] { ranks_->stage(send, bytes); });
+    return ranks_->exchange(recv);
+  }
   if (bytes > std::size_t(INT_MAX)) throw Error("tandem::mpi: an exchange of more than 2^31 bytes per rank");
   check(MPI_Allgather(send, int(bytes), MPI_BYTE, recv, int(bytes), MPI_BYTE, comm_), "MPI_Allgather");
 }

@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "engine/parts.hpp"
 #include "engine/registry.hpp"
@@ -66,6 +67,22 @@ std::size_t extent_of(const MatrixInput& v, const std::string& what) {
   return (v.count - 1) * v.stride + one;
 }
 
+// The chunks [first, last) of `chunks` that member d of n holds: an even split, or one chunk for each
+// of the first members when there are fewer chunks than members.
+std::pair<std::size_t, std::size_t> chunks_of(std::size_t d, std::size_t n, std::size_t chunks) {
+  if (chunks < n) return d < chunks ? std::pair{d, d + 1} : std::pair{chunks, chunks};
+  return {chunks * d / n, chunks * (d + 1) / n};
+}
+
+// Joins the threads started so far when the scope ends (also when starting one more threw).
+struct Joiner {
+  std::vector<std::thread>& threads;
+  ~Joiner() {
+    for (std::thread& t : threads)
+      if (t.joinable()) t.join();
+  }
+};
+
 bool overlap(std::size_t a0, std::size_t a_len, std::size_t b0, std::size_t b_len) {
   return a_len > 0 && b_len > 0 && a0 < b0 + b_len && b0 < a0 + a_len;
 }
@@ -90,7 +107,8 @@ std::vector<int> resolve_devices(Backend backend, const EngineOptions& options) 
   std::string what = "EngineOptions::devices";
   if (list.empty()) {
     const char* env = std::getenv("TANDEM_DEVICES");
-    if (env == nullptr || *env == 0 || options.device >= 0 || backend != Backend::cuda) return {};
+    if (env == nullptr || *env == 0 || options.device >= 0 || options.stream != nullptr || backend != Backend::cuda)
+      return {};  // (a caller's device or stream means one GPU)
     const char* one = std::getenv("TANDEM_DEVICE");
     if (one != nullptr && *one != 0)
       throw Error(
@@ -151,6 +169,7 @@ template <class F>
 void Group::each_part(std::size_t parts, F&& f) const {
   std::vector<std::exception_ptr> errors(parts);
   std::vector<std::thread> threads;
+  Joiner joiner{threads};
   for (std::size_t i = 1; i < parts; ++i)
     threads.emplace_back([&, i] {
       try {
@@ -175,7 +194,8 @@ std::shared_ptr<Allocation> Group::allocate(std::size_t count, std::size_t e) co
   const std::size_t chunks = (count + kChunk - 1) / kChunk, n = members_.size();
   std::vector<Allocation::Shard> shards;
   for (std::size_t d = 0; d < n; ++d) {
-    const std::size_t first = chunks * d / n * kChunk, last = std::min(count, chunks * (d + 1) / n * kChunk);
+    const auto [c0, c1] = chunks_of(d, n, chunks);
+    const std::size_t first = c0 * kChunk, last = std::min(count, c1 * kChunk);
     if (last > first)
       shards.push_back({std::make_shared<Allocation>(members_[d].impl_, (last - first) * e), first * e, int(d)});
   }
@@ -258,7 +278,8 @@ std::vector<Group::Part> Group::split(const ReduceInput& in) const {
   if (!in.in_buffer) {
     const std::size_t chunks = (in.count + kChunk - 1) / kChunk, n = members_.size();
     for (std::size_t d = 0; d < n; ++d) {
-      const std::size_t first = chunks * d / n * kChunk, last = std::min(in.count, chunks * (d + 1) / n * kChunk);
+      const auto [c0, c1] = chunks_of(d, n, chunks);
+      const std::size_t first = c0 * kChunk, last = std::min(in.count, c1 * kChunk);
       if (last > first)
         parts.push_back({int(d),
                          {in.dtype, static_cast<const char*>(in.data) + first * in.stride * e, last - first, in.stride},
@@ -416,14 +437,30 @@ void Group::matmul(const MatrixInput& a, const MatrixInput& b, const MatrixInput
     throw Error("matmul: shapes do not match: op(A) is " + std::to_string(m) + "x" + std::to_string(k) + ", op(B) is " +
                 std::to_string(kb) + "x" + std::to_string(n) + ", C is " + std::to_string(c.rows) + "x" +
                 std::to_string(c.cols) + "; need op(A).cols == op(B).rows, C = op(A).rows x op(B).cols");
-  if (c.in_buffer) {  // C must not share memory with A or B (the members see only their staged copies)
-    const MatrixInput* inputs[] = {&a, &b};
-    const std::size_t ce = size_of(c.dtype), cext = extent_of(c, "matmul: C");
-    for (const MatrixInput* x : inputs)
-      if (x->allocation != nullptr && x->allocation == c.allocation &&
-          overlap(c.offset * ce, cext * ce, x->offset * size_of(x->dtype), extent_of(*x, "matmul") * size_of(x->dtype)))
-        throw Error("matmul: C overlaps A or B; the output must be separate memory");
+  // Whole-operand checks before anything is split: Buffers of this engine within their bounds, and C
+  // apart from A and B (each member sees only its own block).
+  const MatrixInput* operands[] = {&a, &b, &c};
+  const char* names[] = {"matmul: A", "matmul: B", "matmul: C"};
+  std::size_t begin[3] = {}, bytes[3] = {};
+  for (int i = 0; i < 3; ++i) {
+    const MatrixInput& v = *operands[i];
+    const std::size_t e = size_of(v.dtype), ext = extent_of(v, names[i]);
+    bytes[i] = ext * e;
+    if (!v.in_buffer) {
+      begin[i] = reinterpret_cast<std::uintptr_t>(v.data);
+      if (ext > 0 && v.data == nullptr) throw Error(std::string(names[i]) + ".data is null but it has elements");
+      continue;
+    }
+    begin[i] = v.offset * e;
+    if (ext == 0) continue;
+    check_owned(v.allocation, *first(), names[i]);
+    if (v.offset > v.buffer_size || ext > v.buffer_size - v.offset)
+      throw Error(std::string(names[i]) + " reaches past its buffer of " + std::to_string(v.buffer_size) + " elements");
   }
+  for (int i = 0; i < 2; ++i)
+    if ((c.in_buffer ? operands[i]->allocation == c.allocation : true) &&
+        overlap(begin[2], bytes[2], begin[i], bytes[i]))
+      throw Error("matmul: C overlaps A or B; the output must be separate memory");
   const bool batch = a.count > 1 || b.count > 1 || c.count > 1;
   if (!batch && m > 0 && n > 0) return matmul_rows(a, b, c, opts);
   // Batches (and empty products): on the first member.

@@ -23,9 +23,12 @@ using tandem::ReduceOptions;
 using test::contains;
 using test::message_of;
 
+// GPUs an engine over several devices can use (0 when the build has no NCCL).
 int gpu_count() {
+#ifdef TANDEM_TEST_HAS_NCCL
   for (const auto& s : tandem::backend_status())
     if (s.backend == Backend::cuda && s.usable) return s.devices;
+#endif
   return 0;
 }
 
@@ -149,11 +152,13 @@ void check_engine(Backend backend, int devices) {
     ReduceOptions det;
     det.deterministic = true;
     multi.sum_into(b, out, last, det);
-    multi.argmax_into(b, multi.buffer<std::int64_t>(1));
+    const auto index = multi.buffer<std::int64_t>(1);
+    multi.argmax_into(b, index);
     multi.synchronize();
     std::vector<double> got(1);
     out.download(got, last);
-    CHECK(test::same_bits(got[0], multi.sum(b, det)));
+    CHECK(test::same_bits(got[0], single.sum(x, det)));
+    CHECK(index.to_vector()[0] == std::int64_t(single.argmax(x)));
   }
   SUBCASE("matmul by row blocks: host and sharded Buffers, every form, deterministic bits") {
     // m not a multiple of the devices; C's shards (chunk boundaries) cut rows.
@@ -235,6 +240,15 @@ void check_engine(Backend backend, int devices) {
                    "overlaps"));
     CHECK(contains(message_of([&] { multi.matmul(ab.matrix(64, 64), ab.matrix(63, 64), ab.matrix(64, 64, 64, 8192)); }),
                    "shapes do not match"));
+    const tandem::Buffer<float> none;
+    CHECK(
+        contains(message_of([&] { multi.matmul(ab.matrix(2, 2), ab.matrix(2, 2), none.matrix(2, 2)); }), "no buffer"));
+    std::vector<float> host(64 * 64 * 3);
+    CHECK(contains(message_of([&] {
+                     multi.matmul<float>({host.data(), 64, 64, 64}, {host.data() + 4096, 64, 64, 64},
+                                         {host.data() + 100, 64, 64, 64});
+                   }),
+                   "overlaps"));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <nccl.h>
 
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -23,10 +24,14 @@ void check_nccl(ncclResult_t r, const char* what) {
               "prints NCCL's own diagnosis");
 }
 
-// Restores the caller's current device when the scope ends.
+// NCCL launches of different communicators from different threads may deadlock (NCCL's documentation):
+// tandem's are made one at a time in the process.
+std::mutex nccl_launch;
+
+// Restores the caller's current device when the scope ends (never throws: destructors use it too).
 class KeepDevice {
  public:
-  KeepDevice() { TANDEM_CUDA_CHECK(cudaGetDevice(&device_)); }
+  KeepDevice() { cudaGetDevice(&device_); }
   ~KeepDevice() { cudaSetDevice(device_); }
   KeepDevice(const KeepDevice&) = delete;
   KeepDevice& operator=(const KeepDevice&) = delete;
@@ -59,6 +64,7 @@ class NcclCollectives final : public detail::Collectives {
 
   void broadcast(const std::vector<Piece>& pieces, const std::vector<void*>& dst) override {
     if (pieces.empty()) return;
+    std::lock_guard lock(nccl_launch);
     check_nccl(ncclGroupStart(), "ncclGroupStart");
     ncclResult_t first = ncclSuccess;
     for (const Piece& p : pieces)
@@ -104,29 +110,45 @@ class NcclRanks final : public detail::RankCollectives {
     KeepDevice keep;
     cudaSetDevice(device_);
     cudaStreamSynchronize(stream_);
+    release();
     if (comm_) ncclCommDestroy(comm_);
     (void)cudaGetLastError();
   }
-  void allgather(const void* send, void* recv, std::size_t bytes) override {
-    if (bytes == 0) return;
+  void stage(const void* send, std::size_t bytes) override {
     KeepDevice keep;
     TANDEM_CUDA_CHECK(cudaSetDevice(device_));
-    void* d = nullptr;  // this rank's bytes, then everyone's
-    TANDEM_CUDA_CHECK(cudaMallocAsync(&d, bytes * (std::size_t(size_) + 1), stream_));
-    char* all = static_cast<char*>(d) + bytes;
-    TANDEM_CUDA_CHECK(cudaMemcpyAsync(d, send, bytes, cudaMemcpyHostToDevice, stream_));
-    const ncclResult_t r = ncclAllGather(d, all, bytes, ncclChar, comm_, stream_);
-    if (r == ncclSuccess)
-      TANDEM_CUDA_CHECK(cudaMemcpyAsync(recv, all, bytes * std::size_t(size_), cudaMemcpyDeviceToHost, stream_));
-    TANDEM_CUDA_CHECK(cudaFreeAsync(d, stream_));
-    check_nccl(r, "ncclAllGather");
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));  // (a failure of earlier work surfaces here, before NCCL)
+    release();
+    bytes_ = bytes;
+    if (bytes == 0) return;
+    TANDEM_CUDA_CHECK(cudaMallocAsync(&buffer_, bytes * (std::size_t(size_) + 1), stream_));
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(buffer_, send, bytes, cudaMemcpyHostToDevice, stream_));
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void exchange(void* recv) override {
+    if (bytes_ == 0) return;
+    KeepDevice keep;
+    TANDEM_CUDA_CHECK(cudaSetDevice(device_));
+    char* all = static_cast<char*>(buffer_) + bytes_;
+    {
+      std::lock_guard lock(nccl_launch);
+      check_nccl(ncclAllGather(buffer_, all, bytes_, ncclChar, comm_, stream_), "ncclAllGather");
+    }
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(recv, all, bytes_ * std::size_t(size_), cudaMemcpyDeviceToHost, stream_));
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    release();
   }
 
  private:
+  void release() noexcept {
+    if (buffer_) cudaFreeAsync(buffer_, stream_);
+    buffer_ = nullptr;
+  }
   int device_, size_;
   cudaStream_t stream_;
   ncclComm_t comm_ = nullptr;
+  void* buffer_ = nullptr;  // this rank's bytes, then every rank's
+  std::size_t bytes_ = 0;
 };
 
 }  // namespace

@@ -40,7 +40,7 @@ class TANDEM_API Allocation {
   std::size_t bytes() const noexcept { return bytes_; }
   Backend backend() const noexcept;
   BackendImpl& impl() const noexcept { return *backend_; }
-  // The device index of the memory (a CUDA device number; 0 on the CPU).
+  // The device index of the memory (a CUDA device number; on the CPU the engine's device, 0 by default).
   int device() const noexcept;
   const std::vector<Shard>& shards() const noexcept { return shards_; }
   bool sharded() const noexcept { return !shards_.empty(); }
@@ -62,7 +62,7 @@ class Buffer;
 // One contiguous block of a Buffer on one device: elements [offset, offset + count) at data.
 template <class T>
 struct BufferShard {
-  int device;  // the CUDA device index (0 on the CPU)
+  int device;  // the CUDA device index (on the CPU: the engine's EngineOptions::device, 0 by default)
   std::size_t offset, count;
   T* data;
 };

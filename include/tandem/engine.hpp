@@ -396,7 +396,8 @@ class TANDEM_API Engine {
   // Results that don't wait: the result goes into element `index` of `out` (a Buffer of this engine)
   // and the call returns once the work is enqueued on the engine's stream (CUDA; the CPU backend
   // computes it before returning). Validation errors throw at the call; errors of the enqueued work
-  // surface at the next call that waits (synchronize(), a call returning a value, a download).
+  // surface at the next call that waits (synchronize(), a call returning a value, a download). On an
+  // engine over several devices they compute the result first, then write it (they wait).
   template <Element T>
   void sum_into(BufferView<T> x, const Buffer<sum_result_t<T>>& out, std::size_t index = 0,
                 const ReduceOptions& o = {}) const {

@@ -168,7 +168,8 @@ struct EngineOptions {
   // Several GPUs in one engine: their CUDA device indices, e.g. {0, 1, 2, 3} (distinct). Empty: the
   // environment variable TANDEM_DEVICES if set ("all", or a list such as "0,1,3"), else one device as
   // above. With two or more, reductions and matmul run on all of them and Buffers are sharded across
-  // them (docs/SCALING.md); a list of one is that device alone. Not together with `device` or `stream`.
+  // them (docs/SCALING.md); a list of one is that device alone. Not together with `device`, and with two
+  // or more not with `stream` (TANDEM_DEVICES is not read when `device` or `stream` is set).
   // On the CPU backend each listed device is another CPU engine over the same host (no speed-up; it runs
   // the multi-device path without GPUs, for tests); TANDEM_DEVICES does not apply to it.
   std::vector<int> devices;

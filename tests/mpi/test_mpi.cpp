@@ -8,6 +8,7 @@
 
 #include <numeric>
 #include <string>
+#include <vector>
 
 #include "tandem/mpi.hpp"
 #include "tests/support.hpp"
@@ -202,7 +203,25 @@ TEST_CASE("mpi: an error on one rank is an error on every rank (no rank left wai
 TEST_CASE("mpi: CUDA ranks exchange through NCCL, CPU ranks through MPI; one device per rank") {
   const tandem::mpi::Engine eng(MPI_COMM_WORLD);
   const bool cuda = eng.local().backend() == tandem::Backend::cuda;
-  CHECK(std::string(eng.transport()) == (cuda ? "nccl" : "mpi"));
+  // NCCL takes one rank per GPU: ranks of a node on the same GPU exchange through MPI.
+  int device = eng.local().upload(std::vector<float>(1)).shards().at(0).device, shared = 0;
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  std::vector<int> devices(static_cast<std::size_t>(node_size));
+  MPI_Allgather(&device, 1, MPI_INT, devices.data(), 1, MPI_INT, node);
+  MPI_Comm_free(&node);
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j) shared |= devices[i] == devices[j];
+  int any_shared = 0;
+  MPI_Allreduce(&shared, &any_shared, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+#ifdef TANDEM_TEST_HAS_NCCL
+  const bool nccl = cuda && !any_shared;
+#else
+  const bool nccl = false;
+#endif
+  CHECK(std::string(eng.transport()) == (nccl ? "nccl" : "mpi"));
   tandem::EngineOptions two;
   two.devices = {0, 1};
   CHECK_THROWS_AS(tandem::mpi::Engine(MPI_COMM_WORLD, two), tandem::Error);
