@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages="cmake ninja-build g++ libtbb-dev libeigen3-dev doctest-dev libbenchmark-dev libopenmpi-dev openmpi-bin"
+packages="cmake ninja-build g++ libtbb-dev libeigen3-dev doctest-dev libbenchmark-dev libopenmpi-dev openmpi-bin
+  python3-dev python3-numpy python3-pytest pybind11-dev libdlpack-dev"
 missing=""
 for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
@@ -17,4 +18,4 @@ fi
 
 cmake --preset release "$@"   # CMakePresets.json: Ninja, Release, ./build
 cmake --build --preset release
-echo "setup: built ./build (tandem CLI: ./build/tools/tandem)"
+echo "setup: built ./build (tandem CLI: ./build/tools/tandem; Python: PYTHONPATH=build/python python3 -c 'import tandem')"

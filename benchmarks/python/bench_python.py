@@ -1,0 +1,65 @@
+"""tandem's Python module against the array libraries, in one run (issue #13):
+  overhead   eng.sum of 16 floats (NumPy) against numpy.sum, and tandem's C++ call seen from Python
+  numpy      eng.sum of 2^24 floats against numpy.sum (CPU engine, and the CUDA engine on host data)
+  cupy/torch eng.sum of 2^28 floats of a GPU array, in place, against cupy.sum / torch.sum (GB/s)
+Run: PYTHONPATH=build/python python3 benchmarks/python/bench_python.py (device rows need a GPU and
+CuPy / PyTorch). Prints one table; times are medians of repeated calls."""
+import statistics
+import time
+
+import numpy as np
+
+import tandem
+
+
+def median_time(f, repeat=50, warmup=3, sync=None):
+    for _ in range(warmup):
+        f()
+    if sync:
+        sync()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        f()
+        if sync:
+            sync()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+rows = []
+cpu = tandem.Engine("cpu")
+small = np.arange(16, dtype=np.float32)
+rows.append(("overhead: tandem cpu sum, 16 floats (us)", median_time(lambda: cpu.sum(small), 2000) * 1e6,
+             "numpy.sum", median_time(lambda: small.sum(), 2000) * 1e6))
+big = np.random.default_rng(0).uniform(-1, 1, 1 << 24).astype(np.float32)
+t = median_time(lambda: cpu.sum(big), 20)
+rows.append(("numpy 2^24 floats: tandem cpu sum (GB/s)", big.nbytes / t / 1e9,
+             "numpy.sum", big.nbytes / median_time(lambda: big.sum(), 20) / 1e9))
+if "cuda: usable" in tandem.info():
+    gpu = tandem.Engine("cuda")
+    rows.append(("overhead: tandem cuda sum, 16 host floats (us)", median_time(lambda: gpu.sum(small), 2000) * 1e6,
+                 "numpy.sum", median_time(lambda: small.sum(), 2000) * 1e6))
+    n = 1 << 28
+    try:
+        import cupy as cp
+        x = cp.random.uniform(-1, 1, n, dtype=cp.float32)
+        sync = cp.cuda.Device().synchronize
+        rows.append(("cupy 2^28 floats in place: tandem sum (GB/s)", x.nbytes / median_time(lambda: gpu.sum(x), 50, sync=sync) / 1e9,
+                     "cupy.sum", x.nbytes / median_time(lambda: x.sum(), 50, sync=sync) / 1e9))
+        rows.append(("cupy 2^28 floats: tandem deterministic sum (GB/s)",
+                     x.nbytes / median_time(lambda: gpu.sum(x, deterministic=True), 50, sync=sync) / 1e9, "", float("nan")))
+    except ImportError:
+        pass
+    try:
+        import torch
+        y = torch.rand(n, device="cuda")
+        sync = torch.cuda.synchronize
+        rows.append(("torch 2^28 floats in place: tandem sum (GB/s)", y.numel() * 4 / median_time(lambda: gpu.sum(y), 50, sync=sync) / 1e9,
+                     "torch.sum", y.numel() * 4 / median_time(lambda: y.sum(), 50, sync=sync) / 1e9))
+    except ImportError:
+        pass
+print(f"{'case':52} {'tandem':>10}  {'baseline':12} {'value':>10}  ratio")
+for name, mine, base, theirs in rows:
+    ratio = mine / theirs if "us" not in name else theirs / mine
+    print(f"{name:52} {mine:10.2f}  {base:12} {theirs:10.2f}  {ratio:.2f}")

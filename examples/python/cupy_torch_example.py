@@ -1,0 +1,25 @@
+"""tandem on GPU arrays of CuPy and PyTorch, read in place (DLPack, with its stream handshake); results
+come back as arrays of the same library. Needs a CUDA GPU and CuPy or PyTorch:
+  PYTHONPATH=build/python python3 examples/python/cupy_torch_example.py"""
+import tandem
+
+eng = tandem.Engine("cuda")
+try:
+    import cupy as cp
+
+    x = cp.random.uniform(-1, 1, 1 << 26, dtype=cp.float32)
+    s = eng.sum(x, deterministic=True)  # a 0-d CuPy array, computed on the GPU where x lives
+    print("cupy: sum", float(s), "vs cupy.sum", float(x.sum()))
+    print("cupy: per-row max", eng.max(x.reshape(1 << 13, -1), axis=1)[:3])
+except ImportError:
+    print("no CuPy")
+try:
+    import torch
+
+    a = torch.randn(4096, 4096, device="cuda")
+    b = torch.randn(4096, 4096, device="cuda")
+    c = eng.matmul(a, b)  # a torch.Tensor on the same GPU
+    print("torch: matmul", tuple(c.shape), c.dtype, "max error", float((c - a @ b).abs().max()))
+    print("torch: argmax", int(eng.argmax(a.flatten())), "vs", int(a.flatten().argmax()))
+except ImportError:
+    print("no PyTorch")

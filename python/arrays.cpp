@@ -1,0 +1,246 @@
+// Arrays for the tandem Python module (python/arrays.hpp).
+#include "python/arrays.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#ifdef TANDEM_PY_HAS_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace tandem_python {
+
+using tandem::Dtype;
+using tandem::Error;
+
+Array& Array::operator=(Array&& o) noexcept {
+  if (this == &o) return *this;
+  release();
+  dtype = o.dtype, data = o.data, shape = std::move(o.shape), strides = std::move(o.strides);
+  device = o.device, device_id = o.device_id, keep = std::move(o.keep), library = std::move(o.library);
+  managed = std::exchange(o.managed, nullptr);
+  return *this;
+}
+
+void Array::release() noexcept {
+  if (managed && managed->deleter) managed->deleter(managed);
+  managed = nullptr;
+}
+
+std::int64_t Array::size() const {
+  std::int64_t n = 1;
+  for (std::int64_t s : shape) n *= s;
+  return n;
+}
+
+bool Array::one_run(std::int64_t& stride) const {
+  if (shape.empty()) return stride = 1, true;
+  if (shape.size() == 1) return stride = strides[0], true;
+  std::int64_t expect = 1;  // C-contiguous (dimensions of length 1 may have any stride)
+  for (int d = ndim() - 1; d >= 0; --d) {
+    if (shape[std::size_t(d)] != 1 && strides[std::size_t(d)] != expect) return false;
+    expect *= shape[std::size_t(d)];
+  }
+  return stride = 1, true;
+}
+
+std::int64_t Array::extent() const {
+  if (size() == 0) return 0;
+  std::int64_t e = 1;
+  for (std::size_t d = 0; d < shape.size(); ++d) e += (shape[d] - 1) * strides[d];
+  return e;
+}
+
+Dtype dtype_of(const py::dtype& d) {
+  const char kind = d.kind();
+  const auto size = d.itemsize();
+  if (kind == 'f' && size == 4) return Dtype::f32;
+  if (kind == 'f' && size == 8) return Dtype::f64;
+  if (kind == 'f' && size == 2) return Dtype::f16;
+  if (kind == 'i' && size == 4) return Dtype::i32;
+  if (kind == 'i' && size == 8) return Dtype::i64;
+  if (size == 2 && d.attr("name").cast<std::string>() == "bfloat16") return Dtype::bf16;  // ml_dtypes
+  throw Error("tandem takes float32, float64, float16, bfloat16 (ml_dtypes), int32 and int64 arrays, not " +
+              std::string(py::str(static_cast<const py::handle&>(d))) +
+              "; convert it first (x.astype(numpy.float32), ...)");
+}
+
+py::dtype numpy_dtype(Dtype d) {
+  switch (d) {
+    case Dtype::f32:
+      return py::dtype("float32");
+    case Dtype::f64:
+      return py::dtype("float64");
+    case Dtype::f16:
+      return py::dtype("float16");
+    case Dtype::i32:
+      return py::dtype("int32");
+    case Dtype::i64:
+      return py::dtype("int64");
+    case Dtype::bf16:
+      return py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+  }
+  throw Error("tandem: no NumPy dtype for this element type");
+}
+
+namespace {
+
+// Fills shape and element strides from byte strides; false if a stride is negative or not whole elements.
+bool set_strides(Array& a, const std::vector<py::ssize_t>& shape, const std::vector<py::ssize_t>& byte_strides) {
+  const auto e = py::ssize_t(a.itemsize());
+  a.shape.assign(shape.begin(), shape.end());
+  a.strides.clear();
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] > 1 && (byte_strides[d] < 0 || byte_strides[d] % e != 0)) return false;
+    a.strides.push_back(shape[d] > 1 ? byte_strides[d] / e : 0);
+  }
+  return true;
+}
+
+Array from_numpy(py::array arr) {
+  Array a;
+  a.dtype = dtype_of(arr.dtype());
+  const std::vector<py::ssize_t> shape(arr.shape(), arr.shape() + arr.ndim()),
+      strides(arr.strides(), arr.strides() + arr.ndim());
+  a.data = const_cast<void*>(arr.data());
+  if (!set_strides(a, shape, strides)) return Array{};  // (data stays null: the caller copies)
+  a.keep = std::move(arr);
+  return a;
+}
+
+}  // namespace
+
+Array host_array(const py::object& x, bool writable) {
+  py::array arr = py::array::ensure(x);
+  if (!arr) throw Error("tandem: expected an array (NumPy, or anything numpy.asarray takes)");
+  if (writable && !arr.writeable()) throw Error("tandem: the output array is read-only");
+  Array a = from_numpy(arr);
+  if (a.data || arr.size() == 0) {
+    if (!a.data) a = from_numpy(py::array(py::module_::import("numpy").attr("ascontiguousarray")(arr)));
+    return a;
+  }
+  if (writable)
+    throw Error("tandem: the output array has negative or unaligned strides; pass a C-ordered array as out");
+  return from_numpy(py::module_::import("numpy").attr("ascontiguousarray")(arr));
+}
+
+Array contiguous_copy(const Array& a) {
+  return from_numpy(py::module_::import("numpy").attr("ascontiguousarray")(a.keep));
+}
+
+bool is_device_array(const py::object& x) {
+  if (py::hasattr(x, "__dlpack_device__")) {
+    const py::tuple dev = x.attr("__dlpack_device__")();
+    const int type = dev[0].cast<int>();
+    if (type == kDLCUDA || type == kDLCUDAManaged) return true;
+    if (type == kDLCPU) return false;
+  }
+  return py::hasattr(x, "__cuda_array_interface__");
+}
+
+namespace {
+
+Dtype dtype_of_dl(const DLDataType& t) {
+  if (t.lanes == 1) {
+    if (t.code == kDLFloat && t.bits == 32) return Dtype::f32;
+    if (t.code == kDLFloat && t.bits == 64) return Dtype::f64;
+    if (t.code == kDLFloat && t.bits == 16) return Dtype::f16;
+    if (t.code == kDLBfloat && t.bits == 16) return Dtype::bf16;
+    if (t.code == kDLInt && t.bits == 32) return Dtype::i32;
+    if (t.code == kDLInt && t.bits == 64) return Dtype::i64;
+  }
+  throw Error(
+      "tandem takes float32, float64, float16, bfloat16, int32 and int64 device arrays; convert this one "
+      "(DLPack type code " +
+      std::to_string(int(t.code)) + ", " + std::to_string(int(t.bits)) + " bits) first");
+}
+
+py::object library_of(const py::object& x) {
+  const std::string module = py::str(py::type::of(x).attr("__module__"));
+  return py::module_::import(module.substr(0, module.find('.')).c_str());
+}
+
+}  // namespace
+
+Array device_array(const py::object& x, std::uintptr_t stream) {
+  Array a;
+  a.device = true;
+  a.library = library_of(x);
+  a.keep = x;
+  if (py::hasattr(x, "__dlpack__")) {
+    // The handshake: the producer makes its pending work visible to our stream before we read.
+    py::capsule cap = x.attr("__dlpack__")(py::arg("stream") = py::int_(stream));
+    auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
+    if (!managed) throw py::error_already_set();
+    PyCapsule_SetName(cap.ptr(), "used_dltensor");  // ours now: released by Array::release
+    a.managed = managed;
+    const DLTensor& t = managed->dl_tensor;
+    a.dtype = dtype_of_dl(t.dtype);
+    a.device_id = t.device.device_id;
+    a.data = static_cast<char*>(t.data) + t.byte_offset;
+    a.shape.assign(t.shape, t.shape + t.ndim);
+    if (t.strides) {
+      a.strides.assign(t.strides, t.strides + t.ndim);
+    } else {
+      a.strides.assign(std::size_t(t.ndim), 1);
+      for (int d = t.ndim - 2; d >= 0; --d)
+        a.strides[std::size_t(d)] = a.strides[std::size_t(d) + 1] * a.shape[std::size_t(d) + 1];
+    }
+    for (std::size_t d = 0; d < a.shape.size(); ++d)
+      if (a.shape[d] > 1 && a.strides[d] < 0)
+        throw Error("tandem: device arrays with negative strides are not taken; make it contiguous first");
+    return a;
+  }
+  const py::dict cai = x.attr("__cuda_array_interface__");
+  const py::tuple data = cai["data"];
+  a.data = reinterpret_cast<void*>(data[0].cast<std::uintptr_t>());
+  a.dtype = dtype_of(py::dtype(std::string(py::str(cai["typestr"]))));
+  std::vector<py::ssize_t> shape, strides;
+  for (auto s : py::tuple(cai["shape"])) shape.push_back(s.cast<py::ssize_t>());
+  if (cai.contains("strides") && !cai["strides"].is_none()) {
+    for (auto s : py::tuple(cai["strides"])) strides.push_back(s.cast<py::ssize_t>());
+  } else {
+    strides.assign(shape.size(), py::ssize_t(a.itemsize()));
+    for (int d = int(shape.size()) - 2; d >= 0; --d)
+      strides[std::size_t(d)] = strides[std::size_t(d) + 1] * shape[std::size_t(d) + 1];
+  }
+  if (!set_strides(a, shape, strides))
+    throw Error("tandem: device arrays with negative or unaligned strides are not taken; make it contiguous first");
+#ifdef TANDEM_PY_HAS_CUDA
+  if (cai.contains("stream") && !cai["stream"].is_none()) {  // the producer's stream: wait for its work
+    const auto s = cai["stream"].cast<std::uintptr_t>();
+    const cudaError_t err = cudaStreamSynchronize(s == 1   ? cudaStreamLegacy
+                                                  : s == 2 ? cudaStreamPerThread
+                                                           : reinterpret_cast<cudaStream_t>(s));
+    if (err != cudaSuccess)
+      throw Error(std::string("tandem: waiting for the array's stream failed: ") + cudaGetErrorString(err));
+  }
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, a.data) == cudaSuccess) a.device_id = attr.device;
+  (void)cudaGetLastError();
+#endif
+  return a;
+}
+
+py::object new_device_array(const py::object& library, int device_id, const std::vector<std::int64_t>& shape,
+                            Dtype dtype) {
+  const std::string name = py::str(library.attr("__name__"));
+  py::tuple dims(shape.size());
+  for (std::size_t i = 0; i < shape.size(); ++i) dims[i] = py::int_(shape[i]);
+  if (name == "torch") {
+    const char* names[] = {"int32", "int64", "float32", "float64", "bfloat16", "float16"};
+    return library.attr("empty")(dims, py::arg("dtype") = library.attr(names[int(dtype)]),
+                                 py::arg("device") = "cuda:" + std::to_string(device_id));
+  }
+  if (name == "cupy") {
+    py::object guard = library.attr("cuda").attr("Device")(device_id);
+    guard.attr("__enter__")();
+    py::object out = library.attr("empty")(dims, py::arg("dtype") = numpy_dtype(dtype));
+    guard.attr("__exit__")(py::none(), py::none(), py::none());
+    return out;
+  }
+  throw Error("tandem: results of device arrays are made with CuPy or PyTorch; this array comes from '" + name +
+              "' (pass out= or use a CuPy / PyTorch array)");
+}
+
+}  // namespace tandem_python

@@ -1,0 +1,70 @@
+// Arrays as the tandem Python module sees them: NumPy arrays (host memory, read in place where tandem's
+// views can express their strides), and device arrays of CuPy, PyTorch and others through DLPack
+// (`__dlpack__`, with its stream handshake) or `__cuda_array_interface__`.
+#pragma once
+
+#include <dlpack/dlpack.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tandem/tandem.hpp"
+
+namespace tandem_python {
+
+namespace py = pybind11;
+
+// One array: element type, address of element 0, shape and strides in elements (non-negative), where it
+// lives, and what keeps its memory alive while tandem reads it.
+struct Array {
+  tandem::Dtype dtype = tandem::Dtype::f32;
+  void* data = nullptr;
+  std::vector<std::int64_t> shape, strides;
+  bool device = false;  // CUDA device memory (device_id)
+  int device_id = -1;
+  py::object keep;                     // the NumPy array (possibly a copy), or the producer's object
+  py::object library;                  // for device arrays: the module that made it ("cupy", "torch"), else None
+  DLManagedTensor* managed = nullptr;  // DLPack: returned to the producer by release()
+
+  Array() = default;
+  Array(const Array&) = delete;
+  Array& operator=(const Array&) = delete;
+  Array(Array&& o) noexcept { *this = std::move(o); }
+  Array& operator=(Array&& o) noexcept;
+  ~Array() { release(); }
+  void release() noexcept;
+
+  std::int64_t size() const;
+  std::size_t itemsize() const { return tandem::size_of(dtype); }
+  int ndim() const { return int(shape.size()); }
+  // The elements in C order as one run `stride` apart, if they are (any 1-D array; contiguous N-D).
+  bool one_run(std::int64_t& stride) const;
+  // Elements from the first to the last one the array touches.
+  std::int64_t extent() const;
+};
+
+// The tandem dtype of a NumPy dtype, or throws tandem::Error naming the ones tandem takes.
+tandem::Dtype dtype_of(const py::dtype& d);
+// The NumPy dtype of a tandem dtype ("bfloat16" needs ml_dtypes; float16 is NumPy's own).
+py::dtype numpy_dtype(tandem::Dtype d);
+
+// A host array (anything np.asarray takes). Negative strides or strides that are not whole elements
+// are copied (np.ascontiguousarray); `writable` arrays are never copied (an error instead).
+Array host_array(const py::object& x, bool writable = false);
+// A C-contiguous copy of a host array (for layouts a tandem view cannot express).
+Array contiguous_copy(const Array& a);
+
+// Whether x is a CUDA device array (DLPack device kDLCUDA, or __cuda_array_interface__).
+bool is_device_array(const py::object& x);
+// A device array, read in place. `stream` is the consumer stream (the engine's cudaStream_t as an
+// integer) for DLPack's handshake: the producer orders its pending work before it. For
+// __cuda_array_interface__ with a stream, that stream is synchronised first.
+Array device_array(const py::object& x, std::uintptr_t stream);
+// A new array of `library` (cupy or torch) on device `device_id`: shape, dtype.
+py::object new_device_array(const py::object& library, int device_id, const std::vector<std::int64_t>& shape,
+                            tandem::Dtype dtype);
+
+}  // namespace tandem_python

@@ -1,0 +1,180 @@
+"""tandem's Python module on NumPy arrays (issue #13): every op and axis against NumPy on odd shapes,
+strided and transposed views, dtypes, the NaN and empty rules, errors, matmul forms, and deterministic
+sums bit for bit against an independent implementation of the canonical order (below). Runs on the CPU
+engine always and on the CUDA engine where a GPU is usable."""
+import numpy as np
+import pytest
+
+import tandem
+
+BACKENDS = ["cpu"] + (["cuda"] if "cuda: usable" in tandem.info() else [])
+SHAPES_1D = [1, 2, 7, 31, 33, 4095, 4097, 65537]
+DTYPES = [np.float32, np.float64, np.int32, np.int64, np.float16]
+OPS = ["sum", "min", "max", "mean", "argmin", "argmax"]
+
+
+@pytest.fixture(params=BACKENDS, scope="module")
+def eng(request):
+    return tandem.Engine(request.param)
+
+
+def values(shape, dtype, seed=1):
+    rng = np.random.default_rng(seed)
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(-1000, 1000, size=shape).astype(dtype)
+    return rng.uniform(-1, 1, size=shape).astype(dtype)
+
+
+def numpy_result(op, x, axis=None):
+    if op == "sum" and np.issubdtype(x.dtype, np.integer):
+        return np.sum(x, axis=axis, dtype=np.int64)
+    if op in ("sum", "mean", "min", "max") and x.dtype == np.float16:
+        x = x.astype(np.float32)  # tandem reads 16-bit inputs as the floats they convert to
+    if op == "mean":
+        return np.mean(x, axis=axis, dtype=np.float64)
+    return getattr(np, op)(x, axis=axis)
+
+
+def check(op, got, want, x):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape
+    if op in ("argmin", "argmax", "min", "max") or np.issubdtype(x.dtype, np.integer):
+        np.testing.assert_array_equal(got, want)
+    else:  # float sums in another order: within the usual bound
+        n = x.size if want.ndim == 0 else x.size // max(want.size, 1)
+        tol = 4 * n * np.finfo(np.float32 if x.dtype != np.float64 else np.float64).eps
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", SHAPES_1D)
+def test_every_op_on_vectors(eng, dtype, n):
+    x = values(n, dtype, seed=n)
+    for op in OPS:
+        check(op, getattr(eng, op)(x), numpy_result(op, x), x)
+        check(op, getattr(eng, op)(x[::3]), numpy_result(op, x[::3]), x[::3])  # a strided view
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (257, 33), (2, 4097)])
+def test_axes_and_views(eng, dtype, shape):
+    a = values(shape, dtype, seed=shape[0])
+    views = [a, a.T, a[:, 1:] if shape[1] > 1 else a, a[::2, ::2], np.asfortranarray(a)]
+    for v in views:
+        for op in OPS:
+            check(op, getattr(eng, op)(v), numpy_result(op, v), v)  # flattened in C order
+            for axis in (0, 1, -1):
+                check(op, getattr(eng, op)(v, axis=axis), numpy_result(op, v, axis), v)
+
+
+def test_results_are_numpy_types(eng):
+    x = values(100, np.float32)
+    assert isinstance(eng.sum(x), np.float32)
+    assert isinstance(eng.sum(x.astype(np.int32)), np.int64)
+    assert isinstance(eng.mean(x), np.float64)
+    assert isinstance(eng.argmax(x), np.int64)
+    assert eng.argmin(values((4, 5), np.float64), axis=1).dtype == np.int64
+
+
+def test_nan_and_empty_rules(eng):
+    x = values(5000, np.float32)
+    x[1234] = np.nan
+    x[3000] = np.nan
+    assert np.isnan(eng.sum(x)) and np.isnan(eng.min(x)) and np.isnan(eng.max(x))
+    assert eng.argmin(x) == 1234 and eng.argmax(x) == 1234
+    empty = np.zeros(0, np.float32)
+    assert eng.sum(empty) == 0.0
+    for op in ("min", "max", "mean", "argmin", "argmax"):
+        with pytest.raises(tandem.Error, match="empty"):
+            getattr(eng, op)(empty)
+    assert eng.sum(np.array([-0.0, -0.0], np.float32), deterministic=True).tobytes() == np.float32(-0.0).tobytes()
+
+
+def test_errors(eng):
+    assert issubclass(tandem.Error, RuntimeError)
+    with pytest.raises(tandem.Error, match="uint8"):
+        eng.sum(np.zeros(3, np.uint8))
+    with pytest.raises(tandem.Error, match="axis"):
+        eng.sum(np.zeros((2, 2, 2), np.float32), axis=1)
+    with pytest.raises(tandem.Error, match="kernel"):
+        eng.sum(np.zeros(3, np.float32), kernel="no_such_kernel")
+    with pytest.raises(tandem.Error, match="shapes"):
+        eng.matmul(np.zeros((2, 3), np.float32), np.zeros((2, 3), np.float32))
+    with pytest.raises(tandem.Error, match="beta"):
+        eng.matmul(np.zeros((2, 2), np.float32), np.zeros((2, 2), np.float32), beta=1.0)
+    with pytest.raises(tandem.Error, match="backend"):
+        tandem.Engine("gpu")
+
+
+def canonical_sum(x):
+    """Deterministic mode's order (backends/common/canonical.hpp), written independently: chunks of
+    4096 elements; in a chunk, lane i % 32 adds element i in order from -0.0; the lanes meet in a
+    halving tree; the chunk values are summed the same way until one is left. NaN: the quiet NaN."""
+    t = np.float64 if x.dtype == np.float64 else np.float32
+    values = x.astype(t)
+    while True:
+        chunks = []
+        for c in range(0, max(len(values), 1), 4096):
+            part = values[c:c + 4096]
+            lane = np.full(32, -0.0, dtype=t)
+            rows = len(part) // 32
+            for r in range(rows):
+                lane = lane + part[r * 32:(r + 1) * 32]
+            tail = part[rows * 32:]
+            lane[:len(tail)] = lane[:len(tail)] + tail
+            s = 16
+            while s > 0:
+                lane[:s] = lane[:s] + lane[s:2 * s]
+                s //= 2
+            chunks.append(lane[0])
+        if len(values) <= 4096:
+            return chunks[0]
+        values = np.array(chunks, dtype=t)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("n", [1, 33, 4096, 4097, 70001])
+def test_deterministic_sums_bit_for_bit(eng, dtype, n):
+    x = values(n, dtype, seed=n + 5)
+    want = canonical_sum(x)
+    assert eng.sum(x, deterministic=True).tobytes() == want.tobytes()
+    cpu = tandem.Engine("cpu")
+    assert cpu.sum(x, deterministic=True).tobytes() == eng.sum(x, deterministic=True).tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_forms(eng, dtype):
+    rng = np.random.default_rng(3)
+    m, k, n = 37, 19, 23
+    a = rng.uniform(-1, 1, (m, k)).astype(dtype)
+    b = rng.uniform(-1, 1, (k, n)).astype(dtype)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(eng.matmul(a, b), a.astype(np.float64) @ b, rtol=tol, atol=tol)
+    np.testing.assert_allclose(eng.matmul(a.T.copy(), b, trans_a=True), a.astype(np.float64) @ b, rtol=tol, atol=tol)
+    np.testing.assert_allclose(eng.matmul(a, b.T.copy(), trans_b=True), a.astype(np.float64) @ b, rtol=tol, atol=tol)
+    f = np.asfortranarray(a)  # stored by columns: read in place as the transpose
+    np.testing.assert_allclose(eng.matmul(f, b), a.astype(np.float64) @ b, rtol=tol, atol=tol)
+    c = rng.uniform(-1, 1, (m, n)).astype(dtype)
+    want = 2.0 * (a.astype(np.float64) @ b) - 0.5 * c
+    out = c.copy()
+    assert eng.matmul(a, b, out=out, alpha=2.0, beta=-0.5) is out
+    np.testing.assert_allclose(out, want, rtol=10 * tol, atol=10 * tol)
+    batch = rng.uniform(-1, 1, (5, m, k)).astype(dtype)
+    np.testing.assert_allclose(eng.matmul(batch, b), np.einsum("bik,kj->bij", batch.astype(np.float64), b),
+                               rtol=tol, atol=tol)
+
+
+def test_matmul_16_bit_gives_float32(eng):
+    a = values((17, 9), np.float16)
+    b = values((9, 5), np.float16)
+    c = eng.matmul(a, b)
+    assert c.dtype == np.float32
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)
+
+
+def test_engine_info(eng):
+    assert eng.reduce_kernels()[0] == "auto" and eng.matmul_kernels()[0] == "auto"
+    info = eng.kernel_info()
+    assert [k["name"] for k in info["reduce"]] == eng.reduce_kernels()
+    assert eng.device_info()["name"]
+    assert "auto picks" in tandem.info()
