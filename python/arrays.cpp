@@ -52,8 +52,9 @@ std::int64_t Array::extent() const {
 }
 
 Dtype dtype_of(const py::dtype& d) {
-  const char kind = d.kind();
-  const auto size = d.itemsize();
+  // (Python attributes, not pybind11's struct accessors: NumPy 2 changed the descriptor's layout.)
+  const char kind = d.attr("kind").cast<std::string>().at(0);
+  const auto size = d.attr("itemsize").cast<py::ssize_t>();
   if (kind == 'f' && size == 4) return Dtype::f32;
   if (kind == 'f' && size == 8) return Dtype::f64;
   if (kind == 'f' && size == 2) return Dtype::f16;
