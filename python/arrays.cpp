@@ -84,6 +84,12 @@ py::dtype numpy_dtype(Dtype d) {
   throw Error("tandem: no NumPy dtype for this element type");
 }
 
+py::array new_host_array(const std::vector<std::int64_t>& shape, Dtype dtype) {
+  py::tuple dims(shape.size());
+  for (std::size_t i = 0; i < shape.size(); ++i) dims[i] = py::int_(shape[i]);
+  return py::module_::import("numpy").attr("empty")(dims, py::arg("dtype") = numpy_dtype(dtype));
+}
+
 namespace {
 
 // Fills shape and element strides from byte strides; false if a stride is negative or not whole elements.

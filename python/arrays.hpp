@@ -50,6 +50,9 @@ struct Array {
 tandem::Dtype dtype_of(const py::dtype& d);
 // The NumPy dtype of a tandem dtype ("bfloat16" needs ml_dtypes; float16 is NumPy's own).
 py::dtype numpy_dtype(tandem::Dtype d);
+// A new C-ordered NumPy array (numpy.empty: pybind11's own constructor reads the dtype's C struct, whose
+// layout NumPy 2 changed).
+py::array new_host_array(const std::vector<std::int64_t>& shape, tandem::Dtype dtype);
 
 // A host array (anything np.asarray takes). Negative strides or strides that are not whole elements
 // are copied (np.ascontiguousarray); `writable` arrays are never copied (an error instead).

@@ -103,8 +103,7 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const py
   if (out.is_none()) {
     if (beta != 0) throw Error("tandem.matmul: beta != 0 reads C; pass it as out=");
     std::vector<std::int64_t> shape = batch ? std::vector<std::int64_t>{count, m, n} : std::vector<std::int64_t>{m, n};
-    out = a.device ? new_device_array(a.library, a.device_id, shape, cd)
-                   : py::object(py::array(numpy_dtype(cd), std::vector<py::ssize_t>(shape.begin(), shape.end())));
+    out = a.device ? new_device_array(a.library, a.device_id, shape, cd) : py::object(new_host_array(shape, cd));
   }
   Array c = array(out, true);
   if (c.dtype != cd) throw Error(std::string("tandem.matmul: out must hold ") + tandem::to_string(cd));

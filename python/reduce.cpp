@@ -150,8 +150,7 @@ py::object PyEngine::reduce(Op op, const py::object& x, const py::object& axis, 
     a = contiguous_copy(a), per = axis_to_per(axis, a);
     as_matrix(a, per, rows, cols, ld);
   }
-  const std::vector<py::ssize_t> shape{py::ssize_t(per == Per::row ? rows : cols)};
-  HostOut out{py::array(numpy_dtype(result_dtype(op, a.dtype)), shape), {}};
+  HostOut out{new_host_array({per == Per::row ? rows : cols}, result_dtype(op, a.dtype)), {}};
   tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
     const tandem::MatrixView<const T> m{static_cast<const T*>(a.data), std::size_t(rows), std::size_t(cols),
                                         std::size_t(ld)};
