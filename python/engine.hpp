@@ -32,6 +32,7 @@ class PyEngine {
   py::object reduce_device(tandem::Op op, Array& a, const py::object& axis, const tandem::ReduceOptions& o) const;
 
   tandem::Engine eng_;
+  bool several_devices_ = false;  // (asked once: DeviceInfo queries take a GPU's properties, ~0.5 ms)
 };
 
 }  // namespace tandem_python

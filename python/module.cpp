@@ -24,7 +24,8 @@ PyEngine::PyEngine(const std::string& backend, std::optional<int> device, std::o
         const char* env = std::getenv("TANDEM_BACKEND");
         const std::string name = backend == "auto" && env != nullptr ? std::string(env) : backend;
         return tandem::Engine(tandem::parse_backend(name), o);
-      }()) {}
+      }()),
+      several_devices_(eng_.devices().size() > 1) {}
 
 Array PyEngine::array(const py::object& x, bool writable) const {
   if (!is_device_array(x)) return host_array(x, writable);
@@ -36,7 +37,7 @@ Array PyEngine::array(const py::object& x, bool writable) const {
 }
 
 void PyEngine::check_device(const Array& a) const {
-  if (eng_.devices().size() > 1)
+  if (several_devices_)
     throw Error("tandem: an engine over several GPUs takes host arrays; pass device arrays to an engine of one GPU");
   (void)a;  // (Engine::wrap checks that the memory is this engine's GPU's and says which GPU it is on)
 }
