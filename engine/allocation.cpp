@@ -1,11 +1,10 @@
 // detail::Allocation (include/tandem/buffer.hpp): one block of a backend's memory, or a sharded one of a
 // multi-device engine (engine/multi_device.hpp) whose copies go to every shard at once.
-#include <algorithm>
-#include <exception>
-#include <thread>
 #include <vector>
 
 #include "engine/backend.hpp"
+#include "engine/extent.hpp"
+#include "engine/parallel.hpp"
 #include "tandem/buffer.hpp"
 
 namespace tandem::detail {
@@ -13,37 +12,18 @@ namespace tandem::detail {
 namespace {
 
 // Runs copy(shard, shard_offset, caller_offset, bytes) for the shards that bytes [offset, offset + bytes)
-// touch, one thread per shard (each device's link at once).
+// touch, one thread per shard (each device's link at once; run_all).
 template <class F>
 void each_shard(const std::vector<Allocation::Shard>& shards, std::size_t offset, std::size_t bytes, F&& copy) {
   std::vector<std::size_t> touched;
   for (std::size_t i = 0; i < shards.size(); ++i)
-    if (std::max(offset, shards[i].first) < std::min(offset + bytes, shards[i].first + shards[i].mem->bytes()))
-      touched.push_back(i);
+    if (const auto [lo, hi] = bytes_in(shards[i], offset, bytes); lo < hi) touched.push_back(i);
   auto run = [&](std::size_t i) {
     const Allocation::Shard& s = shards[i];
-    const std::size_t lo = std::max(offset, s.first), hi = std::min(offset + bytes, s.first + s.mem->bytes());
+    const auto [lo, hi] = bytes_in(s, offset, bytes);
     copy(*s.mem, lo - s.first, lo - offset, hi - lo);
   };
-  if (touched.size() == 1) return run(touched[0]);  // (small copies: no thread)
-  std::vector<std::thread> threads;
-  std::vector<std::exception_ptr> errors(shards.size());
-  try {
-    for (std::size_t i : touched)
-      threads.emplace_back([&, i] {
-        try {
-          run(i);
-        } catch (...) {
-          errors[i] = std::current_exception();
-        }
-      });
-  } catch (...) {  // (no thread could be started: join those that were)
-    for (std::thread& t : threads) t.join();
-    throw;
-  }
-  for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
+  run_all(touched.size(), [&](std::size_t i) { run(touched[i]); });  // (one shard: no thread)
 }
 
 }  // namespace

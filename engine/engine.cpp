@@ -11,10 +11,14 @@
 #include "backends/common/reduce_ops.hpp"
 #include "engine/backend.hpp"
 #include "engine/dispatch.hpp"
+#include "engine/extent.hpp"
 #include "engine/multi_device.hpp"
 #include "engine/registry.hpp"
 
 namespace tandem {
+
+using detail::batch_extent;
+using detail::matrix_extent;
 
 // ---- backends ------------------------------------------------------------------------------------
 
@@ -216,23 +220,8 @@ std::size_t extent(std::size_t count, std::size_t stride, std::size_t elem, cons
   return (count - 1) * stride + 1;
 }
 
-// Matrix extent in elements: (rows-1)*ld + cols, or throws. `what` names the matrix in messages
-// ("matmul: A", "sum (per row): the matrix").
-std::size_t matrix_extent(std::size_t rows, std::size_t cols, std::size_t ld, std::size_t elem,
-                          const std::string& what) {
-  if (ld < cols)
-    throw Error(what + ": ld (" + std::to_string(ld) + ") is smaller than cols (" + std::to_string(cols) +
-                "); ld must be >= cols");
-  if (rows == 0 || cols == 0) return 0;
-  const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
-  if (cols > limit || rows - 1 > (limit - cols) / ld) throw Error(what + " is larger than the address space");
-  return (rows - 1) * ld + cols;
-}
-
 bool overlaps(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
-  if (a_bytes == 0 || b_bytes == 0) return false;
-  auto pa = reinterpret_cast<std::uintptr_t>(a), pb = reinterpret_cast<std::uintptr_t>(b);
-  return pa < pb + b_bytes && pb < pa + a_bytes;
+  return detail::overlap(reinterpret_cast<std::uintptr_t>(a), a_bytes, reinterpret_cast<std::uintptr_t>(b), b_bytes);
 }
 
 const void* offset_by(const void* base, std::size_t elements, Dtype d) {
@@ -371,16 +360,6 @@ struct Mat {
   const void* data;
   std::size_t rows, cols, ld, count, stride, extent;  // extent: elements from the first to the last
 };
-
-// The extent of `count` matrices `stride` apart, each of `one` elements, or throws.
-std::size_t batch_extent(std::size_t one, std::size_t count, std::size_t stride, std::size_t elem,
-                         const std::string& what) {
-  if (one == 0 || count <= 1 || stride == 0) return one;
-  const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
-  if (count - 1 > (limit - one) / stride)
-    throw Error(what + " (count * stride of the batch) is larger than the address space");
-  return (count - 1) * stride + one;
-}
 
 // Checks a matrix (or batch) input: shape, extent, and for a Buffer its engine and bounds; the address
 // of its first element (null data of host matrices is the caller's check). `what` names it in messages.

@@ -10,9 +10,10 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <utility>
 
+#include "engine/extent.hpp"
+#include "engine/parallel.hpp"
 #include "engine/parts.hpp"
 #include "engine/registry.hpp"
 
@@ -55,16 +56,8 @@ void check_owned(const Allocation* a, const BackendImpl& first, const std::strin
 
 // Elements from the first to the last of a matrix or batch (as engine.cpp counts them), or throws.
 std::size_t extent_of(const MatrixInput& v, const std::string& what) {
-  if (v.ld < v.cols)
-    throw Error(what + ": ld (" + std::to_string(v.ld) + ") is smaller than cols (" + std::to_string(v.cols) +
-                "); ld must be >= cols");
-  if (v.rows == 0 || v.cols == 0) return 0;
-  const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / size_of(v.dtype);
-  if (v.cols > limit || v.rows - 1 > (limit - v.cols) / v.ld) throw Error(what + " is larger than the address space");
-  const std::size_t one = (v.rows - 1) * v.ld + v.cols;
-  if (v.count <= 1 || v.stride == 0) return one;
-  if (v.count - 1 > (limit - one) / v.stride) throw Error(what + " (the batch) is larger than the address space");
-  return (v.count - 1) * v.stride + one;
+  const std::size_t e = size_of(v.dtype);
+  return batch_extent(matrix_extent(v.rows, v.cols, v.ld, e, what), v.count, v.stride, e, what);
 }
 
 // The chunks [first, last) of `chunks` that member d of n holds: an even split, or one chunk for each
@@ -72,19 +65,6 @@ std::size_t extent_of(const MatrixInput& v, const std::string& what) {
 std::pair<std::size_t, std::size_t> chunks_of(std::size_t d, std::size_t n, std::size_t chunks) {
   if (chunks < n) return d < chunks ? std::pair{d, d + 1} : std::pair{chunks, chunks};
   return {chunks * d / n, chunks * (d + 1) / n};
-}
-
-// Joins the threads started so far when the scope ends (also when starting one more threw).
-struct Joiner {
-  std::vector<std::thread>& threads;
-  ~Joiner() {
-    for (std::thread& t : threads)
-      if (t.joinable()) t.join();
-  }
-};
-
-bool overlap(std::size_t a0, std::size_t a_len, std::size_t b0, std::size_t b_len) {
-  return a_len > 0 && b_len > 0 && a0 < b0 + b_len && b0 < a0 + a_len;
 }
 
 // Copies between the members of a CPU engine: all host memory.
@@ -163,31 +143,6 @@ void Group::synchronize() const {
   for (const Engine& m : members_) m.synchronize();
 }
 
-// Runs f(0) .. f(parts - 1) at once, one host thread each (f(0) on the caller's); rethrows the first
-// part's error.
-template <class F>
-void Group::each_part(std::size_t parts, F&& f) const {
-  std::vector<std::exception_ptr> errors(parts);
-  std::vector<std::thread> threads;
-  Joiner joiner{threads};
-  for (std::size_t i = 1; i < parts; ++i)
-    threads.emplace_back([&, i] {
-      try {
-        f(i);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    });
-  if (parts > 0) try {
-      f(0);
-    } catch (...) {
-      errors[0] = std::current_exception();
-    }
-  for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
-}
-
 // ---- memory --------------------------------------------------------------------------------------
 
 std::shared_ptr<Allocation> Group::allocate(std::size_t count, std::size_t e) const {
@@ -225,7 +180,7 @@ Group::Staged Group::stage(const Allocation* src, std::size_t first, std::size_t
       s.copy = std::make_shared<Allocation>(impl, bytes);
       s.data = s.copy->data();
       for (const Allocation::Shard& sh : src->shards()) {
-        const std::size_t lo = std::max(first, sh.first), hi = std::min(first + bytes, sh.first + sh.mem->bytes());
+        const auto [lo, hi] = bytes_in(sh, first, bytes);
         if (lo < hi)
           collectives_->copy(static_cast<char*>(s.data) + (lo - first), member,
                              static_cast<const char*>(sh.mem->data()) + (lo - sh.first), sh.member, hi - lo);
@@ -239,7 +194,7 @@ Group::Staged Group::stage(const Allocation* src, std::size_t first, std::size_t
 void Group::write_back(const Staged& s) const {
   if (!s.copy) return;
   for (const Allocation::Shard& sh : s.source->shards()) {
-    const std::size_t lo = std::max(s.first, sh.first), hi = std::min(s.first + s.bytes, sh.first + sh.mem->bytes());
+    const auto [lo, hi] = bytes_in(sh, s.first, s.bytes);
     if (lo < hi)
       collectives_->copy(static_cast<char*>(sh.mem->data()) + (lo - sh.first), sh.member,
                          static_cast<const char*>(s.data) + (lo - s.first), s.member, hi - lo);
@@ -348,11 +303,12 @@ void Group::reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void
   const Op local = op == Op::mean ? Op::sum : op;
   const std::vector<Part> pieces = split(in);
   visit(in.dtype, [&]<class T>(std::type_identity<T>) {
-    if (local == Op::sum && opts.deterministic && is_floating_v<T> && in.count > 0 && whole_chunks(in, pieces))
+    const bool canonical = local == Op::sum && opts.deterministic && is_floating_v<T> && in.count > 0;
+    if (canonical && whole_chunks(in, pieces))
       return parts::write_sum<T>(op, resident_deterministic_sum<T>(pieces, in.count, opts), in.count, result);
-    if (local == Op::sum && opts.deterministic && is_floating_v<T> && in.count > 0) {
+    if (canonical) {
       std::vector<parts::Chunks<T>> chunks(pieces.size());
-      each_part(pieces.size(), [&](std::size_t i) {
+      run_all(pieces.size(), [&](std::size_t i) {
         const Part& p = pieces[i];
         chunks[i] = parts::local_chunks<T>(*members_[std::size_t(p.member)].impl_, p.in, p.offset);
       });
@@ -380,7 +336,7 @@ void Group::reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void
       }
       return parts::combine<T>(op, records, in.count, result);
     }
-    each_part(pieces.size(), [&](std::size_t i) {
+    run_all(pieces.size(), [&](std::size_t i) {
       const Part& p = pieces[i];
       records[i] = parts::record<T>(local, p.in, p.offset,
                                     [&](Op o, void* r) { members_[std::size_t(p.member)].reduce(o, p.in, opts, r); });
@@ -504,7 +460,7 @@ void Group::matmul_rows(const MatrixInput& a, const MatrixInput& b, const Matrix
     return x;
   };
   if (!c.in_buffer) {  // host: every member its rows, at once (host B goes up each member's own link)
-    each_part(D, [&](std::size_t d) {
+    run_all(D, [&](std::size_t d) {
       if (rows[d] == rows[d + 1]) return;
       std::size_t first = 0;
       MatrixInput ad = a_rows(rows[d], rows[d + 1], first), cd = c;
@@ -522,12 +478,9 @@ void Group::matmul_rows(const MatrixInput& a, const MatrixInput& b, const Matrix
   std::vector<void*> dst(D);
   std::vector<Collectives::Piece> pieces;
   if (b_bytes > 0) {
-    check_owned(b.allocation, *first(), "matmul: B");
-    if (b.offset > b.buffer_size || b_bytes / e > b.buffer_size - b.offset)
-      throw Error("matmul: B reaches past its buffer of " + std::to_string(b.buffer_size) + " elements");
-    const std::size_t b0 = b.offset * e;
+    const std::size_t b0 = b.offset * e;  // (B's engine and bounds: checked in Group::matmul)
     for (const Allocation::Shard& sh : b.allocation->shards()) {
-      const std::size_t lo = std::max(b0, sh.first), hi = std::min(b0 + b_bytes, sh.first + sh.mem->bytes());
+      const auto [lo, hi] = bytes_in(sh, b0, b_bytes);
       if (lo < hi)
         pieces.push_back({sh.member, static_cast<const char*>(sh.mem->data()) + (lo - sh.first), lo - b0, hi - lo});
     }

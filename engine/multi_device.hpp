@@ -61,8 +61,6 @@ class Group {
   void write_back(const Staged& s) const;
   MatrixInput on_member(const MatrixInput& v, int member, std::vector<Staged>& keep, const std::string& what) const;
   void matmul_rows(const MatrixInput& a, const MatrixInput& b, const MatrixInput& c, const MatmulOptions& o) const;
-  template <class F>
-  void each_part(std::size_t parts, F&& f) const;
 
   std::vector<Engine> members_;
   std::unique_ptr<Collectives> collectives_;

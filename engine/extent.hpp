@@ -1,0 +1,50 @@
+// Extents and overlaps of the engine's inputs (and of shards), shared by engine/engine.cpp (every call) and
+// engine/multi_device.cpp (the whole operands of a multi-device call, before they are split).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "tandem/buffer.hpp"
+#include "tandem/types.hpp"
+
+namespace tandem::detail {
+
+// Matrix extent in elements: (rows-1)*ld + cols, or throws. `what` names the matrix in messages
+// ("matmul: A", "sum (per row): the matrix").
+inline std::size_t matrix_extent(std::size_t rows, std::size_t cols, std::size_t ld, std::size_t elem,
+                                 const std::string& what) {
+  if (ld < cols)
+    throw Error(what + ": ld (" + std::to_string(ld) + ") is smaller than cols (" + std::to_string(cols) +
+                "); ld must be >= cols");
+  if (rows == 0 || cols == 0) return 0;
+  const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
+  if (cols > limit || rows - 1 > (limit - cols) / ld) throw Error(what + " is larger than the address space");
+  return (rows - 1) * ld + cols;
+}
+
+// The extent of `count` matrices `stride` apart, each of `one` elements, or throws.
+inline std::size_t batch_extent(std::size_t one, std::size_t count, std::size_t stride, std::size_t elem,
+                                const std::string& what) {
+  if (one == 0 || count <= 1 || stride == 0) return one;
+  const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
+  if (count - 1 > (limit - one) / stride)
+    throw Error(what + " (count * stride of the batch) is larger than the address space");
+  return (count - 1) * stride + one;
+}
+
+// Whether [a, a + a_len) and [b, b + b_len) share an element (empty ranges share none).
+inline bool overlap(std::uintptr_t a, std::size_t a_len, std::uintptr_t b, std::size_t b_len) {
+  return a_len > 0 && b_len > 0 && a < b + b_len && b < a + a_len;
+}
+
+// The bytes [lo, hi) of [first, first + bytes) that a shard of a sharded Allocation holds (lo >= hi: none).
+inline std::pair<std::size_t, std::size_t> bytes_in(const Allocation::Shard& sh, std::size_t first, std::size_t bytes) {
+  return {std::max(first, sh.first), std::min(first + bytes, sh.first + sh.mem->bytes())};
+}
+
+}  // namespace tandem::detail
