@@ -144,6 +144,13 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const py
 
 namespace {
 
+py::dict device_dict(const tandem::DeviceInfo& d) {
+  py::dict r;
+  r["name"] = d.name, r["compute_units"] = d.compute_units, r["memory_bytes"] = d.memory_bytes;
+  r["peak_bandwidth_gbs"] = d.peak_bandwidth_gbs, r["details"] = d.details;
+  return r;
+}
+
 py::dict kernel_dict(const tandem::KernelInfo& k) {
   py::dict d;
   d["name"] = k.name;
@@ -219,15 +226,17 @@ PYBIND11_MODULE(tandem, m) {
         "takes host arrays.");
   e.def_property_readonly("backend", &PyEngine::backend, "'cpu' or 'cuda'.");
   e.def(
-      "device_info",
+      "device_info", [](const PyEngine& s) { return tandem_python::device_dict(s.engine().device()); },
+      "The device: name, compute_units, memory_bytes, peak_bandwidth_gbs, details.");
+  e.def(
+      "devices",
       [](const PyEngine& s) {
-        const auto d = s.engine().device();
-        py::dict r;
-        r["name"] = d.name, r["compute_units"] = d.compute_units, r["memory_bytes"] = d.memory_bytes;
-        r["peak_bandwidth_gbs"] = d.peak_bandwidth_gbs, r["details"] = d.details;
+        py::list r;
+        for (const auto& d : s.engine().devices()) r.append(tandem_python::device_dict(d));
         return r;
       },
-      "The device: name, compute_units, memory_bytes, peak_bandwidth_gbs, details.");
+      "Every device the engine runs on, as device_info() dicts, in the order of devices= (one for a single "
+      "device).");
   e.def(
       "reduce_kernels", [](const PyEngine& s) { return s.engine().reduce_kernels(); },
       "Reduce kernel names, 'auto' first.");

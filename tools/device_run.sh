@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, test (full suite, the >2^31 case, compute-sanitizer on the quick
 # subset), the CLI tables and the benchmarks. Logs and JSON go to $OUT (or ./out).
-# Usage: tools/device_run.sh [steps...]   steps: build test large sanitize cli bench cpu_det multi
-# (default: all but cpu_det and multi; multi: the multi-GPU tests, MPI with a CUDA rank per GPU and
-# bench_multi_gpu, for the machines with several GPUs)
+# Usage: tools/device_run.sh [steps...]   steps: build test large sanitize cli bench cpu_det multi python
+# (default: all but cpu_det, multi and python; multi: the multi-GPU tests, MPI with a CUDA rank per GPU and
+# bench_multi_gpu, for the machines with several GPUs; python: the module against the venv's pybind11,
+# pytest with CuPy / PyTorch, and benchmarks/python/bench_python.py with the C++ baselines)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
@@ -74,6 +75,18 @@ if has multi; then
   timeout ${BENCH_TIMEOUT:-420} "$B/benchmarks/bench_multi_gpu" ${BENCH_FILTER:+--benchmark_filter="$BENCH_FILTER"} \
     --benchmark_out="$OUT/bench_multi_gpu.json" --benchmark_out_format=json > "$OUT/bench_multi_gpu.txt" 2>&1 || status=1
   cat "$OUT/bench_multi_gpu.txt"
+fi
+if has python; then
+  PY=/opt/torch/.venv/bin/python3
+  { cmake --preset gpu-machine -Dpybind11_DIR="$($PY -m pybind11 --cmakedir)" &&
+      cmake --build "$B" --target tandem_python bench_cpu bench_cuda -j16; } > "$OUT/python_build.log" 2>&1 ||
+    { tail -30 "$OUT/python_build.log"; exit 1; }
+  grep -m1 "Python module" "$OUT/python_build.log"
+  PYTHONPATH=$B/python timeout 400 $PY -X faulthandler -m pytest -q -p no:cacheprovider --tb=short -rfs tests/python \
+    > "$OUT/pytest.log" 2>&1 || status=1
+  tail -25 "$OUT/pytest.log"; tail -1 "$OUT/pytest.log" | sed "s/^/pytest: /" >> "$OUT/summary.txt"
+  PYTHONPATH=$B/python timeout 300 $PY benchmarks/python/bench_python.py --cxx "$B" > "$OUT/bench_python.txt" 2>&1 || status=1
+  cat "$OUT/bench_python.txt"
 fi
 echo "==== summary"; cat "$OUT/summary.txt" 2>/dev/null
 exit $status

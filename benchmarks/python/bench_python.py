@@ -2,9 +2,16 @@
   overhead   eng.sum of 16 floats (NumPy) against numpy.sum, and tandem's C++ call seen from Python
   numpy      eng.sum of 2^24 floats against numpy.sum (CPU engine, and the CUDA engine on host data)
   cupy/torch eng.sum of 2^28 floats of a GPU array, in place, against cupy.sum / torch.sum (GB/s)
-Run: PYTHONPATH=build/python python3 benchmarks/python/bench_python.py (device rows need a GPU and
-CuPy / PyTorch). Prints one table; times are medians of repeated calls."""
+  C++        with --cxx BUILD: the same calls through the C++ API in the same run (BUILD/benchmarks/bench_cpu
+             and bench_cuda: overhead/<backend>/engine/sum/float/n:16, and reduce/cuda/auto/sum/float/n:2^28
+             on a tandem Buffer), the baselines the Python calls are measured against
+Run: PYTHONPATH=build/python python3 benchmarks/python/bench_python.py [--cxx build] (device rows need a
+GPU and CuPy / PyTorch). Prints one table; times are medians of repeated calls."""
+import argparse
+import json
+import os
 import statistics
+import subprocess
 import time
 
 import numpy as np
@@ -27,11 +34,34 @@ def median_time(f, repeat=50, warmup=3, sync=None):
     return statistics.median(times)
 
 
+parser = argparse.ArgumentParser()
+parser.add_argument("--cxx", help="build folder whose benchmarks/bench_cpu and bench_cuda give the C++ baselines")
+args = parser.parse_args()
+
+
+def cxx_seconds(binary, name):
+    """Real time of one call of the C++ benchmark `name` (Google Benchmark, run now), or None."""
+    path = os.path.join(args.cxx or "", "benchmarks", binary)
+    if not args.cxx or not os.path.exists(path):
+        return None
+    out = subprocess.run([path, f"--benchmark_filter=^{name}/real_time$", "--benchmark_format=json"],
+                         capture_output=True, text=True)
+    found = [b for b in json.loads(out.stdout or "{}").get("benchmarks", []) if b.get("run_type") == "iteration"]
+    if not found:
+        return None
+    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[found[0]["time_unit"]]
+    return found[0]["real_time"] * scale
+
+
 rows = []
 cpu = tandem.Engine("cpu")
 small = np.arange(16, dtype=np.float32)
 rows.append(("overhead: tandem cpu sum, 16 floats (us)", median_time(lambda: cpu.sum(small), 2000) * 1e6,
              "numpy.sum", median_time(lambda: small.sum(), 2000) * 1e6))
+t = cxx_seconds("bench_cpu", "overhead/cpu/engine/sum/float/n:16")
+if t is not None:
+    rows.append(("overhead: tandem cpu sum, 16 floats (us)", median_time(lambda: cpu.sum(small), 2000) * 1e6,
+                 "C++ eng.sum", t * 1e6))
 big = np.random.default_rng(0).uniform(-1, 1, 1 << 24).astype(np.float32)
 t = median_time(lambda: cpu.sum(big), 20)
 rows.append(("numpy 2^24 floats: tandem cpu sum (GB/s)", big.nbytes / t / 1e9,
@@ -40,13 +70,20 @@ if "cuda: usable" in tandem.info():
     gpu = tandem.Engine("cuda")
     rows.append(("overhead: tandem cuda sum, 16 host floats (us)", median_time(lambda: gpu.sum(small), 2000) * 1e6,
                  "numpy.sum", median_time(lambda: small.sum(), 2000) * 1e6))
+    t = cxx_seconds("bench_cuda", "overhead/cuda/engine/sum/float/n:16")
+    if t is not None:
+        rows.append(("overhead: tandem cuda sum, 16 host floats (us)", median_time(lambda: gpu.sum(small), 2000) * 1e6,
+                     "C++ eng.sum", t * 1e6))
     n = 1 << 28
+    t_buffer = cxx_seconds("bench_cuda", f"reduce/cuda/auto/sum/float/n:{n}")
     try:
         import cupy as cp
         x = cp.random.uniform(-1, 1, n, dtype=cp.float32)
         sync = cp.cuda.Device().synchronize
         rows.append(("cupy 2^28 floats in place: tandem sum (GB/s)", x.nbytes / median_time(lambda: gpu.sum(x), 50, sync=sync) / 1e9,
                      "cupy.sum", x.nbytes / median_time(lambda: x.sum(), 50, sync=sync) / 1e9))
+        if t_buffer is not None:  # issue #13's target: >= 0.9x the same call on a tandem Buffer
+            rows.append(("cupy 2^28 floats in place: tandem sum (GB/s)", rows[-1][1], "C++ Buffer", x.nbytes / t_buffer / 1e9))
         rows.append(("cupy 2^28 floats: tandem deterministic sum (GB/s)",
                      x.nbytes / median_time(lambda: gpu.sum(x, deterministic=True), 50, sync=sync) / 1e9, "", float("nan")))
     except ImportError:
@@ -57,6 +94,8 @@ if "cuda: usable" in tandem.info():
         sync = torch.cuda.synchronize
         rows.append(("torch 2^28 floats in place: tandem sum (GB/s)", y.numel() * 4 / median_time(lambda: gpu.sum(y), 50, sync=sync) / 1e9,
                      "torch.sum", y.numel() * 4 / median_time(lambda: y.sum(), 50, sync=sync) / 1e9))
+        if t_buffer is not None:
+            rows.append(("torch 2^28 floats in place: tandem sum (GB/s)", rows[-1][1], "C++ Buffer", n * 4 / t_buffer / 1e9))
     except ImportError:
         pass
 print(f"{'case':52} {'tandem':>10}  {'baseline':12} {'value':>10}  ratio")

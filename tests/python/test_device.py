@@ -111,3 +111,37 @@ def test_errors(lib):
     cpu = tandem.Engine("cpu")
     with pytest.raises(tandem.Error, match="GPU array"):
         cpu.sum(to_device(lib, np.zeros(4, np.float32)))
+
+
+def test_torch_bfloat16_in_place():
+    torch = pytest.importorskip("torch")
+    eng = tandem.Engine("cuda")
+    x = torch.rand(4097, device="cuda").to(torch.bfloat16)
+    ref = x.float().cpu().numpy()
+    np.testing.assert_allclose(float(eng.sum(x).cpu()), ref.astype(np.float64).sum(), rtol=1e-5)
+    assert int(eng.argmax(x).cpu()) == ref.argmax()
+    a = torch.rand(65, 33, device="cuda").to(torch.bfloat16)
+    b = torch.rand(33, 17, device="cuda").to(torch.bfloat16)
+    c = eng.matmul(a, b)
+    assert c.dtype == torch.float32 and c.is_cuda
+    want = a.double().cpu().numpy() @ b.double().cpu().numpy()
+    np.testing.assert_allclose(c.cpu().numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def gpu_count():
+    return int(tandem.info().split("cuda: usable")[1].split(" device(s)")[0].rsplit(", ", 1)[1])
+
+
+@pytest.mark.skipif("cuda: usable" not in tandem.info() or gpu_count() < 2, reason="needs 2 GPUs")
+def test_several_gpus(lib):
+    eng = tandem.Engine("cuda", devices=list(range(gpu_count())))
+    assert len(eng.devices()) == gpu_count()
+    cpu = tandem.Engine("cpu")
+    x = np.random.default_rng(7).uniform(-1, 1, 1 << 20).astype(np.float32)
+    assert eng.sum(x, deterministic=True).tobytes() == cpu.sum(x, deterministic=True).tobytes()
+    assert eng.argmax(x) == cpu.argmax(x)
+    with pytest.raises(tandem.Error, match="host arrays"):
+        eng.sum(to_device(lib, x))
+    other = tandem.Engine("cuda", device=1)
+    with pytest.raises(tandem.Error, match="GPU"):
+        other.sum(to_device(lib, x))  # the array is on GPU 0

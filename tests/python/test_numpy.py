@@ -178,3 +178,51 @@ def test_engine_info(eng):
     assert [k["name"] for k in info["reduce"]] == eng.reduce_kernels()
     assert eng.device_info()["name"]
     assert "auto picks" in tandem.info()
+
+
+def test_several_devices():
+    """devices= on the CPU backend gives stand-in devices: the multi-device path without GPUs. Results
+    agree with one engine (deterministic sums, min/max and arg* bit for bit)."""
+    one = tandem.Engine("cpu")
+    group = tandem.Engine("cpu", devices=[0, 1, 2])
+    assert len(group.devices()) == 3 and len(one.devices()) == 1
+    x = values(3 * 4096 + 17, np.float32, seed=9)
+    for op in ("min", "max", "argmin", "argmax"):
+        assert getattr(group, op)(x) == getattr(one, op)(x)
+    assert group.sum(x, deterministic=True).tobytes() == one.sum(x, deterministic=True).tobytes()
+    check("sum", group.sum(x), numpy_result("sum", x), x)
+    a = values((301, 47), np.float64, seed=10)
+    for axis in (0, 1):
+        check("sum", group.sum(a, axis=axis), numpy_result("sum", a, axis), a)
+    b = values((47, 29), np.float64, seed=11)
+    np.testing.assert_allclose(group.matmul(a, b), a @ b, rtol=1e-12, atol=1e-12)
+    with pytest.raises(tandem.Error, match="both set"):
+        tandem.Engine("cpu", device=1, devices=[0, 1])
+
+
+def run_python(code, **env):
+    import os
+    import subprocess
+    import sys
+    e = dict(os.environ, **env)
+    return subprocess.run([sys.executable, "-c", "import tandem\n" + code], env=e, capture_output=True, text=True)
+
+
+def test_environment():
+    r = run_python("print(tandem.Engine().backend)", TANDEM_BACKEND="cpu")
+    assert r.returncode == 0 and r.stdout.strip() == "cpu", r.stderr
+    r = run_python("tandem.Engine()", TANDEM_BACKEND="gpu")
+    assert r.returncode != 0 and "tandem.Error" in r.stderr and "backend" in r.stderr
+
+
+def test_bfloat16_through_ml_dtypes(eng):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    x = values(4097, np.float32, seed=12).astype(bf16)
+    ref = x.astype(np.float32)
+    check("sum", eng.sum(x), numpy_result("sum", ref), ref)
+    assert eng.argmax(x) == ref.argmax() and eng.max(x) == ref.max()
+    a, b = values((17, 9), np.float32).astype(bf16), values((9, 5), np.float32).astype(bf16)
+    c = eng.matmul(a, b)
+    assert c.dtype == np.float32
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-5)
