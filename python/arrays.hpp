@@ -64,10 +64,16 @@ Array contiguous_copy(const Array& a);
 bool is_device_array(const py::object& x);
 // A device array, read in place. `stream` is the consumer stream (the engine's cudaStream_t as an
 // integer) for DLPack's handshake: the producer orders its pending work before it. For
-// __cuda_array_interface__ with a stream, that stream is synchronised first.
+// __cuda_array_interface__ with a stream, and PyTorch tensors, the same ordering is made with an event.
 Array device_array(const py::object& x, std::uintptr_t stream);
-// A new array of `library` (cupy or torch) on device `device_id`: shape, dtype.
-py::object new_device_array(const py::object& library, int device_id, const std::vector<std::int64_t>& shape,
-                            tandem::Dtype dtype);
+// Orders the work enqueued so far on stream `producer` before what is enqueued next on `consumer` (CUDA
+// streams as integers, 1 and 2 the legacy and per-thread default streams), without waiting on the host.
+void order_after(std::uintptr_t producer, std::uintptr_t consumer);
+// Enqueues a device-to-device copy of `bytes` on `stream`.
+void copy_on_stream(void* dst, const void* src, std::size_t bytes, std::uintptr_t stream);
+// A new C-ordered array of `library` (cupy or torch) on device `device_id`: shape, dtype (the object is
+// .keep).
+Array new_device_array(const py::object& library, int device_id, const std::vector<std::int64_t>& shape,
+                       tandem::Dtype dtype);
 
 }  // namespace tandem_python

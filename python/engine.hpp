@@ -28,6 +28,8 @@ class PyEngine {
   // x as an Array: a device array (CUDA engine only; read on the engine's stream) or a host array.
   Array array(const py::object& x, bool writable = false) const;
   void check_device(const Array& a) const;
+  // The engine's CUDA stream as an integer (DLPack's convention).
+  std::uintptr_t stream() const;
   static tandem::Per axis_to_per(const py::object& axis, const Array& a);
   py::object reduce_device(tandem::Op op, Array& a, const py::object& axis, const tandem::ReduceOptions& o) const;
 

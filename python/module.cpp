@@ -32,9 +32,10 @@ Array PyEngine::array(const py::object& x, bool writable) const {
   if (eng_.backend() != tandem::Backend::cuda)
     throw Error("tandem: this is a GPU array but the engine runs on the " + backend() +
                 "; use tandem.Engine('cuda'), or copy the array to the host first (e.g. cupy.asnumpy, tensor.cpu())");
-  const auto stream = reinterpret_cast<std::uintptr_t>(eng_.impl().native_stream());
-  return device_array(x, stream);
+  return device_array(x, stream());
 }
+
+std::uintptr_t PyEngine::stream() const { return reinterpret_cast<std::uintptr_t>(eng_.impl().native_stream()); }
 
 void PyEngine::check_device(const Array& a) const {
   if (several_devices_)
@@ -100,13 +101,15 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const py
   const std::int64_t count = std::max(A.count, B.count);
   const bool batch = a.ndim() == 3 || b.ndim() == 3;
   const Dtype cd = tandem::info(a.dtype).compute;
-  py::object out = outo;
-  if (out.is_none()) {
+  Array c;
+  if (outo.is_none()) {
     if (beta != 0) throw Error("tandem.matmul: beta != 0 reads C; pass it as out=");
     std::vector<std::int64_t> shape = batch ? std::vector<std::int64_t>{count, m, n} : std::vector<std::int64_t>{m, n};
-    out = a.device ? new_device_array(a.library, a.device_id, shape, cd) : py::object(new_host_array(shape, cd));
+    c = a.device ? new_device_array(a.library, a.device_id, shape, cd) : array(new_host_array(shape, cd), true);
+  } else {
+    c = array(outo, true);
   }
-  Array c = array(out, true);
+  const py::object out = outo.is_none() ? c.keep : outo;
   if (c.dtype != cd) throw Error(std::string("tandem.matmul: out must hold ") + tandem::to_string(cd));
   if (c.device != a.device) throw Error("tandem.matmul: out must live where a and b do (host or device)");
   if (!as_operand(c, C, "out")) throw Error("tandem.matmul: out needs rows of unit stride (a C-ordered array)");

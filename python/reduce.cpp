@@ -175,18 +175,18 @@ Per PyEngine::axis_to_per(const py::object& axis, const Array& a) {
 py::object PyEngine::reduce_device(Op op, Array& a, const py::object& axis, const tandem::ReduceOptions& o) const {
   check_device(a);
   const Dtype rd = result_dtype(op, a.dtype);
-  py::object result;
   if (axis.is_none()) {
     std::int64_t stride = 1;
     if (!a.one_run(stride))
       throw Error("tandem: this device array's elements are not one strided run; make it contiguous first");
-    result = new_device_array(a.library, a.device_id, {}, rd);
-    Array r = array(result);
+    // The reduction is enqueued first, into an 8-byte slot of the engine's; the result array is made
+    // while it runs, then the value is copied into it on the engine's stream.
+    const auto slot = eng_.buffer<std::int64_t>(1);
     tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
       const auto buf = eng_.wrap(static_cast<T*>(a.data), std::size_t(a.extent()));
       const auto view = buf.view(0, std::size_t(a.size()), std::size_t(std::max<std::int64_t>(stride, 1)));
       py::gil_scoped_release unlocked;
-      DeviceOut out{eng_, r.data, 1};
+      DeviceOut out{eng_, slot.data(), 1};
       switch (op) {
         case Op::sum:
           eng_.sum_into(view, out.as<tandem::sum_result_t<T>>(), 0, o);
@@ -207,16 +207,20 @@ py::object PyEngine::reduce_device(Op op, Array& a, const py::object& axis, cons
           eng_.argmax_into(view, out.as_index(), 0, o);
           break;
       }
-      eng_.synchronize();  // the result's library reads it on its own stream
     });
-    return result;
+    Array r = new_device_array(a.library, a.device_id, {}, rd);
+    {
+      py::gil_scoped_release unlocked;
+      copy_on_stream(r.data, slot.data(), tandem::size_of(rd), stream());
+      eng_.synchronize();  // the result's library reads it on its own stream
+    }
+    return r.keep;
   }
   Per per = axis_to_per(axis, a);
   std::int64_t rows = 0, cols = 0, ld = 0;
   if (!as_matrix(a, per, rows, cols, ld))
     throw Error("tandem: per-row / per-column reductions need a device array with one unit stride");
-  result = new_device_array(a.library, a.device_id, {per == Per::row ? rows : cols}, rd);
-  Array r = array(result);
+  Array r = new_device_array(a.library, a.device_id, {per == Per::row ? rows : cols}, rd);
   tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
     const auto buf = eng_.wrap(static_cast<T*>(a.data), std::size_t(a.extent()));
     DeviceOut out{eng_, r.data, std::size_t(per == Per::row ? rows : cols)};
@@ -224,7 +228,7 @@ py::object PyEngine::reduce_device(Op op, Array& a, const py::object& axis, cons
     reduce_per<T>(eng_, op, buf.matrix(std::size_t(rows), std::size_t(cols), std::size_t(ld)), per, out, o);
     eng_.synchronize();
   });
-  return result;
+  return r.keep;
 }
 
 }  // namespace tandem_python

@@ -13,6 +13,9 @@ B=$PWD/build-gpu  # the binaryDir of CMakePresets.json's gpu-machine preset
 NCCL_LIB=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib  # (the GPU machines' NCCL)
 export LD_LIBRARY_PATH=$PWD/.deps/usr/lib/x86_64-linux-gnu:$NCCL_LIB:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0  # never NVLink multicast on the shared machines
+# The lent machines set CXX / CUDAHOSTCXX to /opt/gcc, whose C++ runtime is static only: the gpu-machine
+# preset names /usr/bin/g++ instead (see CMakeLists.txt, Python).
+unset CXX CC CUDAHOSTCXX
 steps=${*:-build test large sanitize cli bench}
 has() { [[ " $steps " == *" $1 "* ]]; }
 status=0

@@ -44,7 +44,8 @@ def cxx_seconds(binary, name):
     path = os.path.join(args.cxx or "", "benchmarks", binary)
     if not args.cxx or not os.path.exists(path):
         return None
-    out = subprocess.run([path, f"--benchmark_filter=^{name}/real_time$", "--benchmark_format=json"],
+    out = subprocess.run([path, f"--benchmark_filter=^{name}/real_time$", "--benchmark_format=json",
+                          "--benchmark_min_time=0.5"],  # (long enough that the first, cold call is not the one timed)
                          capture_output=True, text=True)
     found = [b for b in json.loads(out.stdout or "{}").get("benchmarks", []) if b.get("run_type") == "iteration"]
     if not found:

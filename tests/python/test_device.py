@@ -145,3 +145,28 @@ def test_several_gpus(lib):
     other = tandem.Engine("cuda", device=1)
     with pytest.raises(tandem.Error, match="GPU"):
         other.sum(to_device(lib, x))  # the array is on GPU 0
+
+
+class OnlyCudaArrayInterface:
+    """A device array that offers only __cuda_array_interface__ (as Numba's do)."""
+
+    def __init__(self, arr):
+        self.arr = arr
+        self.__cuda_array_interface__ = arr.__cuda_array_interface__
+
+
+def test_cuda_array_interface_in_place():
+    cp = pytest.importorskip("cupy")
+    eng = tandem.Engine("cuda")
+    rng = np.random.default_rng(4)
+    a = rng.uniform(-1, 1, (33, 65)).astype(np.float32)
+    b = rng.uniform(-1, 1, (65, 17)).astype(np.float32)
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:  # the interface names s: tandem orders its work after s's
+        da, db, dc = cp.asarray(a), cp.asarray(b), cp.zeros((33, 17), cp.float32)
+        da *= 2
+        out = OnlyCudaArrayInterface(dc)
+        assert eng.matmul(OnlyCudaArrayInterface(da), OnlyCudaArrayInterface(db), out=out) is out
+    np.testing.assert_allclose(cp.asnumpy(dc), 2 * a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+    with pytest.raises(tandem.Error, match="CuPy or PyTorch"):
+        eng.sum(OnlyCudaArrayInterface(da))  # no library to make the result with
