@@ -57,8 +57,8 @@ def test_every_op_in_place(lib, n):
         if op in ("sum", "mean"):
             if op == "sum":  # deterministic: the CPU's bits
                 assert g.tobytes() == np.asarray(want).tobytes()
-            else:
-                np.testing.assert_allclose(g, want, rtol=1e-6)
+            else:  # a float sum in another order: within a tree sum's bound, relative to sum(|x|)
+                np.testing.assert_allclose(g, want, rtol=0, atol=4 * np.log2(n + 1) * 6e-8 * np.abs(x).mean() + 1e-30)
         else:
             assert g == want
 
