@@ -1,7 +1,8 @@
 // The CPU backend.
 //
-// Reductions split the input into blocked ranges with oneTBB; a sum leaf is one Eigen expression over
-// a Map (vectorised by Eigen), a min/max leaf is min_max_leaf (SIMD lanes, vectorised by the compiler),
+// Reductions split the input into blocked ranges with oneTBB; a float sum leaf is one Eigen expression
+// over a Map (vectorised by Eigen), an integer sum leaf integer_sum_leaf and a min/max leaf min_max_leaf
+// (SIMD lanes, vectorised by the compiler),
 // and leaves are combined with the operators of backends/common/reduce_ops.hpp.
 //   tbb_vectorized    tbb::parallel_reduce, auto_partitioner (default)
 //   tbb_deterministic tbb::parallel_deterministic_reduce with fixed 16 Ki-element leaves: the same
@@ -76,6 +77,28 @@ typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::i
   return r;
 }
 
+// The wrapping 64-bit sum of integers x[0], x[stride], ..., x[(len - 1) * stride]. Eigen's
+// cast<uint64_t>().sum() widened one element at a time (0.61x of a plain read on 16 cores for int32); here
+// W independent 64-bit lanes take sign-extended elements, which the compiler vectorises (vpmovsxdq and
+// vpaddq), so the leaf runs at the speed of the reads.
+template <class T>
+std::uint64_t integer_sum_leaf(const T* x, std::int64_t len, std::int64_t stride) {
+  constexpr int W = 16;
+  std::uint64_t lane[W] = {};
+  std::int64_t i = 0;
+  if (stride == 1) {
+    for (; i + W <= len; i += W)
+      for (int j = 0; j < W; ++j) lane[j] += std::uint64_t(std::int64_t(x[i + j]));
+  } else {
+    for (; i + W <= len; i += W)
+      for (int j = 0; j < W; ++j) lane[j] += std::uint64_t(std::int64_t(x[(i + j) * stride]));
+  }
+  std::uint64_t r = 0;
+  for (int j = 0; j < W; ++j) r += lane[j];
+  for (; i < len; ++i) r += std::uint64_t(std::int64_t(x[i * stride]));
+  return r;
+}
+
 // argmin / argmax of a leaf, whose first element has index `first`: the extreme by min_max_leaf (at the
 // speed of the reads), then the first element equal to it (same sign of zero; the first NaN if it is
 // NaN), a second pass over a leaf that is still in cache.
@@ -110,8 +133,8 @@ struct EigenScalar<half> {
   using type = Eigen::half;
 };
 
-// Reduces x[begin*stride], ..., x[(end-1)*stride]: sums with one vectorised Eigen expression, min and
-// max with min_max_leaf, argmin and argmax with arg_leaf.
+// Reduces x[begin*stride], ..., x[(end-1)*stride]: float sums with one vectorised Eigen expression,
+// integer sums with integer_sum_leaf, min and max with min_max_leaf, argmin and argmax with arg_leaf.
 template <class Op>
 typename Op::Acc reduce_leaf(const typename Op::In* x, std::int64_t begin, std::int64_t end, std::int64_t stride) {
   using T = typename Op::In;
@@ -123,11 +146,10 @@ typename Op::Acc reduce_leaf(const typename Op::In* x, std::int64_t begin, std::
   } else if constexpr (!std::is_same_v<Op, SumOp<T>>) {
     return min_max_leaf<Op>(p, len, stride);
   } else {
+    if constexpr (std::is_integral_v<T>) return integer_sum_leaf(p, len, stride);
     using E = typename EigenScalar<T>::type;
     auto sum = [](const auto& v) -> typename Op::Acc {
-      if constexpr (std::is_integral_v<T>)
-        return v.template cast<std::uint64_t>().sum();
-      else if constexpr (is_storage_type_v<T>)
+      if constexpr (is_storage_type_v<T>)
         return v.template cast<float>().sum();
       else
         return v.sum();
