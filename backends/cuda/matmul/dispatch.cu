@@ -91,7 +91,8 @@ BatchLauncher<T> batch_launcher_of(const Stage& s) {
 // TFLOP/s (median of 15): f32 naive 2.1, tiled_16 8.0, tiled_32 8.0, register_tiled 44.2, cublas 51.1
 // (tensor_core_tf32 90, cublas_tf32 392, tensor_core_bf16 153, cublas_bf16 446); f64 tiled_16 4.6,
 // register_tiled 18.5, cublas 60.7 (cuBLAS runs f64 on the tensor cores, still full fp64 precision).
-// At 1024^3, f32: register_tiled 20.7, cublas 34.1. cuBLAS was the fastest full-precision stage at every
+// At 1024^3, f32: register_tiled 20.7, cublas 34.1 (register_tiled 30.0 against 34.7 on an H100 since it
+// has smaller tiles for small problems, 2026-11-23). cuBLAS was the fastest full-precision stage at every
 // size measured, so auto runs it; cuBLAS takes 32-bit sizes, so larger problems go to register_tiled.
 // Where MatmulOptions::precision allows it, float products run on cuBLAS's tensor cores: tf32 (410
 // TFLOP/s at 4096^3 on an H200) or, where bf16 is allowed too, bf16 (461, the fastest).
