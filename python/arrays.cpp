@@ -162,12 +162,26 @@ Dtype dtype_of_dl(const DLDataType& t) {
       std::to_string(int(t.code)) + ", " + std::to_string(int(t.bits)) + " bits) first");
 }
 
+// The top-level module of x's type (cupy, torch, ...), or None when it cannot be imported by name.
 py::object library_of(const py::object& x) {
   const std::string module = py::str(py::type::of(x).attr("__module__"));
-  return py::module_::import(module.substr(0, module.find('.')).c_str());
+  const py::dict modules = py::module_::import("sys").attr("modules");
+  const py::str top(module.substr(0, module.find('.')));
+  return modules.contains(top) ? py::object(modules[top]) : py::object(py::none());
+}
+
+std::string name_of(const py::object& library) {
+  return library.is_none() ? std::string("an unknown library") : std::string(py::str(library.attr("__name__")));
 }
 
 }  // namespace
+
+void check_result_library(const py::object& library) {
+  const std::string name = name_of(library);
+  if (name != "torch" && name != "cupy")
+    throw Error("tandem: results of device arrays are made with CuPy or PyTorch; this array comes from " + name +
+                " (pass out= or use a CuPy / PyTorch array)");
+}
 
 #ifdef TANDEM_PY_HAS_CUDA
 namespace {
@@ -179,21 +193,30 @@ void check(cudaError_t err, const char* what) {
 }
 }  // namespace
 
-void order_after(std::uintptr_t producer, std::uintptr_t consumer) {
+void order_after(std::uintptr_t producer, int producer_device, std::uintptr_t consumer) {
   if (producer == consumer) return;
+  // The event is made and recorded on the producer's GPU (an event and the stream it is recorded on must
+  // share one; the null stream means that GPU's default stream); waiting on it works from any GPU.
+  int current = 0;
+  check(cudaGetDevice(&current), "asking for the current GPU");
+  if (producer_device >= 0 && producer_device != current)
+    check(cudaSetDevice(producer_device), "selecting the array's GPU");
   cudaEvent_t ev = nullptr;
-  check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "creating an event for the array's stream");
-  const cudaError_t rec = cudaEventRecord(ev, as_stream(producer));
-  const cudaError_t wait = rec == cudaSuccess ? cudaStreamWaitEvent(as_stream(consumer), ev, 0) : rec;
-  cudaEventDestroy(ev);  // (released once the wait is done)
-  check(wait, "ordering tandem's stream after the array's stream");
+  cudaError_t err = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+  if (err == cudaSuccess) err = cudaEventRecord(ev, as_stream(producer));
+  if (err == cudaSuccess) err = cudaStreamWaitEvent(as_stream(consumer), ev, 0);
+  const cudaError_t destroyed = ev ? cudaEventDestroy(ev) : cudaSuccess;  // (released once the wait is done)
+  const cudaError_t restored = producer_device != current ? cudaSetDevice(current) : cudaSuccess;
+  check(err, "ordering tandem's stream after the array's stream");
+  check(destroyed, "releasing an event");
+  check(restored, "restoring the current GPU");
 }
 
 void copy_on_stream(void* dst, const void* src, std::size_t bytes, std::uintptr_t stream) {
   check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, as_stream(stream)), "copying the result");
 }
 #else
-void order_after(std::uintptr_t, std::uintptr_t) { throw Error("tandem: built without CUDA"); }
+void order_after(std::uintptr_t, int, std::uintptr_t) { throw Error("tandem: built without CUDA"); }
 void copy_on_stream(void*, const void*, std::size_t, std::uintptr_t) { throw Error("tandem: built without CUDA"); }
 #endif
 
@@ -206,13 +229,14 @@ Array device_array(const py::object& x, std::uintptr_t stream) {
     // The handshake: the producer makes its pending work visible to our stream before we read. PyTorch's
     // __dlpack__(stream=) does it in Python (about 20 us a call, measured on the H100 machine): for its
     // tensors the same ordering is made here, through its public current_stream() and to_dlpack().
-    const bool torch = py::str(a.library.attr("__name__")).cast<std::string>() == "torch";
+    const bool torch = name_of(a.library) == "torch";
     py::capsule cap = torch ? py::capsule(a.library.attr("utils").attr("dlpack").attr("to_dlpack")(x))
                             : py::capsule(x.attr("__dlpack__")(py::arg("stream") = py::int_(stream)));
-    if (torch)
-      order_after(
-          a.library.attr("cuda").attr("current_stream")(x.attr("device")).attr("cuda_stream").cast<std::uintptr_t>(),
-          stream);
+    if (torch) {
+      const py::object device = x.attr("device");
+      order_after(a.library.attr("cuda").attr("current_stream")(device).attr("cuda_stream").cast<std::uintptr_t>(),
+                  device.attr("index").cast<int>(), stream);
+    }
     auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
     if (!managed) throw py::error_already_set();
     PyCapsule_SetName(cap.ptr(), "used_dltensor");  // ours now: released by Array::release
@@ -250,18 +274,19 @@ Array device_array(const py::object& x, std::uintptr_t stream) {
   if (!set_strides(a, shape, strides))
     throw Error("tandem: device arrays with negative or unaligned strides are not taken; make it contiguous first");
 #ifdef TANDEM_PY_HAS_CUDA
-  if (cai.contains("stream") && !cai["stream"].is_none()) {  // the producer's stream: order its work first
-    order_after(cai["stream"].cast<std::uintptr_t>(), stream);
-  }
   cudaPointerAttributes attr{};
   if (cudaPointerGetAttributes(&attr, a.data) == cudaSuccess) a.device_id = attr.device;
   (void)cudaGetLastError();
+  if (cai.contains("stream") && !cai["stream"].is_none())  // the producer's stream: order its work first
+    order_after(cai["stream"].cast<std::uintptr_t>(), a.device_id, stream);
 #endif
   return a;
 }
 
-Array new_device_array(const py::object& library, int device_id, const std::vector<std::int64_t>& shape, Dtype dtype) {
-  const std::string name = py::str(library.attr("__name__"));
+Array new_device_array(const py::object& library, int device_id, const std::vector<std::int64_t>& shape, Dtype dtype,
+                       std::uintptr_t consumer) {
+  check_result_library(library);
+  const std::string name = name_of(library);
   py::tuple dims(shape.size());
   for (std::size_t i = 0; i < shape.size(); ++i) dims[i] = py::int_(shape[i]);
   Array a;
@@ -269,24 +294,26 @@ Array new_device_array(const py::object& library, int device_id, const std::vect
   a.shape = shape, a.strides.assign(shape.size(), 1);
   for (int d = int(shape.size()) - 2; d >= 0; --d)
     a.strides[std::size_t(d)] = a.strides[std::size_t(d) + 1] * shape[std::size_t(d) + 1];
-  // (the new array's address straight from its library: no DLPack export, no second stream handshake)
+  // The new array's address straight from its library (no DLPack export). Its memory may have been freed
+  // on the library's current stream with work there still reading it: that work is ordered first.
+  std::uintptr_t producer = 0;
   if (name == "torch") {
     const char* names[] = {"int32", "int64", "float32", "float64", "bfloat16", "float16"};
-    a.keep = library.attr("empty")(dims, py::arg("dtype") = library.attr(names[int(dtype)]),
-                                   py::arg("device") = "cuda:" + std::to_string(device_id));
+    const std::string device = "cuda:" + std::to_string(device_id);
+    a.keep =
+        library.attr("empty")(dims, py::arg("dtype") = library.attr(names[int(dtype)]), py::arg("device") = device);
     a.data = reinterpret_cast<void*>(a.keep.attr("data_ptr")().cast<std::uintptr_t>());
-    return a;
-  }
-  if (name == "cupy") {
+    producer = library.attr("cuda").attr("current_stream")(device).attr("cuda_stream").cast<std::uintptr_t>();
+  } else {
     py::object guard = library.attr("cuda").attr("Device")(device_id);
     guard.attr("__enter__")();
     a.keep = library.attr("empty")(dims, py::arg("dtype") = numpy_dtype(dtype));
+    producer = library.attr("cuda").attr("get_current_stream")().attr("ptr").cast<std::uintptr_t>();
     guard.attr("__exit__")(py::none(), py::none(), py::none());
     a.data = reinterpret_cast<void*>(a.keep.attr("data").attr("ptr").cast<std::uintptr_t>());
-    return a;
   }
-  throw Error("tandem: results of device arrays are made with CuPy or PyTorch; this array comes from '" + name +
-              "' (pass out= or use a CuPy / PyTorch array)");
+  order_after(producer, device_id, consumer);
+  return a;
 }
 
 }  // namespace tandem_python

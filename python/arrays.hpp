@@ -66,14 +66,18 @@ bool is_device_array(const py::object& x);
 // integer) for DLPack's handshake: the producer orders its pending work before it. For
 // __cuda_array_interface__ with a stream, and PyTorch tensors, the same ordering is made with an event.
 Array device_array(const py::object& x, std::uintptr_t stream);
-// Orders the work enqueued so far on stream `producer` before what is enqueued next on `consumer` (CUDA
-// streams as integers, 1 and 2 the legacy and per-thread default streams), without waiting on the host.
-void order_after(std::uintptr_t producer, std::uintptr_t consumer);
+// Orders the work enqueued so far on stream `producer` (of GPU producer_device; -1: the current one)
+// before what is enqueued next on `consumer` (CUDA streams as integers, 1 and 2 the legacy and
+// per-thread default streams), without waiting on the host.
+void order_after(std::uintptr_t producer, int producer_device, std::uintptr_t consumer);
+// Throws tandem::Error unless `library` (library_of an array) is one whose arrays tandem can make
+// (CuPy, PyTorch).
+void check_result_library(const py::object& library);
 // Enqueues a device-to-device copy of `bytes` on `stream`.
 void copy_on_stream(void* dst, const void* src, std::size_t bytes, std::uintptr_t stream);
 // A new C-ordered array of `library` (cupy or torch) on device `device_id`: shape, dtype (the object is
-// .keep).
+// .keep), safe to write on stream `consumer` (the library's current stream is ordered before it).
 Array new_device_array(const py::object& library, int device_id, const std::vector<std::int64_t>& shape,
-                       tandem::Dtype dtype);
+                       tandem::Dtype dtype, std::uintptr_t consumer);
 
 }  // namespace tandem_python

@@ -105,7 +105,8 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const py
   if (outo.is_none()) {
     if (beta != 0) throw Error("tandem.matmul: beta != 0 reads C; pass it as out=");
     std::vector<std::int64_t> shape = batch ? std::vector<std::int64_t>{count, m, n} : std::vector<std::int64_t>{m, n};
-    c = a.device ? new_device_array(a.library, a.device_id, shape, cd) : array(new_host_array(shape, cd), true);
+    c = a.device ? new_device_array(a.library, a.device_id, shape, cd, stream())
+                 : array(new_host_array(shape, cd), true);
   } else {
     c = array(outo, true);
   }

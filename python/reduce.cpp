@@ -174,6 +174,7 @@ Per PyEngine::axis_to_per(const py::object& axis, const Array& a) {
 
 py::object PyEngine::reduce_device(Op op, Array& a, const py::object& axis, const tandem::ReduceOptions& o) const {
   check_device(a);
+  check_result_library(a.library);  // (before anything is enqueued)
   const Dtype rd = result_dtype(op, a.dtype);
   if (axis.is_none()) {
     std::int64_t stride = 1;
@@ -208,7 +209,7 @@ py::object PyEngine::reduce_device(Op op, Array& a, const py::object& axis, cons
           break;
       }
     });
-    Array r = new_device_array(a.library, a.device_id, {}, rd);
+    Array r = new_device_array(a.library, a.device_id, {}, rd, stream());
     {
       py::gil_scoped_release unlocked;
       copy_on_stream(r.data, slot.data(), tandem::size_of(rd), stream());
@@ -220,7 +221,7 @@ py::object PyEngine::reduce_device(Op op, Array& a, const py::object& axis, cons
   std::int64_t rows = 0, cols = 0, ld = 0;
   if (!as_matrix(a, per, rows, cols, ld))
     throw Error("tandem: per-row / per-column reductions need a device array with one unit stride");
-  Array r = new_device_array(a.library, a.device_id, {per == Per::row ? rows : cols}, rd);
+  Array r = new_device_array(a.library, a.device_id, {per == Per::row ? rows : cols}, rd, stream());
   tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
     const auto buf = eng_.wrap(static_cast<T*>(a.data), std::size_t(a.extent()));
     DeviceOut out{eng_, r.data, std::size_t(per == Per::row ? rows : cols)};

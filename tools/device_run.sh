@@ -85,10 +85,10 @@ if has python; then
       cmake --build "$B" --target tandem_python bench_cpu bench_cuda -j16; } > "$OUT/python_build.log" 2>&1 ||
     { tail -30 "$OUT/python_build.log"; exit 1; }
   grep -m1 "Python module" "$OUT/python_build.log"
-  PYTHONPATH=$B/python timeout 400 $PY -X faulthandler -m pytest -q -p no:cacheprovider --tb=short -rfs tests/python \
+  PYTHONPATH=$B/python timeout 240 $PY -X faulthandler -m pytest -q -p no:cacheprovider --tb=short -rfs tests/python \
     > "$OUT/pytest.log" 2>&1 || status=1
   tail -25 "$OUT/pytest.log"; tail -1 "$OUT/pytest.log" | sed "s/^/pytest: /" >> "$OUT/summary.txt"
-  PYTHONPATH=$B/python timeout 300 $PY benchmarks/python/bench_python.py --cxx "$B" > "$OUT/bench_python.txt" 2>&1 || status=1
+  PYTHONPATH=$B/python timeout 200 $PY benchmarks/python/bench_python.py --cxx "$B" > "$OUT/bench_python.txt" 2>&1 || status=1
   cat "$OUT/bench_python.txt"
 fi
 echo "==== summary"; cat "$OUT/summary.txt" 2>/dev/null

@@ -20,8 +20,9 @@
 //   (no bank conflicts).
 // - A block tile per size class (float): 128 x 128 when there are at least as many of them as SMs,
 //   else 128 x 64, and 64 x 64 for the smallest problems, so that small products still fill the GPU
-//   (H100, kernel level, TFLOP/s against cuBLAS SGEMM: 1024^3 20.1 -> 30.7 of 35.2; 512^3 4.9 -> 11.3
-//   of 10.9; 2048^3 and up unchanged). Every shape computes each C(i, j) as the same fma chain.
+//   (H100, kernel level, TFLOP/s against cuBLAS SGEMM in the same call: 1024^3 20.1 -> 30.0 of 34.7;
+//   512^3 4.9 -> 10.9 of 12.0; 2048^3 and up unchanged; docs/PERFORMANCE.md). Every shape computes each C(i, j) as the
+//   same fma chain.
 #pragma once
 
 #include <cuda_runtime.h>
