@@ -92,6 +92,14 @@ py::array new_host_array(const std::vector<std::int64_t>& shape, Dtype dtype) {
 
 namespace {
 
+// The element strides of a C-ordered array of `shape`.
+std::vector<std::int64_t> c_order_strides(const std::vector<std::int64_t>& shape) {
+  std::vector<std::int64_t> strides(shape.size(), 1);
+  for (int d = int(shape.size()) - 2; d >= 0; --d)
+    strides[std::size_t(d)] = strides[std::size_t(d) + 1] * shape[std::size_t(d) + 1];
+  return strides;
+}
+
 // Fills shape and element strides from byte strides; false if a stride is negative or not whole elements.
 bool set_strides(Array& a, const std::vector<py::ssize_t>& shape, const std::vector<py::ssize_t>& byte_strides) {
   const auto e = py::ssize_t(a.itemsize());
@@ -246,13 +254,7 @@ Array device_array(const py::object& x, std::uintptr_t stream) {
     a.device_id = t.device.device_id;
     a.data = static_cast<char*>(t.data) + t.byte_offset;
     a.shape.assign(t.shape, t.shape + t.ndim);
-    if (t.strides) {
-      a.strides.assign(t.strides, t.strides + t.ndim);
-    } else {
-      a.strides.assign(std::size_t(t.ndim), 1);
-      for (int d = t.ndim - 2; d >= 0; --d)
-        a.strides[std::size_t(d)] = a.strides[std::size_t(d) + 1] * a.shape[std::size_t(d) + 1];
-    }
+    a.strides = t.strides ? std::vector<std::int64_t>(t.strides, t.strides + t.ndim) : c_order_strides(a.shape);
     for (std::size_t d = 0; d < a.shape.size(); ++d)
       if (a.shape[d] > 1 && a.strides[d] < 0)
         throw Error("tandem: device arrays with negative strides are not taken; make it contiguous first");
@@ -267,9 +269,8 @@ Array device_array(const py::object& x, std::uintptr_t stream) {
   if (cai.contains("strides") && !cai["strides"].is_none()) {
     for (auto s : py::tuple(cai["strides"])) strides.push_back(s.cast<py::ssize_t>());
   } else {
-    strides.assign(shape.size(), py::ssize_t(a.itemsize()));
-    for (int d = int(shape.size()) - 2; d >= 0; --d)
-      strides[std::size_t(d)] = strides[std::size_t(d) + 1] * shape[std::size_t(d) + 1];
+    for (std::int64_t e : c_order_strides({shape.begin(), shape.end()}))
+      strides.push_back(py::ssize_t(e * a.itemsize()));
   }
   if (!set_strides(a, shape, strides))
     throw Error("tandem: device arrays with negative or unaligned strides are not taken; make it contiguous first");
@@ -291,9 +292,7 @@ Array new_device_array(const py::object& library, int device_id, const std::vect
   for (std::size_t i = 0; i < shape.size(); ++i) dims[i] = py::int_(shape[i]);
   Array a;
   a.dtype = dtype, a.device = true, a.device_id = device_id, a.library = library;
-  a.shape = shape, a.strides.assign(shape.size(), 1);
-  for (int d = int(shape.size()) - 2; d >= 0; --d)
-    a.strides[std::size_t(d)] = a.strides[std::size_t(d) + 1] * shape[std::size_t(d) + 1];
+  a.shape = shape, a.strides = c_order_strides(shape);
   // The new array's address straight from its library (no DLPack export). Its memory may have been freed
   // on the library's current stream with work there still reading it: that work is ordered first.
   std::uintptr_t producer = 0;

@@ -28,6 +28,10 @@ using tandem::Op;
 // After every kernel launch: catches bad launch configurations at once.
 #define TANDEM_CUDA_CHECK_LAUNCH() TANDEM_CUDA_CHECK(cudaGetLastError())
 
+// The current device, and its number of SMs (queried once per device).
+int current_device();
+int multiprocessor_count();
+
 // A kernel needs cudaFuncSetAttribute before it may use more than 48 KB of dynamic shared memory. The
 // setting belongs to the kernel on the current device, so it is made once per (kernel, device).
 void allow_dynamic_shared_memory(const void* kernel, std::size_t bytes);

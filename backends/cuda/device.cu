@@ -1,4 +1,5 @@
 // The CUDA device layer: errors, scratch memory, the dynamic shared-memory opt-in, the availability probe.
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -9,12 +10,27 @@
 
 namespace tandem::cuda {
 
+int current_device() {
+  int device = 0;
+  TANDEM_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
+int multiprocessor_count() {
+  static std::mutex mutex;
+  static std::map<int, int> cache;
+  const int device = current_device();
+  std::lock_guard<std::mutex> lock(mutex);
+  int& sms = cache[device];
+  if (sms == 0) TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
 void allow_dynamic_shared_memory(const void* kernel, std::size_t bytes) {
   if (bytes <= 48 * 1024) return;
   static std::mutex mutex;
   static std::set<std::pair<const void*, int>> done;
-  int device = 0;
-  TANDEM_CUDA_CHECK(cudaGetDevice(&device));
+  const int device = current_device();
   std::lock_guard<std::mutex> lock(mutex);
   if (done.count({kernel, device})) return;
   TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));

@@ -55,26 +55,28 @@ def cxx_seconds(binary, name):
 
 
 rows = []
-cpu = tandem.Engine("cpu")
 small = np.arange(16, dtype=np.float32)
-rows.append(("overhead: tandem cpu sum, 16 floats (us)", median_time(lambda: cpu.sum(small), 2000) * 1e6,
-             "numpy.sum", median_time(lambda: small.sum(), 2000) * 1e6))
-t = cxx_seconds("bench_cpu", "overhead/cpu/engine/sum/float/n:16")
-if t is not None:
-    rows.append(("overhead: tandem cpu sum, 16 floats (us)", median_time(lambda: cpu.sum(small), 2000) * 1e6,
-                 "C++ eng.sum", t * 1e6))
+numpy_small_us = median_time(lambda: small.sum(), 2000) * 1e6
+
+
+def overhead_rows(name, eng, binary, backend):
+    """One Python timing of eng.sum(small), against numpy.sum and (with --cxx) the same C++ call."""
+    mine = median_time(lambda: eng.sum(small), 2000) * 1e6
+    rows.append((name, mine, "numpy.sum", numpy_small_us))
+    t = cxx_seconds(binary, f"overhead/{backend}/engine/sum/float/n:16")
+    if t is not None:
+        rows.append((name, mine, "C++ eng.sum", t * 1e6))
+
+
+cpu = tandem.Engine("cpu")
+overhead_rows("overhead: tandem cpu sum, 16 floats (us)", cpu, "bench_cpu", "cpu")
 big = np.random.default_rng(0).uniform(-1, 1, 1 << 24).astype(np.float32)
 t = median_time(lambda: cpu.sum(big), 20)
 rows.append(("numpy 2^24 floats: tandem cpu sum (GB/s)", big.nbytes / t / 1e9,
              "numpy.sum", big.nbytes / median_time(lambda: big.sum(), 20) / 1e9))
 if "cuda: usable" in tandem.info():
     gpu = tandem.Engine("cuda")
-    rows.append(("overhead: tandem cuda sum, 16 host floats (us)", median_time(lambda: gpu.sum(small), 2000) * 1e6,
-                 "numpy.sum", median_time(lambda: small.sum(), 2000) * 1e6))
-    t = cxx_seconds("bench_cuda", "overhead/cuda/engine/sum/float/n:16")
-    if t is not None:
-        rows.append(("overhead: tandem cuda sum, 16 host floats (us)", median_time(lambda: gpu.sum(small), 2000) * 1e6,
-                     "C++ eng.sum", t * 1e6))
+    overhead_rows("overhead: tandem cuda sum, 16 host floats (us)", gpu, "bench_cuda", "cuda")
     n = 1 << 28
     t_buffer = cxx_seconds("bench_cuda", f"reduce/cuda/auto/sum/float/n:{n}")
     try:

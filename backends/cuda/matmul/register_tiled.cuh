@@ -28,8 +28,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <type_traits>
 
 #include "backends/cuda/matmul/tile_io.cuh"
@@ -272,22 +270,10 @@ void launch_register_tiled_shape(const GemmParams<T>& p, const GemmContext& ctx)
   TANDEM_CUDA_CHECK_LAUNCH();
 }
 
-// The SMs of the current device (cached per device).
-inline std::int64_t multiprocessor_count() {
-  static std::mutex mutex;
-  static std::map<int, int> cache;
-  int device = 0;
-  TANDEM_CUDA_CHECK(cudaGetDevice(&device));
-  std::lock_guard lock(mutex);
-  int& sms = cache[device];
-  if (sms == 0) TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 template <class T>
 void launch_register_tiled(const GemmParams<T>& p, const GemmContext& ctx) {
   if constexpr (std::is_same_v<T, float>) {
-    const std::int64_t sms = multiprocessor_count();
+    const std::int64_t sms = multiprocessor_count();  // (common.cuh)
     if (ceil_div(p.m, 128) * ceil_div(p.n, 128) < sms) {
       if (ceil_div(p.m, 128) * ceil_div(p.n, 64) >= sms / 2)
         return launch_register_tiled_shape<T, RegisterTiled128x64>(p, ctx);

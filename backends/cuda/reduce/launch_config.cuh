@@ -30,12 +30,6 @@ inline unsigned grid_size_for(Index n, Index elements_per_block) {
   return static_cast<unsigned>(blocks);
 }
 
-inline int current_device() {
-  int device = 0;
-  TANDEM_CUDA_CHECK(cudaGetDevice(&device));
-  return device;
-}
-
 // How many blocks of `kernel` are resident on the whole current device at once: SM count times blocks
 // per SM from the occupancy calculator. Both depend only on the device and the kernel's resources, so
 // they are queried once per (device, kernel, block size, shared memory) and cached; the lock makes
@@ -50,8 +44,7 @@ inline int resident_grid_size(const void* kernel, int block_size, std::size_t dy
   std::lock_guard lock(mutex);
   if (const auto found = cache.find(key); found != cache.end()) return found->second;
 
-  int multiprocessors = 0;
-  TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  const int multiprocessors = multiprocessor_count();
   int blocks_per_multiprocessor = 0;
   TANDEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_multiprocessor, kernel, block_size,
                                                                   dynamic_shared_bytes));
