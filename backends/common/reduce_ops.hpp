@@ -6,6 +6,8 @@
 //   load(In x, Index i)     element x at index i as an Acc (the index lets an arg-reduction carry it)
 //   combine(Acc, Acc)       commutative and associative for every input (NaN, -0.0 and +0.0 included)
 //   kIndexFree              true when load ignores i, so a backend may skip computing indices
+//   kOrderFree              (optional, default false) true when every order of combining gives the same
+//                           bits (min, max, integer sums), so a backend may keep several accumulators
 // min and max are bitwise identical whatever the order: NaN wins (the engine canonicalises its
 // payload), and between zeros of both signs min picks -0.0 and max picks +0.0.
 #pragma once
@@ -80,6 +82,31 @@ struct ComputeOf<T> {
 template <class T>
 using compute_of_t = typename ComputeOf<T>::type;
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+// min and max by the rules above in a few instructions (the portable combine below takes about twice
+// as many, with branches): min.NaN / max.NaN return NaN if either input is NaN; numerically equal inputs
+// (zeros of both signs among them) merge their bits, OR for min (-0.0 wins), AND for max (+0.0 wins),
+// which leaves every other equal pair as it is. Doubles have no max.NaN: fmin / fmax plus a NaN test.
+__device__ __forceinline__ float device_min(float a, float b) {
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return a == b ? __int_as_float(__float_as_int(a) | __float_as_int(b)) : r;
+}
+__device__ __forceinline__ float device_max(float a, float b) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return a == b ? __int_as_float(__float_as_int(a) & __float_as_int(b)) : r;
+}
+__device__ __forceinline__ double device_min(double a, double b) {
+  if (a != a || b != b) return a + b;  // NaN
+  return a == b ? __longlong_as_double(__double_as_longlong(a) | __double_as_longlong(b)) : fmin(a, b);
+}
+__device__ __forceinline__ double device_max(double a, double b) {
+  if (a != a || b != b) return a + b;
+  return a == b ? __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b)) : fmax(a, b);
+}
+#endif
+
 template <class T>
 struct SumOp {
   using In = T;
@@ -87,6 +114,7 @@ struct SumOp {
   // 16-bit storage types in float.
   using Acc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, compute_of_t<T>>;
   static constexpr bool kIndexFree = true;
+  static constexpr bool kOrderFree = std::is_integral_v<Acc>;  // wrapping uint64 sums are exact
   // -0.0 for floats: the additive identity that keeps every sign (a sum of only -0.0 is -0.0, IEEE 754
   // and NumPy); +0.0 would turn it into +0.0.
   TANDEM_HD static Acc identity() {
@@ -110,8 +138,12 @@ struct MinOp {
       return std::numeric_limits<Acc>::max();
   }
   static constexpr bool kIndexFree = true;
+  static constexpr bool kOrderFree = true;
   TANDEM_HD static Acc load(T x, Index) { return static_cast<Acc>(x); }
   TANDEM_HD static Acc combine(Acc a, Acc b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (std::is_floating_point_v<Acc>) return device_min(a, b);
+#endif
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
     if (a < b) return a;
@@ -134,8 +166,12 @@ struct MaxOp {
       return std::numeric_limits<Acc>::lowest();
   }
   static constexpr bool kIndexFree = true;
+  static constexpr bool kOrderFree = true;
   TANDEM_HD static Acc load(T x, Index) { return static_cast<Acc>(x); }
   TANDEM_HD static Acc combine(Acc a, Acc b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (std::is_floating_point_v<Acc>) return device_max(a, b);
+#endif
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
     if (a > b) return a;
@@ -180,6 +216,14 @@ struct ArgOp {
 };
 
 template <class Op>
+inline constexpr bool order_free = [] {
+  if constexpr (requires { Op::kOrderFree; })
+    return Op::kOrderFree;
+  else
+    return false;
+}();
+
+template <class Op>
 inline constexpr bool is_arg_op = false;
 template <class T, bool Max>
 inline constexpr bool is_arg_op<ArgOp<T, Max>> = true;
@@ -192,6 +236,7 @@ struct PartialsOf {
   using In = typename Op::Acc;
   using Acc = typename Op::Acc;
   static constexpr bool kIndexFree = true;
+  static constexpr bool kOrderFree = order_free<Op>;
   TANDEM_HD static Acc identity() { return Op::identity(); }
   TANDEM_HD static Acc load(Acc x, Index) { return x; }
   TANDEM_HD static Acc combine(Acc a, Acc b) { return Op::combine(a, b); }

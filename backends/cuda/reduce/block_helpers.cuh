@@ -30,6 +30,7 @@ inline constexpr unsigned kTextbookBlockSize = 256;
 
 // Later passes of a multi-pass stage reduce the Acc partials of the previous pass with PartialOp<Op>
 // (backends/common/reduce_ops.hpp).
+using detail::order_free;
 using detail::PartialOp;
 
 // ---- Indices -------------------------------------------------------------------------------------
@@ -160,6 +161,10 @@ __device__ inline typename Op::Acc combine_vector(typename Op::Acc acc, const Ve
       acc = Op::combine(acc, Op::load(In::from_bits(std::uint16_t(words[q] & 0xffffu)), first + 2 * q));
       acc = Op::combine(acc, Op::load(In::from_bits(std::uint16_t(words[q] >> 16)), first + 2 * q + 1));
     }
+  } else if constexpr (order_free<Op> && kElementsPerVector<In> == 4) {  // a tree: a shorter dependency chain
+    const auto xy = Op::combine(Op::load(static_cast<In>(v.x), first), Op::load(static_cast<In>(v.y), first + 1));
+    const auto zw = Op::combine(Op::load(static_cast<In>(v.z), first + 2), Op::load(static_cast<In>(v.w), first + 3));
+    acc = Op::combine(acc, Op::combine(xy, zw));
   } else {
     acc = Op::combine(acc, Op::load(static_cast<In>(v.x), first));
     acc = Op::combine(acc, Op::load(static_cast<In>(v.y), first + 1));
@@ -188,14 +193,24 @@ __device__ inline typename Op::Acc accumulate_grid_stride(const typename Op::In*
       using Vector = typename Vector16<In>::type;
       const Vector* vectors = reinterpret_cast<const Vector*>(x + split.head);
       Index v = thread;
+      // Operators that give the same bits in any order keep one accumulator per load in flight (no
+      // dependency chain across them); the others (floating-point sums) one, in index order per thread.
+      constexpr int kAccs = order_free<Op> ? Unroll : 1;
+      Acc accs[kAccs];
+#pragma unroll
+      for (int u = 0; u < kAccs; ++u) accs[u] = Op::identity();
       for (; v + (Unroll - 1) * threads < split.vectors; v += Unroll * threads) {
         Vector loaded[Unroll];
 #pragma unroll
         for (int u = 0; u < Unroll; ++u) loaded[u] = vectors[v + u * threads];
 #pragma unroll
         for (int u = 0; u < Unroll; ++u)
-          acc = combine_vector<Op>(acc, loaded[u], split.head + (v + u * threads) * kElementsPerVector<In>);
+          accs[u % kAccs] =
+              combine_vector<Op>(accs[u % kAccs], loaded[u], split.head + (v + u * threads) * kElementsPerVector<In>);
       }
+      acc = accs[0];
+#pragma unroll
+      for (int u = 1; u < kAccs; ++u) acc = Op::combine(acc, accs[u]);
       for (; v < split.vectors; v += threads)
         acc = combine_vector<Op>(acc, vectors[v], split.head + v * kElementsPerVector<In>);
       // Head and tail: fewer than one vector's worth each, read as scalars.
