@@ -7,8 +7,8 @@
 //                                           sum (vectorised); the rate pct_sweep divides by
 //   baseline/tbb_parallel_reduce/sum/...    tbb::parallel_reduce with std::accumulate leaves (scalar)
 //   baseline/eigen_sum/sum/...              Eigen::Map(p, n).sum() on one thread
-//   matmul/cpu/<kernel>/<type>/<size>       every matmul kernel, float/double, 512, 1024, 2048 and 1000
-//   baseline/eigen_gemm/<type>/<size>       c.noalias() = a * b on one thread: Eigen threads only through
+//   matmul/cpu/<kernel>/<type>/<size>       every matmul kernel, float/double, 512, 1024, 2048 and 1000 (float also
+//   4096) baseline/eigen_gemm/<type>/<size>       c.noalias() = a * b on one thread: Eigen threads only through
 //                                           OpenMP, which tandem builds without (EIGEN_DONT_PARALLELIZE),
 //                                           so this is the one-core GEMM that eigen_tbb runs per block
 //   baseline/eigen_gemm_openmp/<type>/<size>  the same product with Eigen's own OpenMP threading on every
@@ -262,7 +262,9 @@ int main(int argc, char** argv) {
   register_strided(suite, 1u << 24);
   register_per(suite);
   const std::vector<Shape> shapes = {{512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {1000, 1000, 1000}};
-  register_matmul_group<float>(suite, shapes);
+  std::vector<Shape> float_shapes = shapes;
+  float_shapes.push_back({4096, 4096, 4096});  // issue #14's second size against Eigen's own threading
+  register_matmul_group<float>(suite, float_shapes);
   register_matmul_group<double>(suite, shapes);
 
   benchmark::RunSpecifiedBenchmarks();
