@@ -13,7 +13,7 @@ events on a stream of bench_cuda's own):
   gemm_<backend>_<level>_<type>.png                   TFLOP/s (GPU) or GFLOP/s (CPU) per stage against the
                                                       square sizes, cuBLAS modes and Eigen baselines included
   strided_<backend>.png                               AoS field (stride 2) against SoA, GB/s per stage
-Tables (markdown, to stdout or --tables FILE): the runs, the targets of issue #4 as ratios (the rows are
+Tables (markdown, to stdout or --tables FILE): the runs, the targets of issues #4 and #14 as ratios (the rows are
 data: targets.json), then per-stage tables of every family present.
 
 Kernel properties (precision, vendor baseline) come from the engine's kernel metadata, never from kernel
