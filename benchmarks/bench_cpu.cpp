@@ -7,8 +7,8 @@
 //                                           sum (vectorised); the rate pct_sweep divides by
 //   baseline/tbb_parallel_reduce/sum/...    tbb::parallel_reduce with std::accumulate leaves (scalar)
 //   baseline/eigen_sum/sum/...              Eigen::Map(p, n).sum() on one thread
-//   matmul/cpu/<kernel>/<type>/<size>       every matmul kernel, float/double, 512, 1024, 2048 and 1000 (float also
-//   4096) baseline/eigen_gemm/<type>/<size>       c.noalias() = a * b on one thread: Eigen threads only through
+//   matmul/cpu/<kernel>/<type>/<size>       every matmul kernel, float/double, 512, 1024, 2048, 1000; float 4096
+//   baseline/eigen_gemm/<type>/<size>       c.noalias() = a * b on one thread: Eigen threads only through
 //                                           OpenMP, which tandem builds without (EIGEN_DONT_PARALLELIZE),
 //                                           so this is the one-core GEMM that eigen_tbb runs per block
 //   baseline/eigen_gemm_openmp/<type>/<size>  the same product with Eigen's own OpenMP threading on every
