@@ -98,6 +98,12 @@ constexpr int kBatchedSweepCalls = 20;
 // least min_time / 20 of it (set in main from --benchmark_min_time).
 double batched_min_time = 0.05 / kMaxCallsPerIteration;
 
+// Kernel-level reductions up to 2^20 elements take 4-6 us a call, where two timings of the same kernel
+// in one run differed by up to 15% (H200, 2026-11-23: `auto` against the stage it runs): they warm up
+// for batched_min_time first and run 3 times; bench_charts takes the median (names carry
+// "/min_warmup_time:.../repeats:3", which it drops).
+int small_reduction_repetitions(std::size_t n) { return n <= (std::size_t(1) << 20) ? 3 : 1; }
+
 // What the kernel-level benchmarks share: a stream of this binary's own with two events on it, the
 // ladders' scratch memory, a cuBLAS handle and an 8-byte device slot for reduction results. The stages
 // run on stream() only; the engine's own calls (input upload, the matmul check) are synchronous.
@@ -214,7 +220,9 @@ void register_kernel_reductions(Suite& suite, KernelRunner& runner, SweepReferen
             if (stage == "auto") state.SetLabel(ran);
           }))
           ->UseManualTime()
-          ->MinTime(batched_min_time);
+          ->MinTime(batched_min_time)
+          ->MinWarmUpTime(batched_min_time)
+          ->Repetitions(small_reduction_repetitions(n));
     }
   // CUB's own ArgMax, the vendor baseline of argmax (its NaN rule differs; the inputs hold no NaN).
   const std::string name =
@@ -233,7 +241,9 @@ void register_kernel_reductions(Suite& suite, KernelRunner& runner, SweepReferen
         state.counters["calls_per_iteration"] = calls;
       }))
       ->UseManualTime()
-      ->MinTime(batched_min_time);
+      ->MinTime(batched_min_time)
+      ->MinWarmUpTime(batched_min_time)
+      ->Repetitions(small_reduction_repetitions(n));
 }
 
 // kernel/cuda/<stage>/gemm/<type>/<shape> for every kernel given ("auto": the stage the engine picks, in

@@ -17,8 +17,9 @@ MATMUL_REFERENCES = {
 
 
 def strip_suffix(name):
-    # bench_cuda's batched families carry their own minimum time in the name ("/min_time:0.003").
-    name = re.sub(r"/min_time:[^/]*", "", name)
+    # bench_cuda's batched families carry their own minimum time, warm-up and repetitions in the name
+    # ("/min_time:0.003", "/min_warmup_time:0.003", "/repeats:3").
+    name = re.sub(r"/(min_time|min_warmup_time|repeats):[^/]*", "", name)
     for suffix in TIME_SUFFIXES:
         if name.endswith(suffix):
             return name[: -len(suffix)]
