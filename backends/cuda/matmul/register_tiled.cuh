@@ -21,8 +21,8 @@
 // - A block tile per size class (float): 128 x 128 when there are at least as many of them as SMs,
 //   else 128 x 64, and 64 x 64 for the smallest problems, so that small products still fill the GPU
 //   (H100, kernel level, TFLOP/s against cuBLAS SGEMM in the same call: 1024^3 20.1 -> 30.0 of 34.7;
-//   512^3 4.9 -> 10.9 of 12.0; 2048^3 and up unchanged; docs/PERFORMANCE.md). Every shape computes each C(i, j) as the
-//   same fma chain.
+//   512^3 4.9 -> 10.9 of 12.0; 2048^3 and up unchanged; docs/PERFORMANCE.md). Every shape computes
+//   each C(i, j) as the same fma chain.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -276,9 +276,11 @@ template <class T>
 void launch_register_tiled(const GemmParams<T>& p, const GemmContext& ctx) {
   if constexpr (std::is_same_v<T, float>) {
     const std::int64_t sms = multiprocessor_count();  // (common.cuh)
-    if (ceil_div(p.m, 128) * ceil_div(p.n, 128) < sms) {
-      if (ceil_div(p.m, 128) * ceil_div(p.n, 64) >= sms / 2)
-        return launch_register_tiled_shape<T, RegisterTiled128x64>(p, ctx);
+    auto tiles = [&p]<class Shape>(Shape) {
+      return ceil_div(p.m, Shape::kBlockRows) * ceil_div(p.n, Shape::kBlockCols);
+    };
+    if (tiles(RegisterTiledShape<T>{}) < sms) {
+      if (tiles(RegisterTiled128x64{}) >= sms / 2) return launch_register_tiled_shape<T, RegisterTiled128x64>(p, ctx);
       return launch_register_tiled_shape<T, RegisterTiled64x64>(p, ctx);
     }
   }
