@@ -20,8 +20,11 @@ struct Shape {
   std::size_t m, k, n;
 };
 
-const Shape kShapes[] = {{1, 1, 1},   {3, 3, 3},       {17, 33, 65},  {129, 1, 257},      {64, 64, 64},
-                         {2, 300, 3}, {255, 257, 253}, {33, 17, 129}, {1000, 1000, 1000}, {1537, 15, 1543}};
+// The last four also take each tile shape of the wgmma stages on an H100/H200 (132 SMs; wgmma.cu,
+// choose_shape): 128 x 64, the short-K 128 x 64, 128 x 256 and 128 x 128.
+const Shape kShapes[] = {{1, 1, 1},          {3, 3, 3},        {17, 33, 65},      {129, 1, 257},
+                         {64, 64, 64},       {2, 300, 3},      {255, 257, 253},   {33, 17, 129},
+                         {1000, 1000, 1000}, {1537, 15, 1543}, {1537, 260, 1543}, {1024, 260, 2000}};
 
 template <class T>
 struct Problem {

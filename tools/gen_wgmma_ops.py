@@ -4,9 +4,8 @@ wgmma stages use. Each instruction names every accumulator register of the threa
 n = 256), which is too long to write by hand.
 Usage: python3 tools/gen_wgmma_ops.py > backends/cuda/matmul/wgmma_ops.cuh"""
 
-SHAPES = [  # (function, PTX type, k per instruction, n)
-    ("tf32", "tf32", 8, 256),
-    ("bf16", "bf16", 16, 256),
+SHAPES = [  # (function, PTX type, k per instruction, n): the tile widths of wgmma.cu's tile shapes
+    (name, name, k, n) for n in (256, 128, 64) for name, k in (("tf32", 8), ("bf16", 16))
 ]
 
 

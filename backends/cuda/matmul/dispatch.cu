@@ -32,9 +32,9 @@ template <class T>
 using BatchLauncher = void (*)(const GemmBatch<T>&, const GemmContext&);
 
 // One row per stage, in ladder order. A stage takes the element types it has a launcher for, and
-// bfloat16 and float16 wherever it takes float (storage16.cuh: cublas natively, the others on A and B
-// widened to float). Stages with batch launchers take transposes, alpha / beta and batches themselves;
-// forms.cuh serves the rest.
+// bfloat16 and float16 wherever it takes float (storage16.cuh: cublas natively, wgmma_bf16 packing them
+// itself, the others on A and B widened to float). Stages with batch launchers take transposes, alpha / beta and
+// batches themselves; forms.cuh serves the rest.
 struct Stage {
   const char* name;
   Precision precision;
@@ -153,6 +153,10 @@ void matmul(std::string_view stage, const detail::MatmulArgs& g, Workspace& ws, 
         if constexpr (is_storage_type_v<T>) {
           if (s.name == std::string_view("cublas") && g.k > 0 && float(g.alpha) != 0.0f)
             return cublas_matmul_16bit(g, GemmContext{ws, cublas, stream});
+          // wgmma_bf16 reads one plain product's 16-bit inputs as stored (no float copies).
+          if (s.name == std::string_view("wgmma_bf16") && g.plain() && g.k > 0)
+            return wgmma_bf16_matmul_16bit(g.dtype, g.a, g.b, static_cast<float*>(g.c), g.m, g.k, g.n, g.lda, g.ldb,
+                                           g.ldc, ws, stream);
           checked_launcher<float>(s);  // a stage without float takes no 16-bit input either
           return matmul(s.name, widened_problem<T>(g, forms, stream), ws, forms, cublas, stream);
         } else {

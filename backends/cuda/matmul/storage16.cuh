@@ -4,9 +4,13 @@
 //   inputs, a CUDA_R_32F C and CUBLAS_COMPUTE_32F (tensor cores: every product of two 16-bit values is
 //   exact in float and accumulates in float, within the float bound of the tests; the tensor cores'
 //   additions are not all rounded to nearest as a float fma chain's are).
-// - Every other stage: A and B are widened to float (exact) into packed scratch memory, and the stage's
-//   float product runs on them. Its results (deterministic
-//   mode's bits included) are those of the float product of the converted matrices, as on the CPU.
+// - wgmma_bf16 on a plain product (no transposes, alpha 1, beta 0, one entry): the stage packs the 16-bit
+//   A and B into its bf16 tiles itself (wgmma.hpp, wgmma_bf16_matmul_16bit; a stored bfloat16 A is read
+//   in place where its rows allow), without float copies.
+// - Every other stage and form: A and B are widened to float (exact) into packed scratch memory, and the
+//   stage's float product runs on them.
+// Either way a stage's results (deterministic mode's bits included) are those of its float product of the
+// converted matrices, as on the CPU.
 #pragma once
 
 #include <cublas_v2.h>
@@ -25,16 +29,21 @@
 namespace tandem::cuda::matmul_stages {
 
 // dst (count entries of rows x cols, packed: ld = cols, one after the other) = src (entry e at
-// src + e * stride, ld) as floats. Grid-stride over the elements in row-major order (coalesced).
+// src + e * stride, ld) as floats. The rows of all entries are spread over blockIdx.y and threadIdx.y,
+// a row's columns over blockIdx.x and threadIdx.x (coalesced; blockDim.x no wider than the row), with one
+// division per row (a division per element took longer than the copy).
 template <class In>
 __global__ void __launch_bounds__(256)
     widen_kernel(const In* __restrict__ src, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t count,
                  std::int64_t stride, float* __restrict__ dst) {
-  const std::int64_t one = rows * cols, total = one * count;
-  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t e = i / one, r = i - e * one, row = r / cols, col = r - row * cols;
-    dst[i] = float(src[e * stride + row * ld + col]);
+  for (std::int64_t r = std::int64_t(blockIdx.y) * blockDim.y + threadIdx.y; r < rows * count;
+       r += std::int64_t(gridDim.y) * blockDim.y) {
+    const std::int64_t e = r / rows, row = r - e * rows;
+    const In* in = src + e * stride + row * ld;
+    float* out = dst + r * cols;
+    for (std::int64_t col = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; col < cols;
+         col += std::int64_t(gridDim.x) * blockDim.x)
+      out[col] = float(in[col]);
   }
 }
 
@@ -46,8 +55,12 @@ const float* widened(const In* src, std::int64_t rows, std::int64_t cols, std::i
   auto* dst = static_cast<float*>(ws.get(std::size_t(std::max<std::int64_t>(total, 1)) * sizeof(float)));
   if (total == 0) return dst;
   constexpr int kThreads = 256;
-  const auto blocks = static_cast<unsigned>(std::min<std::int64_t>(ceil_div(total, kThreads), 1 << 16));
-  widen_kernel<In><<<blocks, kThreads, 0, stream>>>(src, rows, cols, ld, count, stride, dst);
+  int width = 32;  // threads along a row: the row's width rounded up to a warp, at most kThreads
+  while (width < kThreads && width < cols) width *= 2;
+  const dim3 block(unsigned(width), unsigned(kThreads / width));
+  const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>(ceil_div(cols, width), 64)),
+                  static_cast<unsigned>(std::min<std::int64_t>(ceil_div(rows * count, block.y), 65535)));
+  widen_kernel<In><<<grid, block, 0, stream>>>(src, rows, cols, ld, count, stride, dst);
   TANDEM_CUDA_CHECK_LAUNCH();
   return dst;
 }

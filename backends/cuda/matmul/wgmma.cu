@@ -11,12 +11,14 @@
 //   3. A multi-stage cp.async pipeline keeps kStages k-tiles in flight while the tensor cores work.
 // wgmma reads tf32 only K-major for both operands, and the rows of B (k x n, row-major) run along n, so
 // the stage first "packs" B, transposed, in the workspace as B' (N' x K'): rounded to the input type once
-// (tf32: to nearest, ties away; bf16: to nearest even) and zero-padded to whole tiles. bf16 packs A the
-// same way (M' x K'); tf32 reads A where it is when its rows allow 16-byte copies (lda and k multiples of
-// 4, A 16-byte aligned; the tensor cores then drop A's low 13 mantissa bits instead of rounding them), and
-// packs it otherwise. Rows and chunks of K past A's end are zero-filled by cp.async, never read, so any m,
-// k, n, lda, ldb and alignment work and only the stores of C check a bound. Packing B costs about 40 us
-// per 4096 x 4096 float matrix on an H200 and is part of the stage's time.
+// (tf32: to nearest, ties away; bf16: to nearest even) and zero-padded to whole tiles. A is read where it
+// is when it holds the input type already and its rows allow 16-byte copies: float A for tf32 (lda and k
+// multiples of 4, A 16-byte aligned; the tensor cores then drop A's low 13 mantissa bits instead of
+// rounding them), a stored bfloat16 A for bf16 (multiples of 8); otherwise it is packed the same way
+// (M' x K'). The inputs are floats, or (wgmma_bf16_matmul_16bit) bfloat16 / half as stored. Rows and
+// chunks of K past A's end are zero-filled by cp.async, never read, so any m, k, n, lda, ldb and
+// alignment work and only the stores of C check a bound (two columns per 8-byte store where C allows).
+// Packing B costs about 40 us per 4096 x 4096 float matrix on an H200 and is part of the stage's time.
 // Only the GPUs of compute capability 9.0 (H100, H200) run sm_90a code: elsewhere the stages throw.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -49,19 +51,24 @@ struct Bf16Wgmma {
 
 namespace {
 
-// ---- Tile shape -------------------------------------------------------------------------------------
-// A block computes a 128 x 256 tile of C with 2 warpgroups, each 64 rows x 256 columns (the accumulators:
-// 64 * 256 / 128 = 128 floats per thread; one m64n256 instruction per k-step). A k-tile is 128 bytes of K
-// (32 tf32, 64 bf16): one swizzled row. Shared memory per stage: (128 + 256) rows of 128 bytes = 48 KiB;
-// 4 stages. Measured on an H200 at 4096^3 (TFLOP/s, tf32 / bf16): 128 x 128 tiles with 6 stages 262 / 386,
-// 128 x 256 with 4 stages 325 / 441.
+// ---- Tile shapes ------------------------------------------------------------------------------------
+// A block computes a 128 x BN tile of C with 2 warpgroups, each 64 rows x BN columns (the accumulators:
+// 64 * BN / 128 = BN / 2 floats per thread; one m64nBNk instruction per k-step). A k-tile is 128 bytes of
+// K (32 tf32, 64 bf16): one swizzled row. Shared memory per stage: (128 + BN) rows of 128 bytes. The
+// shapes (choose_shape): 128 x 256, 128 x 128 and 128 x 64 with as many stages as fit in 192 KiB (of the
+// 227 KiB a block may have; one block per SM), and 128 x 64 with 4 stages (two blocks per SM) for a short
+// K. Measured on an H200 at 4096^3 (TFLOP/s, tf32 / bf16): 128 x 256 323 / 437, 128 x 128 259 / 380,
+// 128 x 64 167 / 276: the wide tile is the fastest per tile, the narrow ones give more blocks where C has
+// few tiles.
 constexpr int kBlockM = 128;
-constexpr int kBlockN = 256;
 constexpr int kThreads = 256;
 constexpr int kRowBytes = 128;
-constexpr int kStageBytes = (kBlockM + kBlockN) * kRowBytes;
-constexpr int kStages = 4;                                  // 192 KiB of the 227 KiB a block may have
-constexpr int kSharedBytes = kStages * kStageBytes + 1024;  // + 1024: the base is aligned up to 1024 bytes
+template <int BN, int Stages>
+struct TileShape {
+  static constexpr int kStageBytes = (kBlockM + BN) * kRowBytes;
+  static constexpr int kSharedBytes = Stages * kStageBytes + 1024;  // + 1024: the base is aligned up to 1024
+  static_assert(Stages >= 3 && kSharedBytes <= 227 * 1024);
+};
 constexpr int kGroupM = 8;  // tiles of C are visited in groups of 8 tile rows, for the L2 cache
 template <class Input>
 constexpr int kTileK = kRowBytes / int(sizeof(typename Input::Element));  // elements of K per k-tile
@@ -112,21 +119,21 @@ __device__ __forceinline__ void fence_registers(float (&d)[N]) {
 // ---- Packing ---------------------------------------------------------------------------------------------
 
 // dst (rows_p x cols_p, packed) = src (rows x cols, ld) converted, zero past rows and cols: A. One row
-// per block at a time.
-template <class Input>
+// per block at a time. Src: float, or a 16-bit storage type (read as the float it holds).
+template <class Input, class Src>
 __global__ void __launch_bounds__(256)
-    pack_kernel(const float* __restrict__ src, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+    pack_kernel(const Src* __restrict__ src, std::int64_t rows, std::int64_t cols, std::int64_t ld,
                 typename Input::Element* __restrict__ dst, std::int64_t rows_p, std::int64_t cols_p) {
   for (std::int64_t r = blockIdx.x; r < rows_p; r += gridDim.x)
     for (std::int64_t c = threadIdx.x; c < cols_p; c += blockDim.x)
-      dst[r * cols_p + c] = Input::convert(r < rows && c < cols ? src[r * ld + c] : 0.0f);
+      dst[r * cols_p + c] = Input::convert(r < rows && c < cols ? float(src[r * ld + c]) : 0.0f);
 }
 
 // dst (cols_p x rows_p, packed) = transpose of src (rows x cols, ld) converted, zero-padded: B (k x n)
 // becomes N' x K'. 32 x 32 tiles through shared memory, so that reads and writes are both coalesced.
-template <class Input>
+template <class Input, class Src>
 __global__ void __launch_bounds__(256)
-    pack_transposed_kernel(const float* __restrict__ src, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+    pack_transposed_kernel(const Src* __restrict__ src, std::int64_t rows, std::int64_t cols, std::int64_t ld,
                            typename Input::Element* __restrict__ dst, std::int64_t rows_p, std::int64_t cols_p) {
   __shared__ float tile[32][33];
   const std::int64_t tiles_c = cols_p / 32;
@@ -135,7 +142,7 @@ __global__ void __launch_bounds__(256)
     const std::int64_t c0 = tc * 32;
     for (int y = threadIdx.y; y < 32; y += 8) {
       const std::int64_t r = r0 + y, c = c0 + threadIdx.x;
-      tile[y][threadIdx.x] = r < rows && c < cols ? src[r * ld + c] : 0.0f;
+      tile[y][threadIdx.x] = r < rows && c < cols ? float(src[r * ld + c]) : 0.0f;
     }
     __syncthreads();
     for (int y = threadIdx.y; y < 32; y += 8)
@@ -157,11 +164,13 @@ struct WgmmaParams {
   float* c;          // C: m x n, ldc
   std::int64_t m, n, k_p, ldc;
   std::int64_t tiles_m, tiles_n;  // tiles of C
+  bool c_pairs;                   // C 8-byte aligned with ldc even: two neighbouring columns as one float2
 };
 
-template <class Input>
+template <class Input, int BN, int Stages>
 __global__ void __launch_bounds__(kThreads, 1) wgmma_matmul_kernel(const WgmmaParams<typename Input::Element> p) {
   using Element = typename Input::Element;
+  constexpr int kBlockN = BN, kStages = Stages, kStageBytes = TileShape<BN, Stages>::kStageBytes;
   const Element* __restrict__ const a = p.a;
   const Element* __restrict__ const b = p.b;
   float* __restrict__ const c = p.c;
@@ -270,6 +279,10 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_matmul_kernel(const WgmmaPa
       const std::int64_t row = row0 + 8 * half, col = col0 + 8 * j;
       if (row >= m) continue;
       float* out = c + row * ldc + col;
+      if (p.c_pairs && col + 1 < n) {  // col is even: one 8-byte store (half the store instructions)
+        *reinterpret_cast<float2*>(out) = make_float2(d[4 * j + 2 * half], d[4 * j + 2 * half + 1]);
+        continue;
+      }
       if (col < n) out[0] = d[4 * j + 2 * half];
       if (col + 1 < n) out[1] = d[4 * j + 2 * half + 1];
     }
@@ -287,21 +300,49 @@ bool device_is_sm90() {
   return major == 9 && minor == 0;
 }
 
-template <class Input>
-void run(const char* name, const float* a, const float* b, float* c, std::int64_t m, std::int64_t k, std::int64_t n,
-         std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws, cudaStream_t stream) {
+struct Shape {
+  int block_n, stages;
+};
+
+// The tile shape for C (m x n) and k_tiles k-tiles. A short K (4 k-tiles or fewer) takes 128 x 64 tiles
+// with 4 stages, two blocks per SM: one block's loads and stores of C overlap the other's work (8192 x 64
+// x 8192 on an H200, tf32: 36.4 TFLOP/s against 34.9 for 128 x 128 with 3 stages, 32.7 for 128 x 256
+// with 4). Otherwise
+// the width: 256 is the fastest per tile, but where C has few tiles a narrower one keeps more SMs busy;
+// each width's estimate is its speed per tile relative to 256 (kRelativeSpeed, the 4096^3 tf32
+// measurements above) times the busy fraction of its waves: tiles / (waves * SMs).
+Shape choose_shape(std::int64_t m, std::int64_t n, std::int64_t k_tiles, int sms) {
+  if (k_tiles <= 4) return {64, 4};
+  constexpr Shape kShapes[] = {{256, 4}, {128, 6}, {64, 8}};
+  constexpr double kRelativeSpeed[] = {1.0, 0.8, 0.5};
+  Shape best = kShapes[0];
+  double best_rate = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::int64_t tiles = round_up(m, kBlockM) / kBlockM * (round_up(n, kShapes[i].block_n) / kShapes[i].block_n);
+    const std::int64_t waves = (tiles + sms - 1) / sms;
+    const double rate = kRelativeSpeed[i] * double(tiles) / double(waves * sms);
+    if (rate > best_rate) best = kShapes[i], best_rate = rate;
+  }
+  return best;
+}
+
+template <class Input, int BN, int Stages, class Src>
+void run_shape(const char* name, const Src* a, const Src* b, float* c, std::int64_t m, std::int64_t k, std::int64_t n,
+               std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws, cudaStream_t stream) {
   using Element = typename Input::Element;
-  if (!device_is_sm90())
-    throw Error(std::string("matmul kernel '") + name +
-                "' needs a GPU of compute capability 9.0 (H100, H200): it runs Hopper's wgmma instructions; use "
-                "tensor_core_tf32 / tensor_core_bf16 on other GPUs");
+  using Shape = TileShape<BN, Stages>;
+  constexpr int kBlockN = BN;
   const std::int64_t m_p = round_up(m, kBlockM), n_p = round_up(n, kBlockN), k_p = round_up(k, kTileK<Input>);
   const std::int64_t tiles_m = m_p / kBlockM, tiles_n = n_p / kBlockN;
   if (tiles_m * tiles_n > 0x7FFFFFFF) throw Error(std::string("matmul kernel '") + name + "': too many tiles of C");
-  // tf32 reads A where it is when its rows are 16-byte aligned (the tensor cores then ignore the low 13
-  // mantissa bits instead of rounding them); bf16 and other layouts pack A too.
+  // A is read where it is when it holds the input type already (float for tf32: the tensor cores then
+  // ignore the low 13 mantissa bits instead of rounding them; stored bfloat16 for bf16) and its rows are
+  // 16-byte aligned with whole 16-byte chunks of K; otherwise A is packed too.
+  constexpr bool same_type =
+      std::is_same_v<Input, Tf32Wgmma> ? std::is_same_v<Src, float> : std::is_same_v<Src, bfloat16>;
+  constexpr int kPerChunk = 16 / int(sizeof(Src));
   const bool direct_a =
-      std::is_same_v<Input, Tf32Wgmma> && reinterpret_cast<std::uintptr_t>(a) % 16 == 0 && lda % 4 == 0 && k % 4 == 0;
+      same_type && reinterpret_cast<std::uintptr_t>(a) % 16 == 0 && lda % kPerChunk == 0 && k % kPerChunk == 0;
   const std::size_t a_bytes = direct_a ? 0 : std::size_t(m_p * k_p) * sizeof(Element);
   const std::size_t b_offset = (a_bytes + 255) / 256 * 256;
   auto* scratch = static_cast<unsigned char*>(ws.get(b_offset + std::size_t(n_p * k_p) * sizeof(Element)));
@@ -310,7 +351,7 @@ void run(const char* name, const float* a, const float* b, float* c, std::int64_
   std::int64_t a_rows = m, a_cols = k, a_ld = lda;
   if (!direct_a) {
     auto* a_packed = reinterpret_cast<Element*>(scratch);
-    pack_kernel<Input>
+    pack_kernel<Input, Src>
         <<<unsigned(std::min<std::int64_t>(m_p, 65535)), 256, 0, stream>>>(a, m, k, lda, a_packed, m_p, k_p);
     TANDEM_CUDA_CHECK_LAUNCH();
     a_tiles = a_packed, a_rows = m_p, a_cols = k_p, a_ld = k_p;
@@ -318,14 +359,32 @@ void run(const char* name, const float* a, const float* b, float* c, std::int64_
   // B (k x n) -> B' (n_p x k_p): blockIdx.x over the 32-row tiles of B (k_p / 32, at most 2^31 - 1),
   // blockIdx.y over its 32-column tiles (looping past 65535).
   const dim3 transpose_grid(unsigned(k_p / 32), unsigned(std::min<std::int64_t>(n_p / 32, 65535)));
-  pack_transposed_kernel<Input><<<transpose_grid, dim3(32, 8), 0, stream>>>(b, k, n, ldb, b_packed, k_p, n_p);
+  pack_transposed_kernel<Input, Src><<<transpose_grid, dim3(32, 8), 0, stream>>>(b, k, n, ldb, b_packed, k_p, n_p);
   TANDEM_CUDA_CHECK_LAUNCH();
 
-  const auto kernel = wgmma_matmul_kernel<Input>;
-  allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), kSharedBytes);
-  kernel<<<unsigned(tiles_m * tiles_n), kThreads, kSharedBytes, stream>>>(
-      WgmmaParams<Element>{a_tiles, a_rows, a_cols, a_ld, b_packed, c, m, n, k_p, ldc, tiles_m, tiles_n});
+  const auto kernel = wgmma_matmul_kernel<Input, BN, Stages>;
+  allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), Shape::kSharedBytes);
+  kernel<<<unsigned(tiles_m * tiles_n), kThreads, Shape::kSharedBytes, stream>>>(
+      WgmmaParams<Element>{a_tiles, a_rows, a_cols, a_ld, b_packed, c, m, n, k_p, ldc, tiles_m, tiles_n,
+                           reinterpret_cast<std::uintptr_t>(c) % 8 == 0 && ldc % 2 == 0});
   TANDEM_CUDA_CHECK_LAUNCH();
+}
+
+template <class Input, class Src>
+void run(const char* name, const Src* a, const Src* b, float* c, std::int64_t m, std::int64_t k, std::int64_t n,
+         std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws, cudaStream_t stream) {
+  if (!device_is_sm90())
+    throw Error(std::string("matmul kernel '") + name +
+                "' needs a GPU of compute capability 9.0 (H100, H200): it runs Hopper's wgmma instructions; use "
+                "tensor_core_tf32 / tensor_core_bf16 on other GPUs");
+  const Shape s = choose_shape(m, n, round_up(k, kTileK<Input>) / kTileK<Input>, multiprocessor_count());
+  if (s.block_n == 64 && s.stages == 8)
+    return run_shape<Input, 64, 8, Src>(name, a, b, c, m, k, n, lda, ldb, ldc, ws, stream);
+  if (s.block_n == 64 && s.stages == 4)
+    return run_shape<Input, 64, 4, Src>(name, a, b, c, m, k, n, lda, ldb, ldc, ws, stream);
+  if (s.block_n == 128 && s.stages == 6)
+    return run_shape<Input, 128, 6, Src>(name, a, b, c, m, k, n, lda, ldb, ldc, ws, stream);
+  return run_shape<Input, 256, 4, Src>(name, a, b, c, m, k, n, lda, ldb, ldc, ws, stream);
 }
 
 }  // namespace
@@ -339,6 +398,18 @@ void wgmma_matmul(WgmmaInput input, const matmul_stages::GemmParams<float>& p, W
     run<Tf32Wgmma>("wgmma_tf32", p.a, p.b, p.c, p.m, p.k, p.n, p.lda, p.ldb, p.ldc, ws, stream);
   else
     run<Bf16Wgmma>("wgmma_bf16", p.a, p.b, p.c, p.m, p.k, p.n, p.lda, p.ldb, p.ldc, ws, stream);
+}
+
+void wgmma_bf16_matmul_16bit(Dtype dtype, const void* a, const void* b, float* c, std::int64_t m, std::int64_t k,
+                             std::int64_t n, std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws,
+                             cudaStream_t stream) {
+  using namespace wgmma_stages;
+  if (dtype == Dtype::bf16)
+    run<Bf16Wgmma>("wgmma_bf16", static_cast<const bfloat16*>(a), static_cast<const bfloat16*>(b), c, m, k, n, lda, ldb,
+                   ldc, ws, stream);
+  else
+    run<Bf16Wgmma>("wgmma_bf16", static_cast<const half*>(a), static_cast<const half*>(b), c, m, k, n, lda, ldb, ldc,
+                   ws, stream);
 }
 
 }  // namespace tandem::cuda
