@@ -268,11 +268,15 @@ TANDEM_BACKEND_TEST(reduce_negative_zero_sums, "reduce: a sum of only -0.0 is -0
 TANDEM_BACKEND_TEST(reduce_identity_edges, "reduce: values at the identity and integer wrap-around") {
   for (const auto& k : eng.reduce_kernels()) {
     CAPTURE(k);
-    for (std::size_t n : {1, 3, 257, 65537}) {
+    // 2^21 + 3: past the 2^20-element blocks in which the CPU's int32 sums add 16-bit halves in 32-bit lanes.
+    for (std::size_t n :
+         {std::size_t(1), std::size_t(3), std::size_t(257), std::size_t(65537), (std::size_t(1) << 21) + 3}) {
       std::vector<std::int32_t> lo(n, std::numeric_limits<std::int32_t>::min());
       CHECK(eng.min<std::int32_t>(lo, {k}) == std::numeric_limits<std::int32_t>::min());
       CHECK(eng.max<std::int32_t>(lo, {k}) == std::numeric_limits<std::int32_t>::min());
       CHECK(eng.sum<std::int32_t>(lo, {k}) == std::int64_t(n) * std::numeric_limits<std::int32_t>::min());
+      const std::vector<std::int32_t> top(n, std::numeric_limits<std::int32_t>::max());
+      CHECK(eng.sum<std::int32_t>(top, {k}) == std::int64_t(n) * std::numeric_limits<std::int32_t>::max());
       std::vector<std::int64_t> hi(n, std::numeric_limits<std::int64_t>::max());
       CHECK(eng.max<std::int64_t>(hi, {k}) == std::numeric_limits<std::int64_t>::max());
       CHECK(eng.min<std::int64_t>(hi, {k}) == std::numeric_limits<std::int64_t>::max());

@@ -43,31 +43,60 @@ constexpr std::int64_t kGrain = 1 << 14;              // smallest leaf of tbb_ve
 template <class T>
 using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
 
+// The index of the first NaN among x[0], x[stride], ..., x[(len - 1) * stride], or len: a vectorised
+// pass that only tests (a compare and an or per vector), then a scalar one to the NaN if there is one.
+template <class Op>
+std::int64_t first_nan(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
+  bool any = false;
+  if (stride == 1)  // (a loop of its own, which the compiler vectorises)
+    for (std::int64_t k = 0; k < len; ++k) any |= is_nan(Op::load(x[k], 0));
+  else
+    for (std::int64_t k = 0; k < len; ++k) any |= is_nan(Op::load(x[k * stride], 0));
+  std::int64_t k = 0;
+  if (any)
+    while (!is_nan(Op::load(x[k * stride], 0))) ++k;
+  return any ? k : len;
+}
+
 // Min or max of x[0], x[stride], ..., x[(len - 1) * stride], by the rules of Op::combine.
 // It exists because Eigen's NaN-propagating minCoeff/maxCoeff<PropagateNaN> (a compare, a min and a
 // blend in the chain of each of only two accumulators) does not reach memory bandwidth: with AVX-512
 // it ran at a third of an Eigen sum's speed per core, and at 0.69x of a plain read on 16 cores. Here
 // W lanes (4 AVX-512 or 8 AVX2 registers) take a plain min/max (vminps, vpminsd), which a NaN leaves
-// unchanged, and W more lanes keep any NaN they see (a compare and a masked move, off that chain);
-// one core then runs as fast as Eigen's sum, so the leaf runs at the speed of the reads.
+// unchanged. For floating types, `finite` lanes take fma(v, 0, finite): they stay zero while they see
+// only finite values and turn NaN at an infinity or a NaN, one fused instruction per vector off the
+// min/max chain (tracking NaNs with a compare and a masked move instead ran at half this speed per core
+// on the H200's Xeon host). Only a leaf with an infinity or a NaN then takes a second pass, any_nan.
 template <class Op>
 typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
   using T = typename Op::Acc;  // the element type, or float for a 16-bit input (converted as it is read)
   constexpr bool is_min = std::is_same_v<Op, MinOp<typename Op::In>>;
+  constexpr bool floating = std::is_floating_point_v<T>;
   constexpr int W = 256 / sizeof(T);
-  T lane[W], nan[W] = {};  // nan[j]: a NaN that lane j saw, else 0
+  T lane[W], finite[W] = {};
   std::fill_n(lane, W, Op::identity());
   std::int64_t i = 0;
-  for (; i + W <= len; i += W)
-    for (int j = 0; j < W; ++j) {
-      const T v = Op::load(x[(i + j) * stride], 0);
-      lane[j] = (is_min ? v < lane[j] : v > lane[j]) ? v : lane[j];
-      if constexpr (std::is_floating_point_v<T>) nan[j] = v != v ? v : nan[j];
-    }
+  auto lanes = [&](auto contiguous) {  // a contiguous leaf has a loop of its own, which the compiler vectorises
+    const std::int64_t step = decltype(contiguous)::value ? 1 : stride;
+    for (; i + W <= len; i += W)
+      for (int j = 0; j < W; ++j) {
+        const T v = Op::load(x[(i + j) * step], 0);
+        lane[j] = (is_min ? v < lane[j] : v > lane[j]) ? v : lane[j];
+        if constexpr (floating) finite[j] = std::fma(v, T(0), finite[j]);
+      }
+  };
+  if (stride == 1)
+    lanes(std::true_type{});
+  else
+    lanes(std::false_type{});
   T r = Op::identity();
-  for (int j = 0; j < W; ++j) r = Op::combine(r, is_nan(nan[j]) ? nan[j] : lane[j]);  // NaN wins
+  for (int j = 0; j < W; ++j) r = Op::combine(r, lane[j]);
   for (; i < len; ++i) r = Op::combine(r, Op::load(x[i * stride], 0));
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (floating) {
+    T any = 0;
+    for (int j = 0; j < W; ++j) any += finite[j];
+    if (is_nan(any))  // an infinity or a NaN: a NaN wins
+      if (const std::int64_t k = first_nan<Op>(x, len, stride); k < len) return Op::load(x[k * stride], 0);
     // A lane keeps the first of equal values, so with zeros of both signs r may be either zero; apply
     // reduce_ops' rule (-0.0 before +0.0 in min, +0.0 before -0.0 in max) over the leaf (only when
     // the result is a zero).
@@ -78,23 +107,41 @@ typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::i
 }
 
 // The wrapping 64-bit sum of integers x[0], x[stride], ..., x[(len - 1) * stride]. Eigen's
-// cast<uint64_t>().sum() widened one element at a time (0.61x of a plain read on 16 cores for int32); here
-// W independent 64-bit lanes take sign-extended elements, which the compiler vectorises (vpmovsxdq and
-// vpaddq), so the leaf runs at the speed of the reads.
+// cast<uint64_t>().sum() widened one element at a time (0.61x of a plain read on 16 cores for int32), and
+// 64-bit lanes of sign-extended elements (vpmovsxdq) are limited by the one port that widens on the
+// H200's Xeon host (29 GB/s per core). A contiguous int32 leaf instead adds, in 32-bit lanes, the elements
+// (wrapping) and their high 16 bits (signed, an arithmetic shift): the sum of the low 16 bits is what the
+// wrapped sum leaves modulo 2^32, as long as it stays below 2^32. Only a shift and two adds per vector, on
+// any vector port (48 GB/s per core there, with an and for the low halves as well); the lanes are
+// widened every 2^15 elements per lane. int64 and strided leaves add in W 64-bit lanes.
 template <class T>
 std::uint64_t integer_sum_leaf(const T* x, std::int64_t len, std::int64_t stride) {
-  constexpr int W = 16;
-  std::uint64_t lane[W] = {};
+  constexpr int W = 32;
+  std::uint64_t r = 0;
   std::int64_t i = 0;
-  if (stride == 1) {
-    for (; i + W <= len; i += W)
-      for (int j = 0; j < W; ++j) lane[j] += std::uint64_t(std::int64_t(x[i + j]));
+  if (sizeof(T) == 4 && stride == 1) {
+    constexpr std::int64_t kBlock = std::int64_t(W) << 15;  // every lane takes at most 2^15 values per block
+    while (len - i >= W) {
+      const std::int64_t end = i + std::min(kBlock, (len - i) / W * W);
+      std::uint32_t wrapped[W] = {};  // the sum modulo 2^32
+      std::int32_t high[W] = {};
+      for (; i < end; i += W)
+        for (int j = 0; j < W; ++j) {
+          wrapped[j] += std::uint32_t(x[i + j]);
+          high[j] += std::int32_t(x[i + j]) >> 16;
+        }
+      for (int j = 0; j < W; ++j) {
+        // The sum of the low halves is below 2^31, so it is what the wrapped sum leaves modulo 2^32.
+        const std::uint32_t low = wrapped[j] - (std::uint32_t(high[j]) << 16);
+        r += std::uint64_t(low) + (std::uint64_t(std::int64_t(high[j])) << 16);
+      }
+    }
   } else {
+    std::uint64_t lane[W] = {};
     for (; i + W <= len; i += W)
       for (int j = 0; j < W; ++j) lane[j] += std::uint64_t(std::int64_t(x[(i + j) * stride]));
+    for (int j = 0; j < W; ++j) r += lane[j];
   }
-  std::uint64_t r = 0;
-  for (int j = 0; j < W; ++j) r += lane[j];
   for (; i < len; ++i) r += std::uint64_t(std::int64_t(x[i * stride]));
   return r;
 }
