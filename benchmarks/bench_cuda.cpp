@@ -10,7 +10,8 @@
 //   baseline/read_sweep/<type>/n:<n>          read_sweep.cu, a float4 grid-stride read of the same bytes, one
 //                                             sweep per pair of events: the rate pct_sweep divides by
 //   matmul/cuda/<kernel>/<type>/<shape>       every matmul kernel of the engine that takes the type ("cublas",
-//                                             "cublas_tf32", "cublas_bf16" are cuBLAS), float and double
+//                                             "cublas_tf32", "cublas_bf16" are cuBLAS), float and double;
+//                                             8192^3 for the float tf32 / bf16 kernels only
 //   overhead/cuda/{engine,raw_backend}/...    engine.sum() of 16 floats against BackendImpl::reduce()
 //   strided/cuda/<kernel>/{aos_field,soa}/float/n:<n>  every other float of a Buffer (BufferView stride 2)
 //                                             against the same values contiguous; GB/s counts n*4 bytes
@@ -358,9 +359,14 @@ void register_strided(Suite& suite, std::size_t n) {
     }
 }
 
+// tensor_only: only the tf32 / bf16 stages (for shapes where a SIMT stage would take seconds per call).
 template <class T>
-void register_matmul_group(CudaBench& bench, const std::vector<Shape>& shapes) {
-  const std::vector<std::string> kernels = matmul_kernels_for<T>(bench.suite.eng);  // tensor-core kernels: float only
+void register_matmul_group(CudaBench& bench, const std::vector<Shape>& shapes, bool tensor_only = false) {
+  std::vector<std::string> kernels = matmul_kernels_for<T>(bench.suite.eng);  // tensor-core kernels: float only
+  if (tensor_only)
+    std::erase_if(kernels, [](const std::string& k) {
+      return k.find("tf32") == std::string::npos && k.find("bf16") == std::string::npos;
+    });
   for (const Shape& s : shapes) {
     register_matmuls<T>(bench.suite, kernels, s);
     register_kernel_matmuls<T>(bench.suite, bench.runner, kernels, s);
@@ -411,6 +417,7 @@ int main(int argc, char** argv) {
                                        {1000, 1000, 1000}, {2049, 2049, 2049}, {4097, 4097, 4097}, {8192, 64, 8192}};
     register_matmul_group<float>(bench, shapes);
     register_matmul_group<double>(bench, shapes);
+    register_matmul_group<float>(bench, {{8192, 8192, 8192}}, true);  // issue #14's tf32 target at 8192^3
     register_cuda_forms();
     register_cuda_float16();
 
