@@ -66,7 +66,7 @@ std::int64_t first_nan(const typename Op::In* x, std::int64_t len, std::int64_t 
 // unchanged. For floating types, `finite` lanes take fma(v, 0, finite): they stay zero while they see
 // only finite values and turn NaN at an infinity or a NaN, one fused instruction per vector off the
 // min/max chain (tracking NaNs with a compare and a masked move instead ran at half this speed per core
-// on the H200's Xeon host). Only a leaf with an infinity or a NaN then takes a second pass, any_nan.
+// on the H200's Xeon host). Only a leaf with an infinity or a NaN then takes a second pass, first_nan.
 template <class Op>
 typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
   using T = typename Op::Acc;  // the element type, or float for a 16-bit input (converted as it is read)

@@ -155,8 +155,8 @@ void matmul(std::string_view stage, const detail::MatmulArgs& g, Workspace& ws, 
             return cublas_matmul_16bit(g, GemmContext{ws, cublas, stream});
           // wgmma_bf16 reads one plain product's 16-bit inputs as stored (no float copies).
           if (s.name == std::string_view("wgmma_bf16") && g.plain() && g.k > 0)
-            return wgmma_bf16_matmul_16bit(g.dtype, g.a, g.b, static_cast<float*>(g.c), g.m, g.k, g.n, g.lda, g.ldb,
-                                           g.ldc, ws, stream);
+            return wgmma_bf16_matmul_16bit(static_cast<const T*>(g.a), static_cast<const T*>(g.b),
+                                           static_cast<float*>(g.c), g.m, g.k, g.n, g.lda, g.ldb, g.ldc, ws, stream);
           checked_launcher<float>(s);  // a stage without float takes no 16-bit input either
           return matmul(s.name, widened_problem<T>(g, forms, stream), ws, forms, cublas, stream);
         } else {

@@ -300,32 +300,6 @@ bool device_is_sm90() {
   return major == 9 && minor == 0;
 }
 
-struct Shape {
-  int block_n, stages;
-};
-
-// The tile shape for C (m x n) and k_tiles k-tiles. A short K (4 k-tiles or fewer) takes 128 x 64 tiles
-// with 4 stages, two blocks per SM: one block's loads and stores of C overlap the other's work (8192 x 64
-// x 8192 on an H200, tf32: 36.4 TFLOP/s against 34.9 for 128 x 128 with 3 stages, 32.7 for 128 x 256
-// with 4). Otherwise
-// the width: 256 is the fastest per tile, but where C has few tiles a narrower one keeps more SMs busy;
-// each width's estimate is its speed per tile relative to 256 (kRelativeSpeed, the 4096^3 tf32
-// measurements above) times the busy fraction of its waves: tiles / (waves * SMs).
-Shape choose_shape(std::int64_t m, std::int64_t n, std::int64_t k_tiles, int sms) {
-  if (k_tiles <= 4) return {64, 4};
-  constexpr Shape kShapes[] = {{256, 4}, {128, 6}, {64, 8}};
-  constexpr double kRelativeSpeed[] = {1.0, 0.8, 0.5};
-  Shape best = kShapes[0];
-  double best_rate = 0;
-  for (int i = 0; i < 3; ++i) {
-    const std::int64_t tiles = round_up(m, kBlockM) / kBlockM * (round_up(n, kShapes[i].block_n) / kShapes[i].block_n);
-    const std::int64_t waves = (tiles + sms - 1) / sms;
-    const double rate = kRelativeSpeed[i] * double(tiles) / double(waves * sms);
-    if (rate > best_rate) best = kShapes[i], best_rate = rate;
-  }
-  return best;
-}
-
 template <class Input, int BN, int Stages, class Src>
 void run_shape(const char* name, const Src* a, const Src* b, float* c, std::int64_t m, std::int64_t k, std::int64_t n,
                std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws, cudaStream_t stream) {
@@ -370,6 +344,42 @@ void run_shape(const char* name, const Src* a, const Src* b, float* c, std::int6
   TANDEM_CUDA_CHECK_LAUNCH();
 }
 
+// The tile shapes a launch may take: the width of a tile of C and its launcher (run_shape, which fixes
+// the stage count), with the speed per tile relative to 128 x 256 (the 4096^3 tf32 measurements above).
+template <class Input, class Src>
+struct ShapeChoice {
+  int block_n;
+  double relative_speed;
+  void (*launch)(const char*, const Src*, const Src*, float*, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                 std::int64_t, std::int64_t, Workspace&, cudaStream_t);
+};
+template <class Input, class Src>
+constexpr ShapeChoice<Input, Src> kWideShapes[] = {{256, 1.0, &run_shape<Input, 256, 4, Src>},
+                                                   {128, 0.8, &run_shape<Input, 128, 6, Src>},
+                                                   {64, 0.5, &run_shape<Input, 64, 8, Src>}};
+template <class Input, class Src>
+constexpr ShapeChoice<Input, Src> kShortKShape{64, 0.0, &run_shape<Input, 64, 4, Src>};
+
+// The tile shape for C (m x n) and k_tiles k-tiles. A short K (4 k-tiles or fewer) takes 128 x 64 tiles
+// with 4 stages, two blocks per SM: one block's loads and stores of C overlap the other's work (8192 x 64
+// x 8192 on an H200, tf32: 36.4 TFLOP/s against 34.9 for 128 x 128 with 3 stages, 32.7 for 128 x 256 with
+// 4). Otherwise the width: 256 is the fastest per tile, but where C has few tiles a narrower one keeps
+// more SMs busy; each shape's estimate is its relative speed times the busy fraction of its waves:
+// tiles / (waves * SMs).
+template <class Input, class Src>
+const ShapeChoice<Input, Src>& choose_shape(std::int64_t m, std::int64_t n, std::int64_t k_tiles, int sms) {
+  if (k_tiles <= 4) return kShortKShape<Input, Src>;
+  const ShapeChoice<Input, Src>* best = nullptr;
+  double best_rate = 0;
+  for (const ShapeChoice<Input, Src>& shape : kWideShapes<Input, Src>) {
+    const std::int64_t tiles = round_up(m, kBlockM) / kBlockM * (round_up(n, shape.block_n) / shape.block_n);
+    const std::int64_t waves = (tiles + sms - 1) / sms;
+    const double rate = shape.relative_speed * double(tiles) / double(waves * sms);
+    if (!best || rate > best_rate) best = &shape, best_rate = rate;
+  }
+  return *best;
+}
+
 template <class Input, class Src>
 void run(const char* name, const Src* a, const Src* b, float* c, std::int64_t m, std::int64_t k, std::int64_t n,
          std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws, cudaStream_t stream) {
@@ -377,14 +387,9 @@ void run(const char* name, const Src* a, const Src* b, float* c, std::int64_t m,
     throw Error(std::string("matmul kernel '") + name +
                 "' needs a GPU of compute capability 9.0 (H100, H200): it runs Hopper's wgmma instructions; use "
                 "tensor_core_tf32 / tensor_core_bf16 on other GPUs");
-  const Shape s = choose_shape(m, n, round_up(k, kTileK<Input>) / kTileK<Input>, multiprocessor_count());
-  if (s.block_n == 64 && s.stages == 8)
-    return run_shape<Input, 64, 8, Src>(name, a, b, c, m, k, n, lda, ldb, ldc, ws, stream);
-  if (s.block_n == 64 && s.stages == 4)
-    return run_shape<Input, 64, 4, Src>(name, a, b, c, m, k, n, lda, ldb, ldc, ws, stream);
-  if (s.block_n == 128 && s.stages == 6)
-    return run_shape<Input, 128, 6, Src>(name, a, b, c, m, k, n, lda, ldb, ldc, ws, stream);
-  return run_shape<Input, 256, 4, Src>(name, a, b, c, m, k, n, lda, ldb, ldc, ws, stream);
+  const std::int64_t k_tiles = round_up(k, kTileK<Input>) / kTileK<Input>;
+  choose_shape<Input, Src>(m, n, k_tiles, multiprocessor_count())
+      .launch(name, a, b, c, m, k, n, lda, ldb, ldc, ws, stream);
 }
 
 }  // namespace
@@ -400,16 +405,15 @@ void wgmma_matmul(WgmmaInput input, const matmul_stages::GemmParams<float>& p, W
     run<Bf16Wgmma>("wgmma_bf16", p.a, p.b, p.c, p.m, p.k, p.n, p.lda, p.ldb, p.ldc, ws, stream);
 }
 
-void wgmma_bf16_matmul_16bit(Dtype dtype, const void* a, const void* b, float* c, std::int64_t m, std::int64_t k,
+void wgmma_bf16_matmul_16bit(const bfloat16* a, const bfloat16* b, float* c, std::int64_t m, std::int64_t k,
                              std::int64_t n, std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws,
                              cudaStream_t stream) {
-  using namespace wgmma_stages;
-  if (dtype == Dtype::bf16)
-    run<Bf16Wgmma>("wgmma_bf16", static_cast<const bfloat16*>(a), static_cast<const bfloat16*>(b), c, m, k, n, lda, ldb,
-                   ldc, ws, stream);
-  else
-    run<Bf16Wgmma>("wgmma_bf16", static_cast<const half*>(a), static_cast<const half*>(b), c, m, k, n, lda, ldb, ldc,
-                   ws, stream);
+  wgmma_stages::run<wgmma_stages::Bf16Wgmma>("wgmma_bf16", a, b, c, m, k, n, lda, ldb, ldc, ws, stream);
+}
+
+void wgmma_bf16_matmul_16bit(const half* a, const half* b, float* c, std::int64_t m, std::int64_t k, std::int64_t n,
+                             std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws, cudaStream_t stream) {
+  wgmma_stages::run<wgmma_stages::Bf16Wgmma>("wgmma_bf16", a, b, c, m, k, n, lda, ldb, ldc, ws, stream);
 }
 
 }  // namespace tandem::cuda
