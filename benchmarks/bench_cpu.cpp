@@ -1,12 +1,14 @@
 // bench_cpu: the CPU backend (oneTBB + Eigen) through tandem::Engine, with plain baselines in the same
 // binary. Names, counters and timing: bench_common.hpp. On the CPU a Buffer is host memory.
 //
-//   reduce/cpu/<kernel>/<op>/<type>/n:<n>   every reduce kernel ("auto" too), sum/min/max, float/double/int32
+//   reduce/cpu/<kernel>/<op>/<type>/n:<n>   every reduce kernel ("auto" too), sum/min/max/argmax,
+//                                           float/double/int32/bfloat16/float16
 //   baseline/read_sweep/<type>/n:<n>        a plain parallel read of the same bytes (as floats):
 //                                           tbb::parallel_reduce over blocked ranges, each leaf an Eigen
 //                                           sum (vectorised); the rate pct_sweep divides by
-//   baseline/tbb_parallel_reduce/sum/...    tbb::parallel_reduce with std::accumulate leaves (scalar)
-//   baseline/eigen_sum/sum/...              Eigen::Map(p, n).sum() on one thread
+//   baseline/tbb_parallel_reduce/sum/...    tbb::parallel_reduce with std::accumulate leaves (scalar;
+//                                           not for the 16-bit types)
+//   baseline/eigen_sum/sum/...              Eigen::Map(p, n).sum() on one thread (not for the 16-bit types)
 //   matmul/cpu/<kernel>/<type>/<size>       every matmul kernel, float/double, 512, 1024, 2048, 1000; float 4096
 //   baseline/eigen_gemm/<type>/<size>       c.noalias() = a * b on one thread: Eigen threads only through
 //                                           OpenMP, which tandem builds without (EIGEN_DONT_PARALLELIZE),
@@ -104,8 +106,10 @@ void register_reduce_baselines(Suite& suite, std::size_t n) {
                                  }))
         ->UseRealTime();
   };
-  add_sum("tbb_parallel_reduce", tbb_accumulate<T>);
-  add_sum("eigen_sum", eigen_sum<T>);
+  if constexpr (!tandem::is_storage_type_v<T>) {  // (Eigen does not know tandem's 16-bit types)
+    add_sum("tbb_parallel_reduce", tbb_accumulate<T>);
+    add_sum("eigen_sum", eigen_sum<T>);
+  }
 }
 
 template <class T>
@@ -258,6 +262,8 @@ int main(int argc, char** argv) {
   register_reduce_group<float>(suite, sizes);
   register_reduce_group<double>(suite, sizes);
   register_reduce_group<std::int32_t>(suite, sizes);
+  register_reduce_group<tandem::bfloat16>(suite, sizes);
+  register_reduce_group<tandem::half>(suite, sizes);
   register_overhead(suite, "serial");
   register_strided(suite, 1u << 24);
   register_per(suite);

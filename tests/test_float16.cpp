@@ -230,6 +230,20 @@ void check_reductions(const tandem::Engine& eng) {
       }
     if (n > 8 && !test::quick()) break;  // specials on the small sizes only
   }
+  // Specials inside the vector blocks of the CPU leaves (32 and 128 elements, backends/cpu/leaves.hpp).
+  const auto x = random16<H>(1025, 7);
+  for (float s : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), -0.0f})
+    for (std::size_t at : {std::size_t(40), std::size_t(700)}) {
+      auto y = x;
+      y[at] = H(s);
+      check_vector(eng, y, 1, "special " + test::show(s) + " at " + std::to_string(at) + " of 1025");
+    }
+  // Subnormals of both signs and the smallest normals, which the CPU leaves convert with F16C or a
+  // shift and the reference with float16.hpp's conversion.
+  std::vector<H> tiny(1000);
+  for (std::size_t i = 0; i < tiny.size(); ++i)
+    tiny[i] = H::from_bits(std::uint16_t((1 + i % 1100) | (i % 3 == 0 ? 0x8000 : 0)));
+  check_vector(eng, tiny, 1, "subnormals");
   // A sum of only -0.0 is -0.0.
   const std::vector<H> zeros(1000, H(-0.0f));
   CHECK(std::signbit(eng.sum(zeros)));

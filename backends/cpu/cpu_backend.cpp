@@ -1,9 +1,9 @@
 // The CPU backend.
 //
-// Reductions split the input into blocked ranges with oneTBB; a float sum leaf is one Eigen expression
-// over a Map (vectorised by Eigen), an integer sum leaf integer_sum_leaf and a min/max leaf min_max_leaf
-// (SIMD lanes, vectorised by the compiler),
-// and leaves are combined with the operators of backends/common/reduce_ops.hpp.
+// Reductions split the input into blocked ranges with oneTBB; a float or double sum leaf is one Eigen
+// expression over a Map (vectorised by Eigen), the other leaves are backends/cpu/leaves.hpp's (SIMD
+// lanes, vectorised by the compiler), and leaves are combined with the operators of
+// backends/common/reduce_ops.hpp.
 //   tbb_vectorized    tbb::parallel_reduce, auto_partitioner (default)
 //   tbb_deterministic tbb::parallel_deterministic_reduce with fixed 16 Ki-element leaves: the same
 //                     association order, and so the same float bits, for any number of threads
@@ -29,6 +29,7 @@
 #include "backends/common/canonical.hpp"
 #include "backends/common/reduce_ops.hpp"
 #include "backends/cpu/host_reduce.hpp"
+#include "backends/cpu/leaves.hpp"
 #include "backends/cpu/matmul.hpp"
 #include "backends/cpu/per_matrix.hpp"
 #include "engine/dispatch.hpp"
@@ -37,148 +38,16 @@
 namespace tandem::detail {
 namespace {
 
+using cpu_leaves::arg_leaf;
+using cpu_leaves::integer_sum_leaf;
+using cpu_leaves::min_max_leaf;
+using cpu_leaves::storage_sum_leaf;
+
 constexpr std::int64_t kDeterministicLeaf = 1 << 14;  // elements per leaf of tbb_deterministic
 constexpr std::int64_t kGrain = 1 << 14;              // smallest leaf of tbb_vectorized
 
 template <class T>
 using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
-
-// The index of the first NaN among x[0], x[stride], ..., x[(len - 1) * stride], or len: a vectorised
-// pass that only tests (a compare and an or per vector), then a scalar one to the NaN if there is one.
-template <class Op>
-std::int64_t first_nan(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
-  bool any = false;
-  if (stride == 1)  // (a loop of its own, which the compiler vectorises)
-    for (std::int64_t k = 0; k < len; ++k) any |= is_nan(Op::load(x[k], 0));
-  else
-    for (std::int64_t k = 0; k < len; ++k) any |= is_nan(Op::load(x[k * stride], 0));
-  std::int64_t k = 0;
-  if (any)
-    while (!is_nan(Op::load(x[k * stride], 0))) ++k;
-  return any ? k : len;
-}
-
-// Min or max of x[0], x[stride], ..., x[(len - 1) * stride], by the rules of Op::combine.
-// It exists because Eigen's NaN-propagating minCoeff/maxCoeff<PropagateNaN> (a compare, a min and a
-// blend in the chain of each of only two accumulators) does not reach memory bandwidth: with AVX-512
-// it ran at a third of an Eigen sum's speed per core, and at 0.69x of a plain read on 16 cores. Here
-// W lanes (4 AVX-512 or 8 AVX2 registers) take a plain min/max (vminps, vpminsd), which a NaN leaves
-// unchanged. For floating types, `finite` lanes take fma(v, 0, finite): they stay zero while they see
-// only finite values and turn NaN at an infinity or a NaN, one fused instruction per vector off the
-// min/max chain (tracking NaNs with a compare and a masked move instead ran at half this speed per core
-// on the H200's Xeon host). Only a leaf with an infinity or a NaN then takes a second pass, first_nan.
-template <class Op>
-typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
-  using T = typename Op::Acc;  // the element type, or float for a 16-bit input (converted as it is read)
-  constexpr bool is_min = std::is_same_v<Op, MinOp<typename Op::In>>;
-  constexpr bool floating = std::is_floating_point_v<T>;
-  constexpr int W = 256 / sizeof(T);
-  T lane[W], finite[W] = {};
-  std::fill_n(lane, W, Op::identity());
-  std::int64_t i = 0;
-  auto lanes = [&](auto contiguous) {  // a contiguous leaf has a loop of its own, which the compiler vectorises
-    const std::int64_t step = decltype(contiguous)::value ? 1 : stride;
-    for (; i + W <= len; i += W)
-      for (int j = 0; j < W; ++j) {
-        const T v = Op::load(x[(i + j) * step], 0);
-        lane[j] = (is_min ? v < lane[j] : v > lane[j]) ? v : lane[j];
-        if constexpr (floating) finite[j] = std::fma(v, T(0), finite[j]);
-      }
-  };
-  if (stride == 1)
-    lanes(std::true_type{});
-  else
-    lanes(std::false_type{});
-  T r = Op::identity();
-  for (int j = 0; j < W; ++j) r = Op::combine(r, lane[j]);
-  for (; i < len; ++i) r = Op::combine(r, Op::load(x[i * stride], 0));
-  if constexpr (floating) {
-    T any = 0;
-    for (int j = 0; j < W; ++j) any += finite[j];
-    if (is_nan(any))  // an infinity or a NaN: a NaN wins
-      if (const std::int64_t k = first_nan<Op>(x, len, stride); k < len) return Op::load(x[k * stride], 0);
-    // A lane keeps the first of equal values, so with zeros of both signs r may be either zero; apply
-    // reduce_ops' rule (-0.0 before +0.0 in min, +0.0 before -0.0 in max) over the leaf (only when
-    // the result is a zero).
-    if (r == T(0))
-      for (std::int64_t k = 0; k < len; ++k) r = Op::combine(r, Op::load(x[k * stride], 0));
-  }
-  return r;
-}
-
-// The wrapping 64-bit sum of integers x[0], x[stride], ..., x[(len - 1) * stride]. Eigen's
-// cast<uint64_t>().sum() widened one element at a time (0.61x of a plain read on 16 cores for int32), and
-// 64-bit lanes of sign-extended elements (vpmovsxdq) are limited by the one port that widens on the
-// H200's Xeon host (29 GB/s per core). A contiguous int32 leaf instead adds, in 32-bit lanes, the elements
-// (wrapping) and their high 16 bits (signed, an arithmetic shift): the sum of the low 16 bits is what the
-// wrapped sum leaves modulo 2^32, as long as it stays below 2^32. Only a shift and two adds per vector, on
-// any vector port (48 GB/s per core there, with an and for the low halves as well); the lanes are
-// widened every 2^15 elements per lane. int64 and strided leaves add in W 64-bit lanes.
-template <class T>
-std::uint64_t integer_sum_leaf(const T* x, std::int64_t len, std::int64_t stride) {
-  constexpr int W = 32;
-  std::uint64_t r = 0;
-  std::int64_t i = 0;
-  if (sizeof(T) == 4 && stride == 1) {
-    constexpr std::int64_t kBlock = std::int64_t(W) << 15;  // every lane takes at most 2^15 values per block
-    while (len - i >= W) {
-      const std::int64_t end = i + std::min(kBlock, (len - i) / W * W);
-      std::uint32_t wrapped[W] = {};  // the sum modulo 2^32
-      std::int32_t high[W] = {};
-      for (; i < end; i += W)
-        for (int j = 0; j < W; ++j) {
-          wrapped[j] += std::uint32_t(x[i + j]);
-          high[j] += std::int32_t(x[i + j]) >> 16;
-        }
-      for (int j = 0; j < W; ++j) {
-        // The sum of the low halves is below 2^31, so it is what the wrapped sum leaves modulo 2^32.
-        const std::uint32_t low = wrapped[j] - (std::uint32_t(high[j]) << 16);
-        r += std::uint64_t(low) + (std::uint64_t(std::int64_t(high[j])) << 16);
-      }
-    }
-  } else {
-    std::uint64_t lane[W] = {};
-    for (; i + W <= len; i += W)
-      for (int j = 0; j < W; ++j) lane[j] += std::uint64_t(std::int64_t(x[(i + j) * stride]));
-    for (int j = 0; j < W; ++j) r += lane[j];
-  }
-  for (; i < len; ++i) r += std::uint64_t(std::int64_t(x[i * stride]));
-  return r;
-}
-
-// argmin / argmax of a leaf, whose first element has index `first`: the extreme by min_max_leaf (at the
-// speed of the reads), then the first element equal to it (same sign of zero; the first NaN if it is
-// NaN), a second pass over a leaf that is still in cache.
-template <class Op>
-typename Op::Acc arg_leaf(const typename Op::In* x, std::int64_t len, std::int64_t stride, std::int64_t first) {
-  using In = typename Op::In;
-  using T = typename Op::Value;
-  using Extreme = std::conditional_t<std::is_same_v<Op, ArgOp<In, true>>, MaxOp<In>, MinOp<In>>;
-  const T m = min_max_leaf<Extreme>(x, len, stride);
-  for (std::int64_t k = 0; k < len; ++k) {
-    const T v = T(x[k * stride]);
-    bool same = v == m;
-    if constexpr (std::is_floating_point_v<T>)
-      same = is_nan(m) ? is_nan(v) : same && std::signbit(v) == std::signbit(m);
-    if (same) return {v, first + k};
-  }
-  return Op::identity();  // not reached for len > 0
-}
-
-// Eigen's own type for T: the 16-bit storage types have the bit layout of Eigen::bfloat16 / Eigen::half,
-// whose casts to float Eigen vectorises.
-template <class T>
-struct EigenScalar {
-  using type = T;
-};
-template <>
-struct EigenScalar<bfloat16> {
-  using type = Eigen::bfloat16;
-};
-template <>
-struct EigenScalar<half> {
-  using type = Eigen::half;
-};
 
 // Reduces x[begin*stride], ..., x[(end-1)*stride]: float sums with one vectorised Eigen expression,
 // integer sums with integer_sum_leaf, min and max with min_max_leaf, argmin and argmax with arg_leaf.
@@ -193,17 +62,14 @@ typename Op::Acc reduce_leaf(const typename Op::In* x, std::int64_t begin, std::
   } else if constexpr (!std::is_same_v<Op, SumOp<T>>) {
     return min_max_leaf<Op>(p, len, stride);
   } else {
-    if constexpr (std::is_integral_v<T>) return integer_sum_leaf(p, len, stride);
-    using E = typename EigenScalar<T>::type;
-    auto sum = [](const auto& v) -> typename Op::Acc {
-      if constexpr (is_storage_type_v<T>)
-        return v.template cast<float>().sum();
-      else
-        return v.sum();
-    };
-    const E* e = reinterpret_cast<const E*>(p);
-    if (stride == 1) return sum(Eigen::Map<const Vec<E>>(e, len));
-    return sum(Eigen::Map<const Vec<E>, 0, Eigen::InnerStride<>>(e, len, Eigen::InnerStride<>(stride)));
+    if constexpr (std::is_integral_v<T>) {
+      return integer_sum_leaf(p, len, stride);
+    } else if constexpr (is_storage_type_v<T>) {
+      return storage_sum_leaf(p, len, stride);
+    } else {
+      if (stride == 1) return Eigen::Map<const Vec<T>>(p, len).sum();
+      return Eigen::Map<const Vec<T>, 0, Eigen::InnerStride<>>(p, len, Eigen::InnerStride<>(stride)).sum();
+    }
   }
 }
 
@@ -226,14 +92,15 @@ typename Op::Acc reduce_with(std::string_view kernel, const typename Op::In* x, 
 template <class In, class T = compute_t<In>>
 T full_chunk_sum(const In* x) {
   using Lanes = Eigen::Array<T, canonical::kLanes, 1>;
-  using E = typename EigenScalar<In>::type;
   Lanes lanes = Lanes::Constant(T(-0.0));  // canonical.hpp: lanes start at -0.0
-  const E* e = reinterpret_cast<const E*>(x);
   for (std::int64_t r = 0; r < canonical::kChunk / canonical::kLanes; ++r) {
-    if constexpr (is_storage_type_v<In>)
-      lanes += Eigen::Map<const Eigen::Array<E, canonical::kLanes, 1>>(e + r * canonical::kLanes).template cast<T>();
-    else
+    if constexpr (is_storage_type_v<In>) {  // (Eigen's cast of its bfloat16 / half converts one at a time)
+      T v[canonical::kLanes];
+      cpu_leaves::widen<canonical::kLanes>(x + r * canonical::kLanes, v);
+      lanes += Eigen::Map<const Lanes>(v);
+    } else {
       lanes += Eigen::Map<const Lanes>(x + r * canonical::kLanes);
+    }
   }
   T lane[canonical::kLanes];
   Eigen::Map<Lanes> lane_map(lane);

@@ -1,0 +1,238 @@
+// The leaves of the CPU backend's reductions (cpu_backend.cpp): each reduces one contiguous or strided
+// range on one thread, in SIMD lanes the compiler vectorises (this file is compiled with -march=native
+// where TANDEM_NATIVE is on).
+//   min_max_leaf      min / max (NaN-propagating, -0.0 before +0.0), with first_nan
+//   integer_sum_leaf  int32 / int64 sums, wrapping modulo 2^64
+//   storage_sum_leaf  float sums of bfloat16 / half
+//   arg_leaf          argmin / argmax
+// Float and double sums are one Eigen expression (cpu_backend.cpp, reduce_leaf).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+#include "backends/common/reduce_ops.hpp"
+#include "tandem/float16.hpp"
+
+namespace tandem::detail::cpu_leaves {
+
+// x[0 .. W) as floats in out[0 .. W): bfloat16 by a shift (vectorised by the
+// compiler), half by the F16C conversion instruction where the build has it (exact for every value,
+// subnormals included) and by float16.hpp's conversion otherwise.
+template <int W>
+inline void widen(const bfloat16* x, float* out) {
+  for (int j = 0; j < W; ++j) out[j] = detail::bfloat16_to_float(x[j].bits);
+}
+template <int W>
+inline void widen(const half* x, float* out) {
+#if defined(__F16C__)
+  static_assert(W % 8 == 0);
+  for (int j = 0; j < W; j += 8)
+    _mm256_storeu_ps(out + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + j))));
+#else
+  for (int j = 0; j < W; ++j) out[j] = float(x[j]);
+#endif
+}
+
+// fma(v, 0, acc): acc while v is finite, NaN from an infinity or a NaN on (one instruction where the
+// build has FMA; a multiply and an add otherwise, never a call to the library's fma).
+template <class T>
+inline T nan_detector(T v, T acc) {
+#if defined(__FMA__)
+  return std::fma(v, T(0), acc);
+#else
+  return acc + v * T(0);
+#endif
+}
+
+// The index of the first NaN among x[0], x[stride], ..., x[(len - 1) * stride], or len: a vectorised
+// pass that only tests (a compare and an or per vector), then a scalar one to the NaN if there is one.
+template <class Op>
+std::int64_t first_nan(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
+  bool any = false;
+  if (stride == 1)  // (a loop of its own, which the compiler vectorises)
+    for (std::int64_t k = 0; k < len; ++k) any |= is_nan(Op::load(x[k], 0));
+  else
+    for (std::int64_t k = 0; k < len; ++k) any |= is_nan(Op::load(x[k * stride], 0));
+  std::int64_t k = 0;
+  if (any)
+    while (!is_nan(Op::load(x[k * stride], 0))) ++k;
+  return any ? k : len;
+}
+
+// Min or max of x[0], x[stride], ..., x[(len - 1) * stride], by the rules of Op::combine.
+// It exists because Eigen's NaN-propagating minCoeff/maxCoeff<PropagateNaN> (a compare, a min and a
+// blend in the chain of each of only two accumulators) does not reach memory bandwidth: with AVX-512
+// it ran at a third of an Eigen sum's speed per core, and at 0.69x of a plain read on 16 cores. Here
+// W lanes (4 AVX-512 or 8 AVX2 registers) take a plain min/max (vminps, vpminsd), which a NaN leaves
+// unchanged. For floating types, `finite` lanes take fma(v, 0, finite) (nan_detector): they stay zero
+// while they see only finite values and turn NaN at an infinity or a NaN, one fused instruction per
+// vector off the min/max chain (tracking NaNs with a compare and a masked move instead ran at half this
+// speed per core on the H200's Xeon host). Only a leaf with an infinity or a NaN then takes a second
+// pass, first_nan. Contiguous 16-bit elements are converted W at a time (widen).
+template <class Op>
+typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
+  using In = typename Op::In;
+  using T = typename Op::Acc;  // the element type, or float for a 16-bit input (converted as it is read)
+  constexpr bool is_min = std::is_same_v<Op, MinOp<In>>;
+  constexpr bool floating = std::is_floating_point_v<T>;
+  constexpr int W = 256 / sizeof(T);
+  T lane[W], finite[W] = {};
+  std::fill_n(lane, W, Op::identity());
+  std::int64_t i = 0;
+  auto lanes = [&](auto contiguous) {  // a contiguous leaf has a loop of its own, which the compiler vectorises
+    const std::int64_t step = decltype(contiguous)::value ? 1 : stride;
+    for (; i + W <= len; i += W) {
+      if constexpr (is_storage_type_v<In> && decltype(contiguous)::value) {
+        T v[W];
+        widen<W>(x + i, v);
+        for (int j = 0; j < W; ++j) {
+          lane[j] = (is_min ? v[j] < lane[j] : v[j] > lane[j]) ? v[j] : lane[j];
+          finite[j] = nan_detector(v[j], finite[j]);
+        }
+      } else {
+        for (int j = 0; j < W; ++j) {
+          const T v = Op::load(x[(i + j) * step], 0);
+          lane[j] = (is_min ? v < lane[j] : v > lane[j]) ? v : lane[j];
+          if constexpr (floating) finite[j] = nan_detector(v, finite[j]);
+        }
+      }
+    }
+  };
+  if (stride == 1)
+    lanes(std::true_type{});
+  else
+    lanes(std::false_type{});
+  T r = Op::identity();
+  for (int j = 0; j < W; ++j) r = Op::combine(r, lane[j]);
+  for (; i < len; ++i) r = Op::combine(r, Op::load(x[i * stride], 0));
+  if constexpr (floating) {
+    T any = 0;
+    for (int j = 0; j < W; ++j) any += finite[j];
+    if (is_nan(any))  // an infinity or a NaN: a NaN wins
+      if (const std::int64_t k = first_nan<Op>(x, len, stride); k < len) return Op::load(x[k * stride], 0);
+    // A lane keeps the first of equal values, so with zeros of both signs r may be either zero; apply
+    // reduce_ops' rule (-0.0 before +0.0 in min, +0.0 before -0.0 in max) over the leaf (only when
+    // the result is a zero).
+    if (r == T(0))
+      for (std::int64_t k = 0; k < len; ++k) r = Op::combine(r, Op::load(x[k * stride], 0));
+  }
+  return r;
+}
+
+// The wrapping 64-bit sum of integers x[0], x[stride], ..., x[(len - 1) * stride]. Eigen's
+// cast<uint64_t>().sum() widened one element at a time (0.61x of a plain read on 16 cores for int32), and
+// 64-bit lanes of sign-extended elements (vpmovsxdq) are limited by the one port that widens on the
+// H200's Xeon host (29 GB/s per core). A contiguous int32 leaf instead adds, in 32-bit lanes, the elements
+// (wrapping) and their high 16 bits (signed, an arithmetic shift): the sum of the low 16 bits is what the
+// wrapped sum leaves modulo 2^32, as long as it stays below 2^32. Only a shift and two adds per vector, on
+// any vector port (48 GB/s per core there, with an and for the low halves as well); the lanes are
+// widened every 2^15 elements per lane. int64 and strided leaves add in W 64-bit lanes.
+template <class T>
+std::uint64_t integer_sum_leaf(const T* x, std::int64_t len, std::int64_t stride) {
+  constexpr int W = 32;
+  std::uint64_t r = 0;
+  std::int64_t i = 0;
+  if (sizeof(T) == 4 && stride == 1) {
+    constexpr std::int64_t kBlock = std::int64_t(W) << 15;  // every lane takes at most 2^15 values per block
+    while (len - i >= W) {
+      const std::int64_t end = i + std::min(kBlock, (len - i) / W * W);
+      std::uint32_t wrapped[W] = {};  // the sum modulo 2^32
+      std::int32_t high[W] = {};
+      for (; i < end; i += W)
+        for (int j = 0; j < W; ++j) {
+          wrapped[j] += std::uint32_t(x[i + j]);
+          high[j] += std::int32_t(x[i + j]) >> 16;
+        }
+      for (int j = 0; j < W; ++j) {
+        // The sum of the low halves is below 2^31, so it is what the wrapped sum leaves modulo 2^32.
+        const std::uint32_t low = wrapped[j] - (std::uint32_t(high[j]) << 16);
+        r += std::uint64_t(low) + (std::uint64_t(std::int64_t(high[j])) << 16);
+      }
+    }
+  } else {
+    std::uint64_t lane[W] = {};
+    for (; i + W <= len; i += W)
+      for (int j = 0; j < W; ++j) lane[j] += std::uint64_t(std::int64_t(x[(i + j) * stride]));
+    for (int j = 0; j < W; ++j) r += lane[j];
+  }
+  for (; i < len; ++i) r += std::uint64_t(std::int64_t(x[i * stride]));
+  return r;
+}
+
+// The float sum of 16-bit elements x[0], x[stride], ..., x[(len - 1) * stride] in W float lanes, starting
+// at -0.0 (so that a sum of only -0.0 stays -0.0), with the lanes added in a fixed order: the same leaf
+// gives the same bits. Eigen's cast<float>().sum() added one element at a time in a chain of scalar
+// adds (4.6 GB/s of bfloat16 on 2 Zen 4 cores, against 179 for a float sum; 48-55 GB/s per core here).
+template <class H>
+float storage_sum_leaf(const H* x, std::int64_t len, std::int64_t stride) {
+  constexpr int W = 32;
+  float lane[W];
+  std::fill_n(lane, W, -0.0f);
+  std::int64_t i = 0;
+  if (stride == 1) {
+    for (; i + W <= len; i += W) {
+      float v[W];
+      widen<W>(x + i, v);
+      for (int j = 0; j < W; ++j) lane[j] += v[j];
+    }
+  } else {
+    for (; i + W <= len; i += W)
+      for (int j = 0; j < W; ++j) lane[j] += float(x[(i + j) * stride]);
+  }
+  float r = -0.0f;
+  for (int j = 0; j < W; ++j) r += lane[j];
+  for (; i < len; ++i) r += float(x[i * stride]);
+  return r;
+}
+
+// argmin / argmax of a leaf, whose first element has index `first`: the extreme by min_max_leaf (at the
+// speed of the reads), then the first element equal to it (same sign of zero; the first NaN if it is
+// NaN), a second pass over a leaf that is still in cache. A contiguous leaf counts the candidates among
+// W elements at a time with a plain compare, which the compiler vectorises (a NaN extreme: v != v), and
+// applies the full rule one element at a time from the first block with one (a search one element at a
+// time made float argmin 20 times slower than min on a Zen 4 core; in blocks, 44 GB/s against min's 93).
+template <class Op>
+typename Op::Acc arg_leaf(const typename Op::In* x, std::int64_t len, std::int64_t stride, std::int64_t first) {
+  using In = typename Op::In;
+  using T = typename Op::Value;
+  using Extreme = std::conditional_t<std::is_same_v<Op, ArgOp<In, true>>, MaxOp<In>, MinOp<In>>;
+  constexpr int W = 128;
+  const T m = min_max_leaf<Extreme>(x, len, stride);
+  std::int64_t k = 0;
+  if (stride == 1) {
+    // The number of candidates among W elements (a NaN is the only value unequal to itself).
+    auto candidates = [nan_m = is_nan(m), m](const T* v) {
+      int count = 0;
+      if (nan_m)
+        for (int j = 0; j < W; ++j) count += v[j] != v[j];
+      else
+        for (int j = 0; j < W; ++j) count += v[j] == m;
+      return count;
+    };
+    for (; k + W <= len; k += W) {
+      if constexpr (is_storage_type_v<In>) {
+        T v[W];
+        widen<W>(x + k, v);
+        if (candidates(v)) break;
+      } else if (candidates(x + k)) {
+        break;
+      }
+    }
+  }
+  for (; k < len; ++k) {
+    const T v = T(x[k * stride]);
+    bool same = v == m;
+    if constexpr (std::is_floating_point_v<T>)
+      same = is_nan(m) ? is_nan(v) : same && std::signbit(v) == std::signbit(m);
+    if (same) return {v, first + k};
+  }
+  return Op::identity();  // not reached for len > 0
+}
+
+}  // namespace tandem::detail::cpu_leaves
