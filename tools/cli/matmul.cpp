@@ -20,6 +20,7 @@ namespace {
 constexpr std::string_view kMatmulHelp = R"(usage: tandem matmul [options]
 
 C = A * B with A (M x K) and B (K x N) uniform in [-1, 1), uploaded once into Buffers of the backend.
+With --dtype bfloat16 or float16, A and B hold those values rounded to the type and C is float.
 Each chosen kernel runs once and is verified against a reference computed here, then timed: the median
 wall time of synchronous calls. GFLOP/s (TFLOP/s when large) = 2 M N K / time.
 
@@ -27,17 +28,18 @@ options:
   --backend cpu|cuda|auto   default: TANDEM_BACKEND, or auto when unset
   --kernel NAME|all         a matmul kernel of 'tandem info', 'deterministic' (auto with
                             MatmulOptions::deterministic), or all of these (default auto)
-  --dtype float|double      default float
+  --dtype float|double|bfloat16|float16    default float
   --size S                  M = K = N = S (default 1024)
   --m M, --k K, --n N       one dimension each (default: the --size value)
   --repeat R                timed calls per kernel (default: at least 3, until 0.25 s)
   --seed X                  data seed (default 1)
 
 Reference: for M N K <= 2^30 (and M N <= 2^24) every element of C, accumulated in double for float and
-long double for double; above that 512 random elements (and the corners) in long double, with every
-element of C also required to be finite (C starts as NaN). Bound per element:
+long double for double (16-bit inputs: taken as the floats they hold, in double); above that 512 random
+elements (and the corners) in long double, with every element of C also required to be finite (C starts
+as NaN). Bound per element:
   |C - ref| <= (c_in + 2 K u) sum_k |a_ik b_kj|
-with u = 2^-24 for float, 2^-53 for double, and c_in the input rounding of the kernel's precision
+with u = 2^-24 for float C, 2^-53 for double, and c_in the input rounding of the kernel's precision
 (KernelInfo, 'tandem kernels'): 2^-9 for tf32, 2^-6 for bf16, else 0. 'max err/bound' is the largest
 |C - ref| / bound: at most 1 passes. Kernels whose KernelInfo does not list the dtype (reduced-precision
 kernels with double) throw tandem::Error: status unsupported, not a failure. Exit status 1 if any check
@@ -55,13 +57,38 @@ std::string format_rate(double flops_per_s) {
   return flops_per_s >= 1e12 ? strf("%.2f TFLOP/s", flops_per_s / 1e12) : strf("%.1f GFLOP/s", flops_per_s / 1e9);
 }
 
+// Uniform values in [-1, 1): for 16-bit types, float values rounded to the type.
+template <class T>
+void fill_values(std::vector<T>& v, tandem_test::SplitMix64& g) {
+  if constexpr (tandem::is_storage_type_v<T>) {
+    const std::vector<float> values = tandem_test::random_vector<float>(v.size(), g);
+    std::copy(values.begin(), values.end(), v.begin());
+  } else {
+    tandem_test::fill<T>(v, g);
+  }
+}
+
+// A and B as the reference reads them: the generated values themselves, or for 16-bit types the floats
+// they hold (a widened copy in `wide`).
+template <class T, class R = tandem::compute_t<T>>
+tandem::MatrixView<const R> reference_view(const std::vector<T>& v, std::vector<R>& wide, std::size_t rows,
+                                           std::size_t cols) {
+  if constexpr (tandem::is_storage_type_v<T>) {
+    wide.assign(v.begin(), v.end());
+    return {wide.data(), rows, cols, cols};
+  } else {
+    return {v.data(), rows, cols, cols};
+  }
+}
+
 template <class T>
 int run_matmul(const tandem::Engine& eng, const MatmulConfig& cfg) {
+  using C = tandem::compute_t<T>;  // C's type and the reference's: T, or float for 16-bit A and B
   const std::size_t m = cfg.m, k = cfg.k, n = cfg.n;
   // An empty product runs no kernel but has the engine check the name (its message lists the valid ones).
   if (cfg.kernel != "all" && cfg.kernel != kDeterministic) {
     const tandem::MatrixView<const T> none{nullptr, 0, 0, 0};
-    eng.matmul<T>(none, none, tandem::MatrixView<T>{nullptr, 0, 0, 0}, {cfg.kernel});
+    eng.matmul<T>(none, none, tandem::MatrixView<C>{nullptr, 0, 0, 0}, {cfg.kernel});
   }
   std::vector<std::string> kernels = cfg.kernel == "all" ? eng.matmul_kernels() : std::vector<std::string>{cfg.kernel};
   if (cfg.kernel == "all") kernels.push_back(kDeterministic);
@@ -70,11 +97,13 @@ int run_matmul(const tandem::Engine& eng, const MatmulConfig& cfg) {
 
   tandem_test::SplitMix64 g{cfg.seed};
   std::vector<T> a(m * k), b(k * n);
-  tandem_test::fill<T>(a, g);
-  tandem_test::fill<T>(b, g);
+  fill_values(a, g);
+  fill_values(b, g);
   const auto start = Clock::now();
-  const tandem_test::MatmulReference<T> ref =
-      tandem_test::matmul_reference<T>({a.data(), m, k, k}, {b.data(), k, n, n}, {.seed = cfg.seed});
+  std::vector<C> a_wide, b_wide;
+  const tandem_test::MatmulReference<C> ref = tandem_test::matmul_reference<C>(
+      reference_view(a, a_wide, m, k), reference_view(b, b_wide, k, n), {.seed = cfg.seed});
+  a_wide = {}, b_wide = {};
   const double ref_seconds = seconds_since(start);
   std::printf("matmul: backend %s (%s), dtype %s, M x K x N = %s; reference: %s (%s)\n",
               tandem::to_string(eng.backend()), eng.device().name.c_str(), tandem_test::type_name<T>(), shape.c_str(),
@@ -83,8 +112,8 @@ int run_matmul(const tandem::Engine& eng, const MatmulConfig& cfg) {
   std::fflush(stdout);
 
   const tandem::Buffer<T> da = eng.upload<T>(a), db = eng.upload<T>(b);
-  tandem::Buffer<T> dc = eng.buffer<T>(m * n);
-  std::vector<T> c(m * n);
+  tandem::Buffer<C> dc = eng.buffer<C>(m * n);
+  std::vector<C> c(m * n);
   const double flops = 2.0 * double(m) * double(n) * double(k);
 
   const Table table({{"kernel", longest(kernels, 6), true},
@@ -109,7 +138,7 @@ int run_matmul(const tandem::Engine& eng, const MatmulConfig& cfg) {
       return 0;
     };
     try {
-      std::fill(c.begin(), c.end(), std::numeric_limits<T>::quiet_NaN());  // poison: unwritten elements fail
+      std::fill(c.begin(), c.end(), std::numeric_limits<C>::quiet_NaN());  // poison: unwritten elements fail
       dc.upload(c);
       run();  // warm-up, verified
     } catch (const tandem::Error& e) {
@@ -124,7 +153,7 @@ int run_matmul(const tandem::Engine& eng, const MatmulConfig& cfg) {
       ok = false;
     }
     dc.download(c);
-    const tandem_test::MatmulVerdict v = tandem_test::verify_matmul<T>({c.data(), m, n, n}, ref, info->precision);
+    const tandem_test::MatmulVerdict v = tandem_test::verify_matmul<C>({c.data(), m, n, n}, ref, info->precision);
     if (!v.ok()) notes.push_back(kernel + ": " + v.problem());
     ok &= v.ok();
     const Timing t = time_calls(
@@ -157,7 +186,7 @@ int cmd_matmul(const Options& o) {
 
   const tandem::Engine eng = make_engine(cfg.backend);
   return tandem_test::with_dtype(cfg.dtype, [&]<class T>() {
-    if constexpr (tandem::is_matmul_type_v<T> && !tandem::is_storage_type_v<T>)
+    if constexpr (tandem::is_matmul_type_v<T>)
       return run_matmul<T>(eng, cfg);
     else
       return 2;  // not reached: dtype_option takes matmul types only

@@ -115,11 +115,7 @@ tandem::Dtype dtype_option(const Options& o, tandem::Dtype fallback, bool matmul
   std::vector<std::string> allowed;
   for (bool integer : {false, true})  // floats first, the default's kind
     for (const tandem::DtypeInfo& d : tandem::dtypes)
-      if (d.integer == integer && (!matmul || d.matmul) && !d.storage) allowed.push_back(d.name);
-  // The 16-bit storage types have no CLI reference yet (tandem check and the tests cover them).
-  if (const auto v = o.get("--dtype"); v && tandem::parse_dtype(*v) && tandem::info(*tandem::parse_dtype(*v)).storage)
-    throw UsageError("--dtype " + *v + ": the reduce and matmul commands do not take the 16-bit types yet; " +
-                     "`tandem check` and the library do (tandem::bfloat16, tandem::half)");
+      if (d.integer == integer && (!matmul || d.matmul)) allowed.push_back(d.name);
   return *tandem::parse_dtype(choice_option(o, "--dtype", allowed, tandem::to_string(fallback)));
 }
 

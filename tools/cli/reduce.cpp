@@ -35,16 +35,19 @@ options:
   --kernel NAME|all                  a reduce kernel of 'tandem info', 'deterministic' (auto with
                                      ReduceOptions::deterministic), or all of these (default auto)
   --op sum|min|max|mean|all          default sum
-  --dtype float|double|int32|int64   default float
+  --dtype float|double|int32|int64|bfloat16|float16    default float
   --n N                              elements reduced, written 134217728, 1e6 or 2^27 (default 2^24)
   --stride S                         reduce every S-th element (default 1)
   --repeat R                         timed calls per row (default: at least 3, until 0.25 s)
   --seed X                           data seed (default 1)
 
-Data: floats uniform in [-1, 1); int32 uniform in [-2^20, 2^20), int64 in [-2^40, 2^40).
+Data: floats uniform in [-1, 1); int32 uniform in [-2^20, 2^20), int64 in [-2^40, 2^40); bfloat16 and
+float16: the float values rounded to the type (their reference takes them as the floats they hold, the
+type the library computes them in).
 Checks: integer sums exactly (a uint64 wrapping loop); float sums within 8 u sum|x| of a long double
-loop (u = 2^-24 for float, 2^-53 for double); min and max bit for bit; mean as sum / n. min, max and
-mean of an empty input must throw tandem::Error (status n/a). Exit status 1 if any check fails.
+loop (u = 2^-24 for float and the 16-bit types, 2^-53 for double); min and max bit for bit; mean as
+sum / n. min, max and mean of an empty input must throw tandem::Error (status n/a). Exit status 1 if
+any check fails.
 )";
 
 struct ReduceConfig {
@@ -98,6 +101,7 @@ bool reduce_row(const Table& table, std::vector<std::string>& notes, const std::
 
 template <class T>
 int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
+  using R = tandem::compute_t<T>;  // the reference's type: T, or float for the 16-bit types
   // An empty sum runs no kernel but has the engine check the name (its message lists the valid ones).
   if (cfg.kernel != "all" && cfg.kernel != kDeterministic) eng.sum<T>(std::span<const T>(), {cfg.kernel});
   std::vector<std::string> kernels = cfg.kernel == "all" ? eng.reduce_kernels() : std::vector<std::string>{cfg.kernel};
@@ -112,22 +116,28 @@ int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
   // Generated and uploaded in chunks, the reference fed along the way: host memory stays small.
   const std::size_t extent = cfg.n == 0 ? 0 : (cfg.n - 1) * cfg.stride + 1;
   tandem::Buffer<T> buf = eng.buffer<T>(extent);
-  ReduceReference<T> ref;
+  ReduceReference<R> ref;
   {
     tandem_test::SplitMix64 g{cfg.seed};
     std::vector<T> chunk(std::min<std::size_t>(extent, 1 << 20));
+    std::vector<R> values(tandem::is_storage_type_v<T> ? chunk.size() : 0);  // 16-bit: generated as floats
     for (std::size_t begin = 0; begin < extent; begin += chunk.size()) {
       const std::span<T> part(chunk.data(), std::min(chunk.size(), extent - begin));
-      tandem_test::fill<T>(part, g, tandem_test::Values::uniform);
+      if constexpr (tandem::is_storage_type_v<T>) {
+        tandem_test::fill<R>(std::span<R>(values.data(), part.size()), g, tandem_test::Values::uniform);
+        std::copy_n(values.begin(), part.size(), part.begin());  // rounded to T
+      } else {
+        tandem_test::fill<T>(part, g, tandem_test::Values::uniform);
+      }
       for (std::size_t i = (cfg.stride - begin % cfg.stride) % cfg.stride; i < part.size(); i += cfg.stride)
-        ref.add(part[i]);
+        ref.add(R(part[i]));
       buf.upload(part, begin);
     }
   }
   const tandem::BufferView<T> view = buf.view(0, cfg.n, cfg.stride);
   const double bytes = double(cfg.n) * sizeof(T);
   const bool float_only =
-      std::is_same_v<T, float> && std::find(cfg.ops.begin(), cfg.ops.end(), Op::mean) == cfg.ops.end();
+      std::is_same_v<R, float> && std::find(cfg.ops.begin(), cfg.ops.end(), Op::mean) == cfg.ops.end();
 
   const Table table({{"kernel", longest(kernels, 6), true},
                      {"op", 4, true},
@@ -154,16 +164,16 @@ int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
       switch (op) {
         case Op::sum:
           row([&] { return eng.sum(view, opts); },
-              [&](tandem::sum_result_t<T> s) { return tandem_test::judge_sum<T>(s, ref); });
+              [&](tandem::sum_result_t<T> s) { return tandem_test::judge_sum<R>(s, ref); });
           break;
         case Op::min:
-          row([&] { return eng.min(view, opts); }, [&](T v) { return tandem_test::judge_extreme(v, ref.min()); });
+          row([&] { return eng.min(view, opts); }, [&](R v) { return tandem_test::judge_extreme(v, ref.min()); });
           break;
         case Op::max:
-          row([&] { return eng.max(view, opts); }, [&](T v) { return tandem_test::judge_extreme(v, ref.max()); });
+          row([&] { return eng.max(view, opts); }, [&](R v) { return tandem_test::judge_extreme(v, ref.max()); });
           break;
         case Op::mean:
-          row([&] { return eng.mean(view, opts); }, [&](double m) { return tandem_test::judge_mean<T>(m, ref); });
+          row([&] { return eng.mean(view, opts); }, [&](double m) { return tandem_test::judge_mean<R>(m, ref); });
           break;
         case Op::argmin:
           row([&] { return eng.argmin(view, opts); },
@@ -205,12 +215,7 @@ int cmd_reduce(const Options& o) {
     throw UsageError("--n and --stride reach past 2^64 elements");
 
   const tandem::Engine eng = make_engine(cfg.backend);
-  return tandem_test::with_dtype(cfg.dtype, [&]<class T>() {
-    if constexpr (!tandem::is_storage_type_v<T>)
-      return run_reduce<T>(eng, cfg);
-    else
-      return 2;  // not reached: dtype_option takes no 16-bit type
-  });
+  return tandem_test::with_dtype(cfg.dtype, [&]<class T>() { return run_reduce<T>(eng, cfg); });
 }
 
 }  // namespace
