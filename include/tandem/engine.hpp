@@ -17,6 +17,7 @@
 
 #include "tandem/buffer.hpp"
 #include "tandem/export.hpp"
+#include "tandem/reductions.hpp"
 #include "tandem/types.hpp"
 
 namespace tandem {
@@ -28,17 +29,6 @@ class Engine;  // include/tandem/mpi.hpp: runs this engine's reductions on each 
 namespace detail {
 class BackendImpl;
 class Group;  // engine/multi_device.hpp: the devices of a multi-device engine
-
-// A reduction's input as the exported entry takes it: count elements, stride apart, of host memory
-// (allocation == nullptr and !in_buffer) or of a Buffer starting at element offset.
-struct ReduceInput {
-  Dtype dtype;
-  const void* data;  // host memory; for a Buffer, the start of the buffer (data() of element 0)
-  std::size_t count, stride;
-  bool in_buffer = false;
-  const Allocation* allocation = nullptr;
-  std::size_t offset = 0, buffer_size = 0;
-};
 
 // A row-major matrix, or `count` of them `stride` elements apart, as the exported entry takes it (host
 // memory, or a Buffer from element offset).
@@ -70,18 +60,6 @@ ReduceOutput buffer_output(const Buffer<R>& out) {
 }
 
 template <class T>
-ReduceInput host_input(const T* data, std::size_t count, std::size_t stride) {
-  return {dtype_of<T>, data, count, stride};
-}
-template <class T>
-ReduceInput buffer_input(BufferView<T> v) {
-  const bool has = v.buffer != nullptr && v.buffer->allocation() != nullptr;
-  return {dtype_of<T>, has ? v.buffer->data() : nullptr,
-          v.count,     v.stride,
-          true,        has ? v.buffer->allocation().get() : nullptr,
-          v.offset,    has ? v.buffer->size() : 0};
-}
-template <class T>
 MatrixInput host_matrix(MatrixView<T> m) {
   return {dtype_of<T>, m.data, m.rows, m.cols, m.ld};
 }
@@ -110,13 +88,7 @@ MatrixInput buffer_matrix(BufferMatrix<T> m) {
 }
 }  // namespace detail
 
-// A contiguous host range of a tandem element type other than a span (std::vector, std::array, ...):
-// eng.sum(v) works without naming the element type.
-template <class R>
-concept HostRange =
-    std::ranges::contiguous_range<R> && std::ranges::sized_range<R> && Element<std::ranges::range_value_t<R>>;
-
-class TANDEM_API Engine {
+class TANDEM_API Engine : public detail::VectorReductions<Engine> {
  public:
   // Backend from TANDEM_BACKEND: "cpu", "cuda" or "auto" (also when unset): auto picks CUDA when a
   // usable GPU is present, otherwise the CPU. Throws tandem::Error for any other value, and for "cuda"
@@ -146,133 +118,18 @@ class TANDEM_API Engine {
   // computed as double(sum(x)) / n. Each op takes a host span (or any contiguous host range), a strided host view, a
   // Buffer, or a view of a Buffer. 16-bit inputs (bfloat16, half) are read as the floats they convert to
   // (exactly): sum, min and max return float (compute_t<T>), as do their *_into and per-row forms.
-  template <Element T>
-  sum_result_t<T> sum(std::span<const T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<sum_result_t<T>>(Op::sum, detail::host_input(x.data(), x.size(), 1), o);
-  }
-  template <Element T>
-  sum_result_t<T> sum(StridedView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<sum_result_t<T>>(Op::sum, detail::host_input(x.data, x.count, x.stride), o);
-  }
-  template <Element T>
-  sum_result_t<T> sum(BufferView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<sum_result_t<T>>(Op::sum, detail::buffer_input(x), o);
-  }
-  template <Element T>
-  sum_result_t<T> sum(const Buffer<T>& x, const ReduceOptions& o = {}) const {
-    return sum(x.view(), o);
-  }
-  template <HostRange R>
-  auto sum(const R& x, const ReduceOptions& o = {}) const {
-    return sum(std::span<const std::ranges::range_value_t<R>>(x), o);
-  }
-
-  template <Element T>
-  compute_t<T> min(std::span<const T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<compute_t<T>>(Op::min, detail::host_input(x.data(), x.size(), 1), o);
-  }
-  template <Element T>
-  compute_t<T> min(StridedView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<compute_t<T>>(Op::min, detail::host_input(x.data, x.count, x.stride), o);
-  }
-  template <Element T>
-  compute_t<T> min(BufferView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<compute_t<T>>(Op::min, detail::buffer_input(x), o);
-  }
-  template <Element T>
-  compute_t<T> min(const Buffer<T>& x, const ReduceOptions& o = {}) const {
-    return min(x.view(), o);
-  }
-  template <HostRange R>
-  auto min(const R& x, const ReduceOptions& o = {}) const {
-    return min(std::span<const std::ranges::range_value_t<R>>(x), o);
-  }
-
-  template <Element T>
-  compute_t<T> max(std::span<const T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<compute_t<T>>(Op::max, detail::host_input(x.data(), x.size(), 1), o);
-  }
-  template <Element T>
-  compute_t<T> max(StridedView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<compute_t<T>>(Op::max, detail::host_input(x.data, x.count, x.stride), o);
-  }
-  template <Element T>
-  compute_t<T> max(BufferView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<compute_t<T>>(Op::max, detail::buffer_input(x), o);
-  }
-  template <Element T>
-  compute_t<T> max(const Buffer<T>& x, const ReduceOptions& o = {}) const {
-    return max(x.view(), o);
-  }
-  template <HostRange R>
-  auto max(const R& x, const ReduceOptions& o = {}) const {
-    return max(std::span<const std::ranges::range_value_t<R>>(x), o);
-  }
-
-  template <Element T>
-  double mean(std::span<const T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<double>(Op::mean, detail::host_input(x.data(), x.size(), 1), o);
-  }
-  template <Element T>
-  double mean(StridedView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<double>(Op::mean, detail::host_input(x.data, x.count, x.stride), o);
-  }
-  template <Element T>
-  double mean(BufferView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<double>(Op::mean, detail::buffer_input(x), o);
-  }
-  template <Element T>
-  double mean(const Buffer<T>& x, const ReduceOptions& o = {}) const {
-    return mean(x.view(), o);
-  }
-  template <HostRange R>
-  double mean(const R& x, const ReduceOptions& o = {}) const {
-    return mean(std::span<const std::ranges::range_value_t<R>>(x), o);
-  }
-
-  // The index of the first least (argmin) or greatest (argmax) element, counted in elements of the view
-  // (0 .. count - 1). The first NaN wins (NumPy's rule); -0.0 is below +0.0 as in min and max; an empty
-  // input throws. Not every CUDA stage runs them: KernelInfo::ops says which do.
-  template <Element T>
-  std::size_t argmin(std::span<const T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<std::size_t>(Op::argmin, detail::host_input(x.data(), x.size(), 1), o);
-  }
-  template <Element T>
-  std::size_t argmin(StridedView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<std::size_t>(Op::argmin, detail::host_input(x.data, x.count, x.stride), o);
-  }
-  template <Element T>
-  std::size_t argmin(BufferView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<std::size_t>(Op::argmin, detail::buffer_input(x), o);
-  }
-  template <Element T>
-  std::size_t argmin(const Buffer<T>& x, const ReduceOptions& o = {}) const {
-    return argmin(x.view(), o);
-  }
-  template <HostRange R>
-  std::size_t argmin(const R& x, const ReduceOptions& o = {}) const {
-    return argmin(std::span<const std::ranges::range_value_t<R>>(x), o);
-  }
-  template <Element T>
-  std::size_t argmax(std::span<const T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<std::size_t>(Op::argmax, detail::host_input(x.data(), x.size(), 1), o);
-  }
-  template <Element T>
-  std::size_t argmax(StridedView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<std::size_t>(Op::argmax, detail::host_input(x.data, x.count, x.stride), o);
-  }
-  template <Element T>
-  std::size_t argmax(BufferView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<std::size_t>(Op::argmax, detail::buffer_input(x), o);
-  }
-  template <Element T>
-  std::size_t argmax(const Buffer<T>& x, const ReduceOptions& o = {}) const {
-    return argmax(x.view(), o);
-  }
-  template <HostRange R>
-  std::size_t argmax(const R& x, const ReduceOptions& o = {}) const {
-    return argmax(std::span<const std::ranges::range_value_t<R>>(x), o);
-  }
+  // The vector forms (detail::VectorReductions, reductions.hpp): sum, min, max, mean, argmin and argmax
+  // of a host span or contiguous range, a StridedView, a Buffer or a BufferView, e.g. eng.sum(x),
+  // eng.min(buf.view(0, n, 2)), eng.argmax(v, {"single_pass"}). argmin / argmax give the index of the
+  // first least (argmin) or greatest (argmax) element, counted in elements of the view (0 .. count - 1):
+  // the first NaN wins (NumPy's rule), -0.0 is below +0.0 as in min and max, an empty input throws; not
+  // every CUDA stage runs them (KernelInfo::ops says which do).
+  using VectorReductions::argmax;
+  using VectorReductions::argmin;
+  using VectorReductions::max;
+  using VectorReductions::mean;
+  using VectorReductions::min;
+  using VectorReductions::sum;
 
   // Per-row / per-column reductions of a row-major matrix (any ld >= cols): Per::row writes one result per
   // row (out.size() == a.rows), Per::col one per column (out.size() == a.cols), each the op of that row
@@ -502,6 +359,7 @@ class TANDEM_API Engine {
   std::shared_ptr<detail::Group> group_;       // a multi-device engine's devices; null for one device
   friend class mpi::Engine;
   friend class detail::Group;
+  friend class detail::VectorReductions<Engine>;
 };
 
 // Which backend TANDEM_BACKEND=auto (or unset) picks on this machine, and why, in words.

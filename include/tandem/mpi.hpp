@@ -33,7 +33,7 @@ class RankCollectives;  // engine/backend.hpp
 
 namespace tandem::mpi {
 
-class Engine {
+class Engine : public detail::VectorReductions<Engine> {
  public:
   // The ranks of comm (duplicated: tandem's messages never mix with the application's), collectively:
   // if a rank cannot make its engine, every rank throws. The backend comes from TANDEM_BACKEND (or is
@@ -52,54 +52,9 @@ class Engine {
   // How the ranks exchange results: "nccl" (every rank a CUDA rank, NCCL in the build) or "mpi".
   const char* transport() const noexcept { return ranks_ ? "nccl" : "mpi"; }
 
-  template <Element T>
-  sum_result_t<T> sum(std::span<const T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<sum_result_t<T>>(Op::sum, detail::host_input(x.data(), x.size(), 1), o);
-  }
-  template <Element T>
-  sum_result_t<T> sum(StridedView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<sum_result_t<T>>(Op::sum, detail::host_input(x.data, x.count, x.stride), o);
-  }
-  template <Element T>
-  sum_result_t<T> sum(BufferView<T> x, const ReduceOptions& o = {}) const {
-    return reduce_as<sum_result_t<T>>(Op::sum, detail::buffer_input(x), o);
-  }
-  template <Element T>
-  sum_result_t<T> sum(const Buffer<T>& x, const ReduceOptions& o = {}) const {
-    return sum(x.view(), o);
-  }
-  template <HostRange R>
-  auto sum(const R& x, const ReduceOptions& o = {}) const {
-    return sum(std::span<const std::ranges::range_value_t<R>>(x), o);
-  }
-
-#define TANDEM_MPI_REDUCE_FORMS(name, op, Result)                                   \
-  template <Element T>                                                              \
-  Result name(std::span<const T> x, const ReduceOptions& o = {}) const {            \
-    return reduce_as<Result>(op, detail::host_input(x.data(), x.size(), 1), o);     \
-  }                                                                                 \
-  template <Element T>                                                              \
-  Result name(StridedView<T> x, const ReduceOptions& o = {}) const {                \
-    return reduce_as<Result>(op, detail::host_input(x.data, x.count, x.stride), o); \
-  }                                                                                 \
-  template <Element T>                                                              \
-  Result name(BufferView<T> x, const ReduceOptions& o = {}) const {                 \
-    return reduce_as<Result>(op, detail::buffer_input(x), o);                       \
-  }                                                                                 \
-  template <Element T>                                                              \
-  Result name(const Buffer<T>& x, const ReduceOptions& o = {}) const {              \
-    return name(x.view(), o);                                                       \
-  }                                                                                 \
-  template <HostRange R>                                                            \
-  auto name(const R& x, const ReduceOptions& o = {}) const {                        \
-    return name(std::span<const std::ranges::range_value_t<R>>(x), o);              \
-  }
-  TANDEM_MPI_REDUCE_FORMS(min, Op::min, compute_t<T>)
-  TANDEM_MPI_REDUCE_FORMS(max, Op::max, compute_t<T>)
-  TANDEM_MPI_REDUCE_FORMS(mean, Op::mean, double)
-  TANDEM_MPI_REDUCE_FORMS(argmin, Op::argmin, std::size_t)
-  TANDEM_MPI_REDUCE_FORMS(argmax, Op::argmax, std::size_t)
-#undef TANDEM_MPI_REDUCE_FORMS
+  // The reductions of tandem::Engine (detail::VectorReductions, reductions.hpp) over the concatenated
+  // parts: sum, min, max, mean, argmin and argmax of this rank's host span or range, StridedView, Buffer
+  // or BufferView.
 
   // This rank's rows of C = alpha * op(A) * op(B) + beta * C: a holds this rank's rows of op(A) (so
   // trans_a is not taken), b the whole of B, c this rank's rows of C (a.rows of them; 0 is fine).
@@ -135,6 +90,7 @@ class Engine {
   int rank_ = 0, size_ = 1;
   std::optional<tandem::Engine> local_;             // set once every rank made its engine
   std::unique_ptr<detail::RankCollectives> ranks_;  // NCCL among CUDA ranks; null: MPI
+  friend class detail::VectorReductions<Engine>;
 };
 
 }  // namespace tandem::mpi
