@@ -83,8 +83,7 @@ std::vector<BackendStatus> backend_status() {
   return out;
 }
 
-namespace {
-Backend env_backend() {
+Backend backend_from_env() {
   const char* v = std::getenv("TANDEM_BACKEND");
   try {
     return parse_backend(v ? v : "");
@@ -93,6 +92,8 @@ Backend env_backend() {
                 " (or leave it unset for auto)");
   }
 }
+
+namespace {
 
 // options.device, or TANDEM_DEVICE (a non-negative integer), or 0.
 EngineOptions resolve_device(EngineOptions options) {
@@ -115,7 +116,7 @@ EngineOptions resolve_device(EngineOptions options) {
 }
 }  // namespace
 
-Engine::Engine() : Engine(env_backend(), EngineOptions{}) {}
+Engine::Engine() : Engine(backend_from_env(), EngineOptions{}) {}
 Engine::Engine(Backend backend) : Engine(backend, EngineOptions{}) {}
 Engine::Engine(Backend backend, const EngineOptions& options) {
   const std::vector<int> devices = detail::resolve_devices(backend, options);

@@ -37,15 +37,6 @@ void require_mpi() {  // (local: before any collective)
         "tandem::mpi::Engine needs MPI running: call MPI_Init before making it and MPI_Finalize after it is gone");
 }
 
-Backend env_backend() {
-  const char* v = std::getenv("TANDEM_BACKEND");
-  try {
-    return parse_backend(v ? v : "");
-  } catch (const Error&) {
-    throw Error("TANDEM_BACKEND='" + std::string(v) + "' is not a backend; use cpu, cuda or auto (or leave it unset)");
-  }
-}
-
 // This rank's rank among the ranks of its node (collective over comm).
 int node_rank(MPI_Comm comm) {
   MPI_Comm node;
@@ -118,7 +109,7 @@ Engine::Engine(MPI_Comm comm, Backend backend, EngineOptions options, bool from_
   const int on_node = node_rank(comm_);
   try {
     collectively(comm_, "making tandem::mpi::Engine",
-                 [&] { local_.emplace(make_local(on_node, from_env ? env_backend() : backend, options)); });
+                 [&] { local_.emplace(make_local(on_node, from_env ? backend_from_env() : backend, options)); });
     // NCCL when every rank is a CUDA rank of its own GPU: rank 0 makes the unique id, MPI broadcasts it,
     // all join. (Ranks sharing a GPU, e.g. through TANDEM_DEVICE, exchange through MPI.)
     int cuda = local_->backend() == Backend::cuda, all_cuda = 0;

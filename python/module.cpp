@@ -4,8 +4,6 @@
 // stubs in python/tandem/__init__.pyi repeat the signatures).
 #include <pybind11/stl.h>
 
-#include <cstdlib>
-
 #include "engine/backend.hpp"
 #include "engine/dispatch.hpp"
 #include "python/engine.hpp"
@@ -21,9 +19,7 @@ PyEngine::PyEngine(const std::string& backend, std::optional<int> device, std::o
         tandem::EngineOptions o;
         if (device) o.device = *device;
         if (devices) o.devices = *devices;
-        const char* env = std::getenv("TANDEM_BACKEND");
-        const std::string name = backend == "auto" && env != nullptr ? std::string(env) : backend;
-        return tandem::Engine(tandem::parse_backend(name), o);
+        return tandem::Engine(backend == "auto" ? tandem::backend_from_env() : tandem::parse_backend(backend), o);
       }()),
       several_devices_(eng_.devices().size() > 1) {}
 

@@ -60,6 +60,11 @@ TEST_CASE("TANDEM_BACKEND selects the backend" * doctest::test_suite("common")) 
     CHECK(contains(msg, "TANDEM_BACKEND"));
     CHECK(contains(msg, std::string("'") + bad + "'"));
     CHECK(contains(msg, "cpu, cuda and auto"));
+    CHECK(message_of([] { (void)tandem::backend_from_env(); }) == msg);
+  }
+  {
+    ScopedEnv env("cpu");
+    CHECK(tandem::backend_from_env() == Backend::cpu);
   }
 }
 

@@ -47,6 +47,10 @@ TANDEM_API const char* to_string(Backend b) noexcept;
 // tandem::Error naming the valid values for anything else.
 TANDEM_API Backend parse_backend(std::string_view name);
 
+// The backend TANDEM_BACKEND names, as Engine() picks it: "cpu", "cuda", or "auto" (also when unset:
+// auto_backend()). Throws tandem::Error naming the variable and the valid values for anything else.
+TANDEM_API Backend backend_from_env();
+
 // Every failure the caller can cause or handle. The message says what went wrong and what to do.
 class TANDEM_API Error : public std::runtime_error {
  public:
