@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -65,6 +66,32 @@ std::int64_t first_nan(const typename Op::In* x, std::int64_t len, std::int64_t 
   return any ? k : len;
 }
 
+// Whether x[0], x[stride], ..., x[(len - 1) * stride] (as Op's Acc) holds a value with the bits of
+// `value` (a zero of one sign: the compare of the bits tells -0.0 from +0.0).
+template <class Op>
+bool holds_bits(const typename Op::In* x, std::int64_t len, std::int64_t stride, typename Op::Acc value) {
+  using In = typename Op::In;
+  using T = typename Op::Acc;
+  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  const Bits want = std::bit_cast<Bits>(value);
+  constexpr int W = 128;
+  std::int64_t k = 0;
+  if (stride == 1)
+    for (; k + W <= len; k += W) {
+      T v[W];
+      if constexpr (is_storage_type_v<In>)
+        widen<W>(x + k, v);
+      else
+        for (int j = 0; j < W; ++j) v[j] = x[k + j];
+      int count = 0;
+      for (int j = 0; j < W; ++j) count += std::bit_cast<Bits>(v[j]) == want;
+      if (count) return true;
+    }
+  for (; k < len; ++k)
+    if (std::bit_cast<Bits>(Op::load(x[k * stride], 0)) == want) return true;
+  return false;
+}
+
 // Min or max of x[0], x[stride], ..., x[(len - 1) * stride], by the rules of Op::combine.
 // It exists because Eigen's NaN-propagating minCoeff/maxCoeff<PropagateNaN> (a compare, a min and a
 // blend in the chain of each of only two accumulators) does not reach memory bandwidth: with AVX-512
@@ -116,11 +143,13 @@ typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::i
     for (int j = 0; j < W; ++j) any += finite[j];
     if (is_nan(any))  // an infinity or a NaN: a NaN wins
       if (const std::int64_t k = first_nan<Op>(x, len, stride); k < len) return Op::load(x[k * stride], 0);
-    // A lane keeps the first of equal values, so with zeros of both signs r may be either zero; apply
-    // reduce_ops' rule (-0.0 before +0.0 in min, +0.0 before -0.0 in max) over the leaf (only when
-    // the result is a zero).
+    // A lane keeps the first of equal values, so with zeros of both signs r may be either zero. By
+    // reduce_ops' rule (-0.0 before +0.0 in min, +0.0 before -0.0 in max) the result is the preferred
+    // zero if the leaf holds one, else the other: one more pass, counting the preferred zero's bits
+    // (vectorised; it runs only when the result is a zero, as for data >= 0 that holds a 0.0).
     if (r == T(0))
-      for (std::int64_t k = 0; k < len; ++k) r = Op::combine(r, Op::load(x[k * stride], 0));
+      r = holds_bits<Op>(x, len, stride, is_min ? T(-0.0) : T(0.0)) ? (is_min ? T(-0.0) : T(0.0))
+                                                                    : (is_min ? T(0.0) : T(-0.0));
   }
   return r;
 }
