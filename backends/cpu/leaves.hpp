@@ -40,6 +40,13 @@ inline void widen(const half* x, float* out) {
 #endif
 }
 
+// Any other element type, as it converts (what the leaves' generic loops do; it lets one `if constexpr`
+// branch name widen for every type).
+template <int W, class In, class T>
+inline void widen(const In* x, T* out) {
+  for (int j = 0; j < W; ++j) out[j] = T(x[j]);
+}
+
 // fma(v, 0, acc): acc while v is finite, NaN from an infinity or a NaN on (one instruction where the
 // build has FMA; a multiply and an add otherwise, never a call to the library's fma).
 template <class T>
