@@ -85,10 +85,12 @@ std::vector<BackendStatus> backend_status() {
 
 Backend backend_from_env() {
   const char* v = std::getenv("TANDEM_BACKEND");
+  const std::string_view name = v ? v : "";
+  if (name.empty() || name == "auto") return auto_backend().backend;  // (its own errors pass unchanged)
   try {
-    return parse_backend(v ? v : "");
+    return parse_backend(name);
   } catch (const Error&) {
-    throw Error("TANDEM_BACKEND='" + std::string(v) + "' is not a backend; allowed values are " + backend_names() +
+    throw Error("TANDEM_BACKEND='" + std::string(name) + "' is not a backend; allowed values are " + backend_names() +
                 " (or leave it unset for auto)");
   }
 }

@@ -230,7 +230,7 @@ void check_reductions(const tandem::Engine& eng) {
       }
     if (n > 8 && !test::quick()) break;  // specials on the small sizes only
   }
-  // Specials inside the vector blocks of the CPU leaves (32 and 128 elements, backends/cpu/leaves.hpp).
+  // Specials inside the vector blocks of the CPU leaves (32 to 128 elements, backends/cpu/leaves.hpp).
   const auto x = random16<H>(1025, 7);
   for (float s : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), -0.0f})
     for (std::size_t at : {std::size_t(40), std::size_t(700)}) {
@@ -238,9 +238,21 @@ void check_reductions(const tandem::Engine& eng) {
       y[at] = H(s);
       check_vector(eng, y, 1, "special " + test::show(s) + " at " + std::to_string(at) + " of 1025");
     }
-  // Subnormals of both signs and the smallest normals, which the CPU leaves convert with F16C or a
-  // shift and the reference with float16.hpp's conversion.
-  std::vector<H> tiny(1000);
+  // Zeros inside the vector blocks: a zero result takes its sign from the whole leaf (min: -0.0 if there
+  // is one, max: +0.0), and argmin / argmax find that zero, not the first zero of either sign.
+  for (float zero : {0.0f, -0.0f})
+    for (std::size_t at : {std::size_t(150), std::size_t(700), std::size_t(1024)}) {
+      std::vector<H> zeros(1025, H(zero));
+      zeros[at] = H(-zero);
+      check_vector(eng, zeros, 1, "zeros " + test::show(zero) + ", the other at " + std::to_string(at));
+      check_vector(eng, zeros, 3, "zeros " + test::show(zero) + ", the other at " + std::to_string(at) + ", stride 3");
+    }
+  auto relu = x;  // data >= 0 holding +0.0 (min +0.0, from a leaf without -0.0)
+  for (std::size_t i = 0; i < relu.size(); ++i) relu[i] = float(relu[i]) < 0.0f || i % 97 == 5 ? H(0.0f) : relu[i];
+  check_vector(eng, relu, 1, "data >= 0 with zeros");
+  // Subnormals of both signs and the smallest normals (from 0x0400 in half, 0x0080 in bfloat16), which
+  // the CPU leaves convert with F16C or a shift and the reference with float16.hpp's conversion.
+  std::vector<H> tiny(2200);
   for (std::size_t i = 0; i < tiny.size(); ++i)
     tiny[i] = H::from_bits(std::uint16_t((1 + i % 1100) | (i % 3 == 0 ? 0x8000 : 0)));
   check_vector(eng, tiny, 1, "subnormals");

@@ -49,8 +49,9 @@ constexpr std::int64_t kGrain = 1 << 14;              // smallest leaf of tbb_ve
 template <class T>
 using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
 
-// Reduces x[begin*stride], ..., x[(end-1)*stride]: float sums with one vectorised Eigen expression,
-// integer sums with integer_sum_leaf, min and max with min_max_leaf, argmin and argmax with arg_leaf.
+// Reduces x[begin*stride], ..., x[(end-1)*stride]: float and double sums with one vectorised Eigen
+// expression, integer sums with integer_sum_leaf, 16-bit sums with storage_sum_leaf, min and max with
+// min_max_leaf, argmin and argmax with arg_leaf (leaves.hpp).
 template <class Op>
 typename Op::Acc reduce_leaf(const typename Op::In* x, std::int64_t begin, std::int64_t end, std::int64_t stride) {
   using T = typename Op::In;

@@ -22,9 +22,10 @@
 
 namespace tandem::detail::cpu_leaves {
 
-// x[0 .. W) as floats in out[0 .. W): bfloat16 by a shift (vectorised by the
-// compiler), half by the F16C conversion instruction where the build has it (exact for every value,
-// subnormals included) and by float16.hpp's conversion otherwise.
+// x[0 .. W) as floats in out[0 .. W): bfloat16 by a shift (vectorised by the compiler), half by the
+// F16C conversion instruction where the build has it (exact for every number, subnormals included; a
+// signalling NaN comes out quiet, where float16.hpp's conversion keeps its bits: NaN either way) and by
+// float16.hpp's conversion otherwise.
 template <int W>
 inline void widen(const bfloat16* x, float* out) {
   for (int j = 0; j < W; ++j) out[j] = detail::bfloat16_to_float(x[j].bits);
@@ -118,23 +119,41 @@ typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::i
   constexpr int W = 256 / sizeof(T);
   T lane[W], finite[W] = {};
   std::fill_n(lane, W, Op::identity());
+  // Zeros: a lane keeps the first of equal values, so with zeros of both signs the lanes may hold either.
+  // By reduce_ops' rule (-0.0 before +0.0 in min, +0.0 before -0.0 in max) a zero result is `preferred`
+  // if the leaf holds one. After each chunk of kChunk elements whose running result is a zero, the chunk
+  // is searched for `preferred` (holds_bits, from L1; a chunk holding a zero always ends with a zero
+  // running result when the leaf's result is a zero). (A search over the whole leaf at the end read data
+  // >= 0 with a zero twice from memory.)
+  const T preferred = is_min ? T(-0.0) : T(0.0);
+  bool holds_preferred = false;
+  constexpr std::int64_t kChunk = 4096;
   std::int64_t i = 0;
   auto lanes = [&](auto contiguous) {  // a contiguous leaf has a loop of its own, which the compiler vectorises
     const std::int64_t step = decltype(contiguous)::value ? 1 : stride;
-    for (; i + W <= len; i += W) {
-      if constexpr (is_storage_type_v<In> && decltype(contiguous)::value) {
-        T v[W];
-        widen<W>(x + i, v);
-        for (int j = 0; j < W; ++j) {
-          lane[j] = (is_min ? v[j] < lane[j] : v[j] > lane[j]) ? v[j] : lane[j];
-          finite[j] = nan_detector(v[j], finite[j]);
+    while (i + W <= len) {
+      const std::int64_t start = i, end = std::min(len, i + kChunk);
+      for (; i + W <= end; i += W) {
+        if constexpr (is_storage_type_v<In> && decltype(contiguous)::value) {
+          T v[W];
+          widen<W>(x + i, v);
+          for (int j = 0; j < W; ++j) {
+            lane[j] = (is_min ? v[j] < lane[j] : v[j] > lane[j]) ? v[j] : lane[j];
+            finite[j] = nan_detector(v[j], finite[j]);
+          }
+        } else {
+          for (int j = 0; j < W; ++j) {
+            const T v = Op::load(x[(i + j) * step], 0);
+            lane[j] = (is_min ? v < lane[j] : v > lane[j]) ? v : lane[j];
+            if constexpr (floating) finite[j] = nan_detector(v, finite[j]);
+          }
         }
-      } else {
-        for (int j = 0; j < W; ++j) {
-          const T v = Op::load(x[(i + j) * step], 0);
-          lane[j] = (is_min ? v < lane[j] : v > lane[j]) ? v : lane[j];
-          if constexpr (floating) finite[j] = nan_detector(v, finite[j]);
-        }
+      }
+      if constexpr (floating) {
+        T running = lane[0];
+        for (int j = 1; j < W; ++j) running = (is_min ? lane[j] < running : lane[j] > running) ? lane[j] : running;
+        if (running == T(0) && !holds_preferred)
+          holds_preferred = holds_bits<Op>(x + start * step, i - start, step, preferred);
       }
     }
   };
@@ -144,19 +163,14 @@ typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::i
     lanes(std::false_type{});
   T r = Op::identity();
   for (int j = 0; j < W; ++j) r = Op::combine(r, lane[j]);
-  for (; i < len; ++i) r = Op::combine(r, Op::load(x[i * stride], 0));
+  if constexpr (floating)
+    if (r == T(0)) r = holds_preferred ? preferred : -preferred;
+  for (; i < len; ++i) r = Op::combine(r, Op::load(x[i * stride], 0));  // (combine applies the zero rule)
   if constexpr (floating) {
     T any = 0;
     for (int j = 0; j < W; ++j) any += finite[j];
     if (is_nan(any))  // an infinity or a NaN: a NaN wins
       if (const std::int64_t k = first_nan<Op>(x, len, stride); k < len) return Op::load(x[k * stride], 0);
-    // A lane keeps the first of equal values, so with zeros of both signs r may be either zero. By
-    // reduce_ops' rule (-0.0 before +0.0 in min, +0.0 before -0.0 in max) the result is the preferred
-    // zero if the leaf holds one, else the other: one more pass, counting the preferred zero's bits
-    // (vectorised; it runs only when the result is a zero, as for data >= 0 that holds a 0.0).
-    if (r == T(0))
-      r = holds_bits<Op>(x, len, stride, is_min ? T(-0.0) : T(0.0)) ? (is_min ? T(-0.0) : T(0.0))
-                                                                    : (is_min ? T(0.0) : T(-0.0));
   }
   return r;
 }
@@ -242,13 +256,15 @@ typename Op::Acc arg_leaf(const typename Op::In* x, std::int64_t len, std::int64
   const T m = min_max_leaf<Extreme>(x, len, stride);
   std::int64_t k = 0;
   if (stride == 1) {
-    // The number of candidates among W elements (a NaN is the only value unequal to itself).
-    auto candidates = [nan_m = is_nan(m), m](const T* v) {
+    // The number of candidates among W elements: a NaN is the only value unequal to itself; otherwise the
+    // same bits as m (which tells -0.0 from +0.0).
+    using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+    auto candidates = [nan_m = is_nan(m), m_bits = std::bit_cast<Bits>(m)](const T* v) {
       int count = 0;
       if (nan_m)
         for (int j = 0; j < W; ++j) count += v[j] != v[j];
       else
-        for (int j = 0; j < W; ++j) count += v[j] == m;
+        for (int j = 0; j < W; ++j) count += std::bit_cast<Bits>(v[j]) == m_bits;
       return count;
     };
     for (; k + W <= len; k += W) {
