@@ -149,10 +149,10 @@ typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::i
           }
         }
       }
-      if constexpr (floating) {
-        T running = lane[0];
-        for (int j = 1; j < W; ++j) running = (is_min ? lane[j] < running : lane[j] > running) ? lane[j] : running;
-        if (running == T(0) && !holds_preferred)
+      if constexpr (floating) {  // the running result is a zero: a lane is zero and none is beyond it
+        int zero = 0, beyond = 0;
+        for (int j = 0; j < W; ++j) zero += lane[j] == T(0), beyond += is_min ? lane[j] < T(0) : lane[j] > T(0);
+        if (zero && !beyond && !holds_preferred)
           holds_preferred = holds_bits<Op>(x + start * step, i - start, step, preferred);
       }
     }
