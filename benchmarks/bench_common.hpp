@@ -82,21 +82,12 @@ inline constexpr Op kBenchOps[] = {Op::sum, Op::min, Op::max, Op::argmax};
 // (seed, i) only, so inputs are filled in parallel and are the same on every run.
 using tandem_test::splitmix64;
 
-// Never zero (zeros hide unwritten outputs and can run faster), with a random sign so that sums stay
-// small: int32 in +-[1, 1000]; floats (and bfloat16 / half) in +-[0.5, 1.5) in steps of 1/64, so that every partial sum
-// below 2^18 in magnitude is exact in float. A sum of up to 2^30 such values has a spread of about 2^15, so every
-// summation order gives the exact sum, and a missed or repeated element changes it.
+// The test-support library's Values::nonzero (never zero: zeros hide unwritten outputs and can run
+// faster; every sum of up to 2^30 of them is exact in any order, so a missed or repeated element changes
+// it), element i of `seed`'s counter-based stream.
 template <class T>
 T random_value(std::uint64_t seed, std::size_t i) {
-  const std::uint64_t r = splitmix64(seed * 0x100000001B3ull + i);
-  const bool negative = r >> 63;
-  using C = tandem::compute_t<T>;  // (16-bit types: made as floats; every value is exact in them)
-  C v;
-  if constexpr (std::is_integral_v<T>)
-    v = C(1 + r % 1000);
-  else
-    v = C(0.5) + C(r % 64) / C(64);
-  return T(negative ? -v : v);
+  return tandem_test::value_from_bits<T>(splitmix64(seed * 0x100000001B3ull + i), tandem_test::Values::nonzero);
 }
 
 template <class T>

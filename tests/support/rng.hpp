@@ -67,26 +67,31 @@ enum class Values {
   nonzero,
 };
 
-// The element of kind `kind` made from one 64-bit value of the stream.
+// The element of kind `kind` made from one 64-bit value of the stream. The 16-bit types (bfloat16, half)
+// take the float value rounded to the type (exact for small_integers and nonzero).
 template <tandem::Element T>
 T value_from_bits(std::uint64_t bits, Values kind) {
-  if (kind == Values::small_integers) return T(int(bits % 17) - 8);
-  if (kind == Values::nonzero) {
-    const T v = std::is_integral_v<T> ? T(1 + bits % 1000) : T(T(0.5) + T(bits % 64) / T(64));
-    return bits >> 63 ? T(-v) : v;
-  }
-  if constexpr (std::is_same_v<T, float>) {
-    const float x = float(bits >> 40) * 0x1p-23f - 1.0f;
-    return kind == Values::wide_range ? std::ldexp(x, int((bits >> 8) % 41) - 20) : x;
-  } else if constexpr (std::is_same_v<T, double>) {
-    const double x = double(bits >> 11) * 0x1p-52 - 1.0;
-    return kind == Values::wide_range ? std::ldexp(x, int((bits >> 3) % 41) - 20) : x;
-  } else if (kind == Values::full_range) {
-    return static_cast<T>(bits);
-  } else if constexpr (sizeof(T) == 4) {
-    return T(std::int64_t(bits >> 43) - (std::int64_t(1) << 20));
+  if constexpr (tandem::is_storage_type_v<T>) {
+    return T(value_from_bits<tandem::compute_t<T>>(bits, kind));
   } else {
-    return T(std::int64_t(bits >> 23) - (std::int64_t(1) << 40));
+    if (kind == Values::small_integers) return T(int(bits % 17) - 8);
+    if (kind == Values::nonzero) {
+      const T v = std::is_integral_v<T> ? T(1 + bits % 1000) : T(T(0.5) + T(bits % 64) / T(64));
+      return bits >> 63 ? T(-v) : v;
+    }
+    if constexpr (std::is_same_v<T, float>) {
+      const float x = float(bits >> 40) * 0x1p-23f - 1.0f;
+      return kind == Values::wide_range ? std::ldexp(x, int((bits >> 8) % 41) - 20) : x;
+    } else if constexpr (std::is_same_v<T, double>) {
+      const double x = double(bits >> 11) * 0x1p-52 - 1.0;
+      return kind == Values::wide_range ? std::ldexp(x, int((bits >> 3) % 41) - 20) : x;
+    } else if (kind == Values::full_range) {
+      return static_cast<T>(bits);
+    } else if constexpr (sizeof(T) == 4) {
+      return T(std::int64_t(bits >> 43) - (std::int64_t(1) << 20));
+    } else {
+      return T(std::int64_t(bits >> 23) - (std::int64_t(1) << 40));
+    }
   }
 }
 

@@ -57,17 +57,6 @@ std::string format_rate(double flops_per_s) {
   return flops_per_s >= 1e12 ? strf("%.2f TFLOP/s", flops_per_s / 1e12) : strf("%.1f GFLOP/s", flops_per_s / 1e9);
 }
 
-// Uniform values in [-1, 1): for 16-bit types, float values rounded to the type.
-template <class T>
-void fill_values(std::vector<T>& v, tandem_test::SplitMix64& g) {
-  if constexpr (tandem::is_storage_type_v<T>) {
-    const std::vector<float> values = tandem_test::random_vector<float>(v.size(), g);
-    std::copy(values.begin(), values.end(), v.begin());
-  } else {
-    tandem_test::fill<T>(v, g);
-  }
-}
-
 // A and B as the reference reads them: the generated values themselves, or for 16-bit types the floats
 // they hold (a widened copy in `wide`).
 template <class T, class R = tandem::compute_t<T>>
@@ -97,8 +86,8 @@ int run_matmul(const tandem::Engine& eng, const MatmulConfig& cfg) {
 
   tandem_test::SplitMix64 g{cfg.seed};
   std::vector<T> a(m * k), b(k * n);
-  fill_values(a, g);
-  fill_values(b, g);
+  tandem_test::fill<T>(a, g);
+  tandem_test::fill<T>(b, g);
   const auto start = Clock::now();
   std::vector<C> a_wide, b_wide;
   const tandem_test::MatmulReference<C> ref = tandem_test::matmul_reference<C>(

@@ -120,15 +120,9 @@ int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
   {
     tandem_test::SplitMix64 g{cfg.seed};
     std::vector<T> chunk(std::min<std::size_t>(extent, 1 << 20));
-    std::vector<R> values(tandem::is_storage_type_v<T> ? chunk.size() : 0);  // 16-bit: generated as floats
     for (std::size_t begin = 0; begin < extent; begin += chunk.size()) {
       const std::span<T> part(chunk.data(), std::min(chunk.size(), extent - begin));
-      if constexpr (tandem::is_storage_type_v<T>) {
-        tandem_test::fill<R>(std::span<R>(values.data(), part.size()), g, tandem_test::Values::uniform);
-        std::copy_n(values.begin(), part.size(), part.begin());  // rounded to T
-      } else {
-        tandem_test::fill<T>(part, g, tandem_test::Values::uniform);
-      }
+      tandem_test::fill<T>(part, g, tandem_test::Values::uniform);
       for (std::size_t i = (cfg.stride - begin % cfg.stride) % cfg.stride; i < part.size(); i += cfg.stride)
         ref.add(R(part[i]));
       buf.upload(part, begin);
