@@ -1,7 +1,7 @@
 // The leaves of the CPU backend's reductions (cpu_backend.cpp): each reduces one contiguous or strided
 // range on one thread, in SIMD lanes the compiler vectorises (this file is compiled with -march=native
 // where TANDEM_NATIVE is on).
-//   min_max_leaf      min / max (NaN-propagating, -0.0 before +0.0), with first_nan
+//   min_max_leaf      min / max (NaN-propagating, -0.0 before +0.0)
 //   integer_sum_leaf  int32 / int64 sums, wrapping modulo 2^64
 //   storage_sum_leaf  float sums of bfloat16 / half
 //   arg_leaf          argmin / argmax
@@ -59,45 +59,37 @@ inline T nan_detector(T v, T acc) {
 #endif
 }
 
-// The index of the first NaN among x[0], x[stride], ..., x[(len - 1) * stride], or len: a vectorised
-// pass that only tests (a compare and an or per vector), then a scalar one to the NaN if there is one.
-template <class Op>
-std::int64_t first_nan(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
-  bool any = false;
-  if (stride == 1)  // (a loop of its own, which the compiler vectorises)
-    for (std::int64_t k = 0; k < len; ++k) any |= is_nan(Op::load(x[k], 0));
-  else
-    for (std::int64_t k = 0; k < len; ++k) any |= is_nan(Op::load(x[k * stride], 0));
-  std::int64_t k = 0;
-  if (any)
-    while (!is_nan(Op::load(x[k * stride], 0))) ++k;
-  return any ? k : len;
+// The bits of a T (for compares that tell -0.0 from +0.0).
+template <class T>
+using BitsOf = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+template <class T>
+BitsOf<T> bits_of(T v) {
+  return std::bit_cast<BitsOf<T>>(v);
 }
 
-// Whether x[0], x[stride], ..., x[(len - 1) * stride] (as Op's Acc) holds a value with the bits of
-// `value` (a zero of one sign: the compare of the bits tells -0.0 from +0.0).
-template <class Op>
-bool holds_bits(const typename Op::In* x, std::int64_t len, std::int64_t stride, typename Op::Acc value) {
-  using In = typename Op::In;
-  using T = typename Op::Acc;
-  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-  const Bits want = std::bit_cast<Bits>(value);
+// The index of the first of x[0], x[stride], ..., x[(len - 1) * stride], read as T, for which match(v)
+// holds, or len. A contiguous range counts the matches of 128 elements at a time (vectorised) and looks
+// one by one only from the first block with one (one by one throughout made float argmin 20 times slower
+// than min on a Zen 4 core); a strided one looks one by one.
+template <class T, class In, class Match>
+std::int64_t first_match(const In* x, std::int64_t len, std::int64_t stride, Match match) {
   constexpr int W = 128;
   std::int64_t k = 0;
   if (stride == 1)
     for (; k + W <= len; k += W) {
-      T v[W];
-      if constexpr (is_storage_type_v<In>)
-        widen<W>(x + k, v);
-      else
-        for (int j = 0; j < W; ++j) v[j] = x[k + j];
       int count = 0;
-      for (int j = 0; j < W; ++j) count += std::bit_cast<Bits>(v[j]) == want;
-      if (count) return true;
+      if constexpr (std::is_same_v<In, T>) {  // (read in place: a copy cost int32 argmin 12% on Zen 4)
+        for (int j = 0; j < W; ++j) count += match(x[k + j]);
+      } else {
+        T v[W];
+        widen<W>(x + k, v);
+        for (int j = 0; j < W; ++j) count += match(v[j]);
+      }
+      if (count) break;
     }
   for (; k < len; ++k)
-    if (std::bit_cast<Bits>(Op::load(x[k * stride], 0)) == want) return true;
-  return false;
+    if (match(T(x[k * stride]))) return k;
+  return len;
 }
 
 // Min or max of x[0], x[stride], ..., x[(len - 1) * stride], by the rules of Op::combine.
@@ -109,7 +101,7 @@ bool holds_bits(const typename Op::In* x, std::int64_t len, std::int64_t stride,
 // while they see only finite values and turn NaN at an infinity or a NaN, one fused instruction per
 // vector off the min/max chain (tracking NaNs with a compare and a masked move instead ran at half this
 // speed per core on the H200's Xeon host). Only a leaf with an infinity or a NaN then takes a second
-// pass, first_nan. Contiguous 16-bit elements are converted W at a time (widen).
+// pass for the first NaN. Contiguous 16-bit elements are converted W at a time (widen).
 template <class Op>
 typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
   using In = typename Op::In;
@@ -122,10 +114,11 @@ typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::i
   // Zeros: a lane keeps the first of equal values, so with zeros of both signs the lanes may hold either.
   // By reduce_ops' rule (-0.0 before +0.0 in min, +0.0 before -0.0 in max) a zero result is `preferred`
   // if the leaf holds one. After each chunk of kChunk elements whose running result is a zero, the chunk
-  // is searched for `preferred` (holds_bits, from L1; a chunk holding a zero always ends with a zero
+  // is searched for `preferred` (first_match, from L1; a chunk holding a zero always ends with a zero
   // running result when the leaf's result is a zero). (A search over the whole leaf at the end read data
   // >= 0 with a zero twice from memory.)
   const T preferred = is_min ? T(-0.0) : T(0.0);
+  const auto is_preferred = [preferred](T v) { return bits_of(v) == bits_of(preferred); };
   bool holds_preferred = false;
   constexpr std::int64_t kChunk = 4096;
   std::int64_t i = 0;
@@ -153,7 +146,7 @@ typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::i
         int zero = 0, beyond = 0;
         for (int j = 0; j < W; ++j) zero += lane[j] == T(0), beyond += is_min ? lane[j] < T(0) : lane[j] > T(0);
         if (zero && !beyond && !holds_preferred)
-          holds_preferred = holds_bits<Op>(x + start * step, i - start, step, preferred);
+          holds_preferred = first_match<T>(x + start * step, i - start, step, is_preferred) < i - start;
       }
     }
   };
@@ -170,7 +163,8 @@ typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::i
     T any = 0;
     for (int j = 0; j < W; ++j) any += finite[j];
     if (is_nan(any))  // an infinity or a NaN: a NaN wins
-      if (const std::int64_t k = first_nan<Op>(x, len, stride); k < len) return Op::load(x[k * stride], 0);
+      if (const std::int64_t k = first_match<T>(x, len, stride, [](T v) { return v != v; }); k < len)
+        return Op::load(x[k * stride], 0);
   }
   return r;
 }
@@ -243,47 +237,17 @@ float storage_sum_leaf(const H* x, std::int64_t len, std::int64_t stride) {
 
 // argmin / argmax of a leaf, whose first element has index `first`: the extreme by min_max_leaf (at the
 // speed of the reads), then the first element equal to it (same sign of zero; the first NaN if it is
-// NaN), a second pass over a leaf that is still in cache. A contiguous leaf counts the candidates among
-// W elements at a time with a plain compare, which the compiler vectorises (a NaN extreme: v != v), and
-// applies the full rule one element at a time from the first block with one (a search one element at a
-// time made float argmin 20 times slower than min on a Zen 4 core; in blocks, 44 GB/s against min's 93).
+// NaN), a second pass (first_match) over a leaf that is still in cache.
 template <class Op>
 typename Op::Acc arg_leaf(const typename Op::In* x, std::int64_t len, std::int64_t stride, std::int64_t first) {
   using In = typename Op::In;
   using T = typename Op::Value;
   using Extreme = std::conditional_t<std::is_same_v<Op, ArgOp<In, true>>, MaxOp<In>, MinOp<In>>;
-  constexpr int W = 128;
   const T m = min_max_leaf<Extreme>(x, len, stride);
-  std::int64_t k = 0;
-  if (stride == 1) {
-    // The number of candidates among W elements: a NaN is the only value unequal to itself; otherwise the
-    // same bits as m (which tells -0.0 from +0.0).
-    using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-    auto candidates = [nan_m = is_nan(m), m_bits = std::bit_cast<Bits>(m)](const T* v) {
-      int count = 0;
-      if (nan_m)
-        for (int j = 0; j < W; ++j) count += v[j] != v[j];
-      else
-        for (int j = 0; j < W; ++j) count += std::bit_cast<Bits>(v[j]) == m_bits;
-      return count;
-    };
-    for (; k + W <= len; k += W) {
-      if constexpr (is_storage_type_v<In>) {
-        T v[W];
-        widen<W>(x + k, v);
-        if (candidates(v)) break;
-      } else if (candidates(x + k)) {
-        break;
-      }
-    }
-  }
-  for (; k < len; ++k) {
-    const T v = T(x[k * stride]);
-    bool same = v == m;
-    if constexpr (std::is_floating_point_v<T>)
-      same = is_nan(m) ? is_nan(v) : same && std::signbit(v) == std::signbit(m);
-    if (same) return {v, first + k};
-  }
+  // The first NaN if m is NaN (the only value unequal to itself), else the first with m's bits.
+  const std::int64_t k = is_nan(m) ? first_match<T>(x, len, stride, [](T v) { return v != v; })
+                                   : first_match<T>(x, len, stride, [b = bits_of(m)](T v) { return bits_of(v) == b; });
+  if (k < len) return {T(x[k * stride]), first + k};
   return Op::identity();  // not reached for len > 0
 }
 
