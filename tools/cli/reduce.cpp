@@ -34,7 +34,7 @@ options:
   --backend cpu|cuda|auto            default: TANDEM_BACKEND, or auto when unset
   --kernel NAME|all                  a reduce kernel of 'tandem info', 'deterministic' (auto with
                                      ReduceOptions::deterministic), or all of these (default auto)
-  --op sum|min|max|mean|all          default sum
+  --op sum|min|max|mean|argmin|argmax|all    default sum
   --dtype float|double|int32|int64|bfloat16|float16    default float
   --n N                              elements reduced, written 134217728, 1e6 or 2^27 (default 2^24)
   --stride S                         reduce every S-th element (default 1)
@@ -215,7 +215,7 @@ int cmd_reduce(const Options& o) {
 }  // namespace
 
 const Command reduce_command = {
-    "reduce",    "sum/min/max/mean with each kernel: verified against a reference, then timed",
+    "reduce",    "sum/min/max/mean/argmin/argmax with each kernel: verified, then timed",
     kReduceHelp, {"--backend", "--kernel", "--op", "--dtype", "--n", "--stride", "--repeat", "--seed"},
     {},          cmd_reduce};
 
