@@ -431,6 +431,67 @@ void check_forms(const tandem::Engine& eng) {
         }
 }
 
+// A and B stored inside larger arrays (ld > cols, the padding NaN) and batches whose entries have gaps:
+// every kernel reads them with the caller's ld and strides (a copy the backend makes must not).
+template <class H>
+void check_padded(const tandem::Engine& eng) {
+  // The smallest case: A = [[1, 2], [3, 4]] with lda = 3, times the identity, is A.
+  const H nan(std::numeric_limits<float>::quiet_NaN());
+  const std::vector<H> a2{H(1.0f), H(2.0f), nan, H(3.0f), H(4.0f), nan}, id{H(1.0f), H(0.0f), H(0.0f), H(1.0f)};
+  for (const auto& info : eng.matmul_kernel_info()) {
+    if (!info.accepts(tandem::dtype_of<H>)) continue;
+    CAPTURE(info.name);
+    std::vector<float> c(4, -7.0f);
+    if (!ran(info, [&] {
+          eng.matmul<H>({a2.data(), 2, 2, 3}, {id.data(), 2, 2, 2}, {c.data(), 2, 2, 2}, {info.name});
+        }))
+      continue;
+    CHECK(c == std::vector<float>{1.0f, 2.0f, 3.0f, 4.0f});
+  }
+  // Batches of 3: A 5 x 7 with lda 11 and entries 70 apart, B 7 x 4 with ldb 6 and entries 50 apart, C
+  // 5 x 4 with ldc 9 and entries 50 apart; every element outside the matrices is NaN in A and B and
+  // -9 in C (it must stay -9).
+  const std::size_t m = 5, k = 7, n = 4, count = 3, lda = 11, sa = 70, ldb = 6, sb = 50, ldc = 9, sc = 50;
+  std::vector<H> a(count * sa, nan), b(count * sb, nan);
+  std::vector<float> af(count * m * k), bf(count * k * n);
+  test::SplitMix64 g{31};
+  for (std::size_t e = 0; e < count; ++e) {
+    for (std::size_t i = 0; i < m * k; ++i)
+      af[e * m * k + i] = float(a[e * sa + (i / k) * lda + i % k] = H(float(int(g.below(17)) - 8)));
+    for (std::size_t i = 0; i < k * n; ++i)
+      bf[e * k * n + i] = float(b[e * sb + (i / n) * ldb + i % n] = H(float(int(g.below(17)) - 8)));
+  }
+  for (const auto& info : eng.matmul_kernel_info()) {
+    if (!info.accepts(tandem::dtype_of<H>)) continue;
+    CAPTURE(info.name);
+    std::vector<float> c(count * sc, -9.0f);
+    if (!ran(info, [&] {
+          eng.matmul(tandem::BatchView<const H>{a.data(), m, k, lda, count, sa},
+                     tandem::BatchView<const H>{b.data(), k, n, ldb, count, sb},
+                     tandem::BatchView<float>{c.data(), m, n, ldc, count, sc}, {info.name});
+        }))
+      continue;
+    std::size_t bad = 0;
+    for (std::size_t e = 0; e < count; ++e)
+      for (std::size_t i = 0; i < sc; ++i) {
+        const std::size_t r = i / ldc, j = i % ldc;
+        float want = -9.0f;  // padding and gaps are never written
+        if (r < m && j < n) {
+          want = 0;  // small integers: exact in every precision and order
+          for (std::size_t p = 0; p < k; ++p) want += af[e * m * k + r * k + p] * bf[e * k * n + p * n + j];
+        }
+        bad += c[e * sc + i] != want;
+      }
+    CHECK(bad == 0);
+  }
+}
+
+TANDEM_BACKEND_TEST(matmul_of_16_bit_padded,
+                    "float16: matmul of bfloat16 and half stored with ld > cols and batch gaps") {
+  check_padded<bfloat16>(eng);
+  check_padded<half>(eng);
+}
+
 TANDEM_BACKEND_TEST(matmul_of_16_bit_inputs, "float16: matmul of bfloat16 and half into float, every kernel and form") {
   // k a multiple of 8 (65 x 64 x 130, 1024 x 16 x 2000): wgmma_bf16 reads a stored bfloat16 A in place;
   // 1024 x 16 x 2000 has many tiles of C (wgmma.cu, choose_shape).

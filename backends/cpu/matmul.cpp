@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backends/common/canonical.hpp"
+#include "backends/common/operands.hpp"
 #include "engine/dispatch.hpp"
 
 namespace tandem::detail {
@@ -206,19 +207,18 @@ void matmul_typed(const MatmulArgs& g, std::string_view kernel) {
   });
 }
 
-// A 16-bit operand (rows x cols, ld; entries stride apart, 0: one entry) as packed floats: ld = cols,
-// entries rows * cols apart (exact conversions; padding and gaps are not copied).
+// A 16-bit operand as packed floats (operands.hpp: ld = cols, entries rows * cols apart; exact
+// conversions; padding and gaps are not copied).
 template <class T>
-std::vector<float> widened(const T* x, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t batch,
-                           std::int64_t stride) {
-  const std::int64_t entries = stride == 0 ? 1 : batch, one = rows * cols;
-  std::vector<float> w(std::size_t(std::max<std::int64_t>(entries * one, 1)));  // never empty: a valid pointer
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, entries * rows, 64),
+std::vector<float> widened(const T* x, const OperandLayout& o) {
+  std::vector<float> w(std::size_t(std::max<std::int64_t>(o.elements(), 1)));  // never empty: a valid pointer
+  const OperandLayout p = o.packed();
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, o.count * o.rows, 64),
                     [&](const tbb::blocked_range<std::int64_t>& r) {
                       for (std::int64_t er = r.begin(); er < r.end(); ++er) {
-                        const std::int64_t e = er / rows, i = er % rows;
-                        for (std::int64_t j = 0; j < cols; ++j)
-                          w[std::size_t(e * one + i * cols + j)] = float(x[e * stride + i * ld + j]);
+                        const std::int64_t e = er / o.rows, i = er % o.rows;
+                        for (std::int64_t j = 0; j < o.cols; ++j)
+                          w[std::size_t(e * p.stride + i * p.ld + j)] = float(x[e * o.stride + i * o.ld + j]);
                       }
                     });
   return w;
@@ -233,15 +233,9 @@ void cpu_matmul(const MatmulArgs& g, std::string_view kernel) {
       g.dtype,
       [&]<class T>(std::type_identity<T>) {
         if constexpr (is_storage_type_v<T>) {
-          const std::vector<float> a = widened(static_cast<const T*>(g.a), g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k,
-                                               g.lda, g.batch, g.stride_a);
-          const std::vector<float> b = widened(static_cast<const T*>(g.b), g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n,
-                                               g.ldb, g.batch, g.stride_b);
-          MatmulArgs f = g;
-          f.dtype = Dtype::f32;
-          f.a = a.data();
-          f.b = b.data();
-          matmul_typed<float>(f, kernel);
+          const std::vector<float> a = widened(static_cast<const T*>(g.a), operand_a(g));
+          const std::vector<float> b = widened(static_cast<const T*>(g.b), operand_b(g));
+          matmul_typed<float>(on_packed_operands(g, Dtype::f32, a.data(), b.data()), kernel);
         } else {
           matmul_typed<T>(g, kernel);
         }

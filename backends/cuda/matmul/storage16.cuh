@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 
+#include "backends/common/operands.hpp"
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/matmul/cublas_gemm.cuh"
@@ -47,41 +48,34 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-// One operand widened into ws (stream-ordered); rows == 0 widens nothing.
+// One operand (backends/common/operands.hpp) widened into ws as its packed copy, stream-ordered.
 template <class In>
-const float* widened(const In* src, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::int64_t count,
-                     std::int64_t stride, Workspace& ws, cudaStream_t stream) {
-  const std::int64_t total = rows * cols * count;
+const float* widened(const In* src, const detail::OperandLayout& o, Workspace& ws, cudaStream_t stream) {
+  const std::int64_t total = o.elements();
   auto* dst = static_cast<float*>(ws.get(std::size_t(std::max<std::int64_t>(total, 1)) * sizeof(float)));
   if (total == 0) return dst;
   constexpr int kThreads = 256;
   int width = 32;  // threads along a row: the row's width rounded up to a warp, at most kThreads
-  while (width < kThreads && width < cols) width *= 2;
+  while (width < kThreads && width < o.cols) width *= 2;
   const dim3 block(unsigned(width), unsigned(kThreads / width));
-  const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>(ceil_div(cols, width), 64)),
-                  static_cast<unsigned>(std::min<std::int64_t>(ceil_div(rows * count, block.y), 65535)));
-  widen_kernel<In><<<grid, block, 0, stream>>>(src, rows, cols, ld, count, stride, dst);
+  const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>(ceil_div(o.cols, width), 64)),
+                  static_cast<unsigned>(std::min<std::int64_t>(ceil_div(o.rows * o.count, block.y), 65535)));
+  widen_kernel<In><<<grid, block, 0, stream>>>(src, o.rows, o.cols, o.ld, o.count, o.stride, dst);
   TANDEM_CUDA_CHECK_LAUNCH();
   return dst;
 }
 
-// g with its 16-bit A and B replaced by packed float copies in forms.wide_a / wide_b (ld = cols, entries
-// rows * cols apart; padding and gaps are not copied): the same problem in f32. Where no product is
-// computed (k == 0 or alpha 0 in float), nothing is widened.
+// g with its 16-bit A and B replaced by packed float copies in forms.wide_a / wide_b: the same problem in
+// f32 (detail::on_packed_operands). Where no product is computed (k == 0 or alpha 0 in float), nothing
+// is widened (the stage never reads A or B then).
 template <class In>
 detail::MatmulArgs widened_problem(const detail::MatmulArgs& g, const MatmulWorkspaces& forms, cudaStream_t stream) {
   static_assert(sizeof(In) == 2, "widen: a 16-bit storage type");
-  detail::MatmulArgs f = g;
-  f.dtype = Dtype::f32;
   const bool product = g.k > 0 && float(g.alpha) != 0.0f;
-  const std::int64_t ar = g.trans_a ? g.k : g.m, ac = g.trans_a ? g.m : g.k;
-  const std::int64_t br = g.trans_b ? g.n : g.k, bc = g.trans_b ? g.k : g.n;
-  const std::int64_t a_count = g.stride_a == 0 ? 1 : g.batch, b_count = g.stride_b == 0 ? 1 : g.batch;
-  f.a = widened(static_cast<const In*>(g.a), product ? ar : 0, ac, g.lda, a_count, g.stride_a, forms.wide_a, stream);
-  f.b = widened(static_cast<const In*>(g.b), product ? br : 0, bc, g.ldb, b_count, g.stride_b, forms.wide_b, stream);
-  f.lda = ac, f.stride_a = product && g.stride_a != 0 ? ar * ac : 0;
-  f.ldb = bc, f.stride_b = product && g.stride_b != 0 ? br * bc : 0;
-  return f;
+  detail::OperandLayout a = detail::operand_a(g), b = detail::operand_b(g);
+  if (!product) a.rows = b.rows = 0;
+  return detail::on_packed_operands(g, Dtype::f32, widened(static_cast<const In*>(g.a), a, forms.wide_a, stream),
+                                    widened(static_cast<const In*>(g.b), b, forms.wide_b, stream));
 }
 
 // The cublas stage on 16-bit A and B (C float): the whole problem in one cuBLAS call, C^T = op(B)^T

@@ -1,0 +1,42 @@
+// The operands of a matrix product as stored, and the same operands packed: what a backend needs to make
+// a dense copy of A or B (the 16-bit inputs widened to float on the CPU and by the CUDA stages that take
+// floats) and to describe the problem on the copies. Both backends use it, so that a copy's leading
+// dimension and batch stride are never the caller's (a copy is ld = cols, its entries rows * cols apart).
+#pragma once
+
+#include <cstdint>
+
+#include "engine/backend.hpp"
+
+namespace tandem::detail {
+
+// One operand as stored: `count` matrices of rows x cols, row-major with leading dimension ld, entry e at
+// e * stride elements (stride 0: one matrix for every entry of the batch, count 1).
+struct OperandLayout {
+  std::int64_t rows, cols, ld, count, stride;
+
+  std::int64_t elements() const { return rows * cols * count; }  // of a packed copy
+  // The same operand packed: ld = cols, entries rows * cols apart (one entry stays one entry).
+  OperandLayout packed() const { return {rows, cols, cols, count, count > 1 ? rows * cols : 0}; }
+};
+
+// A as stored (op(A) is m x k: A is m x k, or k x m with trans_a) and B likewise (op(B) is k x n).
+inline OperandLayout operand_a(const MatmulArgs& g) {
+  return {g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda, g.stride_a == 0 ? 1 : g.batch, g.stride_a};
+}
+inline OperandLayout operand_b(const MatmulArgs& g) {
+  return {g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n, g.ldb, g.stride_b == 0 ? 1 : g.batch, g.stride_b};
+}
+
+// g on packed copies of A and B (a, b: their first elements, laid out as operand_x(g).packed()), in
+// `dtype` (the copies' element type: float for widened 16-bit inputs). C and everything else stay g's.
+inline MatmulArgs on_packed_operands(const MatmulArgs& g, Dtype dtype, const void* a, const void* b) {
+  MatmulArgs f = g;
+  const OperandLayout pa = operand_a(g).packed(), pb = operand_b(g).packed();
+  f.dtype = dtype;
+  f.a = a, f.lda = pa.ld, f.stride_a = pa.stride;
+  f.b = b, f.ldb = pb.ld, f.stride_b = pb.stride;
+  return f;
+}
+
+}  // namespace tandem::detail
