@@ -1,8 +1,8 @@
 // The one interface every backend implements. The engine validates each call before it gets here, so
-// a backend may assume: n >= 1 for min/max (n >= 0 for sum), stride >= 1, pointers valid for the
-// extent they describe, ld >= cols, matching shapes, C not overlapping A or B, op one of sum/min/max
-// (never mean), and a kernel name that is "auto" or one of its own whose KernelInfo accepts the dtype
-// and op.
+// a backend may assume: n >= 1 for ops whose empty input is an error (n >= 0 for the others), stride >=
+// 1, pointers valid for the extent they describe, ld >= cols, matching shapes, C not overlapping A or B, an
+// op the backends run themselves (is_backend_op: never mean, which arrives as sum with `divide`), and a
+// kernel name that is "auto" or one of its own whose KernelInfo accepts the dtype and op.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,7 @@ namespace tandem::detail {
 // n elements data[0], data[stride], ... ; `resident` means data lives in the backend's own memory
 // (a Buffer), otherwise in host memory.
 struct ReduceArgs {
-  Op op;  // sum, min, max, argmin or argmax (the result: the index as int64)
+  Op op;  // an op the backends run (is_backend_op); its result as detail::result_of gives it
   Dtype dtype;
   const void* data;
   std::int64_t n;
@@ -28,28 +28,28 @@ struct ReduceArgs {
   bool deterministic = false;  // the canonical order of backends/common/canonical.hpp
   // Results that don't wait (Engine::*_into): when `out` is set, the result goes to this address of the
   // backend's memory (a Buffer element), ordered on the backend's stream, and reduce() returns without
-  // waiting; NaN results are stored as the canonical quiet NaN. With `mean` (op is then sum) the value
-  // stored is the double double(sum) / n.
+  // waiting (detail::store_result: NaN as the canonical quiet NaN). With `divide` (mean, whose op is
+  // then sum) the value stored is the double double(sum) / n.
   void* out = nullptr;
-  bool mean = false;
+  bool divide = false;
 };
 
 // A per-row / per-column reduction (Engine::sum(MatrixView, Per, ...)): rows x cols, row-major with ld
 // >= cols, in host memory or resident. `per` picks the vectors: each row (cols elements) or each column
 // (rows elements); their count is >= 1, their length may be 0 only for sums (results then +0.0 / 0).
-// `out` has one result per vector, in the same memory as the input (host or backend): sum_result_t<T>
-// for sums, double with `mean` (op is then sum: double(sum) / length), compute_t<T> for min / max, int64 for argmin
-// / argmax (the index within the vector); NaN results are stored as the canonical quiet NaN. Resident
-// calls are stream-ordered (no wait); host calls return when out is written.
+// `out` has one result per vector, in the same memory as the input (host or backend), as
+// detail::store_result writes it: the op's result (indices as int64, the index within the vector), or
+// with `divide` (mean, whose op is then sum) double(sum) / length. Resident calls are stream-ordered (no
+// wait); host calls return when out is written.
 struct MatrixReduceArgs {
-  Op op;  // sum, min, max, argmin or argmax
+  Op op;  // an op the backends run (is_backend_op)
   Dtype dtype;
   const void* data;
   std::int64_t rows, cols, ld;
   Per per;
   bool resident;
   bool deterministic = false;  // float sums: each vector's canonical sum (backends/common/canonical.hpp)
-  bool mean = false;
+  bool divide = false;
 };
 
 // C (m x n, ldc) = alpha * op(A) * op(B) + beta * C, all row-major, all in host memory or all resident.
@@ -88,7 +88,7 @@ inline std::vector<Dtype> matmul_dtypes() {
   return v;
 }
 inline std::vector<Op> every_op() { return {std::begin(all_ops), std::end(all_ops)}; }
-// Every op but argmin / argmax (stages that carry no index).
+// Every op that carries no index (stages that track no index).
 inline std::vector<Op> value_ops() {
   std::vector<Op> v;
   for (Op op : all_ops)
@@ -122,18 +122,18 @@ class BackendImpl {
   // kernel is "auto" (the only kernel whose KernelInfo::per_row_col is set today).
   virtual void reduce_matrix(const MatrixReduceArgs& args, std::string_view kernel, void* out) = 0;
 
-  // The canonical chunk values (backends/common/canonical.hpp, steps 1-3) of n > 0 elements of a
-  // floating dtype, stride apart, from data (backend memory when resident, else host memory): chunk_count(n)
-  // values of the dtype's compute type into host_values. Returns when they are there (tandem::mpi::Engine
-  // combines them across ranks).
-  virtual void canonical_chunk_values(Dtype dtype, const void* data, std::int64_t n, std::int64_t stride, bool resident,
-                                      void* host_values) = 0;
+  // The canonical chunk values (backends/common/canonical.hpp, steps 1-3) of a sum-like op (sum; sumsq:
+  // of the squares) over n > 0 elements of a floating dtype, stride apart, from data (backend memory when
+  // resident, else host memory): chunk_count(n) values of the dtype's compute type into host_values.
+  // Returns when they are there (tandem::mpi::Engine combines them across ranks).
+  virtual void canonical_chunk_values(Op op, Dtype dtype, const void* data, std::int64_t n, std::int64_t stride,
+                                      bool resident, void* host_values) = 0;
   // The same values of resident data into `values`, the backend's memory, ordered on its stream
   // without waiting (multi-device engines gather them on one device). The default suits a backend whose
   // memory is host memory.
-  virtual void canonical_chunk_values_resident(Dtype dtype, const void* data, std::int64_t n, std::int64_t stride,
-                                               void* values) {
-    canonical_chunk_values(dtype, data, n, stride, true, values);
+  virtual void canonical_chunk_values_resident(Op op, Dtype dtype, const void* data, std::int64_t n,
+                                               std::int64_t stride, void* values) {
+    canonical_chunk_values(op, dtype, data, n, stride, true, values);
   }
 
   // Collectives among the ranks of tandem::mpi::Engine, one backend per rank (NCCL on CUDA): rank 0

@@ -28,19 +28,7 @@ decltype(auto) visit(Dtype d, F&& f) {
   return visit(d, std::forward<F>(f), element_types{});
 }
 
-// The element types of a list for which dtype_traits<T>::matmul holds.
-template <class Kept, class Rest>
-struct matmul_filter;
-template <class... Kept>
-struct matmul_filter<type_list<Kept...>, type_list<>> {
-  using type = type_list<Kept...>;
-};
-template <class... Kept, class T, class... Rest>
-struct matmul_filter<type_list<Kept...>, type_list<T, Rest...>> {
-  using type =
-      typename matmul_filter<std::conditional_t<dtype_traits<T>::matmul, type_list<Kept..., T>, type_list<Kept...>>,
-                             type_list<Rest...>>::type;
-};
-using matmul_types = typename matmul_filter<type_list<>, element_types>::type;
+// The element types matmul takes (include/tandem/dtype.hpp).
+using matmul_types = matmul_element_types;
 
 }  // namespace tandem::detail

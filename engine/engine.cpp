@@ -19,6 +19,7 @@ namespace tandem {
 
 using detail::batch_extent;
 using detail::matrix_extent;
+using detail::require_nonempty;
 
 // ---- backends ------------------------------------------------------------------------------------
 
@@ -231,15 +232,6 @@ const void* offset_by(const void* base, std::size_t elements, Dtype d) {
   return static_cast<const char*>(base) + elements * size_of(d);
 }
 
-// A NaN result is returned as the canonical quiet NaN.
-template <class T>
-void canonicalise(void* result) {
-  T v;
-  std::memcpy(&v, result, sizeof v);
-  v = detail::canonical_nan(v);
-  std::memcpy(result, &v, sizeof v);
-}
-
 }  // namespace
 
 // ---- reductions ----------------------------------------------------------------------------------
@@ -269,11 +261,6 @@ const void* checked_input(const detail::BackendImpl& impl, const detail::ReduceI
   return offset_by(in.data, in.offset, in.dtype);
 }
 
-void require_nonempty(Op op, std::size_t count, const std::string& name) {
-  if (count == 0 && op != Op::sum)
-    throw Error(name + " of an empty input is undefined; check for count == 0 before calling");
-}
-
 }  // namespace
 
 void Engine::check_reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts) const {
@@ -283,52 +270,50 @@ void Engine::check_reduce(Op op, const detail::ReduceInput& in, const ReduceOpti
   check_kernel_accepts(kernel, in.dtype, &op, opts.deterministic, name);
 }
 
-void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const {
+void Engine::reduce_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const {
   if (group_) return group_->reduce(op, in, opts, result);
   const char* name = to_string(op);
   const void* data = checked_input(*impl_, in, name);
-  if (op == Op::mean) require_nonempty(op, in.count, name);
-
-  const Op backend_op = op == Op::mean ? Op::sum : op;
   const KernelInfo& kernel = find_kernel(impl_->kernel_tables().reduce, opts.kernel, "reduce");
   check_kernel_accepts(kernel, in.dtype, &op, opts.deterministic, name);
+  require_nonempty(op, in.count, name);
 
+  // The result as the op table says (include/tandem/ops.hpp): the backend runs op's computed_as and
+  // writes its result (detail::result_of); mean divides it by n.
   detail::visit(in.dtype, [&]<class T>(std::type_identity<T>) {
-    using Sum = sum_result_t<T>;
-    require_nonempty(op, in.count, name);
-    if (in.count == 0) {
-      const Sum zero{};
-      std::memcpy(result, &zero, sizeof zero);
-      return;
-    }
-    const detail::ReduceArgs args{
-        backend_op, in.dtype, data, std::int64_t(in.count), std::int64_t(in.stride), in.in_buffer, opts.deterministic};
-    if (op == Op::mean) {
-      // mean is double(sum) / n: for integers that is the exact sum (while it fits in int64), for floats
-      // the sum in the input's compute precision (float for 16-bit inputs).
-      Sum s{};
-      impl_->reduce(args, opts.kernel, &s);
-      const double m = detail::canonical_nan(double(s) / double(in.count));  // one quiet NaN on every backend
-      std::memcpy(result, &m, sizeof m);
-    } else if (op == Op::sum) {
-      impl_->reduce(args, opts.kernel, result);
-      canonicalise<Sum>(result);
-    } else if (is_arg(op)) {
-      std::int64_t index = -1;  // the backend's int64 index, returned as std::size_t
-      impl_->reduce(args, opts.kernel, &index);
-      if (index < 0 || std::uint64_t(index) >= in.count)
-        throw Error(std::string(name) + ": the backend returned index " + std::to_string(index) + " for " +
-                    std::to_string(in.count) + " elements (a bug in tandem; please report it)");
-      const std::size_t i = std::size_t(index);
-      std::memcpy(result, &i, sizeof i);
-    } else {
-      impl_->reduce(args, opts.kernel, result);
-      canonicalise<compute_t<T>>(result);
-    }
+    visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      using R = op_result_t<O, T>;
+      constexpr Op computed = info(O).computed_as;
+      if (in.count == 0) {  // EmptyRule::zero
+        const R zero{};
+        std::memcpy(result, &zero, sizeof zero);
+        return;
+      }
+      const detail::ReduceArgs args{
+          computed, in.dtype, data, std::int64_t(in.count), std::int64_t(in.stride), in.in_buffer, opts.deterministic};
+      detail::backend_result_t<computed, T> r{};
+      impl_->reduce(args, opts.kernel, &r);
+      if constexpr (info(O).result == ResultKind::mean) {
+        // double(r) / n: for integers the exact sum (while it fits in int64), for floats the sum in the
+        // input's compute precision (float for 16-bit inputs). One quiet NaN on every backend.
+        const double m = detail::canonical_nan(double(r) / double(in.count));
+        std::memcpy(result, &m, sizeof m);
+      } else if constexpr (info(O).result == ResultKind::index) {
+        if (r < 0 || std::uint64_t(r) >= in.count)
+          throw Error(std::string(name) + ": the backend returned index " + std::to_string(r) + " for " +
+                      std::to_string(in.count) + " elements (a bug in tandem; please report it)");
+        const std::size_t i = std::size_t(r);
+        std::memcpy(result, &i, sizeof i);
+      } else {
+        const R v = detail::canonical_nan(R(r));
+        std::memcpy(result, &v, sizeof v);
+      }
+    });
   });
 }
 
-void Engine::reduce_into(Op op, const detail::ReduceInput& in, const OutSlot& out, const ReduceOptions& opts) const {
+void Engine::reduce_into_entry(Op op, const detail::ReduceInput& in, const OutSlot& out,
+                               const ReduceOptions& opts) const {
   if (group_) return group_->reduce_into(op, in, out, opts);
   const std::string name = std::string(to_string(op)) + "_into";
   const void* data = checked_input(*impl_, in, name.c_str());
@@ -343,16 +328,11 @@ void Engine::reduce_into(Op op, const detail::ReduceInput& in, const OutSlot& ou
   const KernelInfo& kernel = find_kernel(impl_->kernel_tables().reduce, opts.kernel, "reduce");
   check_kernel_accepts(kernel, in.dtype, &op, opts.deterministic, name.c_str());
 
-  detail::ReduceArgs args{op == Op::mean ? Op::sum : op,
-                          in.dtype,
-                          data,
-                          std::int64_t(in.count),
-                          std::int64_t(in.stride),
-                          true,
+  detail::ReduceArgs args{info(op).computed_as, in.dtype, data, std::int64_t(in.count), std::int64_t(in.stride), true,
                           opts.deterministic};
   args.out = static_cast<char*>(out.allocation->data()) + out.index * size_of(out.dtype);
-  args.mean = op == Op::mean;
-  impl_->reduce(args, opts.kernel, nullptr);  // n == 0 (a sum): the backend stores 0
+  args.divide = info(op).result == ResultKind::mean;
+  impl_->reduce(args, opts.kernel, nullptr);  // n == 0 (EmptyRule::zero): the backend stores 0
 }
 
 // ---- matrix inputs (per-row / per-column reductions and matmul) -----------------------------------
@@ -432,14 +412,14 @@ void Engine::reduce_per(Op op, Per per, const detail::MatrixInput& in, const det
                 " (KernelInfo::per_row_col)");
   }
   check_kernel_accepts(kernel, in.dtype, &op, opts.deterministic, name.c_str());
-  if (length == 0 && count > 0 && op != Op::sum)
+  if (length == 0 && count > 0 && info(op).empty == EmptyRule::error)
     throw Error(name + " of an empty " + (per == Per::row ? "row" : "column") + " is undefined (the matrix is " +
                 std::to_string(in.rows) + "x" + std::to_string(in.cols) + "); check for an empty dimension first");
   if (count == 0) return;
   detail::MatrixReduceArgs args{
-      op == Op::mean ? Op::sum : op, in.dtype, data,         std::int64_t(in.rows), std::int64_t(in.cols),
-      std::int64_t(in.ld),           per,      in.in_buffer, opts.deterministic};
-  args.mean = op == Op::mean;
+      info(op).computed_as, in.dtype, data,         std::int64_t(in.rows), std::int64_t(in.cols),
+      std::int64_t(in.ld),  per,      in.in_buffer, opts.deterministic};
+  args.divide = info(op).result == ResultKind::mean;
   impl_->reduce_matrix(args, opts.kernel, out_data);
 }
 

@@ -1,5 +1,5 @@
-// Extents and overlaps of the engine's inputs (and of shards), shared by engine/engine.cpp (every call) and
-// engine/multi_device.cpp (the whole operands of a multi-device call, before they are split).
+// The empty-input rule, and extents and overlaps of the engine's inputs (and of shards), shared by engine/engine.cpp
+// (every call) and engine/multi_device.cpp (the whole operands of a multi-device call, before they are split).
 #pragma once
 
 #include <algorithm>
@@ -13,6 +13,13 @@
 #include "tandem/types.hpp"
 
 namespace tandem::detail {
+
+// The op table's empty-input rule (include/tandem/ops.hpp): throws for an empty input of an op whose
+// empty input is undefined. `what` names the call (and, for several parts, says whose parts were empty).
+inline void require_nonempty(Op op, std::uint64_t count, const std::string& what) {
+  if (count == 0 && info(op).empty == EmptyRule::error)
+    throw Error(what + " of an empty input is undefined; check for count == 0 before calling");
+}
 
 // Matrix extent in elements: (rows-1)*ld + cols, or throws. `what` names the matrix in messages
 // ("matmul: A", "sum (per row): the matrix").

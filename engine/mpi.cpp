@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/extent.hpp"
 #include "engine/parts.hpp"
 
 namespace tandem::mpi {
@@ -191,17 +192,16 @@ compute_t<T> deterministic_sum(MPI_Comm comm, int size_, const parts::Chunks<T>&
 
 }  // namespace
 
-void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const {
+void Engine::reduce_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const {
   const char* name = to_string(op);
   // Where this rank's part starts in the concatenated data, and the total.
   std::uint64_t count = in.count, offset = 0, total = 0;
   check(MPI_Exscan(&count, &offset, 1, MPI_UINT64_T, MPI_SUM, comm_), "MPI_Exscan");
   if (rank_ == 0) offset = 0;  // (MPI_Exscan leaves rank 0's undefined)
   check(MPI_Allreduce(&count, &total, 1, MPI_UINT64_T, MPI_SUM, comm_), "MPI_Allreduce");
-  if (total == 0 && op != Op::sum)
-    throw Error(std::string(name) + " of an empty input (every rank's part is empty) is undefined");
+  detail::require_nonempty(op, total, name);  // (every rank's part is empty)
 
-  const Op local_op = op == Op::mean ? Op::sum : op;
+  const Op local_op = info(op).computed_as;
   // Every rank must make the same call: the same dtype, op and determinism (else the exchanges below
   // would not match up).
   // One MPI_MIN over (signature, -signature) gives the lowest and the highest signature.
@@ -214,21 +214,21 @@ void Engine::reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& o
                 ": the ranks made different calls (dtype, op or deterministic differ); every rank must make the "
                 "same collective calls in the same order");
   detail::visit(in.dtype, [&]<class T>(std::type_identity<T>) {
-    // Deterministic float sums: their own exchange (chunk values).
-    if (local_op == Op::sum && opts.deterministic && is_floating_v<T>) {
+    // Deterministic sums of floats: their own exchange (chunk values).
+    if (parts::by_chunks(op, in.dtype, opts.deterministic)) {
       parts::Chunks<T> chunks;
       collectively(comm_, name, [&] {
-        local_->check_reduce(Op::sum, in, opts);  // this rank's part, the kernel, the options
-        chunks = parts::local_chunks<T>(local_->impl(), in, offset);
+        local_->check_reduce(local_op, in, opts);  // this rank's part, the kernel, the options
+        chunks = parts::local_chunks<T>(local_op, local_->impl(), in, offset);
       });
       auto exchange = [this](const void* send, void* recv, std::size_t bytes) { allgather(send, recv, bytes); };
-      return parts::write_sum<T>(op, deterministic_sum<T>(comm_, size_, chunks, total, exchange), total, result);
+      return parts::finish<T>(op, deterministic_sum<T>(comm_, size_, chunks, total, exchange), total, result);
     }
     // This rank's record, then every rank's, combined in rank order: the same bits on every rank.
     parts::Record mine;
     collectively(comm_, name, [&] {
       local_->check_reduce(local_op, in, opts);  // this rank's part (empty or not), the kernel, the options
-      mine = parts::record<T>(local_op, in, offset, [&](Op o, void* r) { local_->reduce(o, in, opts, r); });
+      mine = parts::record<T>(local_op, in, offset, [&](Op o, void* r) { local_->reduce_entry(o, in, opts, r); });
     });
     std::vector<parts::Record> all(static_cast<std::size_t>(size_));
     allgather(&mine, all.data(), sizeof mine);

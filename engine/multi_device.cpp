@@ -271,7 +271,7 @@ bool Group::whole_chunks(const ReduceInput& in, const std::vector<Part>& pieces)
 }
 
 template <class T>
-compute_t<T> Group::resident_deterministic_sum(const std::vector<Part>& pieces, std::uint64_t total,
+compute_t<T> Group::resident_deterministic_sum(Op local, const std::vector<Part>& pieces, std::uint64_t total,
                                                const ReduceOptions& opts) const {
   using V = compute_t<T>;
   const std::size_t chunks = std::size_t(canonical::chunk_count(std::int64_t(total)));
@@ -283,7 +283,7 @@ compute_t<T> Group::resident_deterministic_sum(const std::vector<Part>& pieces, 
     void* to = static_cast<char*>(values->data()) + p.offset / kChunk * sizeof(V);
     if (p.member != 0) own[i] = std::make_shared<Allocation>(members_[std::size_t(p.member)].impl_, count * sizeof(V));
     members_[std::size_t(p.member)].impl_->canonical_chunk_values_resident(
-        p.in.dtype, parts::element(p.in, 0), std::int64_t(p.in.count), 1, own[i] ? own[i]->data() : to);
+        local, p.in.dtype, parts::element(p.in, 0), std::int64_t(p.in.count), 1, own[i] ? own[i]->data() : to);
   }
   for (std::size_t i = 0; i < pieces.size(); ++i)  // gather them on the first device (each copy waits)
     if (own[i])
@@ -291,38 +291,36 @@ compute_t<T> Group::resident_deterministic_sum(const std::vector<Part>& pieces, 
                          pieces[i].member, own[i]->bytes());
   ReduceOptions det = opts;
   det.kernel = "auto";
-  V s{};
-  members_.front().reduce(Op::sum, {dtype_of<V>, values->data(), chunks, 1, true, values.get(), 0, chunks}, det, &s);
+  V s{};  // (the chunk values are summed as they are, whatever op made them)
+  members_.front().reduce_entry(Op::sum, {dtype_of<V>, values->data(), chunks, 1, true, values.get(), 0, chunks}, det,
+                                &s);
   return s;
 }
 
 void Group::reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void* result) const {
   members_.front().check_reduce(op, in, opts);  // the whole input (a sharded Buffer's bounds), kernel, options
-  if (in.count == 0 && op != Op::sum)
-    throw Error(std::string(to_string(op)) + " of an empty input is undefined; check for count == 0 before calling");
-  const Op local = op == Op::mean ? Op::sum : op;
+  require_nonempty(op, in.count, to_string(op));
+  const Op local = info(op).computed_as;
   const std::vector<Part> pieces = split(in);
   visit(in.dtype, [&]<class T>(std::type_identity<T>) {
-    const bool canonical = local == Op::sum && opts.deterministic && is_floating_v<T> && in.count > 0;
+    const bool canonical = parts::by_chunks(op, in.dtype, opts.deterministic) && in.count > 0;
     if (canonical && whole_chunks(in, pieces))
-      return parts::write_sum<T>(op, resident_deterministic_sum<T>(pieces, in.count, opts), in.count, result);
+      return parts::finish<T>(op, resident_deterministic_sum<T>(local, pieces, in.count, opts), in.count, result);
     if (canonical) {
       std::vector<parts::Chunks<T>> chunks(pieces.size());
       run_all(pieces.size(), [&](std::size_t i) {
         const Part& p = pieces[i];
-        chunks[i] = parts::local_chunks<T>(*members_[std::size_t(p.member)].impl_, p.in, p.offset);
+        chunks[i] = parts::local_chunks<T>(local, *members_[std::size_t(p.member)].impl_, p.in, p.offset);
       });
-      return parts::write_sum<T>(op, parts::combine_chunks<T>(chunks, in.count), in.count, result);
+      return parts::finish<T>(op, parts::combine_chunks<T>(chunks, in.count), in.count, result);
     }
     std::vector<parts::Record> records(pieces.size());
     if (in.in_buffer) {  // every device at once without host threads: enqueue each part, then collect
-      const Dtype out = local == Op::sum ? dtype_of<sum_result_t<T>>
-                        : is_arg(local)  ? Dtype::i64
-                                         : info(in.dtype).compute;
+      const Dtype out = result_dtype(local, in.dtype);  // (as a Buffer holds it: indices int64)
       std::vector<std::shared_ptr<Allocation>> slots;
       for (const Part& p : pieces) {
         slots.push_back(std::make_shared<Allocation>(members_[std::size_t(p.member)].impl_, 8));
-        members_[std::size_t(p.member)].reduce_into(local, p.in, {out, slots.back().get(), 1, 0}, opts);
+        members_[std::size_t(p.member)].reduce_into_entry(local, p.in, {out, slots.back().get(), 1, 0}, opts);
       }
       for (std::size_t i = 0; i < pieces.size(); ++i) {
         const Part& p = pieces[i];
@@ -338,8 +336,9 @@ void Group::reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void
     }
     run_all(pieces.size(), [&](std::size_t i) {
       const Part& p = pieces[i];
-      records[i] = parts::record<T>(local, p.in, p.offset,
-                                    [&](Op o, void* r) { members_[std::size_t(p.member)].reduce(o, p.in, opts, r); });
+      records[i] = parts::record<T>(local, p.in, p.offset, [&](Op o, void* r) {
+        members_[std::size_t(p.member)].reduce_entry(o, p.in, opts, r);
+      });
     });
     parts::combine<T>(op, records, in.count, result);
   });

@@ -53,7 +53,7 @@ class Group {
   std::vector<Part> split(const ReduceInput& in) const;
   static bool whole_chunks(const ReduceInput& in, const std::vector<Part>& pieces);
   template <class T>
-  compute_t<T> resident_deterministic_sum(const std::vector<Part>& pieces, std::uint64_t total,
+  compute_t<T> resident_deterministic_sum(Op local, const std::vector<Part>& pieces, std::uint64_t total,
                                           const ReduceOptions& opts) const;
   // Elements of a Buffer operand in one member's memory (see multi_device.cpp).
   struct Staged;

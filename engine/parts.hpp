@@ -60,62 +60,68 @@ std::vector<compute_t<T>> fetch(const ReduceInput& in, std::size_t first, std::s
   return out;
 }
 
-// A part's record for op (sum, min, max, argmin or argmax; mean is a sum here). `offset` is the global
-// index of the part's first element; reduce(op, result) runs the part's own reduction (validated).
+// Whether a reduction's parts combine through the canonical chunk values (Chunks, below) rather than
+// records: deterministic mode, an op whose backend operator is sum-like (reduce_ops.hpp: kAdditive; sum,
+// and mean computed as sum), floating-point elements.
+inline bool by_chunks(Op op, Dtype dtype, bool deterministic) {
+  return deterministic && canonical::in_canonical_order(info(op).computed_as, dtype);
+}
+
+// A part's record for op `local` (an op the backends run: the engine op's computed_as). `offset` is the
+// global index of the part's first element; reduce(op, result) runs the part's own reduction (validated;
+// its op_result_t). An empty part of an op whose empty input is an error contributes nothing.
 template <class T, class Reduce>
-Record record(Op op, const ReduceInput& in, std::uint64_t offset, Reduce&& reduce) {
+Record record(Op local, const ReduceInput& in, std::uint64_t offset, Reduce&& reduce) {
   Record r{in.count > 0, 0, {}};
-  if (op == Op::sum) {
-    sum_result_t<T> s{};
-    reduce(Op::sum, &s);
-    std::memcpy(r.value, &s, sizeof s);
-  } else if (in.count == 0) {
-    // an empty part contributes nothing (its part of the call was still validated by the caller)
-  } else if (is_arg(op)) {
-    std::size_t i = 0;
-    reduce(op, &i);
-    const compute_t<T> v = fetch<T>(in, i, 1)[0];  // the element itself, to compare across parts
-    r.index = std::int64_t(offset + i);
-    std::memcpy(r.value, &v, sizeof v);
-  } else {
-    compute_t<T> v{};
-    reduce(op, &v);
-    std::memcpy(r.value, &v, sizeof v);
-  }
+  if (in.count == 0 && info(local).empty == EmptyRule::error) return r;
+  visit_backend_op(local, [&]<Op O>(std::integral_constant<Op, O>) {
+    op_result_t<O, T> v{};
+    reduce(O, &v);
+    if constexpr (info(O).result == ResultKind::index) {
+      const compute_t<T> x = fetch<T>(in, v, 1)[0];  // the element itself, to compare across parts
+      r.index = std::int64_t(offset + v);
+      std::memcpy(r.value, &x, sizeof x);
+    } else {
+      std::memcpy(r.value, &v, sizeof v);
+    }
+  });
   return r;
 }
 
-// The caller's result from the global sum s: the sum, or mean's double(s) / total.
-template <class T>
-void write_sum(Op op, sum_result_t<T> s, std::uint64_t total, void* result) {
-  if (op == Op::mean) {
-    const double m = canonical_nan(double(s) / double(total));
+// The caller's result of op from the result r of its computed_as over all `total` elements: r itself,
+// or for mean double(r) / total.
+template <class T, class R>
+void finish(Op op, R r, std::uint64_t total, void* result) {
+  if (info(op).result == ResultKind::mean) {
+    const double m = canonical_nan(double(r) / double(total));
     std::memcpy(result, &m, sizeof m);
   } else {
-    std::memcpy(result, &s, sizeof s);
+    std::memcpy(result, &r, sizeof r);
   }
 }
 
-// Writes op's result (sum, min, max, mean, argmin, argmax; the types of Engine::reduce) from the records
-// of every part, in part order. `total` is the number of elements of all parts (> 0 unless op is sum).
+// Writes op's result (the types of Engine::reduce) from the records of every part, in part order, with
+// the backends' operator of op's computed_as: sum-like ops add the parts' results, the others combine
+// them with the operator. `total` is the number of elements of all parts (> 0 unless op's empty input
+// gives zero).
 template <class T>
 void combine(Op op, const std::vector<Record>& records, std::uint64_t total, void* result) {
-  using Sum = sum_result_t<T>;
-  using V = compute_t<T>;
-  visit_op(op == Op::mean ? Op::sum : op, [&]<Op O>(std::integral_constant<Op, O>) {
-    if constexpr (O == Op::sum) {
-      using Acc = typename SumOp<Sum>::Acc;
-      Acc acc = SumOp<Sum>::identity();  // -0.0: a sum of only -0.0 stays -0.0
+  visit_backend_op(info(op).computed_as, [&]<Op O>(std::integral_constant<Op, O>) {
+    using Operator = typename OpFor<O, T>::type;
+    using R = op_result_t<O, T>;
+    if constexpr (additive<Operator>) {
+      using Add = SumOp<R>;  // the parts' sums, added (integers wrapping in uint64, as the backends do)
+      typename Add::Acc acc = Add::identity();  // -0.0: a sum of only -0.0 stays -0.0
       bool any = false;
       for (const Record& r : records)
         if (r.has) {
-          Sum s;
+          R s;
           std::memcpy(&s, r.value, sizeof s);
-          acc = SumOp<Sum>::combine(acc, Acc(s)), any = true;
+          acc = Add::combine(acc, typename Add::Acc(s)), any = true;
         }
-      write_sum<T>(op, any ? canonical_nan(Sum(acc)) : Sum{}, total, result);  // empty: +0.0 / 0
+      finish<T>(op, any ? canonical_nan(R(acc)) : R{}, total, result);  // empty: +0.0 / 0
     } else {
-      using Operator = typename OpFor<O, T>::type;
+      using V = compute_t<T>;
       typename Operator::Acc acc = Operator::identity();
       for (const Record& r : records) {
         if (!r.has) continue;
@@ -126,20 +132,17 @@ void combine(Op op, const std::vector<Record>& records, std::uint64_t total, voi
         else
           acc = Operator::combine(acc, v);
       }
-      if constexpr (is_arg_op<Operator>) {
-        const std::size_t i = std::size_t(acc.index);
-        std::memcpy(result, &i, sizeof i);
-      } else {
-        const V v = canonical_nan(acc);
-        std::memcpy(result, &v, sizeof v);
-      }
+      if constexpr (is_arg_op<Operator>)
+        finish<T>(op, std::size_t(acc.index), total, result);
+      else
+        finish<T>(op, canonical_nan(acc), total, result);
     }
   });
 }
 
-// A part's share of a deterministic float sum (canonical.hpp): chunks are 4096 elements from global
-// index 0. The part computes the values of the chunks wholly inside it with its backend (they continue
-// the global order exactly); the pieces of chunks that cross its ends (its head, up to the first chunk
+// A part's share of a deterministic float sum of a sum-like op (canonical.hpp): chunks are 4096
+// elements from global index 0. The part computes the values of the chunks wholly inside it with its backend (they
+// continue the global order exactly); the pieces of chunks that cross its ends (its head, up to the first chunk
 // boundary, and its tail, after its last whole chunk) go to whoever combines.
 template <class T>
 struct Chunks {
@@ -148,7 +151,7 @@ struct Chunks {
 };
 
 template <class T>
-Chunks<T> local_chunks(BackendImpl& impl, const ReduceInput& in, std::uint64_t offset) {
+Chunks<T> local_chunks(Op local, BackendImpl& impl, const ReduceInput& in, std::uint64_t offset) {
   const auto K = std::uint64_t(canonical::kChunk);
   Chunks<T> l;
   const std::uint64_t n = in.count;
@@ -157,11 +160,17 @@ Chunks<T> local_chunks(BackendImpl& impl, const ReduceInput& in, std::uint64_t o
   l.whole = (n - l.head) / K, l.tail = n - l.head - l.whole * K;
   l.values.resize(l.whole);
   if (l.whole > 0)
-    impl.canonical_chunk_values(in.dtype, element(in, l.head), std::int64_t(l.whole * K), std::int64_t(in.stride),
-                                in.in_buffer, l.values.data());
+    impl.canonical_chunk_values(local, in.dtype, element(in, l.head), std::int64_t(l.whole * K),
+                                std::int64_t(in.stride), in.in_buffer, l.values.data());
   l.pieces = fetch<T>(in, 0, l.head);
   const auto tail = fetch<T>(in, l.head + l.whole * K, l.tail);
   l.pieces.insert(l.pieces.end(), tail.begin(), tail.end());
+  // The pieces as the op loads them (its squares for sumsq): the values the chunk sums add.
+  visit_backend_op(local, [&]<Op O>(std::integral_constant<Op, O>) {
+    using Operator = typename OpFor<O, T>::type;
+    if constexpr (additive<Operator> && is_floating_v<T>)
+      for (auto& v : l.pieces) v = Operator::load(T(v), 0);
+  });
   return l;
 }
 

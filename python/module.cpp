@@ -182,14 +182,19 @@ std::string info_text() {
 }
 
 // The docstring of a reduction.
-std::string reduce_doc(const char* op, const char* what) {
-  return std::string(op) + "(x, axis=None, kernel='auto', deterministic=False)\n\n" + what +
+std::string reduce_doc(const tandem::OpInfo& o) {
+  std::string what = o.description;
+  what[0] = char(std::toupper(static_cast<unsigned char>(what[0])));
+  return std::string(o.name) + "(x, axis=None, kernel='auto', deterministic=False)\n\n" + what +
          " of x. axis=None: all elements (any shape, in C order; NumPy views are read in place when their "
          "elements form one strided run, which covers 1-D views and contiguous arrays; other layouts are "
          "copied first). axis=1: one result per row of a 2-D array, axis=0: one per column (read in place "
          "when rows or columns have unit stride, else copied). Host inputs give NumPy scalars / arrays; CuPy "
          "and PyTorch GPU arrays (CUDA engine) are read in place and give an array of the same library. NaN "
-         "propagates; min, max, mean, argmin and argmax of an empty input raise tandem.Error. float16 / "
+         "propagates; " +
+         (o.empty == tandem::EmptyRule::zero ? std::string("an empty input gives 0")
+                                             : std::string("an empty input raises tandem.Error")) +
+         ". float16 / "
          "bfloat16 inputs give float32 results.";
 }
 
@@ -255,24 +260,14 @@ PYBIND11_MODULE(tandem, m) {
       },
       "What each kernel takes and promises: {'reduce': [...], 'matmul': [...]}, dicts of name, dtypes, ops, "
       "precision, deterministic, auto_pick, baseline, per_row_col, requirement.");
-  const struct {
-    const char* name;
-    Op op;
-    const char* what;
-  } ops[] = {{"sum", Op::sum, "The sum (int32 and int64 inputs: int64)"},
-             {"min", Op::min, "The least element"},
-             {"max", Op::max, "The greatest element"},
-             {"mean", Op::mean, "The mean, float64(sum) / n"},
-             {"argmin", Op::argmin, "The index of the first least element (the first NaN if any)"},
-             {"argmax", Op::argmax, "The index of the first greatest element (the first NaN if any)"}};
-  for (const auto& o : ops) {
-    const Op op = o.op;
+  for (const tandem::OpInfo& o : tandem::ops) {  // one method per op of the table (include/tandem/ops.hpp)
+    const Op op = o.id;
     e.def(
         o.name,
         [op](const PyEngine& s, const py::object& x, const py::object& axis, const std::string& kernel,
              bool deterministic) { return s.reduce(op, x, axis, kernel, deterministic); },
         py::arg("x"), py::arg("axis") = py::none(), py::arg("kernel") = "auto", py::arg("deterministic") = false,
-        tandem_python::reduce_doc(o.name, o.what).c_str());
+        tandem_python::reduce_doc(o).c_str());
   }
   e.def("matmul", &PyEngine::matmul, py::arg("a"), py::arg("b"), py::arg("out") = py::none(),
         py::arg("trans_a") = false, py::arg("trans_b") = false, py::arg("alpha") = 1.0, py::arg("beta") = 0.0,

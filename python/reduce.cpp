@@ -14,73 +14,28 @@ using tandem::Per;
 
 namespace {
 
-// The result dtype of op on elements of dtype d (as Engine's typed calls return it).
-Dtype result_dtype(Op op, Dtype d) {
-  if (op == Op::mean) return Dtype::f64;
-  if (tandem::is_arg(op)) return Dtype::i64;
-  if (op == Op::sum) return tandem::info(d).compute == Dtype::i32 ? Dtype::i64 : tandem::info(d).compute;
-  return tandem::info(d).compute;
-}
-
+// A NumPy scalar of dtype d holding *value (a result: never a 16-bit type).
 py::object numpy_scalar(Dtype d, const void* value) {
-  const py::object np = py::module_::import("numpy");
-  switch (d) {
-    case Dtype::f32:
-      return np.attr("float32")(*static_cast<const float*>(value));
-    case Dtype::f64:
-      return np.attr("float64")(*static_cast<const double*>(value));
-    case Dtype::i64:
-      return np.attr("int64")(*static_cast<const std::int64_t*>(value));
-    case Dtype::i32:
-      return np.attr("int32")(*static_cast<const std::int32_t*>(value));
-    default:
+  return tandem::detail::visit(d, [&]<class T>(std::type_identity<T>) -> py::object {
+    if constexpr (tandem::is_storage_type_v<T>) {
       throw Error("tandem: unexpected result type");
-  }
-}
-
-// Calls the typed reduction `op` of eng on view v (a span, StridedView or BufferView of T), writing the
-// result (of result_dtype) into `out` (8 bytes).
-template <class T, class View>
-void reduce_view(const tandem::Engine& eng, Op op, const View& v, const tandem::ReduceOptions& o, void* out) {
-  switch (op) {
-    case Op::sum:
-      *static_cast<tandem::sum_result_t<T>*>(out) = eng.sum(v, o);
-      return;
-    case Op::min:
-      *static_cast<tandem::compute_t<T>*>(out) = eng.min(v, o);
-      return;
-    case Op::max:
-      *static_cast<tandem::compute_t<T>*>(out) = eng.max(v, o);
-      return;
-    case Op::mean:
-      *static_cast<double*>(out) = eng.mean(v, o);
-      return;
-    case Op::argmin:
-      *static_cast<std::int64_t*>(out) = std::int64_t(eng.argmin(v, o));
-      return;
-    case Op::argmax:
-      *static_cast<std::int64_t*>(out) = std::int64_t(eng.argmax(v, o));
-      return;
-  }
+    } else {
+      T v;
+      std::memcpy(&v, value, sizeof v);
+      return numpy_dtype(d).attr("type")(v);
+    }
+  });
 }
 
 // Per-row / per-column reductions of a row-major matrix view into out (host span or Buffer).
 template <class T, class Matrix, class Out>
 void reduce_per(const tandem::Engine& eng, Op op, const Matrix& m, Per per, Out& out, const tandem::ReduceOptions& o) {
-  switch (op) {
-    case Op::sum:
-      return eng.sum(m, per, out.template as<tandem::sum_result_t<T>>(), o);
-    case Op::min:
-      return eng.min(m, per, out.template as<tandem::compute_t<T>>(), o);
-    case Op::max:
-      return eng.max(m, per, out.template as<tandem::compute_t<T>>(), o);
-    case Op::mean:
-      return eng.mean(m, per, out.template as<double>(), o);
-    case Op::argmin:
-      return eng.argmin(m, per, out.template as_index(), o);
-    case Op::argmax:
-      return eng.argmax(m, per, out.template as_index(), o);
-  }
+  tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+    if constexpr (tandem::info(O).result == tandem::ResultKind::index)
+      eng.reduce<O>(m, per, out.as_index(), o);
+    else
+      eng.reduce<O>(m, per, out.template as<tandem::op_result_t<O, T>>(), o);
+  });
 }
 
 // A host output for reduce_per: a NumPy array of the result type (indices through a size_t staging).
@@ -140,9 +95,12 @@ py::object PyEngine::reduce(Op op, const py::object& x, const py::object& axis, 
     tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
       const tandem::StridedView<T> v{static_cast<const T*>(a.data), n, std::size_t(std::max<std::int64_t>(stride, 1))};
       py::gil_scoped_release unlocked;
-      reduce_view<T>(eng_, op, v, o, value);
+      tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+        const tandem::op_buffer_result_t<O, T> r(eng_.reduce<O>(v, o));  // (an index as int64)
+        std::memcpy(value, &r, sizeof r);
+      });
     });
-    return numpy_scalar(result_dtype(op, a.dtype), value);
+    return numpy_scalar(tandem::result_dtype(op, a.dtype), value);
   }
   Per per = axis_to_per(axis, a);
   std::int64_t rows = 0, cols = 0, ld = 0;
@@ -150,7 +108,7 @@ py::object PyEngine::reduce(Op op, const py::object& x, const py::object& axis, 
     a = contiguous_copy(a), per = axis_to_per(axis, a);
     as_matrix(a, per, rows, cols, ld);
   }
-  HostOut out{new_host_array({per == Per::row ? rows : cols}, result_dtype(op, a.dtype)), {}};
+  HostOut out{new_host_array({per == Per::row ? rows : cols}, tandem::result_dtype(op, a.dtype)), {}};
   tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
     const tandem::MatrixView<const T> m{static_cast<const T*>(a.data), std::size_t(rows), std::size_t(cols),
                                         std::size_t(ld)};
@@ -175,7 +133,7 @@ Per PyEngine::axis_to_per(const py::object& axis, const Array& a) {
 py::object PyEngine::reduce_device(Op op, Array& a, const py::object& axis, const tandem::ReduceOptions& o) const {
   check_device(a);
   check_result_library(a.library);  // (before anything is enqueued)
-  const Dtype rd = result_dtype(op, a.dtype);
+  const Dtype rd = tandem::result_dtype(op, a.dtype);
   if (axis.is_none()) {
     std::int64_t stride = 1;
     if (!a.one_run(stride))
@@ -187,27 +145,10 @@ py::object PyEngine::reduce_device(Op op, Array& a, const py::object& axis, cons
       const auto buf = eng_.wrap(static_cast<T*>(a.data), std::size_t(a.extent()));
       const auto view = buf.view(0, std::size_t(a.size()), std::size_t(std::max<std::int64_t>(stride, 1)));
       py::gil_scoped_release unlocked;
-      DeviceOut out{eng_, slot.data(), 1};
-      switch (op) {
-        case Op::sum:
-          eng_.sum_into(view, out.as<tandem::sum_result_t<T>>(), 0, o);
-          break;
-        case Op::min:
-          eng_.min_into(view, out.as<tandem::compute_t<T>>(), 0, o);
-          break;
-        case Op::max:
-          eng_.max_into(view, out.as<tandem::compute_t<T>>(), 0, o);
-          break;
-        case Op::mean:
-          eng_.mean_into(view, out.as<double>(), 0, o);
-          break;
-        case Op::argmin:
-          eng_.argmin_into(view, out.as_index(), 0, o);
-          break;
-        case Op::argmax:
-          eng_.argmax_into(view, out.as_index(), 0, o);
-          break;
-      }
+      tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+        using R = tandem::op_buffer_result_t<O, T>;
+        eng_.reduce_into<O>(view, eng_.wrap(reinterpret_cast<R*>(slot.data()), 1), 0, o);
+      });
     });
     Array r = new_device_array(a.library, a.device_id, {}, rd, stream());
     {

@@ -17,7 +17,9 @@
 #include <cstdio>
 #include <new>
 #include <span>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tools/cli/commands.hpp"
@@ -33,10 +35,19 @@ const std::vector<const Command*>& commands() {
   return list;
 }
 
+// A help text with {ops} and {dtypes} spelled from the library's tables: "sum|min|...", "int32|...".
+std::string expand(std::string_view text) {
+  std::string ops, dtypes, s(text);
+  for (tandem::Op op : tandem::all_ops) ops += (ops.empty() ? "" : "|") + std::string(tandem::to_string(op));
+  for (const tandem::DtypeInfo& d : tandem::dtypes) dtypes += (dtypes.empty() ? "" : "|") + std::string(d.name);
+  for (auto [key, value] : {std::pair<std::string_view, const std::string&>{"{ops}", ops}, {"{dtypes}", dtypes}})
+    for (std::size_t at; (at = s.find(key)) != std::string::npos;) s.replace(at, key.size(), value);
+  return s;
+}
+
 void print_main_help() {
   std::printf("usage: tandem <command> [options]\n\ncommands:\n");
-  for (const Command* c : commands())
-    std::printf("  %-8s %.*s\n", c->name.data(), int(c->summary.size()), c->summary.data());
+  for (const Command* c : commands()) std::printf("  %-8s %s\n", c->name.data(), expand(c->summary).c_str());
   std::printf(
       "\nRun 'tandem <command> --help' for a command's options. Without --backend, TANDEM_BACKEND (cpu, cuda\n"
       "or auto) picks the backend; auto (or unset) picks CUDA when a usable GPU is present.\n");
@@ -65,7 +76,7 @@ int main(int argc, char** argv) {
   const std::span<const std::string_view> rest(args.begin() + 1, args.end());
   if (std::find_if(rest.begin(), rest.end(), [](std::string_view a) { return a == "--help" || a == "-h"; }) !=
       rest.end()) {
-    std::printf("%.*s", int(cmd.help.size()), cmd.help.data());
+    std::printf("%s", expand(cmd.help).c_str());
     return 0;
   }
   try {

@@ -2,7 +2,8 @@
 // implemented exactly by both backends so that float results are bitwise identical on CPU and GPU,
 // across runs, thread counts, grid sizes and GPU models.
 //
-// Sum of n floating-point values x[0..n):
+// Sum of n floating-point values x[0..n) (a sum-like op's loaded values: the elements for sum, their
+// squares, rounded to the element's compute type, for sumsq; reduce_ops.hpp's kAdditive operators):
 //   1. Split x into chunks of kChunk = 4096 consecutive elements (the last one may be shorter).
 //   2. In a chunk, lane j (0 <= j < 32) starts at -0.0 and adds the chunk's elements j, j + 32,
 //      j + 64, ... in increasing order (one accumulator per lane, no fused or reordered adds). -0.0 is
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "backends/common/reduce_ops.hpp"
+#include "engine/dispatch.hpp"
 
 namespace tandem::detail::canonical {
 
@@ -56,27 +58,44 @@ TANDEM_HD T gemm_scale(T c_old, T beta) {
 inline constexpr std::int64_t kLanes = 32;
 inline constexpr std::int64_t kChunk = 4096;
 
-// Step 2 and 3 for one chunk x[0], x[stride], ... (len <= kChunk elements). A 16-bit input's elements
-// are converted to float (exactly) as they are added.
-template <class In, class T = compute_t<In>>
-T chunk_sum(const In* x, std::int64_t len, std::int64_t stride) {
+// Step 2 and 3 for one chunk x[0], x[stride], ... (len <= kChunk elements) of an additive operator Op
+// (reduce_ops.hpp): lanes add Op::load(x) (a 16-bit input's elements converted to float, exactly).
+template <class Op, class T = typename Op::Acc>
+T chunk_sum_of(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
+  static_assert(additive<Op>, "the canonical order is the order of sums");
   T lane[kLanes];
   for (T& l : lane) l = T(-0.0);
   const std::int64_t rows = len / kLanes;
   if (stride == 1) {
     for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t j = 0; j < kLanes; ++j) lane[j] += T(x[r * kLanes + j]);
+      for (std::int64_t j = 0; j < kLanes; ++j) lane[j] += Op::load(x[r * kLanes + j], 0);
   } else {
     for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t j = 0; j < kLanes; ++j) lane[j] += T(x[(r * kLanes + j) * stride]);
+      for (std::int64_t j = 0; j < kLanes; ++j) lane[j] += Op::load(x[(r * kLanes + j) * stride], 0);
   }
-  for (std::int64_t j = 0; j < len - rows * kLanes; ++j) lane[j] += T(x[(rows * kLanes + j) * stride]);
+  for (std::int64_t j = 0; j < len - rows * kLanes; ++j) lane[j] += Op::load(x[(rows * kLanes + j) * stride], 0);
   for (std::int64_t s = kLanes / 2; s > 0; s /= 2)
     for (std::int64_t j = 0; j < s; ++j) lane[j] = lane[j] + lane[j + s];
   return lane[0];
 }
+// The sum's: the elements themselves.
+template <class In, class T = compute_t<In>>
+T chunk_sum(const In* x, std::int64_t len, std::int64_t stride) {
+  return chunk_sum_of<SumOp<In>>(x, len, stride);
+}
 
 inline std::int64_t chunk_count(std::int64_t n) { return (n + kChunk - 1) / kChunk; }
+
+// Whether deterministic mode runs op (a backend op) of dtype in the canonical order: a sum-like op
+// (reduce_ops.hpp's kAdditive operators: sum, sumsq) of floating-point elements. (Integer sums, min,
+// max, argmin and argmax give the same bits in any order already.)
+inline bool in_canonical_order(Op op, Dtype dtype) {
+  return visit(dtype, [&]<class T>(std::type_identity<T>) {
+    return visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      return is_floating_v<T> && additive<typename OpFor<O, T>::type>;
+    });
+  });
+}
 
 // Step 4 over chunk values already computed (serially: there are n / 4096 of them).
 template <class T>

@@ -15,9 +15,11 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "tandem/dtype.hpp"
 #include "tandem/types.hpp"
@@ -82,6 +84,17 @@ struct ComputeOf<T> {
 template <class T>
 using compute_of_t = typename ComputeOf<T>::type;
 
+// The value of the op table's Identity (include/tandem/ops.hpp) in type T.
+template <Identity I, class T>
+TANDEM_HD T identity_value() {
+  if constexpr (I == Identity::zero)
+    return std::is_floating_point_v<T> ? T(-0.0) : T(0);  // -0.0: a sum of only -0.0 stays -0.0
+  else if constexpr (std::is_floating_point_v<T>)
+    return I == Identity::highest ? T(INFINITY) : T(-INFINITY);
+  else
+    return I == Identity::highest ? std::numeric_limits<T>::max() : std::numeric_limits<T>::lowest();
+}
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 // min and max by the rules above in a few instructions (the portable combine below takes about twice
 // as many, with branches): min.NaN / max.NaN return NaN if either input is NaN; numerically equal inputs
@@ -115,14 +128,10 @@ struct SumOp {
   using Acc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, compute_of_t<T>>;
   static constexpr bool kIndexFree = true;
   static constexpr bool kOrderFree = std::is_integral_v<Acc>;  // wrapping uint64 sums are exact
-  // -0.0 for floats: the additive identity that keeps every sign (a sum of only -0.0 is -0.0, IEEE 754
-  // and NumPy); +0.0 would turn it into +0.0.
-  TANDEM_HD static Acc identity() {
-    if constexpr (std::is_floating_point_v<Acc>)
-      return Acc(-0.0);
-    else
-      return Acc(0);
-  }
+  static constexpr bool kAdditive = true;  // a sum of load(x): deterministic mode's canonical order applies
+  // -0.0 for floats: the additive identity that keeps every sign (a sum of only -0.0 is -0.0, IEEE 754);
+  // +0.0 would turn it into +0.0.
+  TANDEM_HD static Acc identity() { return identity_value<info(Op::sum).identity, Acc>(); }
   TANDEM_HD static Acc load(T x, Index) { return static_cast<Acc>(x); }
   TANDEM_HD static Acc combine(Acc a, Acc b) { return a + b; }
 };
@@ -131,12 +140,7 @@ template <class T>
 struct MinOp {
   using In = T;
   using Acc = compute_of_t<T>;  // T, or float for the 16-bit storage types
-  TANDEM_HD static Acc identity() {
-    if constexpr (std::is_floating_point_v<Acc>)
-      return Acc(INFINITY);
-    else
-      return std::numeric_limits<Acc>::max();
-  }
+  TANDEM_HD static Acc identity() { return identity_value<info(Op::min).identity, Acc>(); }
   static constexpr bool kIndexFree = true;
   static constexpr bool kOrderFree = true;
   TANDEM_HD static Acc load(T x, Index) { return static_cast<Acc>(x); }
@@ -159,12 +163,7 @@ template <class T>
 struct MaxOp {
   using In = T;
   using Acc = compute_of_t<T>;
-  TANDEM_HD static Acc identity() {
-    if constexpr (std::is_floating_point_v<Acc>)
-      return Acc(-INFINITY);
-    else
-      return std::numeric_limits<Acc>::lowest();
-  }
+  TANDEM_HD static Acc identity() { return identity_value<info(Op::max).identity, Acc>(); }
   static constexpr bool kIndexFree = true;
   static constexpr bool kOrderFree = true;
   TANDEM_HD static Acc load(T x, Index) { return static_cast<Acc>(x); }
@@ -200,7 +199,7 @@ struct ArgOp {
   using Acc = ArgAcc<Value>;
   static constexpr bool kIndexFree = false;
   TANDEM_HD static Acc identity() {
-    return {Max ? MaxOp<T>::identity() : MinOp<T>::identity(), std::numeric_limits<Index>::max()};
+    return {identity_value<info(Max ? Op::argmax : Op::argmin).identity, Value>(), std::numeric_limits<Index>::max()};
   }
   TANDEM_HD static Acc load(T x, Index i) { return {static_cast<Value>(x), i}; }
   // Whether a comes before b in the order above.
@@ -219,6 +218,16 @@ template <class Op>
 inline constexpr bool order_free = [] {
   if constexpr (requires { Op::kOrderFree; })
     return Op::kOrderFree;
+  else
+    return false;
+}();
+
+// Op is a sum of Op::load(x) (Op::kAdditive): in deterministic mode its floating-point results follow
+// the canonical order (backends/common/canonical.hpp) over the loaded values.
+template <class Op>
+inline constexpr bool additive = [] {
+  if constexpr (requires { Op::kAdditive; })
+    return Op::kAdditive;
   else
     return false;
 }();
@@ -279,40 +288,50 @@ struct OpFor<Op::argmax, T> {
   using type = ArgOp<T, true>;
 };
 
-// What the engine receives for Op O's accumulator over elements T: a sum as sum_result_t<T> (an
-// integer sum's uint64 wraps to int64), min and max as compute_t<T>, argmin and argmax the index as int64.
+// What the engine receives for op O's accumulator over elements T, by the op table's result kind
+// (include/tandem/ops.hpp): a sum as sum_result_t<T> (an integer sum's uint64 wraps to int64), a value as
+// compute_t<T>, an index as int64; NaN results as the canonical quiet NaN.
 template <Op O, class T>
 TANDEM_HD auto result_of(typename OpFor<O, T>::type::Acc acc) {
-  if constexpr (O == Op::argmin || O == Op::argmax)
+  constexpr ResultKind kind = info(O).result;
+  if constexpr (kind == ResultKind::index)
     return static_cast<std::int64_t>(acc.index);
-  else if constexpr (O == Op::sum)
-    return static_cast<sum_result_t<T>>(acc);
+  else if constexpr (kind == ResultKind::sum)
+    return canonical_nan(static_cast<sum_result_t<T>>(acc));
+  else if constexpr (kind == ResultKind::value)
+    return canonical_nan(static_cast<compute_t<T>>(acc));
   else
-    return acc;
+    static_assert(kind != ResultKind::mean, "mean is computed by the engine from sum, never by a backend");
 }
 
-// The backend-level ops in the order backends dispatch them.
-inline constexpr Op backend_ops[] = {Op::sum, Op::min, Op::max, Op::argmin, Op::argmax};
+template <Op O, class T>
+using backend_result_t = decltype(result_of<O, T>(std::declval<typename OpFor<O, T>::type::Acc>()));
 
-// f(std::integral_constant<Op, O>{}) for the backend-level op `op` (host code). mean never reaches a
-// backend: the engine computes it from sum.
-template <class F>
-decltype(auto) visit_op(Op op, F&& f) {
-  switch (op) {
-    case Op::sum:
-      return f(std::integral_constant<Op, Op::sum>{});
-    case Op::min:
-      return f(std::integral_constant<Op, Op::min>{});
-    case Op::max:
-      return f(std::integral_constant<Op, Op::max>{});
-    case Op::argmin:
-      return f(std::integral_constant<Op, Op::argmin>{});
-    case Op::argmax:
-      return f(std::integral_constant<Op, Op::argmax>{});
-    default:
-      break;
+// Result i of an array of results (a Buffer element, a per-row / per-column output): result_of, or with
+// `divide` (ReduceArgs::divide: mean, computed as sum) the double double(result) / count.
+template <Op O, class T>
+TANDEM_HD void store_result(typename OpFor<O, T>::type::Acc acc, Index count, bool divide, void* out, Index i) {
+  const auto r = result_of<O, T>(acc);
+  if constexpr (info(O).result == ResultKind::sum) {
+    if (divide) {
+      const double m = canonical_nan(double(r) / double(count));
+      memcpy(static_cast<char*>(out) + i * Index(sizeof m), &m, sizeof m);
+      return;
+    }
   }
-  throw Error(std::string("tandem: op ") + to_string(op) + " has no backend kernel (the engine computes it)");
+  memcpy(static_cast<char*>(out) + i * Index(sizeof r), &r, sizeof r);
+}
+
+// f(std::integral_constant<Op, O>{}) for the op the backends run, `op` (host code; mean never reaches a
+// backend: the engine computes it from sum).
+template <class F>
+decltype(auto) visit_backend_op(Op op, F&& f) {
+  return visit_op(op, [&]<Op O>(std::integral_constant<Op, O> c) -> decltype(f(std::integral_constant<Op, Op::sum>{})) {
+    if constexpr (is_backend_op(O))
+      return f(c);
+    else
+      throw Error(std::string("tandem: op ") + to_string(op) + " has no backend kernel (the engine computes it)");
+  });
 }
 
 }  // namespace tandem::detail

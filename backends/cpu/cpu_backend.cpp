@@ -49,20 +49,17 @@ constexpr std::int64_t kGrain = 1 << 14;              // smallest leaf of tbb_ve
 template <class T>
 using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
 
-// Reduces x[begin*stride], ..., x[(end-1)*stride]: float and double sums with one vectorised Eigen
-// expression, integer sums with integer_sum_leaf, 16-bit sums with storage_sum_leaf, min and max with
-// min_max_leaf, argmin and argmax with arg_leaf (leaves.hpp).
-template <class Op>
-typename Op::Acc reduce_leaf(const typename Op::In* x, std::int64_t begin, std::int64_t end, std::int64_t stride) {
-  using T = typename Op::In;
+// Reduces x[begin*stride], ..., x[(end-1)*stride] for backend op O (leaves.hpp): float and double sums
+// with one vectorised Eigen expression, integer sums with integer_sum_leaf, 16-bit sums with
+// storage_sum_leaf, min and max with min_max_leaf, argmin and argmax with arg_leaf. An op of the table
+// without a branch here is a compile error (every backend op is instantiated by visit_backend_op).
+template <Op O, class T>
+typename OpFor<O, T>::type::Acc reduce_leaf(const T* x, std::int64_t begin, std::int64_t end, std::int64_t stride) {
+  using Operator = typename OpFor<O, T>::type;
   const T* p = x + begin * stride;
   const Eigen::Index len = end - begin;
-  if (len <= 0) return Op::identity();
-  if constexpr (is_arg_op<Op>) {
-    return arg_leaf<Op>(p, len, stride, begin);
-  } else if constexpr (!std::is_same_v<Op, SumOp<T>>) {
-    return min_max_leaf<Op>(p, len, stride);
-  } else {
+  if (len <= 0) return Operator::identity();
+  if constexpr (O == Op::sum) {
     if constexpr (std::is_integral_v<T>) {
       return integer_sum_leaf(p, len, stride);
     } else if constexpr (is_storage_type_v<T>) {
@@ -71,36 +68,48 @@ typename Op::Acc reduce_leaf(const typename Op::In* x, std::int64_t begin, std::
       if (stride == 1) return Eigen::Map<const Vec<T>>(p, len).sum();
       return Eigen::Map<const Vec<T>, 0, Eigen::InnerStride<>>(p, len, Eigen::InnerStride<>(stride)).sum();
     }
+  } else if constexpr (O == Op::min || O == Op::max) {
+    return min_max_leaf<Operator>(p, len, stride);
+  } else if constexpr (O == Op::argmin || O == Op::argmax) {
+    return arg_leaf<Operator>(p, len, stride, begin);
+  } else {
+    static_assert(O == Op::sum, "backends/cpu: this op of the table has no leaf; add its branch to reduce_leaf");
   }
 }
 
-template <class Op>
-typename Op::Acc reduce_with(std::string_view kernel, const typename Op::In* x, std::int64_t n, std::int64_t stride) {
-  using Acc = typename Op::Acc;
+template <Op O, class T>
+typename OpFor<O, T>::type::Acc reduce_with(std::string_view kernel, const T* x, std::int64_t n, std::int64_t stride) {
+  using Operator = typename OpFor<O, T>::type;
+  using Acc = typename Operator::Acc;
   auto leaf = [&](const tbb::blocked_range<std::int64_t>& r, Acc acc) {
-    return Op::combine(acc, reduce_leaf<Op>(x, r.begin(), r.end(), stride));
+    return Operator::combine(acc, reduce_leaf<O>(x, r.begin(), r.end(), stride));
   };
-  auto join = [](Acc a, Acc b) { return Op::combine(a, b); };
-  if (kernel == "serial") return reduce_leaf<Op>(x, 0, n, stride);
+  auto join = [](Acc a, Acc b) { return Operator::combine(a, b); };
+  if (kernel == "serial") return reduce_leaf<O>(x, 0, n, stride);
   if (kernel == "tbb_deterministic")
     return tbb::parallel_deterministic_reduce(tbb::blocked_range<std::int64_t>(0, n, kDeterministicLeaf),
-                                              Op::identity(), leaf, join, tbb::simple_partitioner());
-  return tbb::parallel_reduce(tbb::blocked_range<std::int64_t>(0, n, kGrain), Op::identity(), leaf, join);
+                                              Operator::identity(), leaf, join, tbb::simple_partitioner());
+  return tbb::parallel_reduce(tbb::blocked_range<std::int64_t>(0, n, kGrain), Operator::identity(), leaf, join);
 }
 
-// canonical::chunk_sum for a full, contiguous chunk: the same lane-wise adds, with the 32 lanes held
+// canonical::chunk_sum_of for a full, contiguous chunk: the same lane-wise adds, with the 32 lanes held
 // in SIMD registers as one fixed-size Eigen array (2 AVX-512 registers of floats).
-template <class In, class T = compute_t<In>>
-T full_chunk_sum(const In* x) {
+template <class Op, class T = typename Op::Acc>
+T full_chunk_sum(const typename Op::In* x) {
+  using In = typename Op::In;
   using Lanes = Eigen::Array<T, canonical::kLanes, 1>;
   Lanes lanes = Lanes::Constant(T(-0.0));  // canonical.hpp: lanes start at -0.0
   for (std::int64_t r = 0; r < canonical::kChunk / canonical::kLanes; ++r) {
-    if constexpr (is_storage_type_v<In>) {  // (Eigen's cast of its bfloat16 / half converts one at a time)
-      T v[canonical::kLanes];
-      cpu_leaves::widen<canonical::kLanes>(x + r * canonical::kLanes, v);
+    const In* row = x + r * canonical::kLanes;
+    T v[canonical::kLanes];
+    if constexpr (!std::is_same_v<Op, SumOp<In>>) {
+      for (std::int64_t j = 0; j < canonical::kLanes; ++j) v[j] = Op::load(row[j], 0);
+      lanes += Eigen::Map<const Lanes>(v);
+    } else if constexpr (is_storage_type_v<In>) {  // (Eigen's cast of its bfloat16 / half converts one at a time)
+      cpu_leaves::widen<canonical::kLanes>(row, v);
       lanes += Eigen::Map<const Lanes>(v);
     } else {
-      lanes += Eigen::Map<const Lanes>(x + r * canonical::kLanes);
+      lanes += Eigen::Map<const Lanes>(row);
     }
   }
   T lane[canonical::kLanes];
@@ -112,41 +121,36 @@ T full_chunk_sum(const In* x) {
 }
 
 // Steps 1-3 of the canonical order: the chunk values, in parallel (any partition gives the same values).
-template <class In, class T = compute_t<In>>
-void canonical_chunk_values(const In* x, std::int64_t n, std::int64_t stride, T* values) {
+template <class Op, class T = typename Op::Acc>
+void canonical_chunk_values(const typename Op::In* x, std::int64_t n, std::int64_t stride, T* values) {
   using namespace canonical;
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, chunk_count(n), 16),
-                    [&](const tbb::blocked_range<std::int64_t>& r) {
-                      for (std::int64_t c = r.begin(); c < r.end(); ++c) {
-                        const std::int64_t len = std::min(kChunk, n - c * kChunk);
-                        values[c] = stride == 1 && len == kChunk ? full_chunk_sum(x + c * kChunk)
-                                                                 : chunk_sum(x + c * kChunk * stride, len, stride);
-                      }
-                    });
+  tbb::parallel_for(
+      tbb::blocked_range<std::int64_t>(0, chunk_count(n), 16), [&](const tbb::blocked_range<std::int64_t>& r) {
+        for (std::int64_t c = r.begin(); c < r.end(); ++c) {
+          const std::int64_t len = std::min(kChunk, n - c * kChunk);
+          values[c] = stride == 1 && len == kChunk ? full_chunk_sum<Op>(x + c * kChunk)
+                                                   : chunk_sum_of<Op>(x + c * kChunk * stride, len, stride);
+        }
+      });
 }
 
 // The canonical order: the chunk values, then step 4 over them serially.
-template <class In, class T = compute_t<In>>
-T canonical_sum(const In* x, std::int64_t n, std::int64_t stride) {
+template <class Op, class T = typename Op::Acc>
+T canonical_sum(const typename Op::In* x, std::int64_t n, std::int64_t stride) {
   std::vector<T> values(canonical::chunk_count(n));
-  canonical_chunk_values(x, n, stride, values.data());
+  canonical_chunk_values<Op>(x, n, stride, values.data());
   return canonical::sum_of_chunk_values(std::move(values));
 }
 
-// One backend-level op (sum, min, max) on element type T; integer sums return int64 (modulo 2^64).
-template <class T, Op O>
-void reduce_typed(const ReduceArgs& a, std::string_view kernel, void* result) {
+// The accumulator of backend op O over a's n >= 1 elements: the kernel's, or in deterministic mode the
+// canonical order's for additive operators on floating types (the others are order-independent).
+template <Op O, class T>
+typename OpFor<O, T>::type::Acc reduce_acc(const ReduceArgs& a, std::string_view kernel) {
   using Operator = typename OpFor<O, T>::type;
   const T* x = static_cast<const T*>(a.data);
-  if constexpr (O == Op::sum && is_floating_v<T>) {
-    if (a.deterministic) {
-      const compute_t<T> v = canonical_sum(x, a.n, a.stride);
-      std::memcpy(result, &v, sizeof v);
-      return;
-    }
-  }
-  const auto v = result_of<O, T>(reduce_with<Operator>(kernel, x, a.n, a.stride));  // uint64 -> int64 wraps
-  std::memcpy(result, &v, sizeof v);
+  if constexpr (additive<Operator> && is_floating_v<T>)
+    if (a.deterministic) return canonical_sum<Operator>(x, a.n, a.stride);
+  return reduce_with<O>(kernel, x, a.n, a.stride);
 }
 
 std::string cpu_model_name() {
@@ -203,49 +207,30 @@ class CpuBackend final : public BackendImpl {
     return {stage("eigen_tbb", true), stage("eigen_serial", false)};
   }
 
+  // The result (detail::result_of), or with a.out (Engine::*_into) stored in the Buffer element, which
+  // is host memory here: computed now either way.
   void reduce(const ReduceArgs& a, std::string_view kernel, void* result) override {
     visit(a.dtype, [&]<class T>(std::type_identity<T>) {
-      if (a.out) return reduce_into<T>(a, kernel);
-      visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) { reduce_typed<T, O>(a, kernel, result); });
+      visit_backend_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
+        if (a.n == 0) {  // EmptyRule::zero (the engine rejects the others): +0.0 or 0
+          const backend_result_t<O, T> zero{};
+          std::memcpy(a.out ? a.out : result, &zero, sizeof zero);
+          return;
+        }
+        const auto acc = reduce_acc<O, T>(a, kernel);
+        if (a.out) return store_result<O, T>(acc, a.n, a.divide, a.out, 0);
+        const auto v = result_of<O, T>(acc);
+        std::memcpy(result, &v, sizeof v);
+      });
     });
-  }
-
-  // Engine::*_into: the result is computed now and stored in the Buffer element (host memory here).
-  template <class T>
-  void reduce_into(const ReduceArgs& a, std::string_view kernel) {
-    using Sum = sum_result_t<T>;
-    if (a.op == Op::sum) {
-      Sum s{};
-      if (a.n > 0) reduce_typed<T, Op::sum>(a, kernel, &s);
-      if (a.mean) {
-        const double m = canonical_nan(double(s) / double(a.n));
-        std::memcpy(a.out, &m, sizeof m);
-      } else {
-        s = canonical_nan(s);
-        std::memcpy(a.out, &s, sizeof s);
-      }
-      return;
-    }
-    if (is_arg(a.op)) {  // the index, into a Buffer<int64_t> element
-      std::int64_t i = 0;
-      visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) { reduce_typed<T, O>(a, kernel, &i); });
-      std::memcpy(a.out, &i, sizeof i);
-      return;
-    }
-    compute_t<T> v{};
-    visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
-      if constexpr (!is_arg(O)) reduce_typed<T, O>(a, kernel, &v);
-    });
-    v = canonical_nan(v);
-    std::memcpy(a.out, &v, sizeof v);
   }
 
   // Per-row / per-column reductions: backends/cpu/per_matrix.cpp.
   void reduce_matrix(const MatrixReduceArgs& a, std::string_view, void* out) override { cpu_reduce_matrix(a, out); }
 
-  void canonical_chunk_values(Dtype dtype, const void* data, std::int64_t n, std::int64_t stride, bool,
+  void canonical_chunk_values(Op op, Dtype dtype, const void* data, std::int64_t n, std::int64_t stride, bool,
                               void* host_values) override {
-    cpu_canonical_chunk_values(dtype, data, n, stride, host_values);  // Buffers are host memory too
+    cpu_canonical_chunk_values(op, dtype, data, n, stride, host_values);  // Buffers are host memory too
   }
 
   void synchronize() override {}
@@ -271,9 +256,8 @@ class CpuBackend final : public BackendImpl {
 
 void cpu_reduce_acc(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* acc) {
   visit(dtype, [&]<class T>(std::type_identity<T>) {
-    visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
-      using Operator = typename OpFor<O, T>::type;
-      const auto v = reduce_with<Operator>("tbb_vectorized", static_cast<const T*>(x), n, stride);
+    visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      const auto v = reduce_with<O>("tbb_vectorized", static_cast<const T*>(x), n, stride);
       std::memcpy(acc, &v, sizeof v);
     });
   });
@@ -282,21 +266,24 @@ void cpu_reduce_acc(Op op, Dtype dtype, const void* x, std::int64_t n, std::int6
 void cpu_reduce_acc_each(Op op, Dtype dtype, const void* x, std::int64_t count, std::int64_t vstride, std::int64_t n,
                          std::int64_t stride, void* accs) {
   visit(dtype, [&]<class T>(std::type_identity<T>) {
-    visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
-      using Operator = typename OpFor<O, T>::type;
-      auto* out = static_cast<typename Operator::Acc*>(accs);
+    visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      auto* out = static_cast<typename OpFor<O, T>::type::Acc*>(accs);
       for (std::int64_t v = 0; v < count; ++v)
-        out[v] = reduce_leaf<Operator>(static_cast<const T*>(x) + v * vstride, 0, n, stride);
+        out[v] = reduce_leaf<O>(static_cast<const T*>(x) + v * vstride, 0, n, stride);
     });
   });
 }
 
-void cpu_canonical_chunk_values(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values) {
+void cpu_canonical_chunk_values(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values) {
   visit(dtype, [&]<class T>(std::type_identity<T>) {
-    if constexpr (is_floating_v<T>)
-      canonical_chunk_values(static_cast<const T*>(x), n, stride, static_cast<compute_t<T>*>(values));
-    else
-      throw Error("cpu_canonical_chunk_values: " + std::string(to_string(dtype)) + " is not a floating dtype");
+    visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      using Operator = typename OpFor<O, T>::type;
+      if constexpr (additive<Operator> && is_floating_v<T>)
+        canonical_chunk_values<Operator>(static_cast<const T*>(x), n, stride, static_cast<compute_t<T>*>(values));
+      else
+        throw Error("cpu_canonical_chunk_values: " + std::string(to_string(op)) + " of " + to_string(dtype) +
+                    " has no canonical order (a floating-point sum-like op has)");
+    });
   });
 }
 

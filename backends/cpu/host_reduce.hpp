@@ -19,8 +19,9 @@ void cpu_reduce_acc(Op op, Dtype dtype, const void* x, std::int64_t n, std::int6
 void cpu_reduce_acc_each(Op op, Dtype dtype, const void* x, std::int64_t count, std::int64_t vstride, std::int64_t n,
                          std::int64_t stride, void* accs);
 
-// The canonical chunk values (canonical.hpp, step 1-3) of x: chunk_count(n) values of dtype's compute
-// type (float for 16-bit dtypes), a floating dtype. Bitwise equal to the GPU's reduce_canonical_chunk_values.
-void cpu_canonical_chunk_values(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values);
+// The canonical chunk values (canonical.hpp, step 1-3) of op (a sum-like op: sum, or sumsq of the
+// squares) over x: chunk_count(n) values of dtype's compute type (float for 16-bit dtypes), a floating
+// dtype. Bitwise equal to the GPU's reduce_canonical_chunk_values.
+void cpu_canonical_chunk_values(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values);
 
 }  // namespace tandem::detail

@@ -5,7 +5,8 @@
 //   per column  rows split in parallel; a leaf walks its rows and accumulates each row into one
 //               accumulator per column (contiguous, so the loop over columns vectorises); leaves combine
 //               column by column.
-//   deterministic float sums: each row's or column's canonical sum (backends/common/canonical.hpp). Per
+//   deterministic sums (sum-like ops) of floats: each row's or column's canonical sum
+//               (backends/common/canonical.hpp). Per
 //               column, a task takes one 4096-row chunk of a block of columns and keeps the 32 lanes of
 //               every column of the block, so rows are still read contiguously.
 #include "backends/cpu/per_matrix.hpp"
@@ -35,30 +36,18 @@ constexpr std::int64_t kColumnBlock = 64;        // columns per task of the dete
 template <Op O, class T>
 void store(const MatrixReduceArgs& a, typename OpFor<O, T>::type::Acc acc, std::int64_t len, void* out,
            std::int64_t i) {
-  if constexpr (O == Op::sum) {
-    const auto s = result_of<O, T>(acc);  // integer sums: uint64 wraps to int64
-    if (a.mean) {
-      const double m = canonical_nan(double(s) / double(len));
-      std::memcpy(static_cast<char*>(out) + i * sizeof m, &m, sizeof m);
-      return;
-    }
-    const auto v = canonical_nan(s);
-    std::memcpy(static_cast<char*>(out) + i * sizeof v, &v, sizeof v);
-  } else {
-    const auto v = canonical_nan(result_of<O, T>(acc));  // arg: the int64 index
-    std::memcpy(static_cast<char*>(out) + i * sizeof v, &v, sizeof v);
-  }
+  store_result<O, T>(acc, len, a.divide, out, i);
 }
 
-// The canonical sum of x[0], x[stride], ..., x[(n-1) * stride] on the calling thread.
-template <class In, class T = compute_t<In>>
-T canonical_vector_sum(const In* x, std::int64_t n, std::int64_t stride) {
+// The canonical sum of sum-like Op over x[0], x[stride], ..., x[(n-1) * stride] on the calling thread.
+template <class Op, class T = typename Op::Acc>
+T canonical_vector_sum(const typename Op::In* x, std::int64_t n, std::int64_t stride) {
   using namespace canonical;
   if (n == 0) return T(0);
-  if (n <= kChunk) return chunk_sum(x, n, stride);  // one chunk: its value is the sum (no allocation)
+  if (n <= kChunk) return chunk_sum_of<Op>(x, n, stride);  // one chunk: its value is the sum (no allocation)
   std::vector<T> values(chunk_count(n));
   for (std::int64_t c = 0; c < std::int64_t(values.size()); ++c)
-    values[c] = chunk_sum(x + c * kChunk * stride, std::min(kChunk, n - c * kChunk), stride);
+    values[c] = chunk_sum_of<Op>(x + c * kChunk * stride, std::min(kChunk, n - c * kChunk), stride);
   return sum_of_chunk_values(std::move(values));
 }
 
@@ -68,12 +57,12 @@ void per_row(const MatrixReduceArgs& a, const T* x, void* out) {
   using Acc = typename Operator::Acc;
   const std::int64_t rows = a.rows, cols = a.cols, ld = a.ld;
   const std::int64_t grain = std::max<std::int64_t>(1, kLeafElements / std::max<std::int64_t>(cols, 1));
-  if constexpr (O == Op::sum && is_floating_v<T>) {
+  if constexpr (additive<Operator> && is_floating_v<T>) {
     if (a.deterministic) {
       tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows, grain),
                         [&](const tbb::blocked_range<std::int64_t>& r) {
                           for (std::int64_t i = r.begin(); i < r.end(); ++i)
-                            store<O, T>(a, canonical_vector_sum(x + i * ld, cols, 1), cols, out, i);
+                            store<O, T>(a, canonical_vector_sum<Operator>(x + i * ld, cols, 1), cols, out, i);
                         });
       return;
     }
@@ -116,11 +105,12 @@ void per_column(const MatrixReduceArgs& a, const T* x, void* out) {
   });
 }
 
-// Deterministic per-column float sums: canonical.hpp's steps 1-3 for every (chunk of rows, block of
-// columns), then step 4 per column.
-template <class In>
+// Deterministic per-column sums of a sum-like op O on floats: canonical.hpp's steps 1-3 for every (chunk
+// of rows, block of columns), then step 4 per column.
+template <Op O, class In>
 void canonical_per_column(const MatrixReduceArgs& a, const In* x, void* out) {
   using namespace canonical;
+  using Operator = typename OpFor<O, In>::type;
   using T = compute_t<In>;
   const std::int64_t rows = a.rows, cols = a.cols, ld = a.ld, chunks = chunk_count(rows);
   std::vector<T> values(std::size_t(chunks * cols));  // values[c * cols + j]: chunk c of column j
@@ -135,7 +125,7 @@ void canonical_per_column(const MatrixReduceArgs& a, const In* x, void* out) {
                           for (std::int64_t k = 0; k < len; ++k) {
                             const In* row = x + (c * kChunk + k) * ld + j0;
                             T* l = lane[k % kLanes];
-                            for (std::int64_t j = 0; j < w; ++j) l[j] += T(row[j]);
+                            for (std::int64_t j = 0; j < w; ++j) l[j] += Operator::load(row[j], 0);
                           }
                           for (std::int64_t s = kLanes / 2; s > 0; s /= 2)
                             for (std::int64_t q = 0; q < s; ++q)
@@ -147,7 +137,7 @@ void canonical_per_column(const MatrixReduceArgs& a, const In* x, void* out) {
     std::vector<T> column(static_cast<std::size_t>(chunks));
     for (std::int64_t j = r.begin(); j < r.end(); ++j) {
       for (std::int64_t c = 0; c < chunks; ++c) column[c] = values[std::size_t(c * cols + j)];
-      store<Op::sum, In>(a, chunks == 1 ? column[0] : sum_of_chunk_values(column), rows, out, j);
+      store<O, In>(a, chunks == 1 ? column[0] : sum_of_chunk_values(column), rows, out, j);
     }
   });
 }
@@ -158,13 +148,13 @@ void cpu_reduce_matrix(const MatrixReduceArgs& a, void* out) {
   visit(a.dtype, [&]<class T>(std::type_identity<T>) {
     const T* x = static_cast<const T*>(a.data);
     const std::int64_t len = a.per == Per::row ? a.cols : a.rows, count = a.per == Per::row ? a.rows : a.cols;
-    if (len == 0) {  // sums only (the engine rejects the other ops): +0.0 or 0, all bits zero
-      std::memset(out, 0, std::size_t(count) * sizeof(sum_result_t<T>));
-      return;
-    }
-    visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
-      if constexpr (O == Op::sum && is_floating_v<T>)
-        if (a.deterministic && a.per == Per::col) return canonical_per_column(a, x, out);
+    visit_backend_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
+      if (len == 0) {  // EmptyRule::zero (the engine rejects the other ops): +0.0 or 0, all bits zero
+        std::memset(out, 0, std::size_t(count) * sizeof(backend_result_t<O, T>));
+        return;
+      }
+      if constexpr (additive<typename OpFor<O, T>::type> && is_floating_v<T>)
+        if (a.deterministic && a.per == Per::col) return canonical_per_column<O>(a, x, out);
       if (a.per == Per::row)
         per_row<O, T>(a, x, out);
       else

@@ -64,23 +64,11 @@ class DeviceGuard {
   int previous_ = 0, device_ = 0;
 };
 
-// The result of a reduction (Acc, in device memory) into a Buffer element: NaN as the canonical quiet
-// NaN, or double(sum) / n for mean. One thread.
-template <class Acc, class Out>
-__global__ void store_result_kernel(const Acc* result, Out* out) {
-  Acc v = *result;
-  if constexpr (std::is_floating_point_v<Acc>)
-    if (v != v) v = Acc(NAN);
-  *out = static_cast<Out>(v);
-}
-template <class T>
-__global__ void store_index_kernel(const detail::ArgAcc<T>* result, std::int64_t* out) {
-  *out = result->index;
-}
-template <class Sum>
-__global__ void store_mean_kernel(const Sum* sum, std::int64_t n, double* out) {
-  double m = double(*sum) / double(n);
-  *out = m != m ? double(NAN) : m;
+// The result of a reduction (its accumulator, in device memory) into a Buffer element, as
+// detail::store_result writes it. One thread.
+template <Op O, class T, class Acc>
+__global__ void store_result_kernel(const Acc* acc, std::int64_t n, bool divide, void* out) {
+  detail::store_result<O, T>(*acc, n, divide, out, 0);
 }
 
 class CudaBackend final : public detail::BackendImpl {
@@ -175,9 +163,8 @@ class CudaBackend final : public detail::BackendImpl {
     DeviceGuard guard(device_);
     if (!a.out || !a.resident)
       require_not_capturing(a.out ? "a reduction of host data" : "a reduction returning its value");
-    if (a.out && a.n == 0) {  // an empty sum: 0 (or, for int sums, int64 0)
-      TANDEM_CUDA_CHECK(
-          cudaMemsetAsync(a.out, 0, a.mean ? sizeof(double) : size_of(info(a.dtype).sum_result), stream_));
+    if (a.out && a.n == 0) {  // EmptyRule::zero: +0.0 or 0, all bits zero
+      TANDEM_CUDA_CHECK(cudaMemsetAsync(a.out, 0, size_of(result_dtype(a.op, a.dtype)), stream_));
       return;
     }
     void* d_result = result_.get(64);
@@ -259,16 +246,16 @@ class CudaBackend final : public detail::BackendImpl {
 
   // Host data: the CPU's chunk values (bitwise the same by canonical.hpp); resident data: the GPU's,
   // copied back.
-  void canonical_chunk_values(Dtype dtype, const void* data, std::int64_t n, std::int64_t stride, bool resident,
+  void canonical_chunk_values(Op op, Dtype dtype, const void* data, std::int64_t n, std::int64_t stride, bool resident,
                               void* host_values) override {
-    if (!resident) return detail::cpu_canonical_chunk_values(dtype, data, n, stride, host_values);
+    if (!resident) return detail::cpu_canonical_chunk_values(op, dtype, data, n, stride, host_values);
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);
     require_not_capturing("a deterministic sum across MPI ranks");
     finish_on_error([&] {
       const std::size_t bytes = std::size_t(detail::canonical::chunk_count(n)) * size_of(info(dtype).compute);
       void* d_values = result_.get(std::max<std::size_t>(bytes, 256));
-      reduce_canonical_chunk_values(dtype, data, n, stride, d_values, stream_);
+      reduce_canonical_chunk_values(op, dtype, data, n, stride, d_values, stream_);
       const bool pinned = bytes <= kStagingBytes;  // (a pageable copy of a MiB costs a lot more)
       if (pinned) ensure_staging();
       TANDEM_CUDA_CHECK(
@@ -278,11 +265,11 @@ class CudaBackend final : public detail::BackendImpl {
     });
   }
 
-  void canonical_chunk_values_resident(Dtype dtype, const void* data, std::int64_t n, std::int64_t stride,
+  void canonical_chunk_values_resident(Op op, Dtype dtype, const void* data, std::int64_t n, std::int64_t stride,
                                        void* values) override {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);
-    reduce_canonical_chunk_values(dtype, data, n, stride, values, stream_);
+    reduce_canonical_chunk_values(op, dtype, data, n, stride, values, stream_);
   }
 
   void synchronize() override {
@@ -375,8 +362,8 @@ class CudaBackend final : public detail::BackendImpl {
   // x in device memory: one reduction into d_result (Acc of the op).
   void reduce_resident(const ReduceArgs& a, std::string_view kernel, const void* x, std::int64_t n, std::int64_t stride,
                        void* d_result) {
-    if (a.deterministic && a.op == Op::sum && !info(a.dtype).integer) {
-      reduce_canonical_sum(a.dtype, x, n, stride, d_result, scratch_, stream_);
+    if (a.deterministic && detail::canonical::in_canonical_order(a.op, a.dtype)) {
+      reduce_canonical_sum(a.op, a.dtype, x, n, stride, d_result, scratch_, stream_);
     } else {
       const std::string stage = kernel == "auto" ? auto_reduce_stage(a.op, a.dtype, n, stride) : std::string(kernel);
       cuda::reduce(stage, a.op, a.dtype, x, n, stride, d_result, scratch_, stream_);
@@ -400,7 +387,7 @@ class CudaBackend final : public detail::BackendImpl {
       stage_piece(0, a, piece_data(0), a.n, device_slots);
       return reduce_resident(a, kernel, device_slots, a.n, 1, d_result);
     }
-    const bool chunked = a.deterministic && a.op == Op::sum && !info(a.dtype).integer;
+    const bool chunked = a.deterministic && detail::canonical::in_canonical_order(a.op, a.dtype);
     // Per piece: its result (Acc, at most 16 bytes), or its canonical chunk values (pieces are whole
     // chunks but the last), in the compute type (float for 16-bit inputs).
     const Dtype value_dtype = info(a.dtype).compute;
@@ -412,7 +399,7 @@ class CudaBackend final : public detail::BackendImpl {
     split.run_cpu([&](std::int64_t i) {
       unsigned char* out = host.data() + std::size_t(i) * per_piece;
       if (chunked)
-        detail::cpu_canonical_chunk_values(a.dtype, piece_data(i), piece_len(i), a.stride, out);
+        detail::cpu_canonical_chunk_values(a.op, a.dtype, piece_data(i), piece_len(i), a.stride, out);
       else
         detail::cpu_reduce_acc(a.op, a.dtype, piece_data(i), piece_len(i), a.stride, out);
     });
@@ -421,7 +408,7 @@ class CudaBackend final : public detail::BackendImpl {
       stage_piece(int(i % 2), a, piece_data(i), piece_len(i), dev);
       void* out = partials + std::size_t(i) * per_piece;
       if (chunked)
-        reduce_canonical_chunk_values(a.dtype, dev, piece_len(i), 1, out, stream_);
+        reduce_canonical_chunk_values(a.op, a.dtype, dev, piece_len(i), 1, out, stream_);
       else
         reduce_resident(a, kernel, dev, piece_len(i), 1, out);
     }
@@ -434,7 +421,7 @@ class CudaBackend final : public detail::BackendImpl {
       if (all_bytes > gpu_bytes)
         TANDEM_CUDA_CHECK(cudaMemcpyAsync(partials + gpu_bytes, host.data() + gpu_bytes, all_bytes - gpu_bytes,
                                           cudaMemcpyHostToDevice, stream_));
-      reduce_canonical_sum(value_dtype, partials, values, 1, d_result, scratch_, stream_);
+      reduce_canonical_sum(Op::sum, value_dtype, partials, values, 1, d_result, scratch_, stream_);
       TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));  // `host` is pageable and dies on return
       return;
     }
@@ -462,7 +449,7 @@ class CudaBackend final : public detail::BackendImpl {
   template <class F>
   static void visit_acc(const ReduceArgs& a, F&& f) {
     detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
-      detail::visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
+      detail::visit_backend_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
         f.template operator()<O, T, typename detail::OpFor<O, T>::type::Acc>();
       });
     });
@@ -546,21 +533,8 @@ class CudaBackend final : public detail::BackendImpl {
 
   // *_into: the result in d_result (Acc) into the Buffer element, stream-ordered.
   void store_into(const ReduceArgs& a, const void* d_result) {
-    detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
-      using Sum = sum_result_t<T>;
-      using V = compute_t<T>;  // min / max results (float for 16-bit inputs)
-      if (a.mean) {            // (an integer sum's uint64 result is the int64 sum's bits)
-        store_mean_kernel<Sum>
-            <<<1, 1, 0, stream_>>>(static_cast<const Sum*>(d_result), a.n, static_cast<double*>(a.out));
-      } else if (is_arg(a.op)) {
-        store_index_kernel<V>
-            <<<1, 1, 0, stream_>>>(static_cast<const detail::ArgAcc<V>*>(d_result), static_cast<std::int64_t*>(a.out));
-      } else if (a.op == Op::sum) {
-        store_result_kernel<Sum, Sum>
-            <<<1, 1, 0, stream_>>>(static_cast<const Sum*>(d_result), static_cast<Sum*>(a.out));
-      } else {
-        store_result_kernel<V, V><<<1, 1, 0, stream_>>>(static_cast<const V*>(d_result), static_cast<V*>(a.out));
-      }
+    visit_acc(a, [&]<Op O, class T, class Acc>() {
+      store_result_kernel<O, T><<<1, 1, 0, stream_>>>(static_cast<const Acc*>(d_result), a.n, a.divide, a.out);
       TANDEM_CUDA_CHECK_LAUNCH();
     });
   }

@@ -20,19 +20,22 @@ namespace tandem::cuda {
 std::vector<KernelInfo> reduce_stage_info();
 // The stage "auto" runs for this problem.
 std::string auto_reduce_stage(Op op, Dtype dtype, std::int64_t n, std::int64_t stride);
-// Reduces x[0], x[stride], ..., x[(n-1)*stride] with `stage` and writes one result to the device
-// pointer d_result: a std::uint64_t for integer sums (wrapping), otherwise a value of the input type.
+// Reduces x[0], x[stride], ..., x[(n-1)*stride] with `stage` and writes the accumulator of op's operator
+// (backends/common/reduce_ops.hpp: uint64 for integer sums, wrapping; compute_t for values; an ArgAcc)
+// to the device pointer d_result.
 void reduce(std::string_view stage, Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride,
             void* d_result, Workspace& ws, cudaStream_t stream);
 
-// Deterministic mode's float sum (f32, f64) in the canonical order of backends/common/canonical.hpp.
-void reduce_canonical_sum(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,
+// Deterministic mode's sum of a sum-like op (sum; sumsq: of the squares) of a floating dtype in the
+// canonical order of backends/common/canonical.hpp, as the dtype's compute type.
+void reduce_canonical_sum(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,
                           Workspace& ws, cudaStream_t stream);
 
 // Step 1-3 of the canonical order only: the value of every 4096-element chunk of x (n elements, stride)
 // into values[0 .. ceil(n / 4096)). A host input staged in pieces whose lengths are multiples of 4096
-// gets its chunk values piece by piece, then reduce_canonical_sum over all of them finishes the sum.
-void reduce_canonical_chunk_values(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values,
+// gets its chunk values piece by piece, then reduce_canonical_sum(Op::sum, ...) over all of them
+// finishes the sum.
+void reduce_canonical_chunk_values(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values,
                                    cudaStream_t stream);
 
 // ---- Matrix products (backends/cuda/matmul/) ---------------------------------------------------

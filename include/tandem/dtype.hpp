@@ -83,6 +83,23 @@ using element_types = type_list<std::int32_t, std::int64_t, float, double, bfloa
 
 // ---- Derived from the table -----------------------------------------------------------------------
 
+namespace detail {
+template <class Kept, class Rest>
+struct matmul_filter;
+template <class... Kept>
+struct matmul_filter<type_list<Kept...>, type_list<>> {
+  using type = type_list<Kept...>;
+};
+template <class... Kept, class T, class... Rest>
+struct matmul_filter<type_list<Kept...>, type_list<T, Rest...>> {
+  using type =
+      typename matmul_filter<std::conditional_t<dtype_traits<T>::matmul, type_list<Kept..., T>, type_list<Kept...>>,
+                             type_list<Rest...>>::type;
+};
+}  // namespace detail
+// The element types matmul takes (dtype_traits<T>::matmul), in Dtype order.
+using matmul_element_types = typename detail::matmul_filter<type_list<>, element_types>::type;
+
 template <class T>
 concept Element = requires {
   dtype_traits<std::remove_cv_t<T>>::id;

@@ -113,85 +113,56 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   std::vector<KernelInfo> reduce_kernel_info() const;
   std::vector<KernelInfo> matmul_kernel_info() const;
 
-  // Reductions. NaN in the input propagates (a NaN result is the canonical quiet NaN); sum of an empty
-  // input is +0.0 (a sum of only -0.0 is -0.0); min, max, mean, argmin and argmax of an empty input throw. mean is
-  // computed as double(sum(x)) / n. Each op takes a host span (or any contiguous host range), a strided host view, a
-  // Buffer, or a view of a Buffer. 16-bit inputs (bfloat16, half) are read as the floats they convert to
-  // (exactly): sum, min and max return float (compute_t<T>), as do their *_into and per-row forms.
-  // The vector forms (detail::VectorReductions, reductions.hpp): sum, min, max, mean, argmin and argmax
-  // of a host span or contiguous range, a StridedView, a Buffer or a BufferView, e.g. eng.sum(x),
-  // eng.min(buf.view(0, n, 2)), eng.argmax(v, {"single_pass"}). argmin / argmax give the index of the
-  // first least (argmin) or greatest (argmax) element, counted in elements of the view (0 .. count - 1):
-  // the first NaN wins (NumPy's rule), -0.0 is below +0.0 as in min and max, an empty input throws; not
-  // every CUDA stage runs them (KernelInfo::ops says which do).
-  using VectorReductions::argmax;
-  using VectorReductions::argmin;
-  using VectorReductions::max;
-  using VectorReductions::mean;
-  using VectorReductions::min;
-  using VectorReductions::sum;
+  // Reductions, one per row of the op table (include/tandem/ops.hpp): sum, min, max, mean, argmin,
+  // argmax. NaN in the input propagates (a NaN result is the canonical quiet NaN); an empty input gives
+  // +0.0 for sum and throws for the others (the table's EmptyRule). mean is computed as double(sum(x)) /
+  // n. 16-bit inputs (bfloat16, half) are read as the floats they convert to (exactly): sum, min and max
+  // return float (compute_t<T>), as do their *_into and per-row forms. argmin / argmax give the index of
+  // the first least (argmin) or greatest (argmax) element, counted in elements of the view (0 .. count -
+  // 1): the first NaN wins (NumPy's rule), -0.0 is below +0.0 as in min and max; not every CUDA stage runs
+  // them (KernelInfo::ops says which do).
+  //
+  // The vector forms (detail::VectorReductions, reductions.hpp), for each op: eng.sum(x) of a host span
+  // or contiguous range, a StridedView, a Buffer or a BufferView, e.g. eng.sum(x),
+  // eng.min(buf.view(0, n, 2)), eng.argmax(v, {"single_pass"}), eng.reduce<Op::max>(x).
+  using VectorReductions::reduce;
+#define TANDEM_ENGINE_USING(name, ...) using VectorReductions::name;
+  TANDEM_OPS(TANDEM_ENGINE_USING)
+#undef TANDEM_ENGINE_USING
 
   // Per-row / per-column reductions of a row-major matrix (any ld >= cols): Per::row writes one result per
   // row (out.size() == a.rows), Per::col one per column (out.size() == a.cols), each the op of that row
-  // or column taken as a vector, with the rules above (an empty row or column: sum 0, the others throw).
+  // or column taken as a vector, with the rules above (an empty row or column: as an empty input).
   // The result types are those of the vector ops (argmin / argmax: the index within the row or column).
   // Host views compute before returning; the Buffer forms write elements 0 .. count - 1 of out (a Buffer
-  // of at least count elements; argmin / argmax into a Buffer<std::int64_t>) and, like the *_into calls,
-  // only enqueue on CUDA. Kernel "auto" only.
-  template <class T>
+  // of at least count elements; argmin / argmax into a Buffer<std::int64_t>: op_buffer_result_t) and, like
+  // the *_into calls, only enqueue on CUDA. Kernel "auto" only. For each op, e.g. sum:
+  //   eng.sum(MatrixView<const T> a, Per per, std::span<op_result_t<Op::sum, T>> out, options)
+  //   eng.sum(BufferMatrix<T> a, Per per, const Buffer<op_buffer_result_t<Op::sum, T>>& out, options)
+  // and eng.reduce<Op::sum>(a, per, out, options) alike.
+  template <Op O, class T>
   requires Element<std::remove_const_t<T>>
-  void sum(MatrixView<T> a, Per per, std::span<sum_result_t<T>> out, const ReduceOptions& o = {}) const {
-    reduce_per(Op::sum, per, detail::host_matrix(a), detail::host_output(out), o);
+  void reduce(MatrixView<T> a, Per per, std::span<op_result_t<O, T>> out, const ReduceOptions& o = {}) const {
+    reduce_per(O, per, detail::host_matrix(a), detail::host_output(out), o);
   }
-  template <class T>
-  requires Element<std::remove_const_t<T>>
-  void min(MatrixView<T> a, Per per, std::span<compute_t<T>> out, const ReduceOptions& o = {}) const {
-    reduce_per(Op::min, per, detail::host_matrix(a), detail::host_output(out), o);
+  template <Op O, Element T>
+  void reduce(BufferMatrix<T> a, Per per, const Buffer<op_buffer_result_t<O, T>>& out,
+              const ReduceOptions& o = {}) const {
+    reduce_per(O, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
   }
-  template <class T>
-  requires Element<std::remove_const_t<T>>
-  void max(MatrixView<T> a, Per per, std::span<compute_t<T>> out, const ReduceOptions& o = {}) const {
-    reduce_per(Op::max, per, detail::host_matrix(a), detail::host_output(out), o);
+#define TANDEM_MATRIX_REDUCTION(name, ...)                                                                          \
+  template <class T>                                                                                                \
+  requires Element<std::remove_const_t<T>>                                                                          \
+  void name(MatrixView<T> a, Per per, std::span<op_result_t<Op::name, T>> out, const ReduceOptions& o = {}) const { \
+    reduce<Op::name>(a, per, out, o);                                                                               \
+  }                                                                                                                 \
+  template <Element T>                                                                                              \
+  void name(BufferMatrix<T> a, Per per, const Buffer<op_buffer_result_t<Op::name, T>>& out,                         \
+            const ReduceOptions& o = {}) const {                                                                    \
+    reduce<Op::name>(a, per, out, o);                                                                               \
   }
-  template <class T>
-  requires Element<std::remove_const_t<T>>
-  void mean(MatrixView<T> a, Per per, std::span<double> out, const ReduceOptions& o = {}) const {
-    reduce_per(Op::mean, per, detail::host_matrix(a), detail::host_output(out), o);
-  }
-  template <class T>
-  requires Element<std::remove_const_t<T>>
-  void argmin(MatrixView<T> a, Per per, std::span<std::size_t> out, const ReduceOptions& o = {}) const {
-    reduce_per(Op::argmin, per, detail::host_matrix(a), detail::host_output(out), o);
-  }
-  template <class T>
-  requires Element<std::remove_const_t<T>>
-  void argmax(MatrixView<T> a, Per per, std::span<std::size_t> out, const ReduceOptions& o = {}) const {
-    reduce_per(Op::argmax, per, detail::host_matrix(a), detail::host_output(out), o);
-  }
-  template <Element T>
-  void sum(BufferMatrix<T> a, Per per, const Buffer<sum_result_t<T>>& out, const ReduceOptions& o = {}) const {
-    reduce_per(Op::sum, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
-  }
-  template <Element T>
-  void min(BufferMatrix<T> a, Per per, const Buffer<compute_t<T>>& out, const ReduceOptions& o = {}) const {
-    reduce_per(Op::min, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
-  }
-  template <Element T>
-  void max(BufferMatrix<T> a, Per per, const Buffer<compute_t<T>>& out, const ReduceOptions& o = {}) const {
-    reduce_per(Op::max, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
-  }
-  template <Element T>
-  void mean(BufferMatrix<T> a, Per per, const Buffer<double>& out, const ReduceOptions& o = {}) const {
-    reduce_per(Op::mean, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
-  }
-  template <Element T>
-  void argmin(BufferMatrix<T> a, Per per, const Buffer<std::int64_t>& out, const ReduceOptions& o = {}) const {
-    reduce_per(Op::argmin, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
-  }
-  template <Element T>
-  void argmax(BufferMatrix<T> a, Per per, const Buffer<std::int64_t>& out, const ReduceOptions& o = {}) const {
-    reduce_per(Op::argmax, per, detail::buffer_matrix(a), detail::buffer_output(out), o);
-  }
+  TANDEM_OPS(TANDEM_MATRIX_REDUCTION)
+#undef TANDEM_MATRIX_REDUCTION
 
   // C = alpha * op(A) * op(B) + beta * C (MatmulOptions: trans_a, trans_b, alpha, beta, precision),
   // row-major, any ld >= cols; the views describe the matrices as stored. Writes only the rows x cols
@@ -254,67 +225,33 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   // and the call returns once the work is enqueued on the engine's stream (CUDA; the CPU backend
   // computes it before returning). Validation errors throw at the call; errors of the enqueued work
   // surface at the next call that waits (synchronize(), a call returning a value, a download). On an
-  // engine over several devices they compute the result first, then write it (they wait).
-  template <Element T>
-  void sum_into(BufferView<T> x, const Buffer<sum_result_t<T>>& out, std::size_t index = 0,
-                const ReduceOptions& o = {}) const {
-    reduce_into(Op::sum, detail::buffer_input(x), out_slot(out, index), o);
-  }
-  template <Element T>
-  void sum_into(const Buffer<T>& x, const Buffer<sum_result_t<T>>& out, std::size_t index = 0,
-                const ReduceOptions& o = {}) const {
-    sum_into(x.view(), out, index, o);
-  }
-  template <Element T>
-  void min_into(BufferView<T> x, const Buffer<compute_t<T>>& out, std::size_t index = 0,
-                const ReduceOptions& o = {}) const {
-    reduce_into(Op::min, detail::buffer_input(x), out_slot(out, index), o);
-  }
-  template <Element T>
-  void min_into(const Buffer<T>& x, const Buffer<compute_t<T>>& out, std::size_t index = 0,
-                const ReduceOptions& o = {}) const {
-    min_into(x.view(), out, index, o);
-  }
-  template <Element T>
-  void max_into(BufferView<T> x, const Buffer<compute_t<T>>& out, std::size_t index = 0,
-                const ReduceOptions& o = {}) const {
-    reduce_into(Op::max, detail::buffer_input(x), out_slot(out, index), o);
-  }
-  template <Element T>
-  void max_into(const Buffer<T>& x, const Buffer<compute_t<T>>& out, std::size_t index = 0,
-                const ReduceOptions& o = {}) const {
-    max_into(x.view(), out, index, o);
-  }
-  template <Element T>
-  void mean_into(BufferView<T> x, const Buffer<double>& out, std::size_t index = 0, const ReduceOptions& o = {}) const {
-    reduce_into(Op::mean, detail::buffer_input(x), out_slot(out, index), o);
-  }
-  template <Element T>
-  void mean_into(const Buffer<T>& x, const Buffer<double>& out, std::size_t index = 0,
-                 const ReduceOptions& o = {}) const {
-    mean_into(x.view(), out, index, o);
-  }
-  // argmin / argmax into a Buffer<std::int64_t> element (the index, as an element type Buffers hold).
-  template <Element T>
-  void argmin_into(BufferView<T> x, const Buffer<std::int64_t>& out, std::size_t index = 0,
+  // engine over several devices they compute the result first, then write it (they wait). For each op,
+  // e.g. sum: eng.sum_into(BufferView<T> x, const Buffer<op_buffer_result_t<Op::sum, T>>& out, index,
+  // options), the same with a Buffer x, and eng.reduce_into<Op::sum>(x, out, index, options) alike
+  // (argmin / argmax into a Buffer<std::int64_t> element: the index, as an element type Buffers hold).
+  template <Op O, Element T>
+  void reduce_into(BufferView<T> x, const Buffer<op_buffer_result_t<O, T>>& out, std::size_t index = 0,
                    const ReduceOptions& o = {}) const {
-    reduce_into(Op::argmin, detail::buffer_input(x), out_slot(out, index), o);
+    reduce_into_entry(O, detail::buffer_input(x), out_slot(out, index), o);
   }
-  template <Element T>
-  void argmin_into(const Buffer<T>& x, const Buffer<std::int64_t>& out, std::size_t index = 0,
+  template <Op O, Element T>
+  void reduce_into(const Buffer<T>& x, const Buffer<op_buffer_result_t<O, T>>& out, std::size_t index = 0,
                    const ReduceOptions& o = {}) const {
-    argmin_into(x.view(), out, index, o);
+    reduce_into<O>(x.view(), out, index, o);
   }
-  template <Element T>
-  void argmax_into(BufferView<T> x, const Buffer<std::int64_t>& out, std::size_t index = 0,
-                   const ReduceOptions& o = {}) const {
-    reduce_into(Op::argmax, detail::buffer_input(x), out_slot(out, index), o);
+#define TANDEM_INTO_REDUCTION(name, ...)                                                                          \
+  template <Element T>                                                                                            \
+  void name##_into(BufferView<T> x, const Buffer<op_buffer_result_t<Op::name, T>>& out, std::size_t index = 0,    \
+                   const ReduceOptions& o = {}) const {                                                           \
+    reduce_into<Op::name>(x, out, index, o);                                                                      \
+  }                                                                                                               \
+  template <Element T>                                                                                            \
+  void name##_into(const Buffer<T>& x, const Buffer<op_buffer_result_t<Op::name, T>>& out, std::size_t index = 0, \
+                   const ReduceOptions& o = {}) const {                                                           \
+    reduce_into<Op::name>(x.view(), out, index, o);                                                               \
   }
-  template <Element T>
-  void argmax_into(const Buffer<T>& x, const Buffer<std::int64_t>& out, std::size_t index = 0,
-                   const ReduceOptions& o = {}) const {
-    argmax_into(x.view(), out, index, o);
-  }
+  TANDEM_OPS(TANDEM_INTO_REDUCTION)
+#undef TANDEM_INTO_REDUCTION
 
   // Waits until everything this engine enqueued has finished; throws tandem::Error for a failure of
   // that work.
@@ -324,9 +261,9 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   detail::BackendImpl& impl() const noexcept { return *impl_; }
 
  private:
-  // The exported entries: validate, then dispatch. reduce() writes op's result (sum: sum_result_t of
-  // the input type, min/max: compute_t of the input type, mean: double, argmin/argmax: std::size_t) to *result.
-  void reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const;
+  // The exported entries: validate, then dispatch. reduce_entry() writes op's result (op_result_t of
+  // the input type) to *result.
+  void reduce_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const;
   // reduce()'s checks of the input, kernel and options, without running anything (tandem::mpi::Engine
   // checks every rank's part before the ranks exchange anything).
   void check_reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts) const;
@@ -346,12 +283,12 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   static OutSlot out_slot(const Buffer<R>& out, std::size_t index) {
     return {dtype_of<R>, out.allocation().get(), out.size(), index};
   }
-  void reduce_into(Op op, const detail::ReduceInput& in, const OutSlot& out, const ReduceOptions& opts) const;
+  void reduce_into_entry(Op op, const detail::ReduceInput& in, const OutSlot& out, const ReduceOptions& opts) const;
 
   template <class R>
   R reduce_as(Op op, const detail::ReduceInput& in, const ReduceOptions& opts) const {
     R result{};
-    reduce(op, in, opts, &result);
+    reduce_entry(op, in, opts, &result);
     return result;
   }
 

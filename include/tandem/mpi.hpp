@@ -52,9 +52,9 @@ class Engine : public detail::VectorReductions<Engine> {
   // How the ranks exchange results: "nccl" (every rank a CUDA rank, NCCL in the build) or "mpi".
   const char* transport() const noexcept { return ranks_ ? "nccl" : "mpi"; }
 
-  // The reductions of tandem::Engine (detail::VectorReductions, reductions.hpp) over the concatenated
-  // parts: sum, min, max, mean, argmin and argmax of this rank's host span or range, StridedView, Buffer
-  // or BufferView.
+  // The reductions of tandem::Engine (detail::VectorReductions, reductions.hpp: every op of the table,
+  // include/tandem/ops.hpp) over the concatenated parts: eng.sum(x), ..., eng.reduce<Op::sum>(x) of this
+  // rank's host span or range, StridedView, Buffer or BufferView.
 
   // This rank's rows of C = alpha * op(A) * op(B) + beta * C: a holds this rank's rows of op(A) (so
   // trans_a is not taken), b the whole of B, c this rank's rows of C (a.rows of them; 0 is fine).
@@ -74,12 +74,12 @@ class Engine : public detail::VectorReductions<Engine> {
 
  private:
   Engine(MPI_Comm comm, Backend backend, EngineOptions options, bool backend_from_env);
-  void reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const;
+  void reduce_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const;
   void check_matmul(const MatmulOptions& o) const;
   template <class R>
   R reduce_as(Op op, const detail::ReduceInput& in, const ReduceOptions& opts) const {
     R result{};
-    reduce(op, in, opts, &result);
+    reduce_entry(op, in, opts, &result);
     return result;
   }
 

@@ -1,8 +1,9 @@
 // The vector forms of every reduction, written once for tandem::Engine (engine.hpp) and
 // tandem::mpi::Engine (mpi.hpp), which derive from VectorReductions<Self>: each op takes a host span (or
 // any contiguous host range), a strided host view, a Buffer, or a view of a Buffer, describes its input,
-// and forwards to Self::reduce_as<Result>(op, input, options). A new op is one block of five lines
-// here. The rules of each op (NaN, signed zeros, empty inputs, result types) are engine.hpp's.
+// and forwards to Self::reduce_as<Result>(op, input, options). The forms of every op are generated from
+// the op table (TANDEM_OPS, include/tandem/ops.hpp). The rules of each op (NaN, signed zeros, empty
+// inputs, result types) are engine.hpp's.
 #pragma once
 
 #include <cstddef>
@@ -45,138 +46,60 @@ ReduceInput buffer_input(BufferView<T> v) {
           true,        has ? v.buffer->allocation().get() : nullptr,
           v.offset,    has ? v.buffer->size() : 0};
 }
+// The vector forms of every op of the table (include/tandem/ops.hpp), for each op `name`:
+//   name(std::span<const T>), name(StridedView<T>), name(BufferView<T>), name(const Buffer<T>&), and
+//   name(r) of any contiguous host range r (std::vector, std::array, ...) without naming T;
+// each returns op_result_t<Op::name, T> (sum: sum_result_t<T>, min / max: compute_t<T>, mean: double,
+// argmin / argmax: std::size_t) and takes ReduceOptions last. reduce<Op::name>(x, options) is the same
+// call with the op as a template argument (for code generic over ops; visit_op turns a run-time Op into
+// one).
+#define TANDEM_VECTOR_REDUCTION(name, ...)                                                 \
+  template <Element T>                                                                     \
+  op_result_t<Op::name, T> name(std::span<const T> x, const ReduceOptions& o = {}) const { \
+    return this->template reduce<Op::name>(x, o);                                          \
+  }                                                                                        \
+  template <Element T>                                                                     \
+  op_result_t<Op::name, T> name(StridedView<T> x, const ReduceOptions& o = {}) const {     \
+    return this->template reduce<Op::name>(x, o);                                          \
+  }                                                                                        \
+  template <Element T>                                                                     \
+  op_result_t<Op::name, T> name(BufferView<T> x, const ReduceOptions& o = {}) const {      \
+    return this->template reduce<Op::name>(x, o);                                          \
+  }                                                                                        \
+  template <Element T>                                                                     \
+  op_result_t<Op::name, T> name(const Buffer<T>& x, const ReduceOptions& o = {}) const {   \
+    return this->template reduce<Op::name>(x, o);                                          \
+  }                                                                                        \
+  template <HostRange R>                                                                   \
+  auto name(const R& x, const ReduceOptions& o = {}) const {                               \
+    return this->template reduce<Op::name>(x, o);                                          \
+  }
+
 template <class Self>
 class VectorReductions {
  public:
-  // sum: sum_result_t<T> (int64 for integers, wrapping; float for the 16-bit types; else T).
-  template <Element T>
-  sum_result_t<T> sum(std::span<const T> x, const ReduceOptions& o = {}) const {
-    return run<sum_result_t<T>>(Op::sum, host_input(x.data(), x.size(), 1), o);
+  template <Op O, Element T>
+  op_result_t<O, T> reduce(std::span<const T> x, const ReduceOptions& o = {}) const {
+    return run<op_result_t<O, T>>(O, host_input(x.data(), x.size(), 1), o);
   }
-  template <Element T>
-  sum_result_t<T> sum(StridedView<T> x, const ReduceOptions& o = {}) const {
-    return run<sum_result_t<T>>(Op::sum, host_input(x.data, x.count, x.stride), o);
+  template <Op O, Element T>
+  op_result_t<O, T> reduce(StridedView<T> x, const ReduceOptions& o = {}) const {
+    return run<op_result_t<O, T>>(O, host_input(x.data, x.count, x.stride), o);
   }
-  template <Element T>
-  sum_result_t<T> sum(BufferView<T> x, const ReduceOptions& o = {}) const {
-    return run<sum_result_t<T>>(Op::sum, buffer_input(x), o);
+  template <Op O, Element T>
+  op_result_t<O, T> reduce(BufferView<T> x, const ReduceOptions& o = {}) const {
+    return run<op_result_t<O, T>>(O, buffer_input(x), o);
   }
-  template <Element T>
-  sum_result_t<T> sum(const Buffer<T>& x, const ReduceOptions& o = {}) const {
-    return sum(x.view(), o);
+  template <Op O, Element T>
+  op_result_t<O, T> reduce(const Buffer<T>& x, const ReduceOptions& o = {}) const {
+    return reduce<O>(x.view(), o);
   }
-  template <HostRange R>
-  auto sum(const R& x, const ReduceOptions& o = {}) const {
-    return sum(std::span<const std::ranges::range_value_t<R>>(x), o);
-  }
-
-  // min, max: compute_t<T> (float for the 16-bit types, else T).
-  template <Element T>
-  compute_t<T> min(std::span<const T> x, const ReduceOptions& o = {}) const {
-    return run<compute_t<T>>(Op::min, host_input(x.data(), x.size(), 1), o);
-  }
-  template <Element T>
-  compute_t<T> min(StridedView<T> x, const ReduceOptions& o = {}) const {
-    return run<compute_t<T>>(Op::min, host_input(x.data, x.count, x.stride), o);
-  }
-  template <Element T>
-  compute_t<T> min(BufferView<T> x, const ReduceOptions& o = {}) const {
-    return run<compute_t<T>>(Op::min, buffer_input(x), o);
-  }
-  template <Element T>
-  compute_t<T> min(const Buffer<T>& x, const ReduceOptions& o = {}) const {
-    return min(x.view(), o);
-  }
-  template <HostRange R>
-  auto min(const R& x, const ReduceOptions& o = {}) const {
-    return min(std::span<const std::ranges::range_value_t<R>>(x), o);
+  template <Op O, HostRange R>
+  auto reduce(const R& x, const ReduceOptions& o = {}) const {
+    return reduce<O>(std::span<const std::ranges::range_value_t<R>>(x), o);
   }
 
-  template <Element T>
-  compute_t<T> max(std::span<const T> x, const ReduceOptions& o = {}) const {
-    return run<compute_t<T>>(Op::max, host_input(x.data(), x.size(), 1), o);
-  }
-  template <Element T>
-  compute_t<T> max(StridedView<T> x, const ReduceOptions& o = {}) const {
-    return run<compute_t<T>>(Op::max, host_input(x.data, x.count, x.stride), o);
-  }
-  template <Element T>
-  compute_t<T> max(BufferView<T> x, const ReduceOptions& o = {}) const {
-    return run<compute_t<T>>(Op::max, buffer_input(x), o);
-  }
-  template <Element T>
-  compute_t<T> max(const Buffer<T>& x, const ReduceOptions& o = {}) const {
-    return max(x.view(), o);
-  }
-  template <HostRange R>
-  auto max(const R& x, const ReduceOptions& o = {}) const {
-    return max(std::span<const std::ranges::range_value_t<R>>(x), o);
-  }
-
-  // mean: double(sum) / n.
-  template <Element T>
-  double mean(std::span<const T> x, const ReduceOptions& o = {}) const {
-    return run<double>(Op::mean, host_input(x.data(), x.size(), 1), o);
-  }
-  template <Element T>
-  double mean(StridedView<T> x, const ReduceOptions& o = {}) const {
-    return run<double>(Op::mean, host_input(x.data, x.count, x.stride), o);
-  }
-  template <Element T>
-  double mean(BufferView<T> x, const ReduceOptions& o = {}) const {
-    return run<double>(Op::mean, buffer_input(x), o);
-  }
-  template <Element T>
-  double mean(const Buffer<T>& x, const ReduceOptions& o = {}) const {
-    return mean(x.view(), o);
-  }
-  template <HostRange R>
-  double mean(const R& x, const ReduceOptions& o = {}) const {
-    return mean(std::span<const std::ranges::range_value_t<R>>(x), o);
-  }
-
-  // argmin, argmax: the index of the first least / greatest element of the view (the first NaN wins).
-  template <Element T>
-  std::size_t argmin(std::span<const T> x, const ReduceOptions& o = {}) const {
-    return run<std::size_t>(Op::argmin, host_input(x.data(), x.size(), 1), o);
-  }
-  template <Element T>
-  std::size_t argmin(StridedView<T> x, const ReduceOptions& o = {}) const {
-    return run<std::size_t>(Op::argmin, host_input(x.data, x.count, x.stride), o);
-  }
-  template <Element T>
-  std::size_t argmin(BufferView<T> x, const ReduceOptions& o = {}) const {
-    return run<std::size_t>(Op::argmin, buffer_input(x), o);
-  }
-  template <Element T>
-  std::size_t argmin(const Buffer<T>& x, const ReduceOptions& o = {}) const {
-    return argmin(x.view(), o);
-  }
-  template <HostRange R>
-  std::size_t argmin(const R& x, const ReduceOptions& o = {}) const {
-    return argmin(std::span<const std::ranges::range_value_t<R>>(x), o);
-  }
-
-  template <Element T>
-  std::size_t argmax(std::span<const T> x, const ReduceOptions& o = {}) const {
-    return run<std::size_t>(Op::argmax, host_input(x.data(), x.size(), 1), o);
-  }
-  template <Element T>
-  std::size_t argmax(StridedView<T> x, const ReduceOptions& o = {}) const {
-    return run<std::size_t>(Op::argmax, host_input(x.data, x.count, x.stride), o);
-  }
-  template <Element T>
-  std::size_t argmax(BufferView<T> x, const ReduceOptions& o = {}) const {
-    return run<std::size_t>(Op::argmax, buffer_input(x), o);
-  }
-  template <Element T>
-  std::size_t argmax(const Buffer<T>& x, const ReduceOptions& o = {}) const {
-    return argmax(x.view(), o);
-  }
-  template <HostRange R>
-  std::size_t argmax(const R& x, const ReduceOptions& o = {}) const {
-    return argmax(std::span<const std::ranges::range_value_t<R>>(x), o);
-  }
+  TANDEM_OPS(TANDEM_VECTOR_REDUCTION)
 
  private:
   template <class Result>

@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "tandem/dtype.hpp"
+#include "tandem/error.hpp"
 #include "tandem/export.hpp"
+#include "tandem/ops.hpp"
 
 namespace tandem {
 
@@ -51,35 +53,13 @@ TANDEM_API Backend parse_backend(std::string_view name);
 // auto_backend()). Throws tandem::Error naming the variable and the valid values for anything else.
 TANDEM_API Backend backend_from_env();
 
-// Every failure the caller can cause or handle. The message says what went wrong and what to do.
-class TANDEM_API Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// ---- Operations -----------------------------------------------------------------------------------
-// One enum for every reduction, used by the engine, both backends, the CLI, benchmarks and the fuzzer.
-// mean is computed from sum (double(sum) / n), so backends never see it. argmin / argmax give the index
-// of the first least / greatest element (the first NaN if there is one).
-enum class Op : std::uint8_t { sum, min, max, mean, argmin, argmax };
-inline constexpr Op all_ops[] = {Op::sum, Op::min, Op::max, Op::mean, Op::argmin, Op::argmax};
-
-constexpr bool is_arg(Op op) { return op == Op::argmin || op == Op::argmax; }
+// ---- Operations ---------------------------------------------------------------------------------
+// Op, its names and its table: include/tandem/ops.hpp.
 
 // Per-row / per-column reductions of a matrix (Engine::sum(MatrixView, Per, out), ...): Per::row gives one
 // result per row (each row reduced as a vector), Per::col one per column.
 enum class Per : std::uint8_t { row, col };
 constexpr const char* to_string(Per p) { return p == Per::row ? "row" : "col"; }
-
-constexpr const char* to_string(Op op) {
-  constexpr const char* names[] = {"sum", "min", "max", "mean", "argmin", "argmax"};
-  return names[static_cast<int>(op)];
-}
-constexpr std::optional<Op> parse_op(std::string_view name) {
-  for (Op op : all_ops)
-    if (name == to_string(op)) return op;
-  return std::nullopt;
-}
 
 // The precision a matmul kernel computes in: full (the element type's own), or inputs rounded to tf32
 // or bf16 with float accumulation (tensor cores).

@@ -97,7 +97,9 @@ T value_from_bits(std::uint64_t bits, Values kind) {
 
 // Fills `out` with one value of the stream per element.
 template <tandem::Element T>
-void fill(std::span<T> out, SplitMix64& g, Values kind = Values::uniform);
+void fill(std::span<T> out, SplitMix64& g, Values kind = Values::uniform) {
+  for (T& x : out) x = value_from_bits<T>(g.next(), kind);
+}
 
 // n values from the stream of `g` (or of seed `seed`).
 template <tandem::Element T>

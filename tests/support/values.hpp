@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "tandem/dtype.hpp"
+#include "tandem/ops.hpp"
 
 namespace tandem_test {
 
@@ -51,6 +52,54 @@ decltype(auto) with_dtype(tandem::Dtype d, F& f, tandem::type_list<T, Ts...>) {
     return with_dtype(d, f, tandem::type_list<Ts...>{});
 }
 }  // namespace detail
+
+// The distinct compute types of the element types (int32, int64, float, double): the types references
+// are kept in (16-bit elements are checked as the floats they convert to), and the floating-point ones.
+namespace detail {
+template <class Seen, class Rest>
+struct unique_types;
+template <class... Seen>
+struct unique_types<tandem::type_list<Seen...>, tandem::type_list<>> {
+  using type = tandem::type_list<Seen...>;
+};
+template <class... Seen, class T, class... Rest>
+struct unique_types<tandem::type_list<Seen...>, tandem::type_list<T, Rest...>> {
+  using type = typename unique_types<
+      std::conditional_t<(std::is_same_v<T, Seen> || ...), tandem::type_list<Seen...>, tandem::type_list<Seen..., T>>,
+      tandem::type_list<Rest...>>::type;
+};
+template <class Kept, class Rest>
+struct floating_types;
+template <class... Kept>
+struct floating_types<tandem::type_list<Kept...>, tandem::type_list<>> {
+  using type = tandem::type_list<Kept...>;
+};
+template <class... Kept, class T, class... Rest>
+struct floating_types<tandem::type_list<Kept...>, tandem::type_list<T, Rest...>> {
+  using type = typename floating_types<
+      std::conditional_t<std::is_floating_point_v<T>, tandem::type_list<Kept..., T>, tandem::type_list<Kept...>>,
+      tandem::type_list<Rest...>>::type;
+};
+template <class... Ts>
+auto compute_of(tandem::type_list<Ts...>) -> tandem::type_list<tandem::compute_t<Ts>...>;
+}  // namespace detail
+using compute_types =
+    typename detail::unique_types<tandem::type_list<>, decltype(detail::compute_of(tandem::element_types{}))>::type;
+using floating_compute_types = typename detail::floating_types<tandem::type_list<>, compute_types>::type;
+
+// f.template operator()<T>() for every T of a type list (the dtype table's element_types by default), in
+// the list's order: tests, CLI and fuzzers iterate the element types through it, never a list of their own.
+template <class List = tandem::element_types, class F>
+void for_each_type(F&& f) {
+  [&]<class... Ts>(tandem::type_list<Ts...>) { (f.template operator()<Ts>(), ...); }(List{});
+}
+
+// f.template operator()<O>() for every op of the table (include/tandem/ops.hpp), in table order.
+template <class F>
+void for_each_op(F&& f) {
+  for (tandem::Op op : tandem::all_ops)
+    tandem::visit_op(op, [&]<tandem::Op O>(std::integral_constant<tandem::Op, O>) { f.template operator()<O>(); });
+}
 
 // f.template operator()<T>() with T the element type d names, e.g.
 //   with_dtype(d, [&]<class T>() { return run<T>(...); });

@@ -3,12 +3,20 @@
 // (which prints error and expected) and anything else that checks results.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <cstdio>
+#include <limits>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tandem/types.hpp"
+#include "tests/support/bounds.hpp"
 #include "tests/support/reference.hpp"
+#include "tests/support/values.hpp"
 
 namespace tandem_test {
 
@@ -40,6 +48,55 @@ inline Judgement judge_index(std::size_t got, std::size_t expect) {
           "index " + std::to_string(expect)};
 }
 
+// The verdict of op O's result for elements of type T (include/tandem/ops.hpp), against the reference of
+// the elements as their compute type (float for bfloat16 / half): sums within their bound (bit for bit
+// with `exact`: data whose sums are exact in any order, Values::small_integers), min and max bit for bit,
+// mean within its bound, argmin and argmax the exact index. An op of the table without a branch here is
+// a compile error: its reference must be written before it can be tested.
+template <tandem::Op O, tandem::Element T>
+Judgement judge_op(const tandem::op_result_t<O, T>& got, const ReduceReference<tandem::compute_t<T>>& r,
+                   bool exact = false) {
+  using C = tandem::compute_t<T>;
+  using tandem::Op;
+  if constexpr (O == Op::sum)
+    return exact ? judge_sum_bits<C>(got, r) : judge_sum<C>(got, r);
+  else if constexpr (O == Op::min)
+    return judge_extreme<C>(got, r.min());
+  else if constexpr (O == Op::max)
+    return judge_extreme<C>(got, r.max());
+  else if constexpr (O == Op::mean)
+    return judge_mean<C>(got, r);
+  else if constexpr (O == Op::argmin)
+    return judge_index(got, r.argmin());
+  else if constexpr (O == Op::argmax)
+    return judge_index(got, r.argmax());
+  else
+    static_assert(O == Op::sum, "tests/support: this op of the table has no reference; add it to judge_op");
+}
+
+// Deterministic mode's result of op O, bit for bit: the sum-like ops of floats (sum, mean) from the
+// canonical order over `values`, the elements as their compute type in order (mean: the canonical sum /
+// n); every other case as judge_op (order-independent already).
+template <tandem::Op O, tandem::Element T>
+Judgement judge_op_canonical(const tandem::op_result_t<O, T>& got, const ReduceReference<tandem::compute_t<T>>& r,
+                             std::span<const tandem::compute_t<T>> values) {
+  using C = tandem::compute_t<T>;
+  using tandem::Op;
+  if constexpr (std::is_floating_point_v<C> && (O == Op::sum || O == Op::mean)) {
+    const C s = values.empty() ? C(0) : canonical_sum<C>(values);
+    if constexpr (O == Op::sum) {
+      const bool ok = same_bits(got, s);
+      return {ok, 0, ok ? "" : show(s) + " (the canonical order, bit for bit)"};
+    } else {
+      const double m = double(s) / double(values.size());
+      const bool ok = same_bits(got, std::isnan(m) ? std::numeric_limits<double>::quiet_NaN() : m);
+      return {ok, 0, ok ? "" : show(m) + " (the canonical sum / n, bit for bit)"};
+    }
+  } else {
+    return judge_op<O, T>(got, r, std::is_integral_v<C>);
+  }
+}
+
 // One matrix product against matmul_reference().
 struct MatmulVerdict {
   struct Bad {
@@ -62,5 +119,98 @@ template <class T>
 requires tandem::is_matmul_type_v<T> MatmulVerdict verify_matmul(tandem::MatrixView<const T> c,
                                                                  const MatmulReference<T>& ref,
                                                                  tandem::Precision precision);
+
+// ---- Definitions -------------------------------------------------------------------------------------
+namespace detail {
+
+inline std::string with_bound(long double expect, long double bound) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.17Lg +- %.3Lg", expect, bound);
+  return buf;
+}
+
+inline long double distance(long double a, long double b) {
+  if (std::isnan(a) != std::isnan(b)) return INFINITY;
+  if (std::isnan(a) || a == b) return 0;  // equal infinities too
+  return std::fabs(a - b);
+}
+
+}  // namespace detail
+
+template <tandem::Element T>
+Judgement judge_sum(tandem::sum_result_t<T> s, const ReduceReference<T>& r) {
+  if constexpr (std::is_integral_v<T>) {
+    const std::int64_t expect = r.sum_result();
+    const bool ok = s == expect;
+    return {ok, std::fabs((long double)s - (long double)expect), ok ? "" : std::to_string(expect)};
+  } else {
+    if (r.nan || r.pos_inf || r.neg_inf) return judge_sum_bits(s, r);
+    const long double err = std::fabs((long double)s - r.sum);
+    const bool ok = err <= r.sum_bound();
+    return {ok, err, ok ? "" : detail::with_bound(r.sum, r.sum_bound())};
+  }
+}
+
+template <tandem::Element T>
+Judgement judge_sum_bits(tandem::sum_result_t<T> s, const ReduceReference<T>& r) {
+  const tandem::sum_result_t<T> expect = r.sum_result();
+  const bool ok = same_bits(s, expect);
+  return {ok, detail::distance(s, expect), ok ? "" : show(expect) + " (bit for bit)"};
+}
+
+template <tandem::Element T>
+Judgement judge_extreme(T got, T expect) {
+  const bool ok = same_bits(got, expect);
+  return {ok, std::fabs((long double)got - (long double)expect), ok ? "" : show(expect) + " (bit for bit)"};
+}
+
+template <tandem::Element T>
+Judgement judge_mean(double m, const ReduceReference<T>& r) {
+  if constexpr (std::is_integral_v<T>) {
+    const double expect = r.integer_mean();
+    const bool ok = same_bits(m, expect);
+    return {ok, std::fabs((long double)m - expect), ok ? "" : show(expect)};
+  } else {
+    if (r.nan || r.pos_inf || r.neg_inf) {
+      const double expect = double(r.sum_result()) / double(r.count);
+      const bool ok = std::isnan(expect) ? std::isnan(m) : m == expect;
+      return {ok, detail::distance(m, expect), ok ? "" : show(expect)};
+    }
+    const long double expect = r.sum / r.count;
+    const long double bound = r.mean_bound();
+    const long double err = std::fabs((long double)m - expect);
+    const bool ok = err <= bound;
+    return {ok, err, ok ? "" : detail::with_bound(expect, bound)};
+  }
+}
+
+template <class T>
+requires tandem::is_matmul_type_v<T> MatmulVerdict verify_matmul(tandem::MatrixView<const T> c,
+                                                                 const MatmulReference<T>& ref,
+                                                                 tandem::Precision precision) {
+  const long double factor = matmul_bound_factor<T>(precision, ref.k);
+  MatmulVerdict v;
+  v.checked = ref.checked();
+  for (std::size_t e = 0; e < ref.checked(); ++e) {
+    const std::size_t idx = ref.index(e), i = idx / ref.n, j = idx % ref.n;
+    const long double got = c.data[i * c.ld + j];
+    const long double expect = ref.value[e];
+    const long double bound = factor * ref.abs[e] + 1e-30L;
+    bool ok;
+    if (!std::isfinite(expect)) {
+      ok = std::isnan(expect) ? std::isnan(got) : got == expect;
+      v.worst = ok ? v.worst : INFINITY;
+    } else {
+      const long double err = std::fabs(got - expect);
+      ok = err <= bound;
+      v.worst = std::isnan(err) ? INFINITY : std::max(v.worst, double(err / bound));
+    }
+    if (!ok && v.outside++ < 3) v.first_bad.push_back({i, j, got, expect, bound});
+  }
+  if (!ref.sample.empty())
+    for (std::size_t i = 0; i < c.rows; ++i)
+      for (std::size_t j = 0; j < c.cols; ++j) v.not_finite += !std::isfinite(c.data[i * c.ld + j]);
+  return v;
+}
 
 }  // namespace tandem_test

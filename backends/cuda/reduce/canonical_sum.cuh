@@ -1,8 +1,8 @@
-// Deterministic mode's sum: the canonical association order of backends/common/canonical.hpp, which the CPU
-// backend implements too, so both give the same bits. A chunk of 4096 elements is one warp: lane j
-// adds the chunk's elements j, j + 32, ... in order (coalesced: a warp's load is 32 consecutive
-// elements), then a __shfl_down_sync tree over s = 16, 8, 4, 2, 1 gives lane 0 the chunk's value.
-// Chunk values are reduced again by the same kernel until one remains (canonical_sum, below).
+// Deterministic mode's sums (sum-like operators: sum, sumsq): the canonical association order of
+// backends/common/canonical.hpp, which the CPU backend implements too, so both give the same bits. A chunk of 4096
+// elements is one warp: lane j adds the chunk's elements j, j + 32, ... in order (coalesced: a warp's load is 32
+// consecutive elements), then a __shfl_down_sync tree over s = 16, 8, 4, 2, 1 gives lane 0 the chunk's value. Chunk
+// values are reduced again by the same kernel until one remains (canonical_sum, below).
 #pragma once
 
 #include <algorithm>
@@ -15,8 +15,9 @@ namespace tandem::cuda::reduction {
 
 inline constexpr int kCanonicalBlockSize = 256;
 
-// A 16-bit input's elements are added as the floats they convert to.
-template <class In, class T = compute_t<In>>
+// The lanes add the sum-like operator Op's loaded values: a 16-bit input's elements as the floats they
+// convert to, sumsq's squares; later levels add chunk values as they are (Op: SumOp of the values).
+template <class Op, class In = typename Op::In, class T = typename Op::Acc>
 __global__ void __launch_bounds__(kCanonicalBlockSize)
     canonical_chunk_sums_kernel(const In* __restrict__ x, Index n, Index stride, T* __restrict__ chunk_values) {
   constexpr Index kChunk = detail::canonical::kChunk;
@@ -33,12 +34,12 @@ __global__ void __launch_bounds__(kCanonicalBlockSize)
       for (int r = 0; r < kRows; r += kInFlight) {
         T v[kInFlight];
 #pragma unroll
-        for (int u = 0; u < kInFlight; ++u) v[u] = T(x[(base + Index(r + u) * kWarpSize + lane) * stride]);
+        for (int u = 0; u < kInFlight; ++u) v[u] = Op::load(x[(base + Index(r + u) * kWarpSize + lane) * stride], 0);
 #pragma unroll
         for (int u = 0; u < kInFlight; ++u) acc = acc + v[u];  // in row order: the canonical order
       }
     } else {
-      for (Index i = lane; i < len; i += kWarpSize) acc = acc + T(x[(base + i) * stride]);
+      for (Index i = lane; i < len; i += kWarpSize) acc = acc + Op::load(x[(base + i) * stride], 0);
     }
 #pragma unroll
     for (int s = kWarpSize / 2; s > 0; s /= 2) acc = acc + __shfl_down_sync(kFullWarpMask, acc, s);
@@ -47,9 +48,9 @@ __global__ void __launch_bounds__(kCanonicalBlockSize)
 }
 
 // One level: the value of each 4096-element chunk of x into chunk_values.
-template <class In, class T = compute_t<In>>
+template <class Op, class In = typename Op::In, class T = typename Op::Acc>
 void canonical_chunk_values(const In* x, Index n, Index stride, T* chunk_values, cudaStream_t stream) {
-  const auto kernel = canonical_chunk_sums_kernel<In>;
+  const auto kernel = canonical_chunk_sums_kernel<Op>;
   const Index chunks = detail::canonical::chunk_count(n);
   const int warps_per_block = kCanonicalBlockSize / kWarpSize;
   const Index blocks =
@@ -61,7 +62,7 @@ void canonical_chunk_values(const In* x, Index n, Index stride, T* chunk_values,
 
 // Level after level of chunk values (backends/common/canonical.hpp), ping-ponging between two scratch
 // arrays, the last level writing the result.
-template <class In, class T = compute_t<In>>
+template <class Op, class In = typename Op::In, class T = typename Op::Acc>
 void canonical_sum(const In* x, Index n, Index stride, T* result, Workspace& ws, cudaStream_t stream) {
   using detail::canonical::chunk_count;
   const Index first = chunk_count(n), second = chunk_count(first);
@@ -69,14 +70,14 @@ void canonical_sum(const In* x, Index n, Index stride, T* result, Workspace& ws,
   T* levels[2] = {scratch, scratch + first};
   const Index chunks = chunk_count(n);
   T* out = chunks == 1 ? result : levels[0];
-  canonical_chunk_values(x, n, stride, out, stream);  // level 0 reads the input
+  canonical_chunk_values<Op>(x, n, stride, out, stream);  // level 0 reads the input
   if (chunks == 1) return;
   const T* values = out;  // later levels read the previous level's chunk values
   n = chunks;
   for (int level = 1;; ++level) {
     const Index next = chunk_count(n);
     T* dst = next == 1 ? result : levels[level % 2];
-    canonical_chunk_values(values, n, Index{1}, dst, stream);
+    canonical_chunk_values<detail::SumOp<T>>(values, n, Index{1}, dst, stream);
     if (next == 1) return;
     values = dst;
     n = next;

@@ -147,23 +147,36 @@ std::string auto_reduce_stage(Op op, [[maybe_unused]] Dtype dtype, std::int64_t 
   return kAutoChoices.back().stage;
 }
 
-void reduce_canonical_sum(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,
-                          Workspace& ws, cudaStream_t stream) {
-  if (info(dtype).integer) throw Error("deterministic sum: integer sums are exact already and take the ordinary path");
+namespace {
+// f.template operator()<Operator, T>() for a sum-like op of a floating dtype, or a tandem::Error.
+template <class F>
+void visit_canonical(Op op, Dtype dtype, F&& f) {
   detail::visit(dtype, [&]<class T>(std::type_identity<T>) {
-    if constexpr (is_floating_v<T>)
-      reduction::canonical_sum(static_cast<const T*>(x), n, stride, static_cast<compute_t<T>*>(d_result), ws, stream);
+    detail::visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      using Operator = typename detail::OpFor<O, T>::type;
+      if constexpr (detail::additive<Operator> && is_floating_v<T>)
+        f.template operator()<Operator, T>();
+      else
+        throw Error(std::string("deterministic ") + to_string(op) + " of " + to_string(dtype) +
+                    ": only sums of floating-point values have a canonical order (the others are exact already)");
+    });
+  });
+}
+}  // namespace
+
+void reduce_canonical_sum(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,
+                          Workspace& ws, cudaStream_t stream) {
+  visit_canonical(op, dtype, [&]<class Operator, class T>() {
+    reduction::canonical_sum<Operator>(static_cast<const T*>(x), n, stride, static_cast<compute_t<T>*>(d_result), ws,
+                                       stream);
   });
 }
 
-void reduce_canonical_chunk_values(Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values,
+void reduce_canonical_chunk_values(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values,
                                    cudaStream_t stream) {
-  detail::visit(dtype, [&]<class T>(std::type_identity<T>) {
-    if constexpr (is_floating_v<T>)
-      reduction::canonical_chunk_values(static_cast<const T*>(x), n, stride, static_cast<compute_t<T>*>(values),
-                                        stream);
-    else
-      throw Error("deterministic sum: integer sums are exact already and take the ordinary path");
+  visit_canonical(op, dtype, [&]<class Operator, class T>() {
+    reduction::canonical_chunk_values<Operator>(static_cast<const T*>(x), n, stride, static_cast<compute_t<T>*>(values),
+                                                stream);
   });
 }
 
@@ -171,7 +184,7 @@ void reduce(std::string_view stage, Op op, Dtype dtype, const void* x, std::int6
             void* d_result, Workspace& ws, cudaStream_t stream) {
   const std::size_t index = stage_index(stage);
   detail::visit(dtype, [&]<class T>(std::type_identity<T>) {
-    detail::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+    detail::visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
       using Operator = typename detail::OpFor<O, T>::type;
       const auto run = kStages<Operator>[index].run;
       if (!run)

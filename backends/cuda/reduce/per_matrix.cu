@@ -40,30 +40,11 @@ using OperatorOf = typename detail::OpFor<O, T>::type;
 template <Op O, class T>
 using AccOf = typename OperatorOf<O, T>::Acc;
 
-// Result i (of a vector of `len` elements) from its accumulator, as MatrixReduceArgs::out holds it: NaN as
-// the canonical quiet NaN, double(sum) / len with `mean`, the index for argmin / argmax.
+// Result i (of a vector of `len` elements) from its accumulator, as MatrixReduceArgs::out holds it
+// (detail::store_result: the op table's result, or with `divide` double(sum) / len).
 template <Op O, class T>
-__device__ inline void store(AccOf<O, T> acc, Index len, bool mean, void* out, Index i) {
-  if constexpr (O == Op::argmin || O == Op::argmax) {
-    static_cast<std::int64_t*>(out)[i] = acc.index;
-  } else if constexpr (O == Op::sum) {
-    using Sum = sum_result_t<T>;
-    Sum s = static_cast<Sum>(acc);  // integer sums: uint64 wraps to int64
-    if (mean) {
-      const double m = double(s) / double(len);
-      static_cast<double*>(out)[i] = m != m ? double(NAN) : m;
-      return;
-    }
-    if constexpr (std::is_floating_point_v<Sum>)
-      if (s != s) s = Sum(NAN);
-    static_cast<Sum*>(out)[i] = s;
-  } else {
-    using V = compute_t<T>;  // min / max results: float for 16-bit inputs
-    V v = acc;
-    if constexpr (std::is_floating_point_v<V>)
-      if (v != v) v = V(NAN);
-    static_cast<V*>(out)[i] = v;
-  }
+__device__ inline void store(AccOf<O, T> acc, Index len, bool divide, void* out, Index i) {
+  detail::store_result<O, T>(acc, len, divide, out, i);
 }
 
 // This thread's combination of row[first], row[first + step], ... below len, in that order, with kUnroll
@@ -94,7 +75,7 @@ __device__ inline typename Operator::Acc accumulate_row(const typename Operator:
 
 template <Op O, class T>
 __global__ void __launch_bounds__(kBlock)
-    row_warp_kernel(const T* __restrict__ x, Index rows, Index cols, Index ld, bool mean, void* out) {
+    row_warp_kernel(const T* __restrict__ x, Index rows, Index cols, Index ld, bool divide, void* out) {
   using Operator = OperatorOf<O, T>;
   const int lane = threadIdx.x % kWarpSize;
   const Index warps = Index(gridDim.x) * (blockDim.x / kWarpSize);
@@ -102,18 +83,18 @@ __global__ void __launch_bounds__(kBlock)
   for (Index r = Index(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize; r < rows; r += warps) {
     auto acc = accumulate_row<Operator>(x + r * ld, lane, kWarpSize, cols);
     acc = reduction::warp_reduce<Operator>(acc);
-    if (lane == 0) store<O, T>(acc, cols, mean, out, r);
+    if (lane == 0) store<O, T>(acc, cols, divide, out, r);
   }
 }
 
 template <Op O, class T>
 __global__ void __launch_bounds__(kBlock)
-    row_block_kernel(const T* __restrict__ x, Index rows, Index cols, Index ld, bool mean, void* out) {
+    row_block_kernel(const T* __restrict__ x, Index rows, Index cols, Index ld, bool divide, void* out) {
   using Operator = OperatorOf<O, T>;
   for (Index r = blockIdx.x; r < rows; r += gridDim.x) {
     auto acc = accumulate_row<Operator>(x + r * ld, threadIdx.x, blockDim.x, cols);
     acc = reduction::block_reduce<Operator>(acc);
-    if (threadIdx.x == 0) store<O, T>(acc, cols, mean, out, r);
+    if (threadIdx.x == 0) store<O, T>(acc, cols, divide, out, r);
     __syncthreads();  // block_reduce's shared memory is written again for the next row
   }
 }
@@ -122,8 +103,8 @@ __global__ void __launch_bounds__(kBlock)
 // stores the results, otherwise its partial accumulators into partials[split * cols + j].
 template <Op O, class T>
 __global__ void __launch_bounds__(kWarpSize* kColumnWarps)
-    column_kernel(const T* __restrict__ x, Index rows, Index cols, Index ld, Index rows_per_split, bool mean, void* out,
-                  AccOf<O, T>* __restrict__ partials) {
+    column_kernel(const T* __restrict__ x, Index rows, Index cols, Index ld, Index rows_per_split, bool divide,
+                  void* out, AccOf<O, T>* __restrict__ partials) {
   using Operator = OperatorOf<O, T>;
   using Acc = AccOf<O, T>;
   __shared__ Acc shared[kColumnWarps][kWarpSize];
@@ -149,7 +130,7 @@ __global__ void __launch_bounds__(kWarpSize* kColumnWarps)
 #pragma unroll
   for (int w = 1; w < kColumnWarps; ++w) acc = Operator::combine(acc, shared[w][threadIdx.x]);
   if (gridDim.y == 1)
-    store<O, T>(acc, rows, mean, out, j);
+    store<O, T>(acc, rows, divide, out, j);
   else
     partials[Index(blockIdx.y) * cols + j] = acc;
 }
@@ -157,20 +138,21 @@ __global__ void __launch_bounds__(kWarpSize* kColumnWarps)
 // The splits of column j, in order.
 template <Op O, class T>
 __global__ void __launch_bounds__(kBlock) column_splits_kernel(const AccOf<O, T>* __restrict__ partials, Index splits,
-                                                               Index rows, Index cols, bool mean, void* out) {
+                                                               Index rows, Index cols, bool divide, void* out) {
   using Operator = OperatorOf<O, T>;
   const Index j = Index(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= cols) return;
   auto acc = Operator::identity();
   for (Index s = 0; s < splits; ++s) acc = Operator::combine(acc, partials[s * cols + j]);
-  store<O, T>(acc, rows, mean, out, j);
+  store<O, T>(acc, rows, divide, out, j);
 }
 
 // ---- Deterministic float sums -------------------------------------------------------------------------
 
 // Per row: one warp per (row r, chunk c) writes the chunk's canonical value to values[r * values_ld + c]
-// (the lanes and tree of canonical_sum.cuh). A 16-bit input's elements are added as floats.
-template <class In, class T = compute_t<In>>
+// (the lanes and tree of canonical_sum.cuh) of the sum-like operator Op's loaded values (a 16-bit
+// input's elements as floats; sumsq's squares). Later levels add chunk values (Op: SumOp of them).
+template <class Op, class In = typename Op::In, class T = typename Op::Acc>
 __global__ void __launch_bounds__(kBlock)
     canonical_row_chunks_kernel(const In* __restrict__ x, Index rows, Index cols, Index ld, T* __restrict__ values,
                                 Index values_ld) {
@@ -183,8 +165,8 @@ __global__ void __launch_bounds__(kBlock)
     const Index r = t / chunks, c = t % chunks;
     const In* p = x + r * ld + c * kChunk;
     const Index len = cols - c * kChunk < kChunk ? cols - c * kChunk : kChunk;
-    // Lane j adds elements j, j + 32, ... in order from -0.0 (SumOp's identity): canonical.hpp's step 2.
-    T acc = accumulate_row<detail::SumOp<In>>(p, lane, kWarpSize, len);
+    // Lane j adds elements j, j + 32, ... in order from -0.0 (the identity): canonical.hpp's step 2.
+    T acc = accumulate_row<Op>(p, lane, kWarpSize, len);
 #pragma unroll
     for (int s = kWarpSize / 2; s > 0; s /= 2) acc = acc + __shfl_down_sync(kFullWarpMask, acc, s);
     if (lane == 0) values[r * values_ld + c] = acc;
@@ -192,11 +174,12 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 // Per column: one thread per (column j, chunk c), its 32 lanes in registers. Writes the chunk value to
-// values[c * cols + j], or, when the column is one chunk (Final), stores the result.
-template <class In, bool Final, class T = compute_t<In>>
+// values[c * cols + j], or, when the column is one chunk (Final), stores the result (a sum-like op's
+// result is a sum: ResultKind::sum).
+template <class Operator, bool Final, class In = typename Operator::In, class T = typename Operator::Acc>
 __global__ void __launch_bounds__(kBlock)
     canonical_column_chunks_kernel(const In* __restrict__ x, Index rows, Index cols, Index ld, T* __restrict__ values,
-                                   Index length, bool mean, void* out) {
+                                   Index length, bool divide, void* out) {
   constexpr Index kChunk = detail::canonical::kChunk;
   constexpr int kLanes = int(detail::canonical::kLanes);
   const Index j = Index(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -211,18 +194,18 @@ __global__ void __launch_bounds__(kBlock)
     Index k = 0;
     for (; k + kLanes <= len; k += kLanes) {
 #pragma unroll
-      for (int q = 0; q < kLanes; ++q) lane[q] = lane[q] + T(p[(k + q) * ld]);
+      for (int q = 0; q < kLanes; ++q) lane[q] = lane[q] + Operator::load(p[(k + q) * ld], 0);
     }
 #pragma unroll
     for (int q = 0; q < kLanes; ++q)
-      if (k + q < len) lane[q] = lane[q] + T(p[(k + q) * ld]);
+      if (k + q < len) lane[q] = lane[q] + Operator::load(p[(k + q) * ld], 0);
 #pragma unroll
     for (int s = kLanes / 2; s > 0; s /= 2) {
 #pragma unroll
       for (int q = 0; q < s; ++q) lane[q] = lane[q] + lane[q + s];
     }
     if constexpr (Final)
-      store<Op::sum, In>(lane[0], length, mean, out, j);
+      store<Op::sum, T>(lane[0], length, divide, out, j);
     else
       values[c * cols + j] = lane[0];
   }
@@ -231,9 +214,9 @@ __global__ void __launch_bounds__(kBlock)
 // The finished per-row values (one per row) into the results.
 template <class T>
 __global__ void __launch_bounds__(kBlock)
-    store_sums_kernel(const T* __restrict__ values, Index count, Index length, bool mean, void* out) {
+    store_sums_kernel(const T* __restrict__ values, Index count, Index length, bool divide, void* out) {
   const Index i = Index(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < count) store<Op::sum, T>(values[i], length, mean, out, i);
+  if (i < count) store<Op::sum, T>(values[i], length, divide, out, i);
 }
 
 // ---- Host side ------------------------------------------------------------------------------------------
@@ -248,16 +231,17 @@ unsigned grid_stride_blocks(Kernel kernel, Index items, Index per_block) {
   return unsigned(std::max<Index>(1, std::min(resident, (items + per_block - 1) / per_block)));
 }
 
-// Level 0 reads the input (In), later levels the previous level's chunk values (T).
-template <class In>
+// Level 0 reads the input (In, through the sum-like operator Op), later levels the previous level's chunk
+// values (T, added as they are).
+template <class Operator, class In = typename Operator::In>
 void canonical_rows(const MatrixReduceArgs& a, const In* x, Index ld, void* out, Workspace& ws, cudaStream_t stream) {
   using detail::canonical::chunk_count;
-  using T = compute_t<In>;
+  using T = typename Operator::Acc;
   const Index rows = a.rows, first = chunk_count(a.cols), second = chunk_count(first);
   T* scratch = static_cast<T*>(ws.get(std::size_t(rows * (first + second)) * sizeof(T) + 256));
   T* levels[2] = {scratch, scratch + rows * first};
-  auto run_level = [&]<class S>(const S* src, Index n, Index src_ld, T* values, Index chunks) {
-    const auto kernel = canonical_row_chunks_kernel<S>;
+  auto run_level = [&]<class LevelOp>(const typename LevelOp::In* src, Index n, Index src_ld, T* values, Index chunks) {
+    const auto kernel = canonical_row_chunks_kernel<LevelOp>;
     const unsigned grid = grid_stride_blocks(kernel, rows * chunks, kBlock / kWarpSize);
     kernel<<<grid, kBlock, 0, stream>>>(src, rows, n, src_ld, values, chunks);
     TANDEM_CUDA_CHECK_LAUNCH();
@@ -268,11 +252,11 @@ void canonical_rows(const MatrixReduceArgs& a, const In* x, Index ld, void* out,
     const Index chunks = chunk_count(n);
     T* values = levels[level % 2];
     if (level == 0)
-      run_level(x, n, ld, values, chunks);
+      run_level.template operator()<Operator>(x, n, ld, values, chunks);
     else
-      run_level(previous, n, ld, values, chunks);
+      run_level.template operator()<detail::SumOp<T>>(previous, n, ld, values, chunks);
     if (chunks == 1) {
-      store_sums_kernel<T><<<blocks_for(rows, kBlock), kBlock, 0, stream>>>(values, rows, a.cols, a.mean, out);
+      store_sums_kernel<T><<<blocks_for(rows, kBlock), kBlock, 0, stream>>>(values, rows, a.cols, a.divide, out);
       TANDEM_CUDA_CHECK_LAUNCH();
       return;
     }
@@ -282,26 +266,26 @@ void canonical_rows(const MatrixReduceArgs& a, const In* x, Index ld, void* out,
   }
 }
 
-template <class In>
+template <class Operator, class In = typename Operator::In>
 void canonical_columns(const MatrixReduceArgs& a, const In* x, Index ld, void* out, Workspace& ws,
                        cudaStream_t stream) {
   using detail::canonical::chunk_count;
-  using T = compute_t<In>;
+  using T = typename Operator::Acc;
   const Index cols = a.cols, first = chunk_count(a.rows), second = chunk_count(first);
   T* scratch = static_cast<T*>(ws.get(std::size_t(cols * (first + second)) * sizeof(T) + 256));
   T* levels[2] = {scratch, scratch + cols * first};
   // Narrow matrices get narrower blocks, so that no thread idles past the last column.
   const int block = int(std::min<Index>(kBlock, (cols + kWarpSize - 1) / kWarpSize * kWarpSize));
   // One level; returns true when it stored the results.
-  auto run_level = [&]<class S>(const S* src, Index n, Index src_ld, T* values) {
+  auto run_level = [&]<class LevelOp>(const typename LevelOp::In* src, Index n, Index src_ld, T* values) {
     const Index chunks = chunk_count(n);
     const dim3 grid(blocks_for(cols, block), unsigned(std::min<Index>(chunks, 65535)));
     if (chunks == 1)
-      canonical_column_chunks_kernel<S, true>
-          <<<grid, block, 0, stream>>>(src, n, cols, src_ld, static_cast<T*>(nullptr), a.rows, a.mean, out);
+      canonical_column_chunks_kernel<LevelOp, true>
+          <<<grid, block, 0, stream>>>(src, n, cols, src_ld, static_cast<T*>(nullptr), a.rows, a.divide, out);
     else
-      canonical_column_chunks_kernel<S, false>
-          <<<grid, block, 0, stream>>>(src, n, cols, src_ld, values, a.rows, a.mean, out);
+      canonical_column_chunks_kernel<LevelOp, false>
+          <<<grid, block, 0, stream>>>(src, n, cols, src_ld, values, a.rows, a.divide, out);
     TANDEM_CUDA_CHECK_LAUNCH();
     return chunks == 1;
   };
@@ -309,7 +293,9 @@ void canonical_columns(const MatrixReduceArgs& a, const In* x, Index ld, void* o
   const T* previous = nullptr;
   for (int level = 0;; ++level) {
     T* values = levels[level % 2];
-    if (level == 0 ? run_level(x, n, ld, values) : run_level(previous, n, ld, values)) return;
+    if (level == 0 ? run_level.template operator()<Operator>(x, n, ld, values)
+                   : run_level.template operator()<detail::SumOp<T>>(previous, n, ld, values))
+      return;
     previous = values;
     n = chunk_count(n);
     ld = cols;
@@ -321,11 +307,11 @@ void per_row(const MatrixReduceArgs& a, const T* x, Index ld, void* out, cudaStr
   if (a.cols >= kBlockPerRow) {
     const auto kernel = row_block_kernel<O, T>;
     const unsigned grid = grid_stride_blocks(kernel, a.rows, 1);
-    kernel<<<grid, kBlock, 0, stream>>>(x, a.rows, a.cols, ld, a.mean, out);
+    kernel<<<grid, kBlock, 0, stream>>>(x, a.rows, a.cols, ld, a.divide, out);
   } else {
     const auto kernel = row_warp_kernel<O, T>;
     const unsigned grid = grid_stride_blocks(kernel, a.rows, kBlock / kWarpSize);
-    kernel<<<grid, kBlock, 0, stream>>>(x, a.rows, a.cols, ld, a.mean, out);
+    kernel<<<grid, kBlock, 0, stream>>>(x, a.rows, a.cols, ld, a.divide, out);
   }
   TANDEM_CUDA_CHECK_LAUNCH();
 }
@@ -344,11 +330,11 @@ void per_column(const MatrixReduceArgs& a, const T* x, Index ld, void* out, Work
   const Index splits = (a.rows + rows_per_split - 1) / rows_per_split;
   Acc* partials = splits > 1 ? static_cast<Acc*>(ws.get(std::size_t(splits * a.cols) * sizeof(Acc))) : nullptr;
   kernel<<<dim3(unsigned(column_blocks), unsigned(splits)), block, 0, stream>>>(x, a.rows, a.cols, ld, rows_per_split,
-                                                                                a.mean, out, partials);
+                                                                                a.divide, out, partials);
   TANDEM_CUDA_CHECK_LAUNCH();
   if (splits == 1) return;
   column_splits_kernel<O, T>
-      <<<blocks_for(a.cols, kBlock), kBlock, 0, stream>>>(partials, splits, a.rows, a.cols, a.mean, out);
+      <<<blocks_for(a.cols, kBlock), kBlock, 0, stream>>>(partials, splits, a.rows, a.cols, a.divide, out);
   TANDEM_CUDA_CHECK_LAUNCH();
 }
 
@@ -358,18 +344,18 @@ void reduce_matrix(const MatrixReduceArgs& a, const void* x, std::int64_t ld, vo
                    cudaStream_t stream) {
   const Index count = a.per == Per::row ? a.rows : a.cols, length = a.per == Per::row ? a.cols : a.rows;
   if (count == 0) return;
-  if (length == 0) {  // sums only (the engine rejects the other ops): +0.0 or 0, all bits zero
+  if (length == 0) {  // EmptyRule::zero (the engine rejects the other ops): +0.0 or 0, all bits zero
     TANDEM_CUDA_CHECK(cudaMemsetAsync(out, 0, std::size_t(count) * matrix_result_size(a), stream));
     return;
   }
   detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
     const T* data = static_cast<const T*>(x);
-    if constexpr (is_floating_v<T>) {
-      if (a.deterministic && a.op == Op::sum)
-        return a.per == Per::row ? canonical_rows(a, data, ld, out, ws, stream)
-                                 : canonical_columns(a, data, ld, out, ws, stream);
-    }
-    detail::visit_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
+    detail::visit_backend_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
+      using Operator = OperatorOf<O, T>;
+      if constexpr (detail::additive<Operator> && is_floating_v<T>)
+        if (a.deterministic)
+          return a.per == Per::row ? canonical_rows<Operator>(a, data, ld, out, ws, stream)
+                                   : canonical_columns<Operator>(a, data, ld, out, ws, stream);
       if (a.per == Per::row)
         per_row<O, T>(a, data, ld, out, stream);
       else

@@ -13,8 +13,7 @@ namespace tandem::cuda {
 
 // Bytes of one result of a (MatrixReduceArgs::out's element type).
 inline std::size_t matrix_result_size(const detail::MatrixReduceArgs& a) {
-  if (a.mean || is_arg(a.op)) return 8;
-  return a.op == Op::sum ? size_of(info(a.dtype).sum_result) : size_of(info(a.dtype).compute);
+  return a.divide ? sizeof(double) : size_of(result_dtype(a.op, a.dtype));
 }
 
 // One result per row or column of x (device memory, a.rows x a.cols, leading dimension ld; a.data is

@@ -1,0 +1,72 @@
+// The conformance matrix: every combination of the API's axes, generated from the library's own tables,
+// each case checked against the independent references of tests/support/.
+//
+//   reductions  op (the op table) x element type (the dtype table) x data (exact, random, NaN / inf,
+//               signed zeros; integers over their whole range) x size x layout (contiguous, strided,
+//               misaligned start, stride 0, empty; matrices packed, ld > cols with the padding poisoned
+//               by NaN or by the type's largest value, misaligned) x form (span, range, StridedView,
+//               Buffer, BufferView, *_into, per row, per column, host and Buffer) x every kernel of the
+//               backend's KernelInfo table x deterministic off / on
+//   matmul      element type x shape (tails, K = 0) x transpose pair x alpha / beta (beta = 0 over a NaN
+//               C) x layout (packed, ld > cols poisoned, batches with gaps, stride-0 B, misaligned) x
+//               form (host, Buffer) x every kernel x deterministic off / on
+//
+// A case the kernel's KernelInfo does not take (dtype, op, per row / column, deterministic mode), an empty
+// input of an op whose EmptyRule is error, and a stride of 0 must throw tandem::Error; every other case
+// must give the reference's result within its documented bound (tests/support/verdict.hpp), leave the
+// padding of C and of the outputs untouched, and in deterministic mode give the bits of the canonical
+// order. Deterministic results are also compared bit for bit across forms, kernels and every backend
+// run in the same process.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tandem/tandem.hpp"
+
+namespace tandem_test::conformance {
+
+struct Options {
+  bool quick = false;                     // fewer sizes, shapes and data kinds (sanitizer runs)
+  std::vector<tandem::Backend> backends;  // run in this order, in one process
+  bool reductions = true, matmul = true;
+  std::function<void(const std::string&)> on_failure;  // called with each failure as it happens
+};
+
+class Report {
+ public:
+  std::size_t cases = 0;        // calls checked (results and expected errors)
+  std::size_t refused = 0;      // of them, calls that had to throw tandem::Error, and did
+  std::size_t unavailable = 0;  // calls of a kernel whose requirement this machine lacks (it said so)
+  std::size_t compared = 0;     // deterministic results compared bit for bit with an earlier run of the case
+  std::size_t compared_across_backends = 0;
+  std::size_t failed = 0;
+  std::map<std::string, std::size_t> per_backend;  // cases per backend
+
+  void pass(const std::string& backend) { ++cases, ++per_backend[backend]; }
+  void fail(const std::string& backend, const std::string& what);
+  // Deterministic mode's bits for `key` (the case without backend, kernel and form) from `source`.
+  void deterministic_bits(const std::string& backend, const std::string& key, const std::string& source,
+                          std::string bits);
+
+  Options options;
+
+ private:
+  void failure(const std::string& what);
+  struct Seen {
+    std::string backend, source, bits;
+  };
+  std::map<std::string, Seen> bits_;
+};
+
+// Runs the matrix on every backend of o.backends (each must be usable).
+Report run(const Options& o);
+
+// The parts (reduce_cases.cpp, matmul_cases.cpp).
+void run_reductions(const tandem::Engine& eng, Report& report);
+void run_matmul(const tandem::Engine& eng, Report& report);
+
+}  // namespace tandem_test::conformance
