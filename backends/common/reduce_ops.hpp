@@ -8,6 +8,10 @@
 //   kIndexFree              true when load ignores i, so a backend may skip computing indices
 //   kOrderFree              (optional, default false) true when every order of combining gives the same
 //                           bits (min, max, integer sums), so a backend may keep several accumulators
+//   kAdditive               (optional, default false) true when the op is the sum of load(x): combine is
+//                           a + b, deterministic mode's canonical order applies, partial results add
+//   kLoadTransforms         (optional, default false) true when load(x) is more than a conversion of x
+//                           to Acc (a square), so that a backend must never skip it
 // min and max are bitwise identical whatever the order: NaN wins (the engine canonicalises its
 // payload), and between zeros of both signs min picks -0.0 and max picks +0.0.
 #pragma once
@@ -232,14 +236,24 @@ inline constexpr bool additive = [] {
     return false;
 }();
 
+// Op::load(x) is more than the conversion Acc(x) (Op::kLoadTransforms).
+template <class Op>
+inline constexpr bool load_transforms = [] {
+  if constexpr (requires { Op::kLoadTransforms; })
+    return Op::kLoadTransforms;
+  else
+    return false;
+}();
+
 template <class Op>
 inline constexpr bool is_arg_op = false;
 template <class T, bool Max>
 inline constexpr bool is_arg_op<ArgOp<T, Max>> = true;
 
 // Later passes of a multi-pass reduction combine the Acc partials of an earlier pass: an operator whose
-// elements are Op's accumulators, loaded as they are. Operators whose In is already Acc serve as their
-// own partial operator.
+// elements are Op's accumulators, loaded as they are. Sum-like operators' partials are summed (SumOp of
+// the Acc: a square is never taken twice); other operators whose In is already Acc and whose load only
+// converts serve as their own partial operator.
 template <class Op>
 struct PartialsOf {
   using In = typename Op::Acc;
@@ -252,13 +266,9 @@ struct PartialsOf {
 };
 template <class Op>
 struct PartialOpOf {
-  using type = std::conditional_t<std::is_same_v<typename Op::In, typename Op::Acc>, Op, PartialsOf<Op>>;
-};
-// Integer sums accumulate in uint64: their partials are summed by SumOp<uint64_t> (one instantiation
-// for int32 and int64).
-template <class T>
-struct PartialOpOf<SumOp<T>> {
-  using type = SumOp<typename SumOp<T>::Acc>;
+  using type = std::conditional_t<
+      additive<Op>, SumOp<typename Op::Acc>,
+      std::conditional_t<std::is_same_v<typename Op::In, typename Op::Acc> && !load_transforms<Op>, Op, PartialsOf<Op>>>;
 };
 template <class Op>
 using PartialOp = typename PartialOpOf<Op>::type;

@@ -154,7 +154,7 @@ template <class Op, class Vector>
 __device__ inline typename Op::Acc combine_vector(typename Op::Acc acc, const Vector& v, Index first) {
   using In = typename Op::In;
   if constexpr (is_storage_type_v<In>) {  // 8 elements, two per 32-bit word, low half first
-    static_assert(sizeof(In) == 2, "combine_vector: 16-bit storage types only");
+    static_assert(sizeof(In) == 2 && kElementsPerVector<In> == 8, "combine_vector: 8 16-bit elements per vector");
     const std::uint32_t words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
@@ -162,10 +162,13 @@ __device__ inline typename Op::Acc combine_vector(typename Op::Acc acc, const Ve
       acc = Op::combine(acc, Op::load(In::from_bits(std::uint16_t(words[q] >> 16)), first + 2 * q + 1));
     }
   } else if constexpr (order_free<Op> && kElementsPerVector<In> == 4) {  // a tree: a shorter dependency chain
+    static_assert(sizeof(Vector) == 16, "combine_vector: 16-byte vectors (Vector16)");
     const auto xy = Op::combine(Op::load(static_cast<In>(v.x), first), Op::load(static_cast<In>(v.y), first + 1));
     const auto zw = Op::combine(Op::load(static_cast<In>(v.z), first + 2), Op::load(static_cast<In>(v.w), first + 3));
     acc = Op::combine(acc, Op::combine(xy, zw));
   } else {
+    static_assert(kElementsPerVector<In> == 2 || kElementsPerVector<In> == 4,
+                  "combine_vector: vectors of 2 or 4 elements (x, y, z, w); a type of another width needs its branch");
     acc = Op::combine(acc, Op::load(static_cast<In>(v.x), first));
     acc = Op::combine(acc, Op::load(static_cast<In>(v.y), first + 1));
     if constexpr (kElementsPerVector<In> == 4) {

@@ -3,8 +3,9 @@
 //
 // CUB gets our operator, not its own Min/Max/Sum: DeviceReduce::Reduce with Op::combine as the reduction
 // functor and Op::identity() as the initial value, so that NaN and signed-zero results match the other
-// stages bitwise. Where elements need converting (integer sums accumulate in uint64) or are strided,
-// DeviceReduce::TransformReduce applies Op::load, reading x[i * stride] through a counting iterator.
+// stages bitwise. Where elements need converting (integer sums accumulate in uint64) or transforming
+// (a square), or are strided, DeviceReduce::TransformReduce applies Op::load, reading x[i * stride]
+// through a counting iterator.
 // CUB's temporary storage comes from the Workspace.
 #pragma once
 
@@ -50,7 +51,7 @@ void reduce_with_cub(const typename Op::In* x, Index n, Index stride, typename O
   std::size_t temp_bytes = 0;
   const auto run = [&](void* temp) -> cudaError_t {
     if (stride == 1 && Op::kIndexFree) {
-      if constexpr (std::is_same_v<In, Acc>)
+      if constexpr (std::is_same_v<In, Acc> && !detail::load_transforms<Op>)
         return cub::DeviceReduce::Reduce(temp, temp_bytes, x, result, n, CombineFunctor<Op>{}, Op::identity(), stream);
       else
         return cub::DeviceReduce::TransformReduce(temp, temp_bytes, x, result, n, CombineFunctor<Op>{},
