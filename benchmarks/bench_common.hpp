@@ -46,8 +46,10 @@
 #include "engine/backend.hpp"
 #include "tandem/tandem.hpp"
 #include "tests/support/kernels.hpp"
+#include "tests/support/reference.hpp"
 #include "tests/support/rng.hpp"
 #include "tests/support/values.hpp"
+#include "tests/support/verdict.hpp"
 
 namespace tandem_bench {
 
@@ -73,8 +75,14 @@ inline std::string shape_label(const Shape& s) {
 
 using tandem::Op;
 inline const char* op_name(Op op) { return tandem::to_string(op); }
-// The ops every reduction benchmark runs (mean is sum divided by n).
-inline constexpr Op kBenchOps[] = {Op::sum, Op::min, Op::max, Op::argmax};
+// The ops every reduction benchmark runs: those of the op table the backends run themselves (mean is
+// computed as sum divided by n).
+inline std::vector<Op> bench_ops() {
+  std::vector<Op> ops;
+  for (Op op : tandem::all_ops)
+    if (tandem::is_backend_op(op)) ops.push_back(op);
+  return ops;
+}
 
 // ---- Random inputs -----------------------------------------------------------------------------------
 
@@ -99,54 +107,34 @@ std::vector<T> random_vector(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-// What every reduction of an input must return, from the host copy: exact (sums in double are exact
-// for the values random_value makes).
-struct Reference {
-  double sum = 0;
-  double min = std::numeric_limits<double>::infinity(), max = -std::numeric_limits<double>::infinity();
-  std::size_t argmin = 0, argmax = 0;  // first positions of min and max (the inputs hold no NaN)
-};
+// What every reduction of an input must return: the test-support reference (tests/support/reference.hpp)
+// of the host copy's elements as their compute type, built in parallel.
+template <class T>
+using Reference = tandem_test::ReduceReference<tandem::compute_t<T>>;
 
 template <class T>
-Reference reference_of(const T* x, std::size_t n) {
-  return tbb::parallel_reduce(
-      tbb::blocked_range<std::size_t>(0, n, 1 << 16), Reference{},
-      [&](const tbb::blocked_range<std::size_t>& r, Reference acc) {  // ranges come in increasing order
-        for (std::size_t i = r.begin(); i != r.end(); ++i) {
-          acc.sum += double(x[i]);
-          if (double(x[i]) < acc.min) acc.min = double(x[i]), acc.argmin = i;
-          if (double(x[i]) > acc.max) acc.max = double(x[i]), acc.argmax = i;
-        }
+Reference<T> reference_of(const T* x, std::size_t n) {
+  using C = tandem::compute_t<T>;
+  return tbb::parallel_deterministic_reduce(
+      tbb::blocked_range<std::size_t>(0, n, 1 << 16), Reference<T>{},
+      [&](const tbb::blocked_range<std::size_t>& r, Reference<T> acc) {  // ranges come in increasing order
+        for (std::size_t i = r.begin(); i != r.end(); ++i) acc.add(C(x[i]));
         return acc;
       },
-      [](Reference a, const Reference& b) {  // a covers elements before b's
-        if (b.min < a.min) a.min = b.min, a.argmin = b.argmin;
-        if (b.max > a.max) a.max = b.max, a.argmax = b.argmax;
-        a.sum += b.sum;
+      [](Reference<T> a, const Reference<T>& b) {  // a covers elements before b's
+        a.merge(b);
         return a;
       });
 }
 
-inline double expected(Op op, const Reference& ref) {
-  switch (op) {
-    case Op::min:
-      return ref.min;
-    case Op::max:
-      return ref.max;
-    case Op::argmin:
-      return double(ref.argmin);
-    case Op::argmax:
-      return double(ref.argmax);
-    default:
-      return ref.sum;
-  }
-}
-
-// Throws tandem::Error unless an engine result equals the host reference exactly.
-inline void check_result(Op op, double got, const Reference& ref) {
-  if (got != expected(op, ref))
-    throw tandem::Error(std::string("wrong ") + op_name(op) + ": got " + std::to_string(got) + ", expected " +
-                        std::to_string(expected(op, ref)));
+// Throws tandem::Error unless a result of op O is right by the test-support verdict (sums within their
+// bound, everything else exactly).
+template <Op O, class T>
+void check_result(const tandem::op_result_t<O, T>& got, const Reference<T>& ref) {
+  const tandem_test::Judgement j = tandem_test::judge_op<O, T>(got, ref);
+  if (!j.ok)
+    throw tandem::Error(std::string("wrong ") + op_name(O) + ": got " + tandem_test::show(got) + ", expected " +
+                        j.expected);
 }
 
 // ---- Inputs, kept one at a time ----------------------------------------------------------------------
@@ -154,7 +142,7 @@ inline void check_result(Op op, double got, const Reference& ref) {
 template <class T>
 struct VectorInput {
   Buffer<T> buffer;
-  Reference ref;
+  Reference<T> ref;
 };
 
 template <class T>
@@ -315,45 +303,28 @@ inline void add_device_context(const Engine& eng) {
   add_kernel_context(eng);
 }
 
-template <class T>
-double reduce_once(const Engine& eng, Op op, const Buffer<T>& x, const tandem::ReduceOptions& opts) {
-  switch (op) {
-    case Op::sum:
-      return double(eng.sum(x, opts));
-    case Op::min:
-      return double(eng.min(x, opts));
-    case Op::max:
-      return double(eng.max(x, opts));
-    case Op::mean:
-      return eng.mean(x, opts);
-    case Op::argmin:
-      return double(eng.argmin(x, opts));
-    case Op::argmax:
-      return double(eng.argmax(x, opts));
-  }
-  return 0;
-}
-
 // reduce/<backend>/<kernel>/<op>/<type>/n:<n> for every kernel of the engine ("auto" included) and
 // every operator, on a Buffer of n random values.
 template <class T>
 void register_reductions(Suite& suite, std::size_t n) {
   const std::vector<tandem::KernelInfo> infos = suite.eng.reduce_kernel_info();
   for (const std::string& kernel : suite.eng.reduce_kernels())
-    for (Op op : kBenchOps) {
+    for (Op op : bench_ops()) {
       if (!tandem_test::kernel_accepts(infos, kernel, tandem::dtype_of<T>, &op, false)) continue;
       const std::string name =
           "reduce/" + suite.backend + "/" + kernel + "/" + op_name(op) + "/" + type_name<T>() + "/" + size_label(n);
-      benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, kernel, op, n](benchmark::State& state) {
-                                     const VectorInput<T>& in = suite.inputs.vector<T>(n);
-                                     const tandem::ReduceOptions opts{kernel};
-                                     check_result(op, reduce_once(suite.eng, op, in.buffer, opts), in.ref);
-                                     for (auto _ : state)
-                                       benchmark::DoNotOptimize(reduce_once(suite.eng, op, in.buffer, opts));
-                                     set_bandwidth_counters(state, double(n * sizeof(T)),
-                                                            suite.sweep.bytes_per_second(n * sizeof(T)));
-                                   }))
-          ->UseRealTime();
+      tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+        benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, kernel, n](benchmark::State& state) {
+                                       const VectorInput<T>& in = suite.inputs.vector<T>(n);
+                                       const tandem::ReduceOptions opts{kernel};
+                                       check_result<O, T>(suite.eng.reduce<O>(in.buffer, opts), in.ref);
+                                       for (auto _ : state)
+                                         benchmark::DoNotOptimize(suite.eng.reduce<O>(in.buffer, opts));
+                                       set_bandwidth_counters(state, double(n * sizeof(T)),
+                                                              suite.sweep.bytes_per_second(n * sizeof(T)));
+                                     }))
+            ->UseRealTime();
+      });
     }
 }
 

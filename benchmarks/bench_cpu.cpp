@@ -100,7 +100,7 @@ void register_reduce_baselines(Suite& suite, std::size_t n) {
     benchmark::RegisterBenchmark(("baseline/" + what + "/sum/" + tail).c_str(),
                                  guarded([&suite, n, bytes, sum](State& state) {
                                    const VectorInput<T>& in = suite.inputs.vector<T>(n);
-                                   check_result(Op::sum, double(sum(in.buffer.data(), n)), in.ref);
+                                   check_result<Op::sum, T>(sum(in.buffer.data(), n), in.ref);
                                    for (auto _ : state) benchmark::DoNotOptimize(sum(in.buffer.data(), n));
                                    set_bandwidth_counters(state, double(bytes), suite.sweep.bytes_per_second(bytes));
                                  }))
@@ -126,7 +126,7 @@ struct Pair {
 struct StridedInput {
   std::vector<Pair> aos;
   std::vector<float> soa;  // aos[i].a for every i
-  Reference ref;
+  Reference<float> ref;
 };
 
 // strided/cpu/<kernel>/aos_field (sum of Pair::a through tandem::field) and .../soa (the same values
@@ -152,7 +152,7 @@ void register_strided(Suite& suite, std::size_t n) {
               return aos ? suite.eng.sum(tandem::field(std::span<const Pair>(in.aos), &Pair::a), opts)
                          : suite.eng.sum(std::span<const float>(in.soa), opts);
             };
-            check_result(Op::sum, run(), in.ref);
+            check_result<Op::sum, float>(run(), in.ref);
             for (auto _ : state) benchmark::DoNotOptimize(run());
             set_bandwidth_counters(state, double(n * sizeof(float)), suite.sweep.bytes_per_second(n * sizeof(float)));
           }))

@@ -161,27 +161,16 @@ class KernelRunner {
 
   // Runs one reduction of T into result() (poisoned first, so that a stage that writes nothing is
   // caught) and returns what it wrote as the engine would return it: int32 sums as int64.
-  template <class T, class Run>
-  double reduction_result(Op op, const Run& run) {
+  // The result a stage left in result(): its operator's accumulator, as the engine returns it.
+  template <Op O, class T, class Run>
+  tandem::op_result_t<O, T> reduction_result(const Run& run) {
+    using Acc = typename tandem::detail::OpFor<O, T>::type::Acc;
     cuda_check(cudaMemsetAsync(result_, 0xFF, 16, stream_), "cudaMemsetAsync");
     run();
-    unsigned char bytes[16];
-    cuda_check(cudaMemcpyAsync(bytes, result_, 16, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
+    Acc acc;
+    cuda_check(cudaMemcpyAsync(&acc, result_, sizeof acc, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
     synchronize();
-    if (tandem::is_arg(op)) {  // {value, int64 index}: the index at offset 8
-      std::int64_t index = 0;
-      std::memcpy(&index, bytes + 8, sizeof index);
-      return double(index);
-    }
-    if constexpr (std::is_integral_v<T>)
-      if (op == Op::sum) {
-        std::uint64_t sum = 0;  // integer sums are written as uint64, wrapping
-        std::memcpy(&sum, bytes, sizeof sum);
-        return double(std::int64_t(sum));
-      }
-    T value{};
-    std::memcpy(&value, bytes, sizeof value);
-    return double(value);
+    return tandem::op_result_t<O, T>(tandem::detail::result_of<O, T>(acc));
   }
 
  private:
@@ -200,7 +189,7 @@ void register_kernel_reductions(Suite& suite, KernelRunner& runner, SweepReferen
   const std::vector<tandem::KernelInfo> infos = tandem::cuda::reduce_stage_info();
   for (const tandem::KernelInfo& stage : infos) stages.push_back(stage.name);
   for (const std::string& stage : stages)
-    for (Op op : kBenchOps) {
+    for (Op op : bench_ops()) {
       if (stage != "auto" && !tandem_test::kernel_accepts(infos, stage, tandem::dtype_of<T>, &op, false)) continue;
       const std::string name = "kernel/cuda/" + stage + "/" + op_name(op) + "/" + type_name<T>() + "/" + size_label(n);
       benchmark::RegisterBenchmark(
@@ -213,7 +202,9 @@ void register_kernel_reductions(Suite& suite, KernelRunner& runner, SweepReferen
               tandem::cuda::reduce(ran, op, dtype, in.buffer.data(), count, 1, runner.result(), runner.workspace(),
                                    runner.stream());
             };
-            check_result(op, runner.reduction_result<T>(op, run), in.ref);
+            tandem::detail::visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+              check_result<O, T>(runner.reduction_result<O, T>(run), in.ref);
+            });
             const int calls = runner.calls_per_iteration(run);
             for (auto _ : state) state.SetIterationTime(runner.seconds_per_call(run, calls));
             set_bandwidth_counters(state, double(n * sizeof(T)), batched_sweep.bytes_per_second(n * sizeof(T)));
@@ -235,7 +226,7 @@ void register_kernel_reductions(Suite& suite, KernelRunner& runner, SweepReferen
         const std::size_t temp_bytes = cub_argmax_temp_bytes<T>(count);
         void* temp = runner.workspace().get(std::max<std::size_t>(temp_bytes, 16));
         auto run = [&] { cub_argmax<T>(in.buffer.data(), count, runner.result(), temp, temp_bytes, runner.stream()); };
-        check_result(Op::argmax, runner.reduction_result<T>(Op::argmax, run), in.ref);
+        check_result<Op::argmax, T>(runner.reduction_result<Op::argmax, T>(run), in.ref);
         const int calls = runner.calls_per_iteration(run);
         for (auto _ : state) state.SetIterationTime(runner.seconds_per_call(run, calls));
         set_bandwidth_counters(state, double(n * sizeof(T)), batched_sweep.bytes_per_second(n * sizeof(T)));
@@ -332,7 +323,7 @@ void register_reduce_group(CudaBench& bench, const std::vector<std::size_t>& siz
 struct StridedBuffers {
   Buffer<float> aos;  // 2n floats: the field is every other one
   Buffer<float> soa;  // the same n values contiguous
-  Reference ref;
+  Reference<float> ref;
 };
 
 void register_strided(Suite& suite, std::size_t n) {
@@ -351,7 +342,7 @@ void register_strided(Suite& suite, std::size_t n) {
                 });
             const tandem::ReduceOptions opts{kernel};
             auto run = [&] { return aos ? suite.eng.sum(in.aos.view(0, n, 2), opts) : suite.eng.sum(in.soa, opts); };
-            check_result(Op::sum, run(), in.ref);
+            check_result<Op::sum, float>(run(), in.ref);
             for (auto _ : state) benchmark::DoNotOptimize(run());
             set_bandwidth_counters(state, double(n * sizeof(float)), suite.sweep.bytes_per_second(n * sizeof(float)));
           }))

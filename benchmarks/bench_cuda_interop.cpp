@@ -48,8 +48,8 @@ void register_cuda_interop(Suite& suite) {
                                    const Engine& eng = b == Backend::cuda ? suite.eng : cpu;
                                    const tandem::ReduceOptions opts{.kernel = kernel};
                                    const std::vector<float>& x = host_input();
-                                   const Reference ref = reference_of(x.data(), x.size());
-                                   check_result(Op::sum, double(eng.sum(x, opts)), ref);
+                                   const Reference<float> ref = reference_of(x.data(), x.size());
+                                   check_result<Op::sum, float>(eng.sum(x, opts), ref);
                                    for (auto _ : state) benchmark::DoNotOptimize(eng.sum(x, opts));
                                    set_gbs(state, bytes);
                                  }))

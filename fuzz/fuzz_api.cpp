@@ -14,8 +14,8 @@
 // libFuzzer reports it. TANDEM_FUZZ_VERBOSE=1 prints every call, for reading a reproducer.
 //
 // The harness (harness.hpp/.cpp) holds the contract and the fuzzed values; each area has its own file:
-// fuzz_reduce.cpp, fuzz_matmul.cpp, fuzz_buffer.cpp, fuzz_engine.cpp. This file only reads, before each
-// call an input makes, which area and element type the call goes to.
+// fuzz_reduce.cpp, fuzz_matmul.cpp, fuzz_batch.cpp, fuzz_buffer.cpp, fuzz_engine.cpp. This file only reads,
+// before each call an input makes, which area and element type (of the dtype table) the call goes to.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -29,16 +29,15 @@ using namespace tandem_fuzz;
 
 namespace {
 
-template <class T>
-void fuzz_typed(FuzzedDataProvider& in, int what) {
-  if (what <= 3)
-    fuzz_reduce<T>(in);
-  else if (what <= 5)
-    fuzz_buffer<T>(in);
-  else if constexpr (tandem::is_matmul_type_v<T> && !tandem::is_storage_type_v<T>)
-    fuzz_matmul<T>(in);
-  else
-    fuzz_reduce<T>(in);
+// One call of area `what` on element type d: reductions, buffers, or (types matmul takes) a matrix
+// product, either the single-matrix fuzzer (arenas shared by A, B and C, overlaps; C of A's type) or the
+// batch fuzzer (every matmul type, 16-bit inputs into a float C).
+void fuzz_typed(FuzzedDataProvider& in, int what, tandem::Dtype d) {
+  if (what <= 3) return fuzz_reduce(d, in);
+  if (what <= 5) return fuzz_buffer(d, in);
+  if (!tandem::info(d).matmul) return fuzz_reduce(d, in);
+  if (what == 6 && tandem::info(d).compute == d) return fuzz_matmul(d, in);
+  fuzz_batch(d, in);
 }
 
 }  // namespace
@@ -53,26 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         fuzz_engine(in);
         continue;
       }
-      switch (in.ConsumeIntegralInRange<int>(0, 5)) {
-        case 4:
-          fuzz_typed<tandem::bfloat16>(in, what);
-          break;
-        case 5:
-          fuzz_typed<tandem::half>(in, what);
-          break;
-        case 0:
-          fuzz_typed<float>(in, what);
-          break;
-        case 1:
-          fuzz_typed<double>(in, what);
-          break;
-        case 2:
-          fuzz_typed<std::int32_t>(in, what);
-          break;
-        default:
-          fuzz_typed<std::int64_t>(in, what);
-          break;
-      }
+      // An element type of the dtype table.
+      fuzz_typed(in, what, tandem::dtypes[in.ConsumeIntegralInRange<std::size_t>(0, std::size(tandem::dtypes) - 1)].id);
     }
   } catch (const tandem::Error& e) {
     fail(std::string("tandem::Error escaped the harness: ") + e.what());

@@ -11,7 +11,7 @@
 namespace tandem_fuzz {
 
 template <class T>
-void fuzz_buffer(FuzzedDataProvider& in) {
+void fuzz_buffer_typed(FuzzedDataProvider& in) {
   const Engine& eng = engine();
   constexpr std::size_t limit = limit_of<T>();
   std::uint64_t rng = in.ConsumeIntegral<std::uint64_t>();
@@ -97,11 +97,8 @@ void fuzz_buffer(FuzzedDataProvider& in) {
   if (all.size() != mirror.size() || !same_bits(all, mirror.data())) fail("to_vector() differs from what was uploaded");
 }
 
-template void fuzz_buffer<std::int32_t>(FuzzedDataProvider&);
-template void fuzz_buffer<std::int64_t>(FuzzedDataProvider&);
-template void fuzz_buffer<float>(FuzzedDataProvider&);
-template void fuzz_buffer<double>(FuzzedDataProvider&);
-template void fuzz_buffer<tandem::bfloat16>(FuzzedDataProvider&);
-template void fuzz_buffer<tandem::half>(FuzzedDataProvider&);
+void fuzz_buffer(tandem::Dtype d, FuzzedDataProvider& in) {
+  tandem_test::with_dtype(d, [&]<class T>() { fuzz_buffer_typed<T>(in); });
+}
 
 }  // namespace tandem_fuzz

@@ -100,7 +100,7 @@ TANDEM_FUZZ_BULK void check_untouched(const std::vector<std::vector<T>>& before,
 }  // namespace
 
 template <class T>
-void fuzz_matmul(FuzzedDataProvider& in) {
+void fuzz_matmul_typed(FuzzedDataProvider& in) {
   const Engine& eng = engine();
   const bool buffers = in.ConsumeBool();
   const std::string kernel = fuzz_kernel(in, eng.matmul_kernels(), eng.reduce_kernels());
@@ -325,10 +325,11 @@ void fuzz_matmul(FuzzedDataProvider& in) {
   check_untouched<T>(before, after, returned, place[2], sc);
 }
 
-// fuzz_typed (fuzz_api.cpp) calls this for the matmul types among the four it fuzzes.
-template void fuzz_matmul<float>(FuzzedDataProvider&);
-template void fuzz_matmul<double>(FuzzedDataProvider&);
-static_assert(!tandem::is_matmul_type_v<std::int32_t> && !tandem::is_matmul_type_v<std::int64_t>,
-              "instantiate fuzz_matmul above for every matmul type fuzz_typed calls it with");
+// The element types whose C has their own type (float, double); 16-bit A and B (float C) go to fuzz_batch.
+void fuzz_matmul(tandem::Dtype d, FuzzedDataProvider& in) {
+  tandem_test::with_dtype(d, [&]<class T>() {
+    if constexpr (tandem::is_matmul_type_v<T> && std::is_same_v<T, tandem::compute_t<T>>) fuzz_matmul_typed<T>(in);
+  });
+}
 
 }  // namespace tandem_fuzz

@@ -1,5 +1,5 @@
-// fuzz_api's reductions: sum, min, max and mean over std::span, StridedView, Buffer and BufferView,
-// checked against plain loops.
+// fuzz_api's reductions: every op of the table over std::span, StridedView, Buffer and BufferView,
+// checked against the test-support references (tests/support/verdict.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "tests/support/reference.hpp"
+#include "tests/support/verdict.hpp"
 
 namespace tandem_fuzz {
 namespace {
@@ -26,122 +28,17 @@ const char* name(Op op) { return tandem::to_string(op); }
 // (count - 1) * stride + 1, the elements a strided view spans, in 128 bits.
 u128 span_of(std::size_t count, std::size_t stride) { return count == 0 ? 0 : u128(count - 1) * stride + 1; }
 
-// argmin / argmax by NumPy's rule with a plain loop: the first NaN, else the first extreme (-0.0 below
-// +0.0).
-template <class T>
-TANDEM_FUZZ_BULK std::size_t arg_reference(bool max, const T* x, std::size_t count, std::size_t stride) {
-  std::size_t best = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    const T v = x[i * stride], b = x[best * stride];
-    if constexpr (std::is_floating_point_v<T>)
-      if (std::isnan(v)) return i;
-    bool better = max ? v > b : v < b;
-    if constexpr (std::is_floating_point_v<T>)
-      better = better || (v == b && std::signbit(v) != std::signbit(b) && std::signbit(v) != max);
-    if (better) best = i;
-  }
-  return best;
-}
-
-// Checks the result of `op` over x[0], x[stride], ... (count >= 1 but for sum) against plain loops.
-template <class T>
-TANDEM_FUZZ_BULK void check_reduce(Op op, const T* x, std::size_t count, std::size_t stride,
-                                   tandem::sum_result_t<T> sum, T mm, double mean, std::size_t index) {
-  if (tandem::is_arg(op)) {
-    const std::size_t ref = arg_reference(op == Op::argmax, x, count, stride);
-    if (index != ref)
-      fail(std::string("wrong ") + name(op) + ": got " + std::to_string(index) + ", expected " + std::to_string(ref));
-    return;
-  }
-  if constexpr (std::is_integral_v<T>) {
-    std::uint64_t s = 0;
-    T lo = x[0], hi = x[0];
-    for (std::size_t i = 0; i < count; ++i) {
-      const T v = x[i * stride];
-      s += std::uint64_t(std::int64_t(v));
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-    }
-    if (op == Op::sum && sum != std::int64_t(s))
-      fail("wrong sum: got " + std::to_string(sum) + ", expected " + std::to_string(std::int64_t(s)));
-    if (op == Op::min && mm != lo) fail("wrong min: got " + std::to_string(mm) + ", expected " + std::to_string(lo));
-    if (op == Op::max && mm != hi) fail("wrong max: got " + std::to_string(mm) + ", expected " + std::to_string(hi));
-    if (op == Op::mean && !same_bits(mean, double(std::int64_t(s)) / double(count)))
-      fail("wrong mean: got " + std::to_string(mean) + ", expected " +
-           std::to_string(double(std::int64_t(s)) / double(count)));
-  } else {
-    bool nan = false, pinf = false, ninf = false;
-    double s = 0;  // exact: small integers
-    T lo = std::numeric_limits<T>::infinity(), hi = -std::numeric_limits<T>::infinity();
-    for (std::size_t i = 0; i < count; ++i) {
-      const T v = x[i * stride];
-      if (std::isnan(v)) {
-        nan = true;
-        continue;
-      }
-      if (std::isinf(v))
-        (v > 0 ? pinf : ninf) = true;
-      else
-        s += double(v);
-      // min(-0, +0) is -0 and max(-0, +0) is +0, whatever the order.
-      if (v < lo || (v == lo && std::signbit(v))) lo = v;
-      if (v > hi || (v == hi && !std::signbit(v))) hi = v;
-    }
-    T ref_sum;
-    if (nan || (pinf && ninf))
-      ref_sum = canonical_nan<T>();
-    else if (pinf)
-      ref_sum = std::numeric_limits<T>::infinity();
-    else if (ninf)
-      ref_sum = -std::numeric_limits<T>::infinity();
-    else
-      ref_sum = T(s);
-    if (nan) lo = hi = canonical_nan<T>();
-    char buf[160];
-    switch (op) {
-      case Op::sum:
-        // A NaN sum is the canonical quiet NaN; a zero sum may be either zero.
-        if (std::isnan(ref_sum) ? !same_bits(sum, ref_sum) : !(sum == ref_sum)) {
-          std::snprintf(buf, sizeof buf, "wrong sum: got %.17g, expected %.17g", double(sum), double(ref_sum));
-          fail(buf);
-        }
-        break;
-      case Op::min:
-      case Op::max: {
-        const T ref = op == Op::min ? lo : hi;
-        if (!same_bits(mm, ref)) {
-          std::snprintf(buf, sizeof buf, "wrong %s: got %.17g, expected %.17g (compared bit for bit)", name(op),
-                        double(mm), double(ref));
-          fail(buf);
-        }
-        break;
-      }
-      case Op::mean: {
-        const double ref = double(ref_sum) / double(count);
-        if (std::isnan(ref) ? !std::isnan(mean) : !(mean == ref)) {
-          std::snprintf(buf, sizeof buf, "wrong mean: got %.17g, expected %.17g", mean, ref);
-          fail(buf);
-        }
-        break;
-      }
-      default:  // argmin / argmax: checked above
-        break;
-    }
-  }
-}
-
-// check_reduce for any element type: 16-bit inputs are checked as the floats they convert to (their
-// results are floats).
-template <class T>
-TANDEM_FUZZ_BULK void check_any(Op op, const T* x, std::size_t count, std::size_t stride, tandem::sum_result_t<T> sum,
-                                tandem::compute_t<T> mm, double mean, std::size_t index) {
-  if constexpr (tandem::is_storage_type_v<T>) {
-    std::vector<float> wide((count - 1) * stride + 1);
-    for (std::size_t i = 0; i < count; ++i) wide[i * stride] = float(x[i * stride]);
-    check_reduce<float>(op, wide.data(), count, stride, sum, mm, mean, index);
-  } else {
-    check_reduce<T>(op, x, count, stride, sum, mm, mean, index);
-  }
+// Checks op O's result over x[0], x[stride], ... (count >= 1) against the test-support reference of the
+// elements as their compute type (16-bit inputs as the floats they convert to): the fuzzed values are
+// small integers and specials, so every sum is exact and compared bit for bit (tests/support/verdict.hpp).
+template <Op O, class T>
+TANDEM_FUZZ_BULK void check_op(const tandem::op_result_t<O, T>& got, const T* x, std::size_t count,
+                               std::size_t stride) {
+  using C = tandem::compute_t<T>;
+  tandem_test::ReduceReference<C> ref;
+  for (std::size_t i = 0; i < count; ++i) ref.add(C(x[i * stride]));
+  const tandem_test::Judgement j = tandem_test::judge_op<O, T>(got, ref, /*exact=*/true);
+  if (!j.ok) fail(std::string("wrong ") + name(O) + ": got " + tandem_test::show(got) + ", expected " + j.expected);
 }
 
 // Fills the elements a view touches with fuzzed values; every other element keeps the poison.
@@ -157,7 +54,7 @@ enum class Input { span, strided, buffer, buffer_view };
 }  // namespace
 
 template <class T>
-void fuzz_reduce(FuzzedDataProvider& in) {
+void fuzz_reduce_typed(FuzzedDataProvider& in) {
   const Engine& eng = engine();
   const Op op = Op(in.ConsumeIntegralInRange<int>(0, int(std::size(tandem::all_ops)) - 1));
   const Input kind = Input(in.ConsumeIntegralInRange<int>(0, 3));
@@ -170,32 +67,17 @@ void fuzz_reduce(FuzzedDataProvider& in) {
   const tandem::ReduceOptions opts{kernel, deterministic};
   constexpr std::size_t limit = limit_of<T>();
 
-  tandem::sum_result_t<T> sum{};
-  tandem::compute_t<T> mm{};
-  double mean = 0;
-  std::size_t index = 0;
-  // Calls op on a view of any kind (the API's four overloads have the same shape).
-  auto call = [&](auto view) {
-    switch (op) {
-      case Op::sum:
-        sum = eng.sum(view, opts);
-        break;
-      case Op::min:
-        mm = eng.min(view, opts);
-        break;
-      case Op::max:
-        mm = eng.max(view, opts);
-        break;
-      case Op::mean:
-        mean = eng.mean(view, opts);
-        break;
-      case Op::argmin:
-        index = eng.argmin(view, opts);
-        break;
-      case Op::argmax:
-        index = eng.argmax(view, opts);
-        break;
-    }
+  // Calls op on a view of any kind (the API's overloads have the same shape), then checks a returned
+  // result against the reference over `checked` (count elements, stride apart): an empty input's result
+  // is zero (EmptyRule::zero; the others must have thrown).
+  auto call_and_check = [&](Expect expect, auto view, const T* checked, std::size_t count, std::size_t stride) {
+    tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      tandem::op_result_t<O, T> got{};
+      if (!run(expect, [&] { got = eng.reduce<O>(view, opts); })) return;
+      if (count > 0) return check_op<O, T>(got, checked, count, stride);
+      if (!same_bits(got, tandem::op_result_t<O, T>{}))
+        fail(std::string("the ") + name(O) + " of an empty input is not 0");
+    });
   };
   std::string what = std::string(name(op)) + "<" + type_name<T>() + ">(";
 
@@ -219,24 +101,16 @@ void fuzz_reduce(FuzzedDataProvider& in) {
     }
     const std::vector<T> before = data;
     bool valid = kernel_ok && shape_ok && (count == 0 || ptr != nullptr);
-    if (count == 0 && op != Op::sum) valid = false;  // min, max, mean of an empty input throw
+    if (count == 0 && tandem::info(op).empty == tandem::EmptyRule::error) valid = false;
     what += (kind == Input::span ? "span{" : "StridedView{") + std::string(ptr ? "data" : "nullptr") + ", count " +
             str(count) + (kind == Input::strided ? ", stride " + str(stride) : "") + "}, kernel " + quoted(kernel) +
             (deterministic ? ", deterministic" : "") + ")";
     begin_call(what);
-    const bool returned = run(valid ? Expect::ok : Expect::error, [&] {
-      if (kind == Input::span)
-        call(std::span<const T>(ptr, count));
-      else
-        call(tandem::StridedView<T>{ptr, count, stride});
-    });
-    if (returned) {
-      if (count == 0) {
-        if (sum != 0) fail("the sum of an empty input is not 0");
-      } else {
-        check_any<T>(op, ptr, count, stride, sum, mm, mean, index);
-      }
-    }
+    const Expect expect = valid ? Expect::ok : Expect::error;
+    if (kind == Input::span)
+      call_and_check(expect, std::span<const T>(ptr, count), ptr, count, 1);
+    else
+      call_and_check(expect, tandem::StridedView<T>{ptr, count, stride}, ptr, count, stride);
     if (!same_bits(data, before.data())) fail("a reduction wrote to its input");
     return;
   }
@@ -288,7 +162,7 @@ void fuzz_reduce(FuzzedDataProvider& in) {
   bool valid = kernel_ok;
   if (count > 0) {
     valid = valid && buffer_mode <= 4 && inside;
-  } else if (op != Op::sum) {
+  } else if (tandem::info(op).empty == tandem::EmptyRule::error) {
     valid = false;
   }
   what += std::string(kind == Input::buffer ? "" : "BufferView{") + buf_desc + " of " + str(size) +
@@ -297,30 +171,20 @@ void fuzz_reduce(FuzzedDataProvider& in) {
                : "") +
           ", kernel " + quoted(kernel) + (deterministic ? ", deterministic" : "") + ")";
   begin_call(what);
-  const bool returned = run(valid ? Expect::ok : Expect::error, [&] {
-    if (kind == Input::buffer)
-      call(*bp);
-    else
-      call(tandem::BufferView<T>{bp, offset, count, stride});
-  });
-  if (returned) {
-    if (count == 0) {
-      if (sum != 0) fail("the sum of an empty input is not 0");
-    } else {
-      check_any<T>(op, host.data() + offset, count, stride, sum, mm, mean, index);
-    }
-  }
+  const Expect expect = valid ? Expect::ok : Expect::error;
+  const T* checked = inside && count > 0 ? host.data() + offset : nullptr;  // (only a valid call is checked)
+  if (kind == Input::buffer)
+    call_and_check(expect, *bp, checked, count, stride);
+  else
+    call_and_check(expect, tandem::BufferView<T>{bp, offset, count, stride}, checked, count, stride);
   if (bp && bp->size() > 0) {
     const std::vector<T> after = bp->to_vector();
     if (!same_bits(after, host.data())) fail("a reduction changed its buffer");
   }
 }
 
-template void fuzz_reduce<std::int32_t>(FuzzedDataProvider&);
-template void fuzz_reduce<std::int64_t>(FuzzedDataProvider&);
-template void fuzz_reduce<float>(FuzzedDataProvider&);
-template void fuzz_reduce<double>(FuzzedDataProvider&);
-template void fuzz_reduce<tandem::bfloat16>(FuzzedDataProvider&);
-template void fuzz_reduce<tandem::half>(FuzzedDataProvider&);
+void fuzz_reduce(tandem::Dtype d, FuzzedDataProvider& in) {
+  tandem_test::with_dtype(d, [&]<class T>() { fuzz_reduce_typed<T>(in); });
+}
 
 }  // namespace tandem_fuzz

@@ -80,8 +80,6 @@ const Engine& other_engine();
 bool cuda_usable();
 
 // ---- fuzzed values -----------------------------------------------------------------------------------
-// (fuzz_size, fuzz_dim, fuzz_ld and fuzz_value are defined in harness.cpp, for int32_t, int64_t, float,
-// double, bfloat16 and half.)
 
 // The largest element count whose bytes fit in ptrdiff_t: the API's address-space limit.
 template <class T>
@@ -90,16 +88,87 @@ constexpr std::size_t limit_of() {
 }
 
 // A size, count, stride, ld or offset: mostly small, sometimes at the edges of the address space.
+// A matrix dimension (fuzz_dim): small far more often than fuzz_size makes it, so products do run.
+// An ld for a matrix with `cols` columns (fuzz_ld): usually >= cols, sometimes smaller or huge.
 template <class T>
-std::size_t fuzz_size(FuzzedDataProvider& in);
+std::size_t fuzz_size(FuzzedDataProvider& in) {
+  const auto delta = [&] { return std::size_t(in.ConsumeIntegralInRange<int>(-3, 3)); };
+  switch (in.ConsumeIntegralInRange<int>(0, 15)) {
+    case 0:
+      return 0;
+    case 1:
+      return 1;
+    case 2:
+    case 3:
+      return in.ConsumeIntegralInRange<std::size_t>(2, 17);
+    case 4:
+    case 5:
+      return in.ConsumeIntegralInRange<std::size_t>(0, 300);
+    case 6:
+      return (std::size_t(1) << in.ConsumeIntegralInRange<int>(4, 18)) + delta();  // 2^k - 3 .. 2^k + 3
+    case 7:
+      return in.ConsumeIntegralInRange<std::size_t>(0, kMaxElems);
+    case 8:
+      return SIZE_MAX - in.ConsumeIntegralInRange<std::size_t>(0, 4);
+    case 9:
+      return std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) + delta();
+    case 10:
+      return limit_of<T>() + delta();
+    case 11:
+      return limit_of<T>() / in.ConsumeIntegralInRange<std::size_t>(1, 1024) + delta();
+    case 12:
+      return (std::size_t(1) << in.ConsumeIntegralInRange<int>(19, 63)) + delta();
+    case 13:
+      return SIZE_MAX / in.ConsumeIntegralInRange<std::size_t>(2, 64) + delta();
+    case 14:
+      return std::size_t(1) << 32 | in.ConsumeIntegralInRange<std::size_t>(0, 3);
+    default:
+      return in.ConsumeIntegral<std::size_t>();
+  }
+}
 
-// A matrix dimension: small far more often than fuzz_size makes it, so products do run.
 template <class T>
-std::size_t fuzz_dim(FuzzedDataProvider& in);
+std::size_t fuzz_dim(FuzzedDataProvider& in) {
+  switch (in.ConsumeIntegralInRange<int>(0, 8)) {
+    case 0:
+      return 0;
+    case 1:
+      return 1;
+    case 2:
+    case 3:
+    case 4:
+      return in.ConsumeIntegralInRange<std::size_t>(2, 24);
+    case 5:
+      return in.ConsumeIntegralInRange<std::size_t>(25, 600);
+    case 6: {  // just past (or at) the address-space limit, where extent arithmetic overflows
+      const std::size_t edges[] = {
+          limit_of<T>(), limit_of<T>() + 1, std::size_t(1) << 62, std::size_t(1) << 63, SIZE_MAX / 2,
+          SIZE_MAX / 3,  SIZE_MAX};
+      return edges[in.ConsumeIntegralInRange<std::size_t>(0, std::size(edges) - 1)] -
+             in.ConsumeIntegralInRange<std::size_t>(0, 2);
+    }
+    default:
+      return fuzz_size<T>(in);
+  }
+}
 
-// An ld for a matrix with `cols` columns: usually >= cols, sometimes smaller or huge.
 template <class T>
-std::size_t fuzz_ld(FuzzedDataProvider& in, std::size_t cols);
+std::size_t fuzz_ld(FuzzedDataProvider& in, std::size_t cols) {
+  switch (in.ConsumeIntegralInRange<int>(0, 7)) {
+    case 0:
+    case 1:
+    case 2:
+      return cols;
+    case 3:
+      return cols + in.ConsumeIntegralInRange<std::size_t>(1, 9);
+    case 4:
+      return cols - in.ConsumeIntegralInRange<std::size_t>(1, 2);  // wraps when cols is 0 or 1
+    case 5:
+      return 0;
+    default:
+      return fuzz_size<T>(in);
+  }
+}
 
 // A kernel name: one of `valid` (which lists "auto" first), one of the other operation's, a near miss of
 // a valid one, an empty, a long or a random string.
@@ -136,20 +205,62 @@ bool same_bits(const std::vector<T>& a, const T* b) {
 // An element a call reads: a small integer (so every float sum is exact, whatever its order), or now and
 // then one of the values the API has rules for (NaN, infinities, signed zeros, integer extremes).
 // `rng` is a splitmix64 state, advanced once per value.
+namespace detail {
+
+// The next value of the stream whose state is s (tests/support/rng.hpp's generator).
+TANDEM_FUZZ_BULK inline std::uint64_t splitmix(std::uint64_t& s) {
+  tandem_test::SplitMix64 g{s};
+  const std::uint64_t v = g.next();
+  s = g.state;
+  return v;
+}
+
+}  // namespace detail
+
 template <class T>
-T fuzz_value(std::uint64_t& rng, int special_per_256);
+TANDEM_FUZZ_BULK T fuzz_value(std::uint64_t& rng, int special_per_256) {
+  if constexpr (tandem::is_storage_type_v<T>)  // a float's value rounded to 16 bits (small integers stay exact)
+    return T(fuzz_value<float>(rng, special_per_256));
+  const std::uint64_t r = detail::splitmix(rng);
+  if (int(r & 255) < special_per_256) {
+    if constexpr (std::is_floating_point_v<T>) {
+      switch ((r >> 8) % 5) {
+        case 0:
+          return std::numeric_limits<T>::quiet_NaN();
+        case 1:
+          return -std::numeric_limits<T>::infinity();
+        case 2:
+          return std::numeric_limits<T>::infinity();
+        case 3:
+          return T(-0.0);
+        default:
+          return std::bit_cast<T>(~std::bit_cast<std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>(
+              T(0)));  // a negative NaN with every payload bit set
+      }
+    } else {
+      switch ((r >> 8) % 3) {
+        case 0:
+          return std::numeric_limits<T>::min();
+        case 1:
+          return std::numeric_limits<T>::max();
+        default:
+          return T(r >> 11);
+      }
+    }
+  }
+  return T(int((r >> 8) % 17) - 8);
+}
 
 // The element type's name from the dtype table.
 using tandem_test::type_name;
 
 // ---- the areas, one file each; fuzz_typed (fuzz_api.cpp) picks one per call ---------------------------
 
-template <class T>
-void fuzz_reduce(FuzzedDataProvider& in);  // fuzz_reduce.cpp: sum/min/max/mean over every input kind
-template <class T>
-void fuzz_matmul(FuzzedDataProvider& in);  // fuzz_matmul.cpp: matmul on host matrices or buffers
-template <class T>
-void fuzz_buffer(FuzzedDataProvider& in);  // fuzz_buffer.cpp: buffer(), upload(), Buffer's methods
-void fuzz_engine(FuzzedDataProvider& in);  // fuzz_engine.cpp: Engine(Backend) and Engine()
+// Each takes the element type to fuzz (any of the dtype table; matmul: one it takes).
+void fuzz_reduce(tandem::Dtype d, FuzzedDataProvider& in);  // fuzz_reduce.cpp: every op over every input kind
+void fuzz_matmul(tandem::Dtype d, FuzzedDataProvider& in);  // fuzz_matmul.cpp: matmul on host matrices or buffers
+void fuzz_batch(tandem::Dtype d, FuzzedDataProvider& in);   // fuzz_batch.cpp: batches, padding, 16-bit inputs
+void fuzz_buffer(tandem::Dtype d, FuzzedDataProvider& in);  // fuzz_buffer.cpp: buffer(), upload(), Buffer's methods
+void fuzz_engine(FuzzedDataProvider& in);                   // fuzz_engine.cpp: Engine(Backend) and Engine()
 
 }  // namespace tandem_fuzz

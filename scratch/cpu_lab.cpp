@@ -1,5 +1,7 @@
 // LAB ONLY (not committed): per-core and 16-thread streaming rates of CPU leaf variants on the host.
-// g++ -std=c++20 -O3 -march=native -I. -Iinclude -Ibuild/include -isystem .deps/usr/include/eigen3 -isystem .deps/usr/include scratch/cpu_lab.cpp -o /tmp/cpu_lab -L.deps/usr/lib/x86_64-linux-gnu -ltbb -Wl,-rpath,$PWD/.deps/usr/lib/x86_64-linux-gnu
+// g++ -std=c++20 -O3 -march=native -I. -Iinclude -Ibuild/include -isystem .deps/usr/include/eigen3 -isystem
+// .deps/usr/include scratch/cpu_lab.cpp -o /tmp/cpu_lab -L.deps/usr/lib/x86_64-linux-gnu -ltbb
+// -Wl,-rpath,$PWD/.deps/usr/lib/x86_64-linux-gnu
 #include <immintrin.h>
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
@@ -33,7 +35,8 @@ std::uint64_t isum_avx512(const std::int32_t* x, std::int64_t len) {
     }
     alignas(64) std::uint32_t wr[32];
     alignas(64) std::int32_t hr[32];
-    _mm512_store_si512(wr, w0), _mm512_store_si512(wr + 16, w1), _mm512_store_si512(hr, h0), _mm512_store_si512(hr + 16, h1);
+    _mm512_store_si512(wr, w0), _mm512_store_si512(wr + 16, w1), _mm512_store_si512(hr, h0),
+        _mm512_store_si512(hr + 16, h1);
     for (int j = 0; j < 32; ++j) {
       const std::uint32_t low = wr[j] - (std::uint32_t(hr[j]) << 16);
       r += std::uint64_t(low) + (std::uint64_t(std::int64_t(hr[j])) << 16);
@@ -47,7 +50,8 @@ std::uint64_t isum_prefetch(const std::int32_t* x, std::int64_t len) {
   std::uint64_t r = 0;
   for (std::int64_t b = 0; b < len; b += 4096) {
     const std::int64_t e = std::min(len, b + 4096);
-    for (std::int64_t p = b + 8192; p < std::min(len, e + 8192); p += 16) _mm_prefetch((const char*)(x + p), _MM_HINT_T0);
+    for (std::int64_t p = b + 8192; p < std::min(len, e + 8192); p += 16)
+      _mm_prefetch((const char*)(x + p), _MM_HINT_T0);
     r += cpu_leaves::integer_sum_leaf(x + b, e - b, 1);
   }
   return r;
@@ -67,7 +71,9 @@ double rate(const std::vector<T>& v, F leaf, int threads) {
     const auto t0 = std::chrono::steady_clock::now();
     volatile double s = tbb::parallel_reduce(
         tbb::blocked_range<std::int64_t>(0, std::int64_t(v.size()), 1 << 14), 0.0,
-        [&](const tbb::blocked_range<std::int64_t>& r, double acc) { return acc + double(leaf(v.data() + r.begin(), r.size())); },
+        [&](const tbb::blocked_range<std::int64_t>& r, double acc) {
+          return acc + double(leaf(v.data() + r.begin(), r.size()));
+        },
         [](double a, double b) { return a + b; });
     (void)s;
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -82,8 +88,11 @@ int main() {
   std::vector<float> xf(n);
   for (std::int64_t i = 0; i < n; ++i) xi[i] = std::int32_t(i * 2654435761u) >> 8, xf[i] = float(i % 1000) * 0.001f;
   for (int threads : {1, 16}) {
-    std::printf("threads %d: float sum %.1f | int32 leaf %.1f, 512 %.1f, avx512 %.1f, prefetch %.1f | float min %.1f, 512 %.1f\n",
-                threads, rate(xf, fsum, threads), rate(xi, isum, threads), rate(xi, isum512, threads), rate(xi, isum_avx512, threads),
-                rate(xi, isum_prefetch, threads), rate(xf, fmin_leaf, threads), rate(xf, fmin512, threads));
+    std::printf(
+        "threads %d: float sum %.1f | int32 leaf %.1f, 512 %.1f, avx512 %.1f, prefetch %.1f | float min %.1f, 512 "
+        "%.1f\n",
+        threads, rate(xf, fsum, threads), rate(xi, isum, threads), rate(xi, isum512, threads),
+        rate(xi, isum_avx512, threads), rate(xi, isum_prefetch, threads), rate(xf, fmin_leaf, threads),
+        rate(xf, fmin512, threads));
   }
 }

@@ -27,7 +27,8 @@ void check_view(const tandem::Engine& eng, const View& view, const T* x, std::si
   for (const tandem::KernelInfo& k : eng.reduce_kernel_info()) {
     if (!k.accepts(tandem::dtype_of<T>)) continue;
     CAPTURE(k.name);
-    for (Op op : {Op::argmin, Op::argmax}) {
+    for (Op op : tandem::all_ops) {  // the ops that give an index (the op table's ResultKind::index)
+      if (!tandem::is_arg(op)) continue;
       CAPTURE(tandem::to_string(op));
       const auto call = [&] { return op == Op::argmin ? eng.argmin(view, {k.name}) : eng.argmax(view, {k.name}); };
       if (!k.accepts(op) || n == 0) {
@@ -65,10 +66,9 @@ void check_widths(const tandem::Engine& eng) {
 }  // namespace
 
 TANDEM_BACKEND_TEST(arg_every_kernel_dtype_width, "argmin/argmax: every kernel, dtype and width, with ties") {
-  check_widths<std::int32_t>(eng);
-  check_widths<std::int64_t>(eng);
-  check_widths<float>(eng);
-  check_widths<double>(eng);
+  test::for_each_type([&]<class T>() {  // (16-bit inputs: test_float16.cpp and the conformance matrix)
+    if constexpr (!tandem::is_storage_type_v<T>) check_widths<T>(eng);
+  });
 }
 
 namespace {
@@ -115,8 +115,9 @@ void check_special(const tandem::Engine& eng) {
 }  // namespace
 
 TANDEM_BACKEND_TEST(arg_special_values, "argmin/argmax: NaN, infinities, signed zeros, extremes at each position") {
-  check_special<float>(eng);
-  check_special<double>(eng);
+  test::for_each_type([&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) check_special<T>(eng);
+  });
   // Integers: the type's extremes (the identities of min and max) at the last position only.
   std::vector<std::int32_t> i(1000, 5);
   i[999] = std::numeric_limits<std::int32_t>::max();

@@ -56,11 +56,10 @@ void check_sums(const tandem::Engine& eng) {
 
 }  // namespace
 
-TANDEM_BACKEND_TEST(deterministic_float_sum, "deterministic: float sums bitwise equal to the canonical order") {
-  check_sums<float>(eng);
-}
-TANDEM_BACKEND_TEST(deterministic_double_sum, "deterministic: double sums bitwise equal to the canonical order") {
-  check_sums<double>(eng);
+TANDEM_BACKEND_TEST(deterministic_sums, "deterministic: float and double sums bitwise equal to the canonical order") {
+  test::for_each_type([&]<class T>() {  // (16-bit inputs: test_float16.cpp and the conformance matrix)
+    if constexpr (std::is_floating_point_v<T>) check_sums<T>(eng);
+  });
 }
 
 TANDEM_BACKEND_TEST(deterministic_other_ops, "deterministic: integer sums, min and max (order-independent)") {
@@ -137,15 +136,11 @@ void check_deterministic_matmul(const tandem::Engine& eng) {
 }
 }  // namespace
 
-TANDEM_BACKEND_TEST(deterministic_matmul_float,
-                    "deterministic: float matmul bitwise equal to one fma chain per element") {
-  check_deterministic_matmul<float>(eng);
+TANDEM_BACKEND_TEST(deterministic_matmul, "deterministic: float and double matmul bitwise equal to the fma chain") {
+  test::for_each_type<tandem::matmul_element_types>([&]<class T>() {
+    if constexpr (!tandem::is_storage_type_v<T>) check_deterministic_matmul<T>(eng);
+  });
 }
-TANDEM_BACKEND_TEST(deterministic_matmul_double,
-                    "deterministic: double matmul bitwise equal to one fma chain per element") {
-  check_deterministic_matmul<double>(eng);
-}
-
 TANDEM_BACKEND_TEST(deterministic_matmul_k0, "deterministic: K = 0 writes +0.0 (found by fuzz/fuzz_api)") {
   std::vector<double> a(1), b(1), c(12, 5.0);
   eng.matmul<double>({a.data(), 3, 0, 0}, {b.data(), 0, 4, 4}, {c.data(), 3, 4, 4}, {"auto", true});

@@ -263,8 +263,9 @@ void check_reductions(const tandem::Engine& eng) {
 }
 
 TANDEM_BACKEND_TEST(reductions_of_16_bit_inputs, "float16: reductions of bfloat16 and half, every kernel") {
-  check_reductions<bfloat16>(eng);
-  check_reductions<half>(eng);
+  test::for_each_type([&]<class T>() {
+    if constexpr (tandem::is_storage_type_v<T>) check_reductions<T>(eng);
+  });
 }
 
 template <class H>
@@ -309,8 +310,9 @@ void check_per(const tandem::Engine& eng) {
 }
 
 TANDEM_BACKEND_TEST(per_row_col_of_16_bit_inputs, "float16: per-row and per-column reductions of bfloat16 and half") {
-  check_per<bfloat16>(eng);
-  check_per<half>(eng);
+  test::for_each_type([&]<class T>() {
+    if constexpr (tandem::is_storage_type_v<T>) check_per<T>(eng);
+  });
 }
 
 // ---- Matmul --------------------------------------------------------------------------------------
@@ -488,8 +490,9 @@ void check_padded(const tandem::Engine& eng) {
 
 TANDEM_BACKEND_TEST(matmul_of_16_bit_padded,
                     "float16: matmul of bfloat16 and half stored with ld > cols and batch gaps") {
-  check_padded<bfloat16>(eng);
-  check_padded<half>(eng);
+  test::for_each_type([&]<class T>() {
+    if constexpr (tandem::is_storage_type_v<T>) check_padded<T>(eng);
+  });
 }
 
 TANDEM_BACKEND_TEST(matmul_of_16_bit_inputs, "float16: matmul of bfloat16 and half into float, every kernel and form") {
@@ -499,11 +502,13 @@ TANDEM_BACKEND_TEST(matmul_of_16_bit_inputs, "float16: matmul of bfloat16 and ha
                                    {65, 64, 130}, {64, 0, 8}, {1024, 16, 2000}};
   for (const auto& s : shapes) {
     if (test::quick() && s[0] * s[1] * s[2] > 100000) continue;
-    check_plain<bfloat16>(eng, s[0], s[1], s[2]);
-    check_plain<half>(eng, s[0], s[1], s[2]);
+    test::for_each_type([&]<class T>() {
+      if constexpr (tandem::is_storage_type_v<T>) check_plain<T>(eng, s[0], s[1], s[2]);
+    });
   }
-  check_forms<bfloat16>(eng);
-  check_forms<half>(eng);
+  test::for_each_type([&]<class T>() {
+    if constexpr (tandem::is_storage_type_v<T>) check_forms<T>(eng);
+  });
   // k == 0 with a padded A (lda > k), and alpha 0: no product, C = beta * C, A and B never read.
   std::vector<half> pa(4 * 8, half(std::numeric_limits<float>::quiet_NaN())), pb(3 * 3, pa[0]);
   for (double alpha : {1.0, 0.0}) {

@@ -99,11 +99,10 @@ void check_shapes(const tandem::Engine& eng) {
 
 }  // namespace
 
-TANDEM_BACKEND_TEST(matmul_float_every_kernel_and_shape, "matmul float: every kernel, shapes missing every tile") {
-  check_shapes<float>(eng);
-}
-TANDEM_BACKEND_TEST(matmul_double_every_kernel_and_shape, "matmul double: every kernel, shapes missing every tile") {
-  check_shapes<double>(eng);
+TANDEM_BACKEND_TEST(matmul_every_kernel_and_shape, "matmul float and double: every kernel, shapes missing every tile") {
+  test::for_each_type<tandem::matmul_element_types>([&]<class T>() {  // (16-bit inputs: test_float16.cpp)
+    if constexpr (!tandem::is_storage_type_v<T>) check_shapes<T>(eng);
+  });
 }
 
 TANDEM_BACKEND_TEST(matmul_buffers, "matmul: device-resident buffers with offsets and ld") {

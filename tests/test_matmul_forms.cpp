@@ -208,18 +208,18 @@ void check_deterministic(const tandem::Engine& eng) {
 
 }  // namespace
 
-TANDEM_BACKEND_TEST(matmul_forms_float, "matmul forms float: transposes, alpha/beta, batches on every kernel") {
-  check_every_kernel<float>(eng, false);
-}
-TANDEM_BACKEND_TEST(matmul_forms_double, "matmul forms double: transposes, alpha/beta, batches on every kernel") {
-  check_every_kernel<double>(eng, false);
+TANDEM_BACKEND_TEST(matmul_forms, "matmul forms float and double: transposes, alpha/beta, batches on every kernel") {
+  test::for_each_type<tandem::matmul_element_types>([&]<class T>() {  // (16-bit inputs: test_float16.cpp)
+    if constexpr (!tandem::is_storage_type_v<T>) check_every_kernel<T>(eng, false);
+  });
 }
 TANDEM_BACKEND_TEST(matmul_forms_buffers, "matmul forms: Buffer batches on every kernel") {
   check_every_kernel<float>(eng, true);
 }
 TANDEM_BACKEND_TEST(matmul_forms_deterministic, "matmul forms: deterministic bits equal the canonical formula") {
-  check_deterministic<float>(eng);
-  check_deterministic<double>(eng);
+  test::for_each_type<tandem::matmul_element_types>([&]<class T>() {
+    if constexpr (!tandem::is_storage_type_v<T>) check_deterministic<T>(eng);
+  });
 }
 
 TANDEM_BACKEND_TEST(matmul_forms_precision, "matmul forms: precision lets auto use tf32/bf16, never below it") {

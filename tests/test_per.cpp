@@ -189,10 +189,9 @@ void check_shapes(const tandem::Engine& eng) {
 }  // namespace
 
 TANDEM_BACKEND_TEST(per_every_op_dtype_shape, "per row/col: every op, dtype and shape, ld > cols, host and Buffer") {
-  check_shapes<std::int32_t>(eng);
-  check_shapes<std::int64_t>(eng);
-  check_shapes<float>(eng);
-  check_shapes<double>(eng);
+  test::for_each_type([&]<class T>() {  // (16-bit inputs: test_float16.cpp)
+    if constexpr (!tandem::is_storage_type_v<T>) check_shapes<T>(eng);
+  });
 }
 
 namespace {
@@ -228,8 +227,9 @@ void check_specials(const tandem::Engine& eng) {
 }  // namespace
 
 TANDEM_BACKEND_TEST(per_specials, "per row/col: NaN, infinities and signed zeros first, middle, last; ties") {
-  check_specials<float>(eng);
-  check_specials<double>(eng);
+  test::for_each_type([&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) check_specials<T>(eng);
+  });
 }
 
 TANDEM_BACKEND_TEST(per_empty, "per row/col: empty rows and columns") {
@@ -282,8 +282,9 @@ void check_deterministic(const tandem::Engine& eng) {
 }  // namespace
 
 TANDEM_BACKEND_TEST(per_deterministic, "per row/col: deterministic sums are each row's / column's canonical sum") {
-  check_deterministic<float>(eng);
-  check_deterministic<double>(eng);
+  test::for_each_type([&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) check_deterministic<T>(eng);
+  });
 }
 
 TANDEM_BACKEND_TEST(per_errors, "per row/col: errors at the edge") {

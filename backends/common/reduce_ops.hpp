@@ -266,9 +266,10 @@ struct PartialsOf {
 };
 template <class Op>
 struct PartialOpOf {
-  using type = std::conditional_t<
-      additive<Op>, SumOp<typename Op::Acc>,
-      std::conditional_t<std::is_same_v<typename Op::In, typename Op::Acc> && !load_transforms<Op>, Op, PartialsOf<Op>>>;
+  using type =
+      std::conditional_t<additive<Op>, SumOp<typename Op::Acc>,
+                         std::conditional_t<std::is_same_v<typename Op::In, typename Op::Acc> && !load_transforms<Op>,
+                                            Op, PartialsOf<Op>>>;
 };
 template <class Op>
 using PartialOp = typename PartialOpOf<Op>::type;
