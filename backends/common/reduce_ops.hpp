@@ -140,6 +140,30 @@ struct SumOp {
   TANDEM_HD static Acc combine(Acc a, Acc b) { return a + b; }
 };
 
+// sumsq: the sum of the squares, each square rounded to the compute type (integers: the wrapping 64-bit
+// product, so the sum is exact modulo 2^64), summed as SumOp sums. On a GPU the square is rounded
+// explicitly (__fmul_rn), so that no compiler fuses it into the add: deterministic mode's canonical order
+// adds the rounded squares.
+template <class T>
+struct SumSqOp {
+  using In = T;
+  using Acc = typename SumOp<T>::Acc;
+  static constexpr bool kIndexFree = true;
+  static constexpr bool kOrderFree = std::is_integral_v<Acc>;
+  static constexpr bool kAdditive = true;
+  static constexpr bool kLoadTransforms = true;
+  TANDEM_HD static Acc identity() { return identity_value<info(Op::sumsq).identity, Acc>(); }
+  TANDEM_HD static Acc load(T x, Index) {
+    const Acc v = static_cast<Acc>(x);
+#ifdef __CUDA_ARCH__
+    if constexpr (std::is_same_v<Acc, float>) return __fmul_rn(v, v);
+    if constexpr (std::is_same_v<Acc, double>) return __dmul_rn(v, v);
+#endif
+    return v * v;
+  }
+  TANDEM_HD static Acc combine(Acc a, Acc b) { return a + b; }
+};
+
 template <class T>
 struct MinOp {
   using In = T;
@@ -297,6 +321,10 @@ struct OpFor<Op::argmin, T> {
 template <class T>
 struct OpFor<Op::argmax, T> {
   using type = ArgOp<T, true>;
+};
+template <class T>
+struct OpFor<Op::sumsq, T> {
+  using type = SumSqOp<T>;
 };
 
 // What the engine receives for op O's accumulator over elements T, by the op table's result kind

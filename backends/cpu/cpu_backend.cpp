@@ -51,7 +51,8 @@ using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
 
 // Reduces x[begin*stride], ..., x[(end-1)*stride] for backend op O (leaves.hpp): float and double sums
 // with one vectorised Eigen expression, integer sums with integer_sum_leaf, 16-bit sums with
-// storage_sum_leaf, min and max with min_max_leaf, argmin and argmax with arg_leaf. An op of the table
+// storage_sum_leaf, min and max with min_max_leaf, argmin and argmax with arg_leaf, sums of squares with
+// square_sum_leaf. An op of the table
 // without a branch here is a compile error (every backend op is instantiated by visit_backend_op).
 template <Op O, class T>
 typename OpFor<O, T>::type::Acc reduce_leaf(const T* x, std::int64_t begin, std::int64_t end, std::int64_t stride) {
@@ -72,6 +73,8 @@ typename OpFor<O, T>::type::Acc reduce_leaf(const T* x, std::int64_t begin, std:
     return min_max_leaf<Operator>(p, len, stride);
   } else if constexpr (O == Op::argmin || O == Op::argmax) {
     return arg_leaf<Operator>(p, len, stride, begin);
+  } else if constexpr (O == Op::sumsq) {
+    return cpu_leaves::square_sum_leaf(p, len, stride);
   } else {
     static_assert(O == Op::sum, "backends/cpu: this op of the table has no leaf; add its branch to reduce_leaf");
   }

@@ -4,6 +4,7 @@
 //   min_max_leaf      min / max (NaN-propagating, -0.0 before +0.0)
 //   integer_sum_leaf  int32 / int64 sums, wrapping modulo 2^64
 //   storage_sum_leaf  float sums of bfloat16 / half
+//   square_sum_leaf   sums of squares (sumsq)
 //   arg_leaf          argmin / argmax
 // Float and double sums are one Eigen expression (cpu_backend.cpp, reduce_leaf).
 #pragma once
@@ -232,6 +233,33 @@ float storage_sum_leaf(const H* x, std::int64_t len, std::int64_t stride) {
   float r = -0.0f;
   for (int j = 0; j < W; ++j) r += lane[j];
   for (; i < len; ++i) r += float(x[i * stride]);
+  return r;
+}
+
+// The sum of squares of x[0], x[stride], ..., x[(len - 1) * stride] (SumSqOp: each square rounded to the
+// compute type, integers as wrapping 64-bit products) in W lanes, contiguous 16-bit elements converted W
+// at a time, the lanes added in a fixed order.
+template <class T>
+typename SumSqOp<T>::Acc square_sum_leaf(const T* x, std::int64_t len, std::int64_t stride) {
+  using Op = SumSqOp<T>;
+  using Acc = typename Op::Acc;
+  constexpr int W = 32;
+  Acc lane[W];
+  std::fill_n(lane, W, Op::identity());
+  std::int64_t i = 0;
+  if (stride == 1) {
+    for (; i + W <= len; i += W) {
+      Acc v[W];
+      widen<W>(x + i, v);
+      for (int j = 0; j < W; ++j) lane[j] += v[j] * v[j];
+    }
+  } else {
+    for (; i + W <= len; i += W)
+      for (int j = 0; j < W; ++j) lane[j] += Op::load(x[(i + j) * stride], 0);
+  }
+  Acc r = Op::identity();
+  for (int j = 0; j < W; ++j) r += lane[j];
+  for (; i < len; ++i) r += Op::load(x[i * stride], 0);
   return r;
 }
 

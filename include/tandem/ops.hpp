@@ -51,7 +51,9 @@ enum class Identity : std::uint8_t {
   X(max, value, error, max, lowest, "the greatest element", __VA_ARGS__)                                               \
   X(mean, mean, error, sum, zero, "the mean, double(sum) / n", __VA_ARGS__)                                            \
   X(argmin, index, error, argmin, highest, "the index of the first least element (the first NaN if any)", __VA_ARGS__) \
-  X(argmax, index, error, argmax, lowest, "the index of the first greatest element (the first NaN if any)", __VA_ARGS__)
+  X(argmax, index, error, argmax, lowest, "the index of the first greatest element (the first NaN if any)",            \
+    __VA_ARGS__)                                                                                                       \
+  X(sumsq, sum, zero, sumsq, zero, "the sum of squares", __VA_ARGS__)
 
 enum class Op : std::uint8_t {
 #define TANDEM_OP_ENUMERATOR(name, ...) name,

@@ -1,7 +1,8 @@
 // The error bounds every check of tandem's results uses (tests, CLI, benchmarks, fuzzer), in one place.
 //
 //   sum of floats    |result - sum| <= 8 u sum|x|        u = 2^-24 for float, 2^-53 for double
-//                    (every kernel sums in blocks or trees, whose error is far below this)
+//                    (every kernel sums in blocks or trees, whose error is far below this for signed data)
+//   sum of squares   |result - sumsq| <= (n + 8) u sumsq   (any order; exact data is compared bit for bit)
 //   mean of floats   |result - sum/n| <= (8 u sum|x| + |sum| eps_double) / n     (mean is double(sum) / n)
 //   integer sums, min and max: exact (bit for bit)
 //   matmul           |C - ref| <= (c_in + 2 K u) sum_k |a_ik b_kj|   per element, u of the element type
@@ -27,6 +28,15 @@ constexpr long double unit_roundoff() {
 template <class T>
 constexpr long double sum_bound(long double abs_sum) {
   return 8 * unit_roundoff<T>() * abs_sum;
+}
+
+// The bound of a float sum of n squares (sumsq) whose sum is sq_sum: (n + 8) u sq_sum, the classical
+// bound of any summation order. Squares never cancel, so the blocked sums' error grows with the length of
+// their serial chains (sum_bound's 8 u holds for signed data, whose errors largely cancel); bit-exact
+// data (small integers) is what catches a lost or doubled element.
+template <class T>
+constexpr long double sumsq_bound(long double sq_sum, std::size_t n) {
+  return ((long double)n + 8) * unit_roundoff<T>() * sq_sum;
 }
 
 // The bound of a float mean (double(sum) / n) around sum / n; n > 0.

@@ -42,6 +42,12 @@ struct ReduceReference {
                                   // at -0.0, so that a sum of only -0.0 stays -0.0 (IEEE 754)
   long double abs_sum = 0;        // the sum of |x| over the finite elements
   bool nan = false, pos_inf = false, neg_inf = false;
+  // sumsq: the squares as the op defines them, each rounded to T (integers: wrapping 64-bit products),
+  // summed exactly (integers modulo 2^64) or in long double; an infinite square (an infinity, or a
+  // square past T's range) makes the sum +inf.
+  std::uint64_t wrapped_sumsq = 0;
+  long double sumsq = 0;
+  bool sumsq_inf = false;
   std::size_t nan_count = 0;
   T lo{}, hi{};  // the least and greatest non-NaN element (-0.0 before +0.0); set once count > nan_count
   // Their first positions, and the first NaN's (what argmin / argmax must return, NumPy's rule).
@@ -52,6 +58,7 @@ struct ReduceReference {
     ++count;
     if constexpr (std::is_integral_v<T>) {
       wrapped_sum += std::uint64_t(std::int64_t(v));
+      wrapped_sumsq += std::uint64_t(std::int64_t(v)) * std::uint64_t(std::int64_t(v));
       sum += v;
       abs_sum += std::fabs((long double)v);
     } else {
@@ -65,6 +72,11 @@ struct ReduceReference {
         (v > 0 ? pos_inf : neg_inf) = true;
       else
         sum += v, abs_sum += std::fabs((long double)v);
+      const T square = v * v;  // rounded to T, as sumsq defines it
+      if (std::isinf(square))
+        sumsq_inf = true;
+      else
+        sumsq += square;
     }
     const bool first = count - nan_count == 1;
     if (first || below(v, lo)) lo = v, lo_index = i;
@@ -84,6 +96,7 @@ struct ReduceReference {
     const std::size_t offset = count;  // o's elements follow this one's
     count += o.count, nan_count += o.nan_count;
     wrapped_sum += o.wrapped_sum, sum += o.sum, abs_sum += o.abs_sum;
+    wrapped_sumsq += o.wrapped_sumsq, sumsq += o.sumsq, sumsq_inf |= o.sumsq_inf;
     if (!nan && o.nan) nan_index = offset + o.nan_index;
     nan |= o.nan, pos_inf |= o.pos_inf, neg_inf |= o.neg_inf;
     if (empty || below(o.lo, lo)) lo = o.lo, lo_index = offset + o.lo_index;
@@ -103,6 +116,20 @@ struct ReduceReference {
       return count == 0 ? T(0) : T(sum);  // the empty sum is +0.0
     }
   }
+  // What sumsq() must return: integers exactly (wrapped); floats NaN (canonical), +inf, or the long
+  // double sum of the squares rounded to T (compare within sumsq_bound()).
+  tandem::sum_result_t<T> sumsq_result() const {
+    if constexpr (std::is_integral_v<T>) {
+      return std::int64_t(wrapped_sumsq);
+    } else {
+      if (nan) return std::numeric_limits<T>::quiet_NaN();
+      if (sumsq_inf) return std::numeric_limits<T>::infinity();
+      return T(sumsq);  // (+0.0 when empty or all zeros: squares are never -0.0)
+    }
+  }
+  // |sumsq() - sumsq| may be at most this for floats (bounds.hpp; integers: 0).
+  long double sumsq_bound() const { return std::is_integral_v<T> ? 0 : tandem_test::sumsq_bound<T>(sumsq, count); }
+
   // What min() and max() must return (count > 0), bit for bit.
   T min() const { return nan ? std::numeric_limits<T>::quiet_NaN() : lo; }
   T max() const { return nan ? std::numeric_limits<T>::quiet_NaN() : hi; }

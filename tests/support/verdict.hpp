@@ -41,6 +41,11 @@ Judgement judge_extreme(T got, T expect);
 template <tandem::Element T>
 Judgement judge_mean(double m, const ReduceReference<T>& r);
 
+// sumsq(): integers exactly; floats within sumsq_bound() of the long double sum of the squares (bit for bit
+// with `exact`, or when the reference is NaN or infinite).
+template <tandem::Element T>
+Judgement judge_sumsq(tandem::sum_result_t<T> s, const ReduceReference<T>& r, bool exact);
+
 // argmin() or argmax(): exactly the expected index.
 inline Judgement judge_index(std::size_t got, std::size_t expect) {
   if (got == expect) return {};
@@ -70,21 +75,26 @@ Judgement judge_op(const tandem::op_result_t<O, T>& got, const ReduceReference<t
     return judge_index(got, r.argmin());
   else if constexpr (O == Op::argmax)
     return judge_index(got, r.argmax());
+  else if constexpr (O == Op::sumsq)
+    return judge_sumsq<C>(got, r, exact);
   else
     static_assert(O == Op::sum, "tests/support: this op of the table has no reference; add it to judge_op");
 }
 
-// Deterministic mode's result of op O, bit for bit: the sum-like ops of floats (sum, mean) from the
-// canonical order over `values`, the elements as their compute type in order (mean: the canonical sum /
-// n); every other case as judge_op (order-independent already).
+// Deterministic mode's result of op O, bit for bit: the sum-like ops of floats (sum, mean, sumsq) from
+// the canonical order over `values`, the elements as their compute type in order (mean: the canonical
+// sum / n; sumsq: over their squares); every other case as judge_op (order-independent already).
 template <tandem::Op O, tandem::Element T>
 Judgement judge_op_canonical(const tandem::op_result_t<O, T>& got, const ReduceReference<tandem::compute_t<T>>& r,
                              std::span<const tandem::compute_t<T>> values) {
   using C = tandem::compute_t<T>;
   using tandem::Op;
-  if constexpr (std::is_floating_point_v<C> && (O == Op::sum || O == Op::mean)) {
-    const C s = values.empty() ? C(0) : canonical_sum<C>(values);
-    if constexpr (O == Op::sum) {
+  if constexpr (std::is_floating_point_v<C> && (O == Op::sum || O == Op::mean || O == Op::sumsq)) {
+    std::vector<C> terms(values.begin(), values.end());
+    if constexpr (O == Op::sumsq)
+      for (C& t : terms) t = t * t;  // the squares, rounded (-ffp-contract=off: never fused into the sum)
+    const C s = terms.empty() ? C(0) : canonical_sum<C>(std::span<const C>(terms));
+    if constexpr (O != Op::mean) {
       const bool ok = same_bits(got, s);
       return {ok, 0, ok ? "" : show(s) + " (the canonical order, bit for bit)"};
     } else {
@@ -156,6 +166,18 @@ Judgement judge_sum_bits(tandem::sum_result_t<T> s, const ReduceReference<T>& r)
   const tandem::sum_result_t<T> expect = r.sum_result();
   const bool ok = same_bits(s, expect);
   return {ok, detail::distance(s, expect), ok ? "" : show(expect) + " (bit for bit)"};
+}
+
+template <tandem::Element T>
+Judgement judge_sumsq(tandem::sum_result_t<T> s, const ReduceReference<T>& r, bool exact) {
+  const tandem::sum_result_t<T> expect = r.sumsq_result();
+  if (std::is_integral_v<T> || exact || r.nan || r.sumsq_inf) {
+    const bool ok = same_bits(s, expect);
+    return {ok, detail::distance(s, expect), ok ? "" : show(expect) + " (bit for bit)"};
+  }
+  const long double err = std::fabs((long double)s - r.sumsq);
+  const bool ok = err <= r.sumsq_bound();
+  return {ok, err, ok ? "" : detail::with_bound(r.sumsq, r.sumsq_bound())};
 }
 
 template <tandem::Element T>
