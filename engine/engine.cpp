@@ -142,10 +142,13 @@ std::vector<DeviceInfo> Engine::devices() const { return group_ ? group_->device
 
 namespace {
 
-// "auto": every dtype and op any stage takes, deterministic, full precision.
+// "auto": every dtype and op any stage takes, deterministic, full precision, and the weakest determinism
+// of the stages it may pick.
 KernelInfo auto_info(const std::vector<KernelInfo>& stages) {
-  KernelInfo a{.name = "auto", .precision = Precision::full, .deterministic = true};
+  KernelInfo a{
+      .name = "auto", .precision = Precision::full, .deterministic = true, .determinism = Determinism::every_backend};
   for (const KernelInfo& k : stages) {
+    if (k.auto_pick) a.determinism = std::min(a.determinism, k.determinism);
     for (Dtype d : k.dtypes)
       if (!a.accepts(d)) a.dtypes.push_back(d);
     for (Op o : k.ops)

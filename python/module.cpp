@@ -158,7 +158,8 @@ py::dict kernel_dict(const tandem::KernelInfo& k) {
   for (Dtype t : k.dtypes) dtypes.append(tandem::to_string(t));
   for (tandem::Op op : k.ops) ops.append(tandem::to_string(op));
   d["dtypes"] = dtypes, d["ops"] = ops, d["precision"] = tandem::to_string(k.precision);
-  d["deterministic"] = k.deterministic, d["auto_pick"] = k.auto_pick, d["baseline"] = k.baseline;
+  d["deterministic"] = k.deterministic, d["determinism"] = tandem::to_string(k.determinism);
+  d["auto_pick"] = k.auto_pick, d["baseline"] = k.baseline;
   d["per_row_col"] = k.per_row_col, d["requirement"] = k.requirement;
   return d;
 }
@@ -259,7 +260,7 @@ PYBIND11_MODULE(tandem, m) {
         return r;
       },
       "What each kernel takes and promises: {'reduce': [...], 'matmul': [...]}, dicts of name, dtypes, ops, "
-      "precision, deterministic, auto_pick, baseline, per_row_col, requirement.");
+      "precision, deterministic, determinism, auto_pick, baseline, per_row_col, requirement.");
   for (const tandem::OpInfo& o : tandem::ops) {  // one method per op of the table (include/tandem/ops.hpp)
     const Op op = o.id;
     e.def(

@@ -175,3 +175,104 @@ TANDEM_BACKEND_TEST(deterministic_kernels, "deterministic: kernels whose KernelI
   }
   CHECK(refused > 0);  // both backends have stages that are not canonical
 }
+
+// ---- KernelInfo::determinism: the level of each kernel's default mode ------------------------------
+
+namespace {
+
+// Calls f `times` more times after a first call and checks every result has the first one's bits.
+template <class F>
+void same_bits_every_call(F&& f, int times = 6) {
+  const auto first = f();
+  using T = typename decltype(first)::value_type;
+  for (int i = 0; i < times; ++i) {
+    const auto again = f();
+    CHECK(test::same_bits(std::span<const T>(again), std::span<const T>(first)));
+  }
+}
+
+template <class T>
+std::vector<T> as_vector(T v) {
+  return {v};
+}
+template <class T>
+std::vector<T> as_vector(std::vector<T> v) {
+  return v;
+}
+
+}  // namespace
+
+TANDEM_BACKEND_TEST(determinism_levels,
+                    "KernelInfo::determinism: run_to_run kernels repeat their bits, every_backend ones are canonical") {
+  test::SplitMix64 g{20261124};
+  // Wide dynamic range and both signs: another order of the additions changes the bits.
+  const std::size_t n = test::quick() ? (1 << 18) + 17 : (1 << 21) + 17;
+  const std::vector<float> x = random_reals<float>(n, g);
+  const auto buffer = eng.upload<float>(x);
+  for (const tandem::KernelInfo& k : eng.reduce_kernel_info()) {
+    CAPTURE(k.name);
+    if (!k.accepts(tandem::Dtype::f32) || k.determinism == tandem::Determinism::not_guaranteed) continue;
+    test::for_each_op([&]<tandem::Op O>() {
+      if (!k.accepts(O)) return;
+      CAPTURE(tandem::to_string(O));
+      same_bits_every_call([&] { return as_vector(eng.reduce<O>(x, {k.name})); });
+      same_bits_every_call([&] { return as_vector(eng.reduce<O>(buffer, {k.name})); });
+    });
+    if (k.determinism == tandem::Determinism::every_backend)
+      CHECK(test::same_bits(eng.sum(x, {k.name}), test::canonical_sum(std::span<const float>(x))));
+  }
+  // Per row and per column ("auto"), and the product of a tall-skinny matrix with a small one (a data
+  // scientist's X B: 200000 x 32 by 32 x 16), as each matmul kernel computes them.
+  const std::size_t rows = test::quick() ? 20000 : 200000, cols = 32;
+  const std::vector<float> m = random_reals<float>(rows * cols, g), b = random_reals<float>(cols * 16, g);
+  const tandem::KernelInfo& autok = eng.reduce_kernel_info().front();
+  if (autok.determinism != tandem::Determinism::not_guaranteed)
+    for (tandem::Per per : {tandem::Per::row, tandem::Per::col}) {
+      CAPTURE(tandem::to_string(per));
+      same_bits_every_call([&] {
+        std::vector<float> out(per == tandem::Per::row ? rows : cols);
+        eng.sum<const float>({m.data(), rows, cols, cols}, per, out);
+        return out;
+      });
+    }
+  for (const tandem::KernelInfo& k : eng.matmul_kernel_info()) {
+    CAPTURE(k.name);
+    if (!k.accepts(tandem::Dtype::f32) || k.determinism == tandem::Determinism::not_guaranteed) continue;
+    const auto product = [&] {
+      std::vector<float> c(rows * 16);
+      eng.matmul<float>({m.data(), rows, cols, cols}, {b.data(), cols, 16, 16}, {c.data(), rows, 16, 16}, {k.name});
+      return c;
+    };
+    if (!k.requirement.empty()) {  // (a kernel this machine cannot run says so)
+      try {
+        product();
+      } catch (const tandem::Error& e) {
+        CHECK(test::contains(e.what(), k.requirement));
+        continue;
+      }
+    }
+    same_bits_every_call(product, 3);
+    if (k.determinism == tandem::Determinism::every_backend) {
+      std::vector<float> want(rows * 16);
+      test::fma_chain_matmul<float>({m.data(), rows, cols, cols}, {b.data(), cols, 16, 16},
+                                    {want.data(), rows, 16, 16});
+      CHECK(test::same_bits(std::span<const float>(product()), std::span<const float>(want)));
+    }
+  }
+}
+
+TEST_CASE("KernelInfo::determinism: auto states the weakest level of the kernels it may pick" *
+          doctest::test_suite("common")) {
+  for (const tandem::BackendStatus& s : tandem::backend_status()) {
+    if (!s.usable) continue;
+    const tandem::Engine eng(s.backend);
+    for (const auto& table : {eng.reduce_kernel_info(), eng.matmul_kernel_info()}) {
+      tandem::Determinism weakest = tandem::Determinism::every_backend;
+      for (const tandem::KernelInfo& k : table)
+        if (k.auto_pick) weakest = std::min(weakest, k.determinism);
+      CHECK(table.front().name == "auto");
+      CHECK(table.front().determinism == weakest);
+      CHECK(table.front().determinism != tandem::Determinism::not_guaranteed);  // the default is reproducible
+    }
+  }
+}

@@ -143,6 +143,15 @@ TANDEM_BACKEND_TEST(matmul_empty_dimensions, "matmul: K = 0 gives zeros, M or N 
     eng.matmul<double>(V{a.data(), 0, 2, 2}, V{b.data(), 2, 3, 3}, M{c.data(), 0, 3, 3}, {k});
     eng.matmul<double>(V{nullptr, 0, 0, 0}, V{nullptr, 0, 0, 0}, M{nullptr, 0, 0, 0}, {k});
     CHECK(std::count(c.begin(), c.end(), 5.0) == 12);
+    // A batch in buffers whose A and B are empty (K = 0) but have strides: the engine passes no data
+    // for them, and nothing may offset it (clang's UBSan reports an offset applied to a null pointer;
+    // fuzz/corpus/matmul-k0-batch-null replays that under the fuzz build). C = beta * C.
+    auto da = eng.upload<double>(a), db = eng.upload<double>(b), dc = eng.upload<double>(std::vector<double>(36, 5.0));
+    tandem::MatmulOptions o{k};
+    o.beta = 2;
+    eng.matmul(da.batch(3, 0, 3, 2, 1), db.batch(0, 4, 3, 2, 4), dc.batch(3, 4, 3, 12, 4), o);
+    const std::vector<double> back = dc.to_vector();
+    CHECK(std::count(back.begin(), back.end(), 10.0) == 36);
   }
 }
 

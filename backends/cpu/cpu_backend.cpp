@@ -4,9 +4,10 @@
 // expression over a Map (vectorised by Eigen), the other leaves are backends/cpu/leaves.hpp's (SIMD
 // lanes, vectorised by the compiler), and leaves are combined with the operators of
 // backends/common/reduce_ops.hpp.
-//   tbb_vectorized    tbb::parallel_reduce, auto_partitioner (default)
-//   tbb_deterministic tbb::parallel_deterministic_reduce with fixed 16 Ki-element leaves: the same
-//                     association order, and so the same float bits, for any number of threads
+//   tbb_vectorized    tbb::parallel_reduce, auto_partitioner: leaves as the threads steal them
+//   tbb_deterministic tbb::parallel_deterministic_reduce with leaves of a size set by n alone (auto runs
+//                     it): the same association order, and so the same float bits, for any number of
+//                     threads
 //   serial            one leaf over the whole input on the calling thread
 // Matmul (eigen_tbb, eigen_serial) lives in backends/cpu/matmul.cpp.
 // Deterministic mode (backends/common/canonical.hpp) runs its own kernel: canonical_sum (chunks in
@@ -43,8 +44,12 @@ using cpu_leaves::integer_sum_leaf;
 using cpu_leaves::min_max_leaf;
 using cpu_leaves::storage_sum_leaf;
 
-constexpr std::int64_t kDeterministicLeaf = 1 << 14;  // elements per leaf of tbb_deterministic
-constexpr std::int64_t kGrain = 1 << 14;              // smallest leaf of tbb_vectorized
+constexpr std::int64_t kGrain = 1 << 14;  // smallest leaf of tbb_vectorized and tbb_deterministic
+
+// The leaves of tbb_deterministic (and auto) for n elements: from n alone, never from the thread count,
+// so that every call splits the input the same way (at most about 256 leaves: enough for 64 cores, few
+// enough that a task's overhead is small against its reads).
+std::int64_t deterministic_leaf(std::int64_t n) { return std::clamp<std::int64_t>(n / 256, kGrain, 1 << 20); }
 
 template <class T>
 using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
@@ -89,10 +94,12 @@ typename OpFor<O, T>::type::Acc reduce_with(std::string_view kernel, const T* x,
   };
   auto join = [](Acc a, Acc b) { return Operator::combine(a, b); };
   if (kernel == "serial") return reduce_leaf<O>(x, 0, n, stride);
-  if (kernel == "tbb_deterministic")
-    return tbb::parallel_deterministic_reduce(tbb::blocked_range<std::int64_t>(0, n, kDeterministicLeaf),
-                                              Operator::identity(), leaf, join, tbb::simple_partitioner());
-  return tbb::parallel_reduce(tbb::blocked_range<std::int64_t>(0, n, kGrain), Operator::identity(), leaf, join);
+  if (kernel == "tbb_vectorized")  // TBB's auto_partitioner: leaves as the threads steal them
+    return tbb::parallel_reduce(tbb::blocked_range<std::int64_t>(0, n, kGrain), Operator::identity(), leaf, join);
+  // tbb_deterministic and auto: a fixed split of the range, halved the same way on every call, and a
+  // fixed tree of joins: the same bits for any thread count.
+  return tbb::parallel_deterministic_reduce(tbb::blocked_range<std::int64_t>(0, n, deterministic_leaf(n)),
+                                            Operator::identity(), leaf, join, tbb::simple_partitioner());
 }
 
 // canonical::chunk_sum_of for a full, contiguous chunk: the same lane-wise adds, with the 32 lanes held
@@ -195,17 +202,23 @@ class CpuBackend final : public BackendImpl {
     return d;
   }
 
-  // The kernel table: every stage takes every dtype and op; tbb_deterministic gives the same bits for
-  // any thread count but is not the canonical order of deterministic mode (which runs its own kernel).
+  // The kernel table: every stage takes every dtype and op. tbb_vectorized splits the work as TBB's
+  // auto_partitioner decides at run time (its float sums' bits may differ between calls); auto runs
+  // tbb_deterministic, whose fixed split gives the same bits for any thread count (at the same speed:
+  // docs/PERFORMANCE.md), but which is not the canonical order of deterministic mode (its own kernel).
   std::vector<KernelInfo> reduce_kernel_info() const override {
-    auto stage = [](const char* name, bool auto_pick) {
-      return KernelInfo{.name = name, .dtypes = every_dtype(), .ops = every_op(), .auto_pick = auto_pick};
+    auto stage = [](const char* name, bool auto_pick, Determinism d) {
+      return KernelInfo{
+          .name = name, .dtypes = every_dtype(), .ops = every_op(), .determinism = d, .auto_pick = auto_pick};
     };
-    return {stage("tbb_vectorized", true), stage("tbb_deterministic", false), stage("serial", false)};
+    return {stage("tbb_vectorized", false, Determinism::not_guaranteed),
+            stage("tbb_deterministic", true, Determinism::run_to_run), stage("serial", false, Determinism::run_to_run)};
   }
+  // Both split C into the same blocks on every call (so Eigen's blocking of each is the same).
   std::vector<KernelInfo> matmul_kernel_info() const override {
     auto stage = [](const char* name, bool auto_pick) {
-      return KernelInfo{.name = name, .dtypes = matmul_dtypes(), .auto_pick = auto_pick};
+      return KernelInfo{
+          .name = name, .dtypes = matmul_dtypes(), .determinism = Determinism::run_to_run, .auto_pick = auto_pick};
     };
     return {stage("eigen_tbb", true), stage("eigen_serial", false)};
   }
@@ -260,7 +273,7 @@ class CpuBackend final : public BackendImpl {
 void cpu_reduce_acc(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* acc) {
   visit(dtype, [&]<class T>(std::type_identity<T>) {
     visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
-      const auto v = reduce_with<O>("tbb_vectorized", static_cast<const T*>(x), n, stride);
+      const auto v = reduce_with<O>("auto", static_cast<const T*>(x), n, stride);
       std::memcpy(acc, &v, sizeof v);
     });
   });

@@ -9,8 +9,8 @@
 
 namespace tandem::detail {
 
-// The accumulator (reduce_ops.hpp's Op::Acc, at most 8 bytes) of op over x[0], x[stride], ...,
-// x[(n - 1) * stride], on all cores; the same values as the GPU's stages give, combined in any order.
+// The accumulator (reduce_ops.hpp's Op::Acc, at most 16 bytes) of op over x[0], x[stride], ...,
+// x[(n - 1) * stride], on all cores, as kernel "auto" computes it (the same bits on every call).
 void cpu_reduce_acc(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* acc);
 
 // The accumulators of op over `count` vectors, on the calling thread (callers parallelise over vectors):

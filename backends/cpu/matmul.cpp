@@ -179,19 +179,24 @@ void eigen_entry(const MatmulArgs& g, const T* a, const T* b, T* c, bool serial)
   if (serial) return block(0, g.m, 0, g.n);
   // Blocks of 256 x 256 keep each task large enough for Eigen's GEMM to reach its speed, while a
   // tall or wide C still splits into enough tasks for every core.
+  // simple_partitioner: C is cut into the same blocks on every call, so Eigen blocks each the same way and
+  // the bits are the same from run to run (auto_partitioner's blocks, and so the bits, varied).
   constexpr std::int64_t kBlock = 256;
-  tbb::parallel_for(tbb::blocked_range2d<std::int64_t>(0, g.m, kBlock, 0, g.n, kBlock),
-                    [&](const tbb::blocked_range2d<std::int64_t>& r) {
-                      block(r.rows().begin(), r.rows().end(), r.cols().begin(), r.cols().end());
-                    });
+  tbb::parallel_for(
+      tbb::blocked_range2d<std::int64_t>(0, g.m, kBlock, 0, g.n, kBlock),
+      [&](const tbb::blocked_range2d<std::int64_t>& r) {
+        block(r.rows().begin(), r.rows().end(), r.cols().begin(), r.cols().end());
+      },
+      tbb::simple_partitioner());
 }
 
 template <class T>
 void matmul_typed(const MatmulArgs& g, std::string_view kernel) {
   const bool serial = kernel == "eigen_serial";
   auto entry = [&](std::int64_t e) {
-    const T* a = static_cast<const T*>(g.a) + e * g.stride_a;
-    const T* b = static_cast<const T*>(g.b) + e * g.stride_b;
+    // (An empty operand, k == 0, comes as a null pointer: it is not offset.)
+    const T* a = g.a ? static_cast<const T*>(g.a) + e * g.stride_a : nullptr;
+    const T* b = g.b ? static_cast<const T*>(g.b) + e * g.stride_b : nullptr;
     T* c = static_cast<T*>(g.c) + e * g.stride_c;
     if (g.deterministic)
       canonical_entry(g, a, b, c);

@@ -2,9 +2,9 @@
 // backends/common/reduce_ops.hpp, so NaN, signed-zero and first-index rules are those of the vector ops.
 //   per row     rows in parallel, each row one leaf of the vector kernels (cpu_reduce_acc_each: Eigen sums,
 //               SIMD min/max, arg leaves); rows longer than kLongRow are each reduced on all cores.
-//   per column  rows split in parallel; a leaf walks its rows and accumulates each row into one
-//               accumulator per column (contiguous, so the loop over columns vectorises); leaves combine
-//               column by column.
+//   per column  rows split in parallel, the same way on every call; a leaf walks its rows and accumulates
+//               each row into one accumulator per column (contiguous, so the loop over columns
+//               vectorises); leaves combine column by column in a fixed tree.
 //   deterministic sums (sum-like ops) of floats: each row's or column's canonical sum
 //               (backends/common/canonical.hpp). Per
 //               column, a task takes one 4096-row chunk of a block of columns and keeps the 32 lanes of
@@ -97,9 +97,10 @@ void per_column(const MatrixReduceArgs& a, const T* x, void* out) {
     for (std::size_t j = 0; j < a0.size(); ++j) a0[j] = Operator::combine(a0[j], a1[j]);
     return a0;
   };
-  const std::vector<Acc> acc =
-      tbb::parallel_reduce(tbb::blocked_range<std::int64_t>(0, rows, grain),
-                           std::vector<Acc>(std::size_t(cols), Operator::identity()), leaf, join);
+  // A fixed split of the rows and a fixed tree of joins: the same bits on every call.
+  const std::vector<Acc> acc = tbb::parallel_deterministic_reduce(
+      tbb::blocked_range<std::int64_t>(0, rows, grain), std::vector<Acc>(std::size_t(cols), Operator::identity()), leaf,
+      join, tbb::simple_partitioner());
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, cols, 4096), [&](const tbb::blocked_range<std::int64_t>& r) {
     for (std::int64_t j = r.begin(); j < r.end(); ++j) store<O, T>(a, acc[j], rows, out, j);
   });

@@ -208,8 +208,9 @@ class CudaBackend final : public detail::BackendImpl {
       void* db = staging_b_.get(std::size_t(g.k * g.n) * e);
       void* dc = staging_c_.get(std::size_t(g.m * g.n) * ec);
       for (std::int64_t i = 0; i < g.batch; ++i) {
-        const auto* a = static_cast<const char*>(g.a) + i * g.stride_a * std::int64_t(e);
-        const auto* b = static_cast<const char*>(g.b) + i * g.stride_b * std::int64_t(e);
+        // (k == 0: A and B are empty, null pointers that are neither offset nor read.)
+        const auto* a = g.k > 0 ? static_cast<const char*>(g.a) + i * g.stride_a * std::int64_t(e) : nullptr;
+        const auto* b = g.k > 0 ? static_cast<const char*>(g.b) + i * g.stride_b * std::int64_t(e) : nullptr;
         auto* c = static_cast<char*>(g.c) + i * g.stride_c * std::int64_t(ec);
         if (g.k > 0 && (i == 0 || g.stride_a != 0)) upload_rows(da, a, a_rows, a_cols, g.lda, e);
         if (g.k > 0 && (i == 0 || g.stride_b != 0)) upload_rows(db, b, b_rows, b_cols, g.ldb, e);
@@ -387,7 +388,10 @@ class CudaBackend final : public detail::BackendImpl {
       stage_piece(0, a, piece_data(0), a.n, device_slots);
       return reduce_resident(a, kernel, device_slots, a.n, 1, d_result);
     }
-    const bool chunked = a.deterministic && detail::canonical::in_canonical_order(a.op, a.dtype);
+    // Sum-like ops of floats: the pieces' canonical chunk values, which the CPU's cores and the GPU compute
+    // bit for bit alike, so that the result does not depend on where the two sides meet (that varies from
+    // call to call): deterministic mode, and kernel auto, which shares the pieces.
+    const bool chunked = (a.deterministic || kernel == "auto") && detail::canonical::in_canonical_order(a.op, a.dtype);
     // Per piece: its result (Acc, at most 16 bytes), or its canonical chunk values (pieces are whole
     // chunks but the last), in the compute type (float for 16-bit inputs).
     const Dtype value_dtype = info(a.dtype).compute;

@@ -68,6 +68,23 @@ constexpr const char* to_string(Precision p) {
   return p == Precision::full ? "full" : p == Precision::tf32 ? "tf32" : "bf16";
 }
 
+// What a kernel guarantees about the bits of its floating-point results (sums and products, whose value
+// depends on the order of their roundings; integer sums, min, max, argmin and argmax are exact in any
+// order), the levels CCCL names for its algorithms:
+//   not_guaranteed  two identical calls may give different bits (a dynamic split of the work)
+//   run_to_run      identical calls on the same machine give the same bits (the same thread count; the
+//                   same GPU model and library versions)
+//   every_backend   the same bits on every backend, run, thread count and GPU: the canonical order of
+//                   deterministic mode (backends/common/canonical.hpp)
+// In deterministic mode (ReduceOptions / MatmulOptions::deterministic) every kernel that takes it gives
+// every_backend; KernelInfo::determinism is the level of the default mode.
+enum class Determinism : std::uint8_t { not_guaranteed, run_to_run, every_backend };
+constexpr const char* to_string(Determinism d) {
+  return d == Determinism::not_guaranteed ? "not_guaranteed"
+         : d == Determinism::run_to_run   ? "run_to_run"
+                                          : "every_backend";
+}
+
 // ---- Views ----------------------------------------------------------------------------------------
 
 // A row-major matrix: element (i, j) is data[i * ld + j]; ld >= cols.
@@ -178,10 +195,11 @@ struct KernelInfo {
   std::vector<Op> ops;        // reductions: the ops it runs; empty for matmul kernels
   Precision precision = Precision::full;
   bool deterministic = false;  // deterministic mode may run it (its results follow the canonical order)
-  bool auto_pick = false;      // "auto" may pick it
-  bool baseline = false;       // a vendor library (CUB, cuBLAS), the reference of the ladder
-  bool per_row_col = false;    // per-row / per-column reductions (Engine::sum(MatrixView, Per, ...)) run it
-  std::string requirement;     // e.g. "compute capability 9.0"; empty: runs wherever the backend does
+  Determinism determinism = Determinism::not_guaranteed;  // the bits of its default mode (Determinism)
+  bool auto_pick = false;                                 // "auto" may pick it
+  bool baseline = false;                                  // a vendor library (CUB, cuBLAS), the reference of the ladder
+  bool per_row_col = false;  // per-row / per-column reductions (Engine::sum(MatrixView, Per, ...)) run it
+  std::string requirement;   // e.g. "compute capability 9.0"; empty: runs wherever the backend does
 
   bool accepts(Dtype d) const {
     for (Dtype x : dtypes)

@@ -70,6 +70,7 @@ std::string kernel_json(const tandem::KernelInfo& k, std::string_view kind, std:
   field("ops", json_list(k.ops, [](tandem::Op o) { return tandem::to_string(o); }));
   field("precision", json_string(tandem::to_string(k.precision)));
   field("deterministic", json_bool(k.deterministic));
+  field("determinism", json_string(tandem::to_string(k.determinism)));
   field("auto_pick", json_bool(k.auto_pick));
   field("baseline", json_bool(k.baseline));
   field("requirement", json_string(k.requirement));

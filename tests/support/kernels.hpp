@@ -29,7 +29,8 @@ std::string json_string(std::string_view s);
 
 // One kernel as a JSON object on one line:
 //   {"backend":"cpu","kind":"reduce","name":"auto","dtypes":["int32",...],"ops":["sum",...],
-//    "precision":"full","deterministic":true,"auto_pick":false,"baseline":false,"requirement":"","per_row_col":false}
+//    "precision":"full","deterministic":true,"determinism":"run_to_run","auto_pick":false,"baseline":false,
+//    "requirement":"","per_row_col":false}
 // kind is "reduce" or "matmul"; "backend" is left out when backend is empty.
 std::string kernel_json(const tandem::KernelInfo& k, std::string_view kind, std::string_view backend = {});
 

@@ -13,7 +13,8 @@ constexpr std::string_view kKernelsHelp = R"(usage: tandem kernels [options]
 
 Prints every reduce and matmul kernel of a backend with its KernelInfo: the element types (dtypes) and
 reductions (ops) it takes, the precision it computes in (full, or tf32/bf16 inputs), whether
-deterministic mode may run it, whether auto may pick it, whether it is a vendor baseline (CUB,
+deterministic mode may run it, what its default mode guarantees about the bits of float results
+(determinism: not_guaranteed, run_to_run on the same machine, or every_backend), whether auto may pick it, whether it is a vendor baseline (CUB,
 cuBLAS), and what it needs beyond the backend (requirement, e.g. a compute capability). "auto" comes
 first. The engine refuses, with tandem::Error, a call that a kernel's KernelInfo does not list.
 
@@ -22,8 +23,8 @@ options:
                                 each other one is not listed
   --json                        a JSON list, one object per kernel:
                                 {"backend", "kind": "reduce"|"matmul", "name", "dtypes": [...],
-                                 "ops": [...], "precision", "deterministic", "auto_pick", "baseline",
-                                 "requirement", "per_row_col"}
+                                 "ops": [...], "precision", "deterministic", "determinism",
+                                 "auto_pick", "baseline", "requirement", "per_row_col"}
                                 (backends not listed are named on stderr)
 )";
 
@@ -51,8 +52,9 @@ void print_table(const tandem::Engine& eng) {
   std::vector<std::vector<std::string>> cells;
   for (const Row& r : rows)
     cells.push_back({r.kind, r.k->name, names(r.k->dtypes), names(r.k->ops), tandem::to_string(r.k->precision),
-                     yes_no(r.k->deterministic), yes_no(r.k->auto_pick), yes_no(r.k->baseline),
-                     r.k->requirement.empty() ? "-" : r.k->requirement, yes_no(r.k->per_row_col)});
+                     yes_no(r.k->deterministic), tandem::to_string(r.k->determinism), yes_no(r.k->auto_pick),
+                     yes_no(r.k->baseline), r.k->requirement.empty() ? "-" : r.k->requirement,
+                     yes_no(r.k->per_row_col)});
   auto width = [&](std::size_t column) {
     std::size_t w = 0;
     for (const auto& row : cells) w = std::max(w, display_width(row[column]));
@@ -65,10 +67,11 @@ void print_table(const tandem::Engine& eng) {
                      {"ops", width(3), true},
                      {"precision", width(4), true},
                      {"deterministic", width(5), true},
-                     {"auto pick", width(6), true},
-                     {"baseline", width(7), true},
-                     {"requirement", width(8), true},
-                     {"per row/col", width(9), true}});
+                     {"determinism", width(6), true},
+                     {"auto pick", width(7), true},
+                     {"baseline", width(8), true},
+                     {"requirement", width(9), true},
+                     {"per row/col", width(10), true}});
   table.header();
   for (const auto& row : cells) table.row(row);
 }

@@ -115,9 +115,12 @@ const Stage& find_stage(std::string_view name) {
 std::vector<KernelInfo> matmul_stage_info() {
   std::vector<KernelInfo> infos;
   for (const Stage& s : kStages) {
+    // register_tiled's default is the canonical fma chain itself; the others have a fixed tiling per GPU
+    // model and shape (cuBLAS: the same bits for the same GPU model and library version).
     KernelInfo k{.name = s.name,
                  .precision = s.precision,
                  .deterministic = s.deterministic,
+                 .determinism = s.deterministic ? Determinism::every_backend : Determinism::run_to_run,
                  .auto_pick = std::any_of(std::begin(kAutoNames), std::end(kAutoNames),
                                           [&](const char* a) { return s.name == std::string_view(a); }),
                  .baseline = s.baseline,

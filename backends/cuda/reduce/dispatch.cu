@@ -130,9 +130,11 @@ std::vector<KernelInfo> reduce_stage_info() {
   for (const auto& entry : kStageNameTable) {
     std::vector<Dtype> dtypes = detail::every_dtype();
     if (!entry.arg) std::erase_if(dtypes, [](Dtype d) { return info(d).storage; });
+    // Every stage's grid and order of combining are fixed for a GPU model and size: run to run.
     infos.push_back(KernelInfo{.name = std::string(entry.name),
                                .dtypes = std::move(dtypes),
                                .ops = entry.arg ? detail::every_op() : detail::value_ops(),
+                               .determinism = Determinism::run_to_run,
                                .auto_pick = auto_may_pick(entry.name),
                                .baseline = entry.name == kBaselineStage});
   }
