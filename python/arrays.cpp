@@ -35,7 +35,7 @@ std::int64_t Array::size() const {
 
 bool Array::one_run(std::int64_t& stride) const {
   if (shape.empty()) return stride = 1, true;
-  if (shape.size() == 1) return stride = strides[0], true;
+  if (shape.size() == 1) return stride = strides[0], shape[0] <= 1 || strides[0] > 0;  // (not a broadcast)
   std::int64_t expect = 1;  // C-contiguous (dimensions of length 1 may have any stride)
   for (int d = ndim() - 1; d >= 0; --d) {
     if (shape[std::size_t(d)] != 1 && strides[std::size_t(d)] != expect) return false;
@@ -51,37 +51,31 @@ std::int64_t Array::extent() const {
   return e;
 }
 
+std::string dtype_names(bool matmul_only) {
+  std::string names;
+  for (const tandem::DtypeInfo& t : tandem::dtypes)
+    if (t.matmul || !matmul_only) names += (names.empty() ? "" : ", ") + std::string(t.array_name);
+  return names;
+}
+
 Dtype dtype_of(const py::dtype& d) {
   // (Python attributes, not pybind11's struct accessors: NumPy 2 changed the descriptor's layout.)
-  const char kind = d.attr("kind").cast<std::string>().at(0);
-  const auto size = d.attr("itemsize").cast<py::ssize_t>();
-  if (kind == 'f' && size == 4) return Dtype::f32;
-  if (kind == 'f' && size == 8) return Dtype::f64;
-  if (kind == 'f' && size == 2) return Dtype::f16;
-  if (kind == 'i' && size == 4) return Dtype::i32;
-  if (kind == 'i' && size == 8) return Dtype::i64;
-  if (size == 2 && d.attr("name").cast<std::string>() == "bfloat16") return Dtype::bf16;  // ml_dtypes
-  throw Error("tandem takes float32, float64, float16, bfloat16 (ml_dtypes), int32 and int64 arrays, not " +
+  const std::string name = py::str(d.attr("name"));
+  for (const tandem::DtypeInfo& t : tandem::dtypes)
+    if (name == t.array_name) {
+      if (!d.attr("isnative").cast<bool>())
+        throw Error("tandem: this array's bytes are not in this machine's order (dtype " + std::string(py::repr(d)) +
+                    "); convert it first (x.astype(x.dtype.newbyteorder('=')))");
+      return t.id;
+    }
+  throw Error("tandem takes " + dtype_names() + " arrays (bfloat16: ml_dtypes), not " +
               std::string(py::str(static_cast<const py::handle&>(d))) +
               "; convert it first (x.astype(numpy.float32), ...)");
 }
 
 py::dtype numpy_dtype(Dtype d) {
-  switch (d) {
-    case Dtype::f32:
-      return py::dtype("float32");
-    case Dtype::f64:
-      return py::dtype("float64");
-    case Dtype::f16:
-      return py::dtype("float16");
-    case Dtype::i32:
-      return py::dtype("int32");
-    case Dtype::i64:
-      return py::dtype("int64");
-    case Dtype::bf16:
-      return py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
-  }
-  throw Error("tandem: no NumPy dtype for this element type");
+  if (d == Dtype::bf16) return py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+  return py::dtype(tandem::info(d).array_name);
 }
 
 py::array new_host_array(const std::vector<std::int64_t>& shape, Dtype dtype) {
@@ -101,6 +95,8 @@ std::vector<std::int64_t> c_order_strides(const std::vector<std::int64_t>& shape
 }
 
 // Fills shape and element strides from byte strides; false if a stride is negative or not whole elements.
+// (A stride of 0, a broadcast dimension, is kept: a matmul batch reads one operand for every entry in place;
+// the other forms ask Array::one_run / as_matrix, which refuse it, and copy.)
 bool set_strides(Array& a, const std::vector<py::ssize_t>& shape, const std::vector<py::ssize_t>& byte_strides) {
   const auto e = py::ssize_t(a.itemsize());
   a.shape.assign(shape.begin(), shape.end());
@@ -129,13 +125,22 @@ Array host_array(const py::object& x, bool writable) {
   py::array arr = py::array::ensure(x);
   if (!arr) throw Error("tandem: expected an array (NumPy, or anything numpy.asarray takes)");
   if (writable && !arr.writeable()) throw Error("tandem: the output array is read-only");
+  // Bytes in the other order ('>f4' on this machine): an input is converted, an output refused (dtype_of).
+  if (!writable && !arr.dtype().attr("isnative").cast<bool>())
+    arr = py::array(arr.attr("astype")(arr.dtype().attr("newbyteorder")("=")));
   Array a = from_numpy(arr);
+  if (writable) {
+    bool aliased = false;  // a broadcast output: several results would land on one element
+    for (std::size_t d = 0; d < a.shape.size(); ++d) aliased |= a.shape[d] > 1 && a.strides[d] == 0;
+    if (!a.data && arr.size() > 0)
+      throw Error("tandem: the output array has negative or unaligned strides; pass a C-ordered array as out");
+    if (aliased)
+      throw Error("tandem: the output array repeats elements (a stride of 0); pass a C-ordered array as out");
+  }
   if (a.data || arr.size() == 0) {
     if (!a.data) a = from_numpy(py::array(py::module_::import("numpy").attr("ascontiguousarray")(arr)));
     return a;
   }
-  if (writable)
-    throw Error("tandem: the output array has negative or unaligned strides; pass a C-ordered array as out");
   return from_numpy(py::module_::import("numpy").attr("ascontiguousarray")(arr));
 }
 
@@ -156,18 +161,13 @@ bool is_device_array(const py::object& x) {
 namespace {
 
 Dtype dtype_of_dl(const DLDataType& t) {
-  if (t.lanes == 1) {
-    if (t.code == kDLFloat && t.bits == 32) return Dtype::f32;
-    if (t.code == kDLFloat && t.bits == 64) return Dtype::f64;
-    if (t.code == kDLFloat && t.bits == 16) return Dtype::f16;
-    if (t.code == kDLBfloat && t.bits == 16) return Dtype::bf16;
-    if (t.code == kDLInt && t.bits == 32) return Dtype::i32;
-    if (t.code == kDLInt && t.bits == 64) return Dtype::i64;
+  // DLPack's codes for the table's kinds: integers, bfloat16, other floats.
+  for (const tandem::DtypeInfo& d : tandem::dtypes) {
+    const int code = d.integer ? kDLInt : d.id == Dtype::bf16 ? kDLBfloat : kDLFloat;
+    if (t.lanes == 1 && t.code == code && t.bits == 8 * d.size) return d.id;
   }
-  throw Error(
-      "tandem takes float32, float64, float16, bfloat16, int32 and int64 device arrays; convert this one "
-      "(DLPack type code " +
-      std::to_string(int(t.code)) + ", " + std::to_string(int(t.bits)) + " bits) first");
+  throw Error("tandem takes " + dtype_names() + " device arrays; convert this one (DLPack type code " +
+              std::to_string(int(t.code)) + ", " + std::to_string(int(t.bits)) + " bits) first");
 }
 
 // The top-level module of x's type (cupy, torch, ...), or None when it cannot be imported by name.
@@ -256,8 +256,7 @@ Array device_array(const py::object& x, std::uintptr_t stream) {
     a.shape.assign(t.shape, t.shape + t.ndim);
     a.strides = t.strides ? std::vector<std::int64_t>(t.strides, t.strides + t.ndim) : c_order_strides(a.shape);
     for (std::size_t d = 0; d < a.shape.size(); ++d)
-      if (a.shape[d] > 1 && a.strides[d] < 0)
-        throw Error("tandem: device arrays with negative strides are not taken; make it contiguous first");
+      if (a.shape[d] > 1 && a.strides[d] < 0) return contiguous_device_copy(a, stream);
     return a;
   }
   const py::dict cai = x.attr("__cuda_array_interface__");
@@ -272,8 +271,7 @@ Array device_array(const py::object& x, std::uintptr_t stream) {
     for (std::int64_t e : c_order_strides({shape.begin(), shape.end()}))
       strides.push_back(py::ssize_t(e * a.itemsize()));
   }
-  if (!set_strides(a, shape, strides))
-    throw Error("tandem: device arrays with negative or unaligned strides are not taken; make it contiguous first");
+  const bool in_place = set_strides(a, shape, strides);
 #ifdef TANDEM_PY_HAS_CUDA
   cudaPointerAttributes attr{};
   if (cudaPointerGetAttributes(&attr, a.data) == cudaSuccess) a.device_id = attr.device;
@@ -281,7 +279,24 @@ Array device_array(const py::object& x, std::uintptr_t stream) {
   if (cai.contains("stream") && !cai["stream"].is_none())  // the producer's stream: order its work first
     order_after(cai["stream"].cast<std::uintptr_t>(), a.device_id, stream);
 #endif
-  return a;
+  return in_place ? std::move(a) : contiguous_device_copy(a, stream);
+}
+
+Array contiguous_device_copy(const Array& a, std::uintptr_t stream) {
+  // The copy is made by the array's library on its current stream (of the array's GPU); reading it as a
+  // device array orders that work before tandem's stream, as for any other array.
+  const std::string name = name_of(a.library);
+  if (name == "torch") return device_array(a.keep.attr("contiguous")(), stream);
+  if (name == "cupy") {
+    py::object guard = a.library.attr("cuda").attr("Device")(a.device_id);
+    guard.attr("__enter__")();
+    py::object copy = a.library.attr("ascontiguousarray")(a.keep);
+    guard.attr("__exit__")(py::none(), py::none(), py::none());
+    return device_array(copy, stream);
+  }
+  throw Error(
+      "tandem: this device array's layout (negative, unaligned or repeating strides) cannot be read in place, "
+      "and tandem makes copies of CuPy and PyTorch arrays only; make it contiguous first");
 }
 
 Array new_device_array(const py::object& library, int device_id, const std::vector<std::int64_t>& shape, Dtype dtype,
@@ -297,10 +312,9 @@ Array new_device_array(const py::object& library, int device_id, const std::vect
   // on the library's current stream with work there still reading it: that work is ordered first.
   std::uintptr_t producer = 0;
   if (name == "torch") {
-    const char* names[] = {"int32", "int64", "float32", "float64", "bfloat16", "float16"};
     const std::string device = "cuda:" + std::to_string(device_id);
-    a.keep =
-        library.attr("empty")(dims, py::arg("dtype") = library.attr(names[int(dtype)]), py::arg("device") = device);
+    a.keep = library.attr("empty")(dims, py::arg("dtype") = library.attr(tandem::info(dtype).array_name),
+                                   py::arg("device") = device);
     a.data = reinterpret_cast<void*>(a.keep.attr("data_ptr")().cast<std::uintptr_t>());
     producer = library.attr("cuda").attr("current_stream")(device).attr("cuda_stream").cast<std::uintptr_t>();
   } else {

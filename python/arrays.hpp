@@ -46,7 +46,10 @@ struct Array {
   std::int64_t extent() const;
 };
 
-// The tandem dtype of a NumPy dtype, or throws tandem::Error naming the ones tandem takes.
+// The element types' array names (NumPy's) from the table, ", "-separated; matmul_only: those matmul takes.
+std::string dtype_names(bool matmul_only = false);
+// The tandem dtype of a NumPy dtype, or throws tandem::Error naming the ones tandem takes (and, for bytes
+// not in this machine's order, how to convert them).
 tandem::Dtype dtype_of(const py::dtype& d);
 // The NumPy dtype of a tandem dtype ("bfloat16" needs ml_dtypes; float16 is NumPy's own).
 py::dtype numpy_dtype(tandem::Dtype d);
@@ -55,7 +58,8 @@ py::dtype numpy_dtype(tandem::Dtype d);
 py::array new_host_array(const std::vector<std::int64_t>& shape, tandem::Dtype dtype);
 
 // A host array (anything np.asarray takes). Negative strides or strides that are not whole elements
-// are copied (np.ascontiguousarray); `writable` arrays are never copied (an error instead).
+// are copied (np.ascontiguousarray), bytes in the other order converted; `writable` arrays (outputs) are
+// never copied: such layouts, repeated elements (stride 0) and the other byte order are errors instead.
 Array host_array(const py::object& x, bool writable = false);
 // A C-contiguous copy of a host array (for layouts a tandem view cannot express).
 Array contiguous_copy(const Array& a);
@@ -66,6 +70,9 @@ bool is_device_array(const py::object& x);
 // integer) for DLPack's handshake: the producer orders its pending work before it. For
 // __cuda_array_interface__ with a stream, and PyTorch tensors, the same ordering is made with an event.
 Array device_array(const py::object& x, std::uintptr_t stream);
+// A C-ordered copy of device array `a` made by its library (CuPy, PyTorch; others: tandem::Error), read
+// as device_array(copy, stream): for layouts a tandem view cannot express (negative, unaligned, 0 strides).
+Array contiguous_device_copy(const Array& a, std::uintptr_t stream);
 // Orders the work enqueued so far on stream `producer` (of GPU producer_device; -1: the current one)
 // before what is enqueued next on `consumer` (CUDA streams as integers, 1 and 2 the legacy and
 // per-thread default streams), without waiting on the host.

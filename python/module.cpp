@@ -73,12 +73,11 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const py
   Array a = array(ao), b = array(bo);
   if (a.dtype != b.dtype) throw Error("tandem.matmul: a and b must have the same dtype");
   if (!tandem::info(a.dtype).matmul)
-    throw Error(std::string("tandem.matmul takes float32, float64, float16 and bfloat16, not ") +
-                tandem::to_string(a.dtype));
+    throw Error("tandem.matmul takes " + dtype_names(true) + ", not " + tandem::info(a.dtype).array_name);
   if (a.device != b.device) throw Error("tandem.matmul: a and b must both be host arrays or both device arrays");
   Operand A, B, C;
   // An operand stored by columns is read in place as its transpose (trans flipped); others are copied.
-  auto operand = [](Array& x, Operand& op, bool& trans, const char* name) {
+  auto operand = [this](Array& x, Operand& op, bool& trans, const char* name) {
     if (as_operand(x, op, name)) return;
     if (x.ndim() == 2 && x.strides[0] == 1) {
       std::swap(x.shape[0], x.shape[1]), std::swap(x.strides[0], x.strides[1]);
@@ -87,9 +86,8 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const py
       std::swap(x.shape[0], x.shape[1]), std::swap(x.strides[0], x.strides[1]);
       trans = !trans;
     }
-    if (x.device)
-      throw Error(std::string("tandem.matmul: device operand ") + name + " needs rows or columns of unit stride");
-    x = contiguous_copy(x), as_operand(x, op, name);
+    x = x.device ? contiguous_device_copy(x, stream()) : contiguous_copy(x);
+    as_operand(x, op, name);
   };
   operand(a, A, trans_a, "a");
   operand(b, B, trans_b, "b");
@@ -220,6 +218,13 @@ PYBIND11_MODULE(tandem, m) {
       error(e.what());
     }
   });
+  {  // The tables (include/tandem/ops.hpp, dtype.hpp) as tuples of names, in table order.
+    py::list ops, dtypes;
+    for (const tandem::OpInfo& o : tandem::ops) ops.append(o.name);
+    for (const tandem::DtypeInfo& d : tandem::dtypes) dtypes.append(d.array_name);
+    m.attr("ops") = py::tuple(ops);        // one Engine method each: eng.sum, eng.min, ...
+    m.attr("dtypes") = py::tuple(dtypes);  // NumPy's names of the element types tandem takes
+  }
   m.def("info", &tandem_python::info_text,
         "What `tandem info` prints: the backends, whether each is usable and "
         "why, and what 'auto' picks.");

@@ -136,8 +136,7 @@ py::object PyEngine::reduce_device(Op op, Array& a, const py::object& axis, cons
   const Dtype rd = tandem::result_dtype(op, a.dtype);
   if (axis.is_none()) {
     std::int64_t stride = 1;
-    if (!a.one_run(stride))
-      throw Error("tandem: this device array's elements are not one strided run; make it contiguous first");
+    if (!a.one_run(stride)) a = contiguous_device_copy(a, stream()), stride = 1;
     // The reduction is enqueued first, into an 8-byte slot of the engine's; the result array is made
     // while it runs, then the value is copied into it on the engine's stream.
     const auto slot = eng_.buffer<std::int64_t>(1);
@@ -160,8 +159,10 @@ py::object PyEngine::reduce_device(Op op, Array& a, const py::object& axis, cons
   }
   Per per = axis_to_per(axis, a);
   std::int64_t rows = 0, cols = 0, ld = 0;
-  if (!as_matrix(a, per, rows, cols, ld))
-    throw Error("tandem: per-row / per-column reductions need a device array with one unit stride");
+  if (!as_matrix(a, per, rows, cols, ld)) {
+    a = contiguous_device_copy(a, stream()), per = axis_to_per(axis, a);
+    as_matrix(a, per, rows, cols, ld);
+  }
   Array r = new_device_array(a.library, a.device_id, {per == Per::row ? rows : cols}, rd, stream());
   tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
     const auto buf = eng_.wrap(static_cast<T*>(a.data), std::size_t(a.extent()));

@@ -1,6 +1,11 @@
 # Type stubs of the extension module `tandem` (python/module.cpp). The docstrings there are the reference.
 from typing import Any, Optional, Sequence
 
+ops: tuple[str, ...]
+"""The reductions, one Engine method each, in the op table's order."""
+dtypes: tuple[str, ...]
+"""NumPy's names of the element types tandem takes, in the element-type table's order."""
+
 class Error(RuntimeError):
     """Every error tandem reports: what went wrong and what to do."""
 
@@ -23,6 +28,7 @@ class Engine:
     def mean(self, x: Any, axis: Optional[int] = None, kernel: str = "auto", deterministic: bool = False) -> Any: ...
     def argmin(self, x: Any, axis: Optional[int] = None, kernel: str = "auto", deterministic: bool = False) -> Any: ...
     def argmax(self, x: Any, axis: Optional[int] = None, kernel: str = "auto", deterministic: bool = False) -> Any: ...
+    def sumsq(self, x: Any, axis: Optional[int] = None, kernel: str = "auto", deterministic: bool = False) -> Any: ...
     def matmul(self, a: Any, b: Any, out: Any = None, trans_a: bool = False, trans_b: bool = False,
                alpha: float = 1.0, beta: float = 0.0, kernel: str = "auto", deterministic: bool = False,
                precision: str = "full") -> Any: ...

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages="cmake ninja-build g++ libtbb-dev libeigen3-dev doctest-dev libbenchmark-dev libopenmpi-dev openmpi-bin
-  python3-dev python3-numpy python3-pytest pybind11-dev libdlpack-dev"
+  python3-dev python3-numpy python3-pytest python3-hypothesis pybind11-dev libdlpack-dev"
 missing=""
 for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

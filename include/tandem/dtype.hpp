@@ -19,6 +19,7 @@ enum class Dtype : std::uint8_t { i32, i64, f32, f64, bf16, f16 };
 
 // ---- The table ------------------------------------------------------------------------------------
 // dtype_traits<T>: T's Dtype, its name (one spelling everywhere: errors, CLI, benchmarks, charts), the
+// name the array libraries give it (NumPy, ml_dtypes, PyTorch, CuPy: the Python module's type maps), the
 // type sum() returns, the type values are computed in (min / max results, matmul's C and accumulator),
 // and whether matmul takes it. Integer sums return int64_t (wrapping modulo 2^64). The 16-bit storage
 // types (tandem::bfloat16, tandem::half; include/tandem/float16.hpp) compute in float: their sums, mins
@@ -31,6 +32,7 @@ struct dtype_traits<std::int32_t> {
   using compute_type = std::int32_t;
   static constexpr Dtype id = Dtype::i32;
   static constexpr const char* name = "int32";
+  static constexpr const char* array_name = "int32";
   using sum_type = std::int64_t;
   static constexpr bool matmul = false;
 };
@@ -39,6 +41,7 @@ struct dtype_traits<std::int64_t> {
   using compute_type = std::int64_t;
   static constexpr Dtype id = Dtype::i64;
   static constexpr const char* name = "int64";
+  static constexpr const char* array_name = "int64";
   using sum_type = std::int64_t;
   static constexpr bool matmul = false;
 };
@@ -47,6 +50,7 @@ struct dtype_traits<float> {
   using compute_type = float;
   static constexpr Dtype id = Dtype::f32;
   static constexpr const char* name = "float";
+  static constexpr const char* array_name = "float32";
   using sum_type = float;
   static constexpr bool matmul = true;
 };
@@ -55,6 +59,7 @@ struct dtype_traits<double> {
   using compute_type = double;
   static constexpr Dtype id = Dtype::f64;
   static constexpr const char* name = "double";
+  static constexpr const char* array_name = "float64";
   using sum_type = double;
   static constexpr bool matmul = true;
 };
@@ -63,6 +68,7 @@ template <>
 struct dtype_traits<bfloat16> {
   static constexpr Dtype id = Dtype::bf16;
   static constexpr const char* name = "bfloat16";
+  static constexpr const char* array_name = "bfloat16";
   using sum_type = float;
   using compute_type = float;
   static constexpr bool matmul = true;
@@ -71,6 +77,7 @@ template <>
 struct dtype_traits<half> {
   static constexpr Dtype id = Dtype::f16;
   static constexpr const char* name = "float16";
+  static constexpr const char* array_name = "float16";
   using sum_type = float;
   using compute_type = float;
   static constexpr bool matmul = true;
@@ -143,6 +150,7 @@ using sum_result_t = typename dtype_traits<std::remove_cv_t<T>>::sum_type;
 struct DtypeInfo {
   Dtype id;
   const char* name;
+  const char* array_name;  // NumPy's, ml_dtypes', PyTorch's and CuPy's name ("float32", "bfloat16", ...)
   std::size_t size;
   bool integer;
   Dtype sum_result;
@@ -155,7 +163,7 @@ namespace detail {
 template <class... Ts>
 constexpr auto dtype_table(type_list<Ts...>) {
   return std::array<DtypeInfo, sizeof...(Ts)>{DtypeInfo{
-      dtype_traits<Ts>::id, dtype_traits<Ts>::name, sizeof(Ts), std::is_integral_v<Ts>,
+      dtype_traits<Ts>::id, dtype_traits<Ts>::name, dtype_traits<Ts>::array_name, sizeof(Ts), std::is_integral_v<Ts>,
       dtype_traits<typename dtype_traits<Ts>::sum_type>::id, dtype_traits<typename dtype_traits<Ts>::compute_type>::id,
       dtype_traits<Ts>::matmul, is_storage_type_v<Ts>}...};
 }

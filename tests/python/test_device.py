@@ -40,7 +40,7 @@ def to_host(lib, y):
     return lib.asnumpy(y) if lib.__name__ == "cupy" else y.cpu().numpy()
 
 
-OPS = ["sum", "min", "max", "mean", "argmin", "argmax"]
+OPS = list(tandem.ops)
 
 
 @pytest.mark.parametrize("n", [1, 33, 4097, 1000003])
@@ -50,12 +50,13 @@ def test_every_op_in_place(lib, n):
     x = np.random.default_rng(n).uniform(-1, 1, n).astype(np.float32)
     d = to_device(lib, x)
     for op in OPS:
-        got = getattr(eng, op)(d, deterministic=(op == "sum"))
+        canonical = op in ("sum", "sumsq")  # sums: deterministic mode's bits are the CPU's
+        got = getattr(eng, op)(d, deterministic=canonical)
         assert type(got).__module__.split(".")[0] == lib.__name__  # the input's own library
-        want = getattr(cpu, op)(x, deterministic=(op == "sum"))
+        want = getattr(cpu, op)(x, deterministic=canonical)
         g = to_host(lib, got)
-        if op in ("sum", "mean"):
-            if op == "sum":  # deterministic: the CPU's bits
+        if op in ("sum", "sumsq", "mean"):
+            if canonical:  # deterministic: the CPU's bits
                 assert g.tobytes() == np.asarray(want).tobytes()
             else:  # a float sum in another order: within a tree sum's bound, relative to mean(|x|)
                 np.testing.assert_allclose(g, want, rtol=0, atol=4 * np.log2(n + 1) * 6e-8 * np.abs(x).mean() + 1e-30)
@@ -173,3 +174,23 @@ def test_cuda_array_interface_in_place():
     assert float(cp.asnumpy(c)[0, 0]) == 10.0 * k
     with pytest.raises(tandem.Error, match="CuPy or PyTorch"):
         eng.sum(OnlyCudaArrayInterface(a))  # no library to make the result with
+
+
+def test_layouts_copied_by_the_library(lib):
+    """Device views tandem cannot read in place (stride 0, negative strides) are copied by their own
+    library, and give the CPU engine's answers on the same values."""
+    eng, cpu = tandem.Engine("cuda"), tandem.Engine("cpu")
+    x = np.random.default_rng(5).uniform(-1, 1, (33, 17)).astype(np.float32)
+    d = to_device(lib, x)
+    if lib.__name__ == "torch":
+        views = [(d[:1].expand(33, 17), np.broadcast_to(x[:1], (33, 17))), (d.flip(0), x[::-1])]
+    else:
+        views = [(lib.broadcast_to(d[:1], (33, 17)), np.broadcast_to(x[:1], (33, 17))), (d[::-1], x[::-1])]
+    for dv, hv in views:
+        for op in OPS:
+            for axis in (None, 0, 1):
+                g = np.asarray(to_host(lib, getattr(eng, op)(dv, axis=axis, deterministic=True)))
+                w = np.asarray(getattr(cpu, op)(np.ascontiguousarray(hv), axis=axis, deterministic=True))
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+        b = to_device(lib, np.ones((17, 3), np.float32))
+        np.testing.assert_allclose(to_host(lib, eng.matmul(dv, b)), hv @ np.ones((17, 3), np.float32), rtol=1e-5)

@@ -1,0 +1,134 @@
+"""Every layout NumPy makes reaches the right answer: broadcast (stride-0) views, bytes in the other order,
+negative and unaligned strides, 0-d arrays, read-only inputs, and the outputs tandem must refuse rather
+than write wrongly. A Hypothesis property test draws arrays of every element type, shape and view of the
+tables and compares every op and axis with NumPy (test_numpy.numpy_result, the independent reference)."""
+import numpy as np
+import pytest
+
+import tandem
+from test_numpy import BACKENDS, DTYPES, OPS, check, numpy_result, values
+
+
+@pytest.fixture(params=BACKENDS, scope="module")
+def eng(request):
+    return tandem.Engine(request.param)
+
+
+def test_broadcast_views(eng):
+    # A stride of 0 repeats one element: each must be counted (it once read past the array: nan, a crash).
+    x = np.broadcast_to(np.float32(2), (1000,))
+    for op in OPS:
+        check(op, getattr(eng, op)(x), numpy_result(op, x), x)
+    y = np.lib.stride_tricks.as_strided(np.arange(3.0), shape=(10,), strides=(8 * 0,))
+    assert eng.sum(y) == 0.0 and eng.max(y) == 0.0
+    z = np.lib.stride_tricks.as_strided(np.arange(1.0, 4.0), shape=(7,), strides=(0,))
+    assert eng.sum(z) == 7.0
+    rows = np.broadcast_to(np.arange(5.0), (4, 5))  # rows repeated (stride 0 between rows)
+    cols = np.broadcast_to(np.arange(4.0)[:, None], (4, 5))  # columns repeated
+    for m in (rows, cols):
+        for op in OPS:
+            check(op, getattr(eng, op)(m), numpy_result(op, m), m)
+            for axis in (0, 1):
+                check(op, getattr(eng, op)(m, axis=axis), numpy_result(op, m, axis), m)
+    a = np.broadcast_to(np.arange(6.0).reshape(2, 3), (4, 2, 3))  # one A for every entry of a batch
+    b = np.ones((4, 3, 2))
+    np.testing.assert_allclose(eng.matmul(a, b), np.matmul(a, b))
+    np.testing.assert_allclose(eng.matmul(rows, np.ones((5, 2))), rows @ np.ones((5, 2)))
+
+
+@pytest.mark.parametrize("order", [">", "<"])
+def test_byte_order(eng, order):
+    for dt in DTYPES:
+        x = values(37, dt, seed=4)
+        other = x.astype(x.dtype.newbyteorder(order))  # the same values, bytes in either order
+        for op in OPS:
+            check(op, getattr(eng, op)(other), numpy_result(op, x), x)
+    for dt in (np.float32, np.float64):
+        a, b = values((5, 3), dt), values((3, 4), dt)
+        want = a.astype(np.float64) @ b
+        np.testing.assert_allclose(eng.matmul(a.astype(a.dtype.newbyteorder(order)), b), want, rtol=1e-5)
+    if np.dtype(np.float32).newbyteorder(order).isnative:
+        return
+    with pytest.raises(tandem.Error, match="order"):  # an output is never converted: refused
+        eng.matmul(a, b, out=np.zeros((5, 4), np.dtype(np.float64).newbyteorder(order)))
+
+
+def test_other_views(eng):
+    x = values(1001, np.float64, seed=2)
+    for v in (x[::-1], x[::-7], x[5:900:3]):
+        for op in OPS:
+            check(op, getattr(eng, op)(v), numpy_result(op, v), v)
+    raw = np.zeros(8 * 100 + 1, np.uint8)[1:].view(np.float64)  # misaligned to its element size
+    raw[:] = x[:100]
+    for op in OPS:
+        check(op, getattr(eng, op)(raw), numpy_result(op, x[:100]), x[:100])
+    zero_d = np.array(2.5)
+    for op in OPS:
+        check(op, getattr(eng, op)(zero_d), numpy_result(op, zero_d), zero_d)
+    ro = values((6, 7), np.float32)
+    ro.setflags(write=False)
+    check("sum", eng.sum(ro, axis=0), numpy_result("sum", ro, 0), ro)
+    assert eng.sum([1.0, 2.0, 3.0]) == 6.0  # anything numpy.asarray takes
+
+
+def test_outputs_refused_not_miswritten(eng):
+    a, b = values((5, 3), np.float32), values((3, 4), np.float32)
+    wide = np.zeros(5 * 4 * 2, np.float32)
+    repeated = np.lib.stride_tricks.as_strided(wide, shape=(5, 4), strides=(0, 4))
+    with pytest.raises(tandem.Error, match="repeats"):
+        eng.matmul(a, b, out=repeated)
+    ro = np.zeros((5, 4), np.float32)
+    ro.setflags(write=False)
+    with pytest.raises(tandem.Error, match="read-only"):
+        eng.matmul(a, b, out=ro)
+    backwards = np.zeros((5, 4), np.float32)[::-1]
+    with pytest.raises(tandem.Error, match="negative"):
+        eng.matmul(a, b, out=backwards)
+    assert not wide.any()
+
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+
+@st.composite
+def arrays(draw):
+    """An array of a table dtype in one of the layouts NumPy produces, and its dense copy."""
+    dt = np.dtype(draw(st.sampled_from(DTYPES)))
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=2, min_side=1, max_side=40))
+    if np.issubdtype(dt, np.integer):
+        elements = st.integers(-1000, 1000)
+    else:
+        elements = st.floats(-1000, 1000, width=min(dt.itemsize * 8, 64)).filter(lambda v: v == v)
+    base = draw(hnp.arrays(dt, shape, elements=elements))
+    layout = draw(st.sampled_from(["plain", "fortran", "reversed", "step", "broadcast", "swapped", "transposed"]))
+    if layout == "fortran":
+        x = np.asfortranarray(base)
+    elif layout == "reversed":
+        x = base[::-1]
+    elif layout == "step":
+        x = base[::2]
+    elif layout == "broadcast":
+        x = np.broadcast_to(base[:1], base.shape)
+    elif layout == "swapped":
+        x = base.astype(dt.newbyteorder("S"))
+    elif layout == "transposed":
+        x = base.T
+    else:
+        x = base
+    return x, np.ascontiguousarray(x).astype(dt)
+
+
+@settings(max_examples=300, deadline=None)
+@given(arrays(), st.sampled_from(OPS), st.sampled_from([None, 0, 1, -1]), st.sampled_from(BACKENDS))
+def test_property_every_layout_like_numpy(x_dense, op, axis, backend):
+    x, dense = x_dense
+    if axis is not None and x.ndim != 2:
+        axis = None
+    eng = tandem.Engine(backend)
+    want = numpy_result(op, dense, axis)
+    check(op, getattr(eng, op)(x, axis=axis), want, dense)
+    if op == "sum":  # the same value bit for bit in deterministic mode, whatever the layout
+        assert eng.sum(x, deterministic=True).tobytes() == eng.sum(dense, deterministic=True).tobytes()
