@@ -225,7 +225,7 @@ TANDEM_BACKEND_TEST(determinism_levels,
   // scientist's X B: 200000 x 32 by 32 x 16), as each matmul kernel computes them.
   const std::size_t rows = test::quick() ? 20000 : 200000, cols = 32;
   const std::vector<float> m = random_reals<float>(rows * cols, g), b = random_reals<float>(cols * 16, g);
-  const tandem::KernelInfo& autok = eng.reduce_kernel_info().front();
+  const tandem::KernelInfo autok = eng.reduce_kernel_info().front();
   if (autok.determinism != tandem::Determinism::not_guaranteed)
     for (tandem::Per per : {tandem::Per::row, tandem::Per::col}) {
       CAPTURE(tandem::to_string(per));

@@ -45,8 +45,8 @@ Data: floats uniform in [-1, 1); int32 uniform in [-2^20, 2^20), int64 in [-2^40
 float16: the float values rounded to the type (their reference takes them as the floats they hold, the
 type the library computes them in).
 Checks: integer sums exactly (a uint64 wrapping loop); float sums within 8 u sum|x| of a long double
-loop (u = 2^-24 for float and the 16-bit types, 2^-53 for double); min and max bit for bit; mean as
-sum / n. Ops whose empty input is undefined must throw tandem::Error there (status n/a). Exit status 1
+loop (u = 2^-24 for float and the 16-bit types, 2^-53 for double), sums of squares within (n + 8) u
+sum x^2; min, max, argmin and argmax bit for bit; mean as sum / n. Ops whose empty input is undefined must throw tandem::Error there (status n/a). Exit status 1
 if any check fails.
 )";
 
@@ -166,8 +166,10 @@ int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
   if constexpr (std::is_integral_v<T>)
     std::printf("abs error: the largest |result - reference| over all calls; integer results must be exact\n");
   else
-    std::printf("abs error: the largest |result - reference| over all calls; sums pass within 8 u sum|x| = %.3Lg\n",
-                ref.sum_bound());
+    std::printf(
+        "abs error: the largest |result - reference| over all calls; sums pass within 8 u sum|x| = %.3Lg%s\n",
+        ref.sum_bound(),
+        std::ranges::find(cfg.ops, Op::sumsq) != cfg.ops.end() ? ", sums of squares within (n + 8) u sum x^2" : "");
   return ok ? 0 : 1;
 }
 
