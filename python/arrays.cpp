@@ -255,8 +255,12 @@ Array device_array(const py::object& x, std::uintptr_t stream) {
     a.data = static_cast<char*>(t.data) + t.byte_offset;
     a.shape.assign(t.shape, t.shape + t.ndim);
     a.strides = t.strides ? std::vector<std::int64_t>(t.strides, t.strides + t.ndim) : c_order_strides(a.shape);
+    // Negative strides, and strides no real array has (CuPy before its fix of issue 10172 exports a
+    // negative stride as a huge positive one, its byte stride divided as unsigned): copied by the library.
+    constexpr std::int64_t kFar = std::int64_t(1) << 58;  // elements: past any device's memory
     for (std::size_t d = 0; d < a.shape.size(); ++d)
-      if (a.shape[d] > 1 && a.strides[d] < 0) return contiguous_device_copy(a, stream);
+      if (a.shape[d] > 1 && (a.strides[d] < 0 || a.strides[d] > kFar / a.shape[d]))
+        return contiguous_device_copy(a, stream);
     return a;
   }
   const py::dict cai = x.attr("__cuda_array_interface__");
