@@ -62,7 +62,9 @@ inline T nan_detector(T v, T acc) {
 
 // The bits of a T (for compares that tell -0.0 from +0.0).
 template <class T>
-using BitsOf = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+using BitsOf = std::conditional_t<
+    sizeof(T) == 2, std::uint16_t,
+    std::conditional_t<sizeof(T) == 4, std::uint32_t, std::conditional_t<sizeof(T) == 8, std::uint64_t, void>>>;
 template <class T>
 BitsOf<T> bits_of(T v) {
   return std::bit_cast<BitsOf<T>>(v);
