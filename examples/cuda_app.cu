@@ -7,7 +7,8 @@
 #include <tandem/tandem.hpp>
 
 __global__ void fill(float* x, std::size_t n) {  // x[i] = i % 10
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x)
     x[i] = float(i % 10);
 }
 
@@ -26,17 +27,19 @@ int main() {
     float* d_x = nullptr;
     if (cudaMalloc(&d_x, n * sizeof(float)) != cudaSuccess) return 1;
 
-    tandem::Engine eng(tandem::Backend::cuda, {.device = 0, .stream = stream});
-    tandem::Buffer<float> x = eng.wrap(d_x, n);  // no copy; d_x stays ours
-    tandem::Buffer<float> out = eng.buffer<float>(2);
+    float got = 0;
+    {  // The engine and its Buffers borrow the stream: they go before it does.
+      tandem::Engine eng(tandem::Backend::cuda, {.device = 0, .stream = stream});
+      tandem::Buffer<float> x = eng.wrap(d_x, n);  // no copy; d_x stays ours
+      tandem::Buffer<float> out = eng.buffer<float>(2);
 
-    fill<<<256, 256, 0, stream>>>(d_x, n);  // our work ...
-    eng.sum_into(x, out, 0);                // ... then tandem's, in stream order, no wait
-    eng.max_into(x, out, 1);
-    scale_by_max<<<1, 1, 0, stream>>>(out.data());  // consumes the results on the GPU
-    eng.synchronize();
-
-    const float got = out.to_vector()[0];
+      fill<<<256, 256, 0, stream>>>(d_x, n);  // our work ...
+      eng.sum_into(x, out, 0);                // ... then tandem's, in stream order, no wait
+      eng.max_into(x, out, 1);
+      scale_by_max<<<1, 1, 0, stream>>>(out.data());  // consumes the results on the GPU
+      eng.synchronize();
+      got = out.to_vector()[0];
+    }
     double sum = 0;
     for (std::size_t i = 0; i < n; ++i) sum += double(i % 10);
     const bool ok = std::abs(got - float(sum / 9.0)) <= 1e-6f * float(sum / 9.0);
