@@ -91,21 +91,25 @@ using element_types = type_list<std::int32_t, std::int64_t, float, double, bfloa
 // ---- Derived from the table -----------------------------------------------------------------------
 
 namespace detail {
-template <class Kept, class Rest>
-struct matmul_filter;
-template <class... Kept>
-struct matmul_filter<type_list<Kept...>, type_list<>> {
+// filter_types<Keep, type_list<Ts...>>::type: the Ts whose Keep<T>::value is true, in order.
+template <template <class> class Keep, class Rest, class Kept = type_list<>>
+struct filter_types;
+template <template <class> class Keep, class... Kept>
+struct filter_types<Keep, type_list<>, type_list<Kept...>> {
   using type = type_list<Kept...>;
 };
-template <class... Kept, class T, class... Rest>
-struct matmul_filter<type_list<Kept...>, type_list<T, Rest...>> {
+template <template <class> class Keep, class T, class... Rest, class... Kept>
+struct filter_types<Keep, type_list<T, Rest...>, type_list<Kept...>> {
   using type =
-      typename matmul_filter<std::conditional_t<dtype_traits<T>::matmul, type_list<Kept..., T>, type_list<Kept...>>,
-                             type_list<Rest...>>::type;
+      typename filter_types<Keep, type_list<Rest...>,
+                            std::conditional_t<Keep<T>::value, type_list<Kept..., T>, type_list<Kept...>>>::type;
 };
+template <class T>
+struct takes_matmul : std::bool_constant<dtype_traits<T>::matmul> {};
 }  // namespace detail
+
 // The element types matmul takes (dtype_traits<T>::matmul), in Dtype order.
-using matmul_element_types = typename detail::matmul_filter<type_list<>, element_types>::type;
+using matmul_element_types = typename detail::filter_types<detail::takes_matmul, element_types>::type;
 
 template <class T>
 concept Element = requires {

@@ -68,24 +68,12 @@ struct unique_types<tandem::type_list<Seen...>, tandem::type_list<T, Rest...>> {
       std::conditional_t<(std::is_same_v<T, Seen> || ...), tandem::type_list<Seen...>, tandem::type_list<Seen..., T>>,
       tandem::type_list<Rest...>>::type;
 };
-template <class Kept, class Rest>
-struct floating_types;
-template <class... Kept>
-struct floating_types<tandem::type_list<Kept...>, tandem::type_list<>> {
-  using type = tandem::type_list<Kept...>;
-};
-template <class... Kept, class T, class... Rest>
-struct floating_types<tandem::type_list<Kept...>, tandem::type_list<T, Rest...>> {
-  using type = typename floating_types<
-      std::conditional_t<std::is_floating_point_v<T>, tandem::type_list<Kept..., T>, tandem::type_list<Kept...>>,
-      tandem::type_list<Rest...>>::type;
-};
 template <class... Ts>
 auto compute_of(tandem::type_list<Ts...>) -> tandem::type_list<tandem::compute_t<Ts>...>;
 }  // namespace detail
 using compute_types =
     typename detail::unique_types<tandem::type_list<>, decltype(detail::compute_of(tandem::element_types{}))>::type;
-using floating_compute_types = typename detail::floating_types<tandem::type_list<>, compute_types>::type;
+using floating_compute_types = typename tandem::detail::filter_types<std::is_floating_point, compute_types>::type;
 
 // f.template operator()<T>() for every T of a type list (the dtype table's element_types by default), in
 // the list's order: tests, CLI and fuzzers iterate the element types through it, never a list of their own.
