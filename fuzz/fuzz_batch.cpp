@@ -67,14 +67,12 @@ template <class T>
 void fuzz_batch_typed(FuzzedDataProvider& in) {
   using C = tandem::compute_t<T>;
   const Engine& eng = engine();
-  const bool buffers = in.ConsumeBool();
-  const std::string kernel = fuzz_kernel(in, eng.matmul_kernels(), eng.reduce_kernels());
-  const bool deterministic = in.ConsumeIntegralInRange<int>(0, 3) == 0;
-  const bool kernel_ok = kernel_accepts(eng.matmul_kernel_info(), kernel, tandem::dtype_of<T>, nullptr, deterministic);
-  constexpr double kScalars[] = {1, 0, -1, 2, 0.5};
+  const MatmulChoice choice = fuzz_matmul_choice<T>(in);
+  const bool buffers = choice.buffers, deterministic = choice.deterministic, kernel_ok = choice.kernel_ok;
+  const std::string& kernel = choice.kernel;
   const bool ta = in.ConsumeBool(), tb = in.ConsumeBool();
-  const double alpha = kScalars[in.ConsumeIntegralInRange<int>(0, 4)],
-               beta = kScalars[in.ConsumeIntegralInRange<int>(0, 4)];
+  const double alpha = kMatmulScalars[in.ConsumeIntegralInRange<int>(0, 4)],
+               beta = kMatmulScalars[in.ConsumeIntegralInRange<int>(0, 4)];
   const tandem::MatmulOptions opts{kernel, deterministic, ta, tb, alpha, beta};
   std::uint64_t rng = in.ConsumeIntegral<std::uint64_t>();
   const int special = in.ConsumeBool() ? 0 : in.ConsumeIntegralInRange<int>(1, 20);

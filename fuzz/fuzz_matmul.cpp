@@ -102,16 +102,14 @@ TANDEM_FUZZ_BULK void check_untouched(const std::vector<std::vector<T>>& before,
 template <class T>
 void fuzz_matmul_typed(FuzzedDataProvider& in) {
   const Engine& eng = engine();
-  const bool buffers = in.ConsumeBool();
-  const std::string kernel = fuzz_kernel(in, eng.matmul_kernels(), eng.reduce_kernels());
-  const bool deterministic = in.ConsumeIntegralInRange<int>(0, 3) == 0;
-  const bool kernel_ok = kernel_accepts(eng.matmul_kernel_info(), kernel, tandem::dtype_of<T>, nullptr, deterministic);
-  constexpr double kScalars[] = {1, 0, -1, 2, 0.5};
+  const MatmulChoice choice = fuzz_matmul_choice<T>(in);
+  const bool buffers = choice.buffers, deterministic = choice.deterministic, kernel_ok = choice.kernel_ok;
+  const std::string& kernel = choice.kernel;
   Form form;
   if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {
     form.ta = in.ConsumeBool(), form.tb = in.ConsumeBool();
-    form.alpha = kScalars[in.ConsumeIntegralInRange<int>(0, 4)];
-    form.beta = kScalars[in.ConsumeIntegralInRange<int>(0, 4)];
+    form.alpha = kMatmulScalars[in.ConsumeIntegralInRange<int>(0, 4)];
+    form.beta = kMatmulScalars[in.ConsumeIntegralInRange<int>(0, 4)];
   }
   const tandem::MatmulOptions opts{kernel, deterministic, form.ta, form.tb, form.alpha, form.beta};
   const std::uint64_t seed = in.ConsumeIntegral<std::uint64_t>();

@@ -178,6 +178,26 @@ std::string fuzz_kernel(FuzzedDataProvider& in, const std::vector<std::string>& 
 // Whether the engine must take kernel k for a call (by its KernelInfo): tests/support/kernels.hpp.
 using tandem_test::kernel_accepts;
 
+// The first choices of a matmul call (fuzz_matmul, fuzz_batch): Buffers or host memory, a kernel name
+// (valid or not), deterministic mode, and whether that kernel takes T in that mode; alpha and beta are
+// then picked from kMatmulScalars.
+struct MatmulChoice {
+  bool buffers;
+  std::string kernel;
+  bool deterministic, kernel_ok;
+};
+template <class T>
+MatmulChoice fuzz_matmul_choice(FuzzedDataProvider& in) {
+  const Engine& eng = engine();
+  MatmulChoice c;
+  c.buffers = in.ConsumeBool();
+  c.kernel = fuzz_kernel(in, eng.matmul_kernels(), eng.reduce_kernels());
+  c.deterministic = in.ConsumeIntegralInRange<int>(0, 3) == 0;
+  c.kernel_ok = kernel_accepts(eng.matmul_kernel_info(), c.kernel, tandem::dtype_of<T>, nullptr, c.deterministic);
+  return c;
+}
+inline constexpr double kMatmulScalars[] = {1, 0, -1, 2, 0.5};
+
 // ---- values and their references -------------------------------------------------------------------
 
 // What fills every element no call may read or write: a NaN with a payload for floats (a read shows up
