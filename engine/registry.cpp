@@ -1,14 +1,36 @@
 // The table of backends (TANDEM_BACKENDS in include/tandem/types.hpp) with each one's probe and factory.
-// Each is compiled in by a CMake option (TANDEM_WITH_CUDA defines TANDEM_HAS_CUDA); the CPU backend is
-// always there.
+// Each is compiled in by a CMake option (TANDEM_WITH_CUDA defines TANDEM_HAS_CUDA, and the CUDA backend
+// is then a module loaded at run time); the CPU backend is always there.
 #include "engine/registry.hpp"
 
 #include <string>
 #include <vector>
 
+#include "engine/modules.hpp"
+
 namespace tandem::detail {
 
-#ifndef TANDEM_HAS_CUDA
+#ifdef TANDEM_HAS_CUDA
+// The CUDA backend lives in its module (engine/modules.hpp), loaded by the first of these calls.
+Probe cuda_probe() {
+  std::string why;
+  const CudaModule* m = cuda_module(&why);
+  return m ? m->probe() : Probe{true, false, why};
+}
+std::shared_ptr<BackendImpl> make_cuda_backend(const EngineOptions& options) {
+  std::string why;
+  const CudaModule* m = cuda_module(&why);
+  if (m == nullptr)
+    throw Error("tandem: the CUDA backend is not available: " + why +
+                ". Use the CPU backend (TANDEM_BACKEND=cpu or Backend::cpu), or TANDEM_BACKEND=auto to pick the GPU "
+                "only where it can run");
+  return m->make(options);
+}
+int cuda_device_count() {
+  const CudaModule* m = cuda_module(nullptr);
+  return m ? m->device_count() : 0;
+}
+#else
 Probe cuda_probe() { return {false, false, "configured with TANDEM_WITH_CUDA=OFF or without nvcc"}; }
 std::shared_ptr<BackendImpl> make_cuda_backend(const EngineOptions&) {
   throw Error(
@@ -17,17 +39,23 @@ std::shared_ptr<BackendImpl> make_cuda_backend(const EngineOptions&) {
 }
 int cuda_device_count() { return 0; }
 #endif
-#ifndef TANDEM_HAS_NCCL
-std::unique_ptr<Collectives> make_nccl_collectives(const std::vector<std::shared_ptr<BackendImpl>>&) {
-  throw Error(
-      "this build of tandem has no NCCL, which an engine over several GPUs needs; rebuild with NCCL found "
-      "(-DNCCL_ROOT=<folder with include/nccl.h and lib/libnccl.so>), or use one GPU per engine");
+
+// NCCL lives in its own module, loaded when the first engine over several GPUs (or over CUDA ranks) is made.
+std::unique_ptr<Collectives> make_nccl_collectives(const std::vector<std::shared_ptr<BackendImpl>>& members) {
+  std::string why;
+  const NcclModule* m = nccl_module(&why);
+  if (m == nullptr) throw Error("tandem: an engine over several GPUs needs NCCL, which is not available: " + why);
+  return m->make_collectives(members);
 }
-std::vector<unsigned char> nccl_unique_id() { return {}; }  // (MPI ranks then exchange through MPI)
-std::unique_ptr<RankCollectives> make_nccl_ranks(int, void*, const std::vector<unsigned char>&, int, int) {
-  return nullptr;
+std::vector<unsigned char> nccl_unique_id() {
+  const NcclModule* m = nccl_module(nullptr);
+  return m ? m->unique_id() : std::vector<unsigned char>{};  // (empty: MPI ranks then exchange through MPI)
 }
-#endif
+std::unique_ptr<RankCollectives> make_nccl_ranks(int device, void* stream, const std::vector<unsigned char>& id,
+                                                 int rank, int size) {
+  const NcclModule* m = nccl_module(nullptr);
+  return m ? m->make_ranks(device, stream, id, rank, size) : nullptr;
+}
 
 namespace {
 constexpr BackendEntry kBackends[] = {

@@ -4,9 +4,7 @@
 #include <algorithm>
 #include <utility>
 
-#ifdef TANDEM_PY_HAS_CUDA
-#include <cuda_runtime.h>
-#endif
+#include "engine/modules.hpp"
 
 namespace tandem_python {
 
@@ -191,42 +189,15 @@ void check_result_library(const py::object& library) {
                 " (pass out= or use a CuPy / PyTorch array)");
 }
 
-#ifdef TANDEM_PY_HAS_CUDA
-namespace {
-cudaStream_t as_stream(std::uintptr_t s) {
-  return s == 1 ? cudaStreamLegacy : s == 2 ? cudaStreamPerThread : reinterpret_cast<cudaStream_t>(s);
-}
-void check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess) throw Error(std::string("tandem: ") + what + " failed: " + cudaGetErrorString(err));
-}
-}  // namespace
-
+// Stream operations on device arrays: the CUDA module's (the module links no CUDA library itself, so
+// that it imports where CUDA is absent; a device array implies a CUDA engine, whose module is loaded).
 void order_after(std::uintptr_t producer, int producer_device, std::uintptr_t consumer) {
-  if (producer == consumer) return;
-  // The event is made and recorded on the producer's GPU (an event and the stream it is recorded on must
-  // share one; the null stream means that GPU's default stream); waiting on it works from any GPU.
-  int current = 0;
-  check(cudaGetDevice(&current), "asking for the current GPU");
-  if (producer_device >= 0 && producer_device != current)
-    check(cudaSetDevice(producer_device), "selecting the array's GPU");
-  cudaEvent_t ev = nullptr;
-  cudaError_t err = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
-  if (err == cudaSuccess) err = cudaEventRecord(ev, as_stream(producer));
-  if (err == cudaSuccess) err = cudaStreamWaitEvent(as_stream(consumer), ev, 0);
-  const cudaError_t destroyed = ev ? cudaEventDestroy(ev) : cudaSuccess;  // (released once the wait is done)
-  const cudaError_t restored = producer_device != current ? cudaSetDevice(current) : cudaSuccess;
-  check(err, "ordering tandem's stream after the array's stream");
-  check(destroyed, "releasing an event");
-  check(restored, "restoring the current GPU");
+  if (producer != consumer) tandem::detail::cuda_module().order_after(producer, producer_device, consumer);
 }
 
 void copy_on_stream(void* dst, const void* src, std::size_t bytes, std::uintptr_t stream) {
-  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, as_stream(stream)), "copying the result");
+  tandem::detail::cuda_module().copy_on_stream(dst, src, bytes, stream);
 }
-#else
-void order_after(std::uintptr_t, int, std::uintptr_t) { throw Error("tandem: built without CUDA"); }
-void copy_on_stream(void*, const void*, std::size_t, std::uintptr_t) { throw Error("tandem: built without CUDA"); }
-#endif
 
 Array device_array(const py::object& x, std::uintptr_t stream) {
   Array a;
@@ -276,13 +247,9 @@ Array device_array(const py::object& x, std::uintptr_t stream) {
       strides.push_back(py::ssize_t(e * a.itemsize()));
   }
   const bool in_place = set_strides(a, shape, strides);
-#ifdef TANDEM_PY_HAS_CUDA
-  cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, a.data) == cudaSuccess) a.device_id = attr.device;
-  (void)cudaGetLastError();
+  if (const int device = tandem::detail::cuda_module().device_of(a.data); device >= 0) a.device_id = device;
   if (cai.contains("stream") && !cai["stream"].is_none())  // the producer's stream: order its work first
     order_after(cai["stream"].cast<std::uintptr_t>(), a.device_id, stream);
-#endif
   return in_place ? std::move(a) : contiguous_device_copy(a, stream);
 }
 

@@ -177,6 +177,9 @@ std::string info_text() {
   } catch (const Error& e) {
     s += std::string("auto picks nothing: ") + e.what() + "\n";
   }
+  const auto modules = tandem::module_status();
+  if (!modules.empty()) s += "modules (loaded at run time, from libtandem's folder or TANDEM_MODULE_PATH):\n";
+  for (const auto& m : modules) s += "  " + m.name + ": " + (m.loaded ? "loaded from " + m.path : m.reason) + "\n";
   return s;
 }
 

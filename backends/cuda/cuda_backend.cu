@@ -30,6 +30,7 @@
 #include "backends/cpu/host_reduce.hpp"
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/kernels.hpp"
+#include "backends/cuda/module.hpp"
 #include "backends/cuda/reduce/per_matrix.cuh"
 #include "engine/dispatch.hpp"
 #include "engine/registry.hpp"
@@ -74,7 +75,7 @@ __global__ void store_result_kernel(const Acc* acc, std::int64_t n, bool divide,
 class CudaBackend final : public detail::BackendImpl {
  public:
   explicit CudaBackend(const EngineOptions& options) : device_(options.device) {
-    auto probe = detail::cuda_probe();
+    auto probe = cuda::probe();
     if (!probe.usable)
       throw Error("the CUDA backend has no usable GPU: " + probe.reason +
                   ". Use the CPU backend (TANDEM_BACKEND=cpu or Backend::cpu), or TANDEM_BACKEND=auto to pick "
@@ -570,10 +571,9 @@ class CudaBackend final : public detail::BackendImpl {
 };
 
 }  // namespace
-}  // namespace tandem::cuda
 
-namespace tandem::detail {
-std::shared_ptr<BackendImpl> make_cuda_backend(const EngineOptions& options) {
-  return std::make_shared<cuda::CudaBackend>(options);
+std::shared_ptr<detail::BackendImpl> make_backend(const EngineOptions& options) {
+  return std::make_shared<CudaBackend>(options);
 }
-}  // namespace tandem::detail
+
+}  // namespace tandem::cuda

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "backends/cuda/common.cuh"
-#include "engine/registry.hpp"
+#include "backends/cuda/module.hpp"
 
 namespace tandem::cuda {
 
@@ -126,17 +126,13 @@ namespace {
 __global__ void probe_kernel() {}
 }  // namespace
 
-}  // namespace tandem::cuda
-
-namespace tandem::detail {
-
-int cuda_device_count() {
+int device_count() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) (void)cudaGetLastError(), count = 0;
   return count;
 }
 
-Probe cuda_probe() {
+detail::Probe probe() {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
@@ -155,7 +151,7 @@ Probe cuda_probe() {
     return {true, false, "cannot read the properties of GPU 0"};
   }
   cudaFuncAttributes attr{};
-  err = cudaFuncGetAttributes(&attr, cuda::probe_kernel);
+  err = cudaFuncGetAttributes(&attr, probe_kernel);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
     return {true, false,
@@ -166,4 +162,4 @@ Probe cuda_probe() {
   return {true, true, std::string(p.name) + ", sm_" + std::to_string(p.major) + std::to_string(p.minor), count};
 }
 
-}  // namespace tandem::detail
+}  // namespace tandem::cuda

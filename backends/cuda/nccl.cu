@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "backends/cuda/common.cuh"
-#include "engine/registry.hpp"
+#include "backends/cuda/module.hpp"
 
 namespace tandem::cuda {
 namespace {
@@ -151,22 +151,24 @@ class NcclRanks final : public detail::RankCollectives {
   std::size_t bytes_ = 0;
 };
 
-}  // namespace
-}  // namespace tandem::cuda
-
-namespace tandem::detail {
-std::vector<unsigned char> nccl_unique_id() {
+std::vector<unsigned char> unique_id() {
   ncclUniqueId uid;
-  cuda::check_nccl(ncclGetUniqueId(&uid), "ncclGetUniqueId");
+  check_nccl(ncclGetUniqueId(&uid), "ncclGetUniqueId");
   std::vector<unsigned char> id(sizeof uid);
   std::memcpy(id.data(), &uid, sizeof uid);
   return id;
 }
-std::unique_ptr<RankCollectives> make_nccl_ranks(int device, void* stream, const std::vector<unsigned char>& id,
-                                                 int rank, int size) {
-  return std::make_unique<cuda::NcclRanks>(device, static_cast<cudaStream_t>(stream), id, rank, size);
+std::unique_ptr<detail::RankCollectives> make_ranks(int device, void* stream, const std::vector<unsigned char>& id,
+                                                    int rank, int size) {
+  return std::make_unique<NcclRanks>(device, static_cast<cudaStream_t>(stream), id, rank, size);
 }
-std::unique_ptr<Collectives> make_nccl_collectives(const std::vector<std::shared_ptr<BackendImpl>>& members) {
-  return std::make_unique<cuda::NcclCollectives>(members);
+std::unique_ptr<detail::Collectives> make_collectives(
+    const std::vector<std::shared_ptr<detail::BackendImpl>>& members) {
+  return std::make_unique<NcclCollectives>(members);
 }
-}  // namespace tandem::detail
+
+}  // namespace
+
+extern const detail::NcclModule nccl_module_table{&make_collectives, &unique_id, &make_ranks};
+
+}  // namespace tandem::cuda

@@ -316,4 +316,15 @@ struct BackendStatus {
 };
 TANDEM_API std::vector<BackendStatus> backend_status();
 
+// The backend modules this build of libtandem loads at run time (the CUDA backend is one, in
+// libtandem_cuda.so next to libtandem; NCCL for engines over several GPUs another): where each was
+// found, whether it is loaded, and why not. Asking loads nothing. Empty for a build without CUDA.
+struct ModuleStatus {
+  std::string name;  // "cuda", "nccl": the file libtandem_<name>.so
+  std::string path;  // the file found (loaded, or to be loaded when needed); "" when none was found
+  bool loaded = false;
+  std::string reason;  // in words: what it was loaded for, why it was not, or when it will be
+};
+TANDEM_API std::vector<ModuleStatus> module_status();
+
 }  // namespace tandem

@@ -11,7 +11,7 @@ namespace {
 constexpr std::string_view kInfoHelp = R"(usage: tandem info
 
 Prints the backends compiled into this build (usable or not, and why), which backend auto picks and
-why, the value of TANDEM_BACKEND (and what Engine() does with it), and for each usable backend its
+why, the modules libtandem loads at run time (found where, loaded or not, and why), the value of TANDEM_BACKEND (and what Engine() does with it), and for each usable backend its
 device (name, compute units, memory, peak bandwidth, details) and its reduce and matmul kernels.
 )";
 
@@ -21,6 +21,10 @@ int cmd_info(const Options&) {
   for (const auto& s : statuses) std::printf("  %-5s %s\n", tandem::to_string(s.backend), describe(s).c_str());
   const auto choice = tandem::auto_backend();
   std::printf("auto picks: %s, because %s\n", tandem::to_string(choice.backend), choice.reason.c_str());
+  const auto modules = tandem::module_status();
+  if (!modules.empty()) std::printf("modules (loaded at run time, from libtandem's folder or TANDEM_MODULE_PATH):\n");
+  for (const auto& m : modules)
+    std::printf("  %-5s %s\n", m.name.c_str(), (m.loaded ? "loaded from " + m.path : m.reason).c_str());
 
   const char* env = std::getenv("TANDEM_BACKEND");
   const std::string env_text = env ? std::string("'").append(env).append("'") : "unset";
