@@ -53,7 +53,7 @@ class Slot {
   std::atomic<const void*> ready_{nullptr};
   bool attempted_ = false, loaded_ = false;
   const void* table_ = nullptr;
-  std::string path_, failure_;
+  std::string path_, failure_, passed_over_;  // passed_over_: the files tried before the one loaded
 };
 
 // The folder libtandem was loaded from, resolved to an absolute path ("" if the loader cannot say).
@@ -127,6 +127,7 @@ void Slot::load() {
         table_ = h->init(&core_services());
         path_ = path;
         loaded_ = table_ != nullptr;
+        passed_over_ = tried;
         if (loaded_) return;
         why = "its init() returned no table";
       }
@@ -144,7 +145,8 @@ ModuleStatus Slot::status() const {
   std::lock_guard lock(mutex_);
   ModuleStatus s{name_, "", false, ""};
   if (loaded_) {
-    s.path = path_, s.loaded = true, s.reason = "loaded";
+    s.path = path_, s.loaded = true;
+    s.reason = "loaded from " + path_ + (passed_over_.empty() ? "" : "; passed over " + passed_over_);
     return s;
   }
   if (!failure_.empty()) {

@@ -179,7 +179,7 @@ std::string info_text() {
   }
   const auto modules = tandem::module_status();
   if (!modules.empty()) s += "modules (loaded at run time, from libtandem's folder or TANDEM_MODULE_PATH):\n";
-  for (const auto& m : modules) s += "  " + m.name + ": " + (m.loaded ? "loaded from " + m.path : m.reason) + "\n";
+  for (const auto& m : modules) s += "  " + m.name + ": " + m.reason + "\n";
   return s;
 }
 

@@ -323,7 +323,7 @@ struct ModuleStatus {
   std::string name;  // "cuda", "nccl": the file libtandem_<name>.so
   std::string path;  // the file found (loaded, or to be loaded when needed); "" when none was found
   bool loaded = false;
-  std::string reason;  // in words: what it was loaded for, why it was not, or when it will be
+  std::string reason;  // in words: where it was loaded from, why it was not, or when it will be
 };
 TANDEM_API std::vector<ModuleStatus> module_status();
 

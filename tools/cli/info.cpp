@@ -23,8 +23,7 @@ int cmd_info(const Options&) {
   std::printf("auto picks: %s, because %s\n", tandem::to_string(choice.backend), choice.reason.c_str());
   const auto modules = tandem::module_status();
   if (!modules.empty()) std::printf("modules (loaded at run time, from libtandem's folder or TANDEM_MODULE_PATH):\n");
-  for (const auto& m : modules)
-    std::printf("  %-5s %s\n", m.name.c_str(), (m.loaded ? "loaded from " + m.path : m.reason).c_str());
+  for (const auto& m : modules) std::printf("  %-5s %s\n", m.name.c_str(), m.reason.c_str());
 
   const char* env = std::getenv("TANDEM_BACKEND");
   const std::string env_text = env ? std::string("'").append(env).append("'") : "unset";

@@ -1,0 +1,74 @@
+// How libtandem finds, checks and refuses its modules (engine/modules.cpp), through the public API; one
+// scenario per process (a module is loaded once per process), named by the first argument:
+//   refused_then_found  TANDEM_MODULE_PATH names a folder whose libtandem_cuda.so is from another tandem
+//                       version, and a relative folder: the first is refused with both versions named, the
+//                       second ignored, and the module next to libtandem is the one loaded.
+//   only_refused        libtandem's folder holds only the wrong-version module: the CUDA backend is not
+//                       usable, auto runs on the CPU, and Engine(Backend::cuda) throws naming both versions.
+//   cpu_loads_nothing   an engine of TANDEM_BACKEND=cpu runs without loading any module.
+// Exits 0 when every check holds, 1 otherwise (each failed check printed).
+#include <cstdio>
+#include <string>
+#include <tandem/tandem.hpp>
+#include <vector>
+
+namespace {
+int failures = 0;
+void check(bool ok, const std::string& what, const std::string& seen) {
+  if (ok) return;
+  ++failures;
+  std::printf("FAILED: %s\n  got: %s\n", what.c_str(), seen.c_str());
+}
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+tandem::ModuleStatus cuda_status() {
+  for (const auto& m : tandem::module_status())
+    if (m.name == "cuda") return m;
+  return {};
+}
+
+std::string cuda_reason() {
+  for (const auto& s : tandem::backend_status())
+    if (s.backend == tandem::Backend::cuda) return s.reason;
+  return "";
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string scenario = argc > 1 ? argv[1] : "";
+  const std::string refusal = "is the 'cuda' module of tandem 9.9.9";
+  const std::string expected = std::string("this libtandem is tandem ") + TANDEM_VERSION_STRING;
+  if (scenario == "refused_then_found") {
+    (void)cuda_reason();  // the probe loads the module
+    const tandem::ModuleStatus m = cuda_status();
+    check(m.loaded, "the module next to libtandem is loaded", m.reason);
+    check(has(m.path, "/libtandem_cuda.so") && !has(m.path, "fake"), "it is the real one", m.path);
+    check(has(m.reason, refusal) && has(m.reason, expected), "the wrong version is named as passed over", m.reason);
+  } else if (scenario == "only_refused") {
+    const std::string reason = cuda_reason();
+    check(has(reason, refusal) && has(reason, expected) && has(reason, "install the libtandem_cuda.so"),
+          "the CUDA backend says why the module was refused", reason);
+    check(tandem::auto_backend().backend == tandem::Backend::cpu, "auto picks the CPU", reason);
+    std::string error = "(no error)";
+    try {
+      tandem::Engine eng(tandem::Backend::cuda);
+    } catch (const tandem::Error& e) {
+      error = e.what();
+    }
+    check(has(error, refusal) && has(error, "TANDEM_BACKEND=cpu"), "Engine(cuda) throws the refusal", error);
+    const tandem::ModuleStatus m = cuda_status();
+    check(!m.loaded && has(m.reason, refusal), "module_status says it is not loaded, and why", m.reason);
+    std::vector<float> x{1, 2, 3};
+    check(tandem::Engine().sum(x) == 6.0f, "Engine() (auto) sums on the CPU", "");
+  } else if (scenario == "cpu_loads_nothing") {
+    tandem::Engine eng;  // TANDEM_BACKEND=cpu (set by the test)
+    std::vector<double> x{1, 2, 3};
+    check(eng.backend() == tandem::Backend::cpu && eng.sum(x) == 6.0, "the CPU engine runs", "");
+    for (const auto& m : tandem::module_status()) check(!m.loaded, "no module is loaded: " + m.name, m.reason);
+  } else {
+    std::printf("usage: tandem_module_tests refused_then_found | only_refused | cpu_loads_nothing\n");
+    return 2;
+  }
+  std::printf("%s: %s\n", scenario.c_str(), failures == 0 ? "ok" : "FAILED");
+  return failures == 0 ? 0 : 1;
+}
