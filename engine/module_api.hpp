@@ -20,13 +20,19 @@ inline constexpr std::uint32_t kModuleInterface = 1;
 
 #define TANDEM_MODULE_STR2(x) #x
 #define TANDEM_MODULE_STR(x) TANDEM_MODULE_STR2(x)
+#ifndef TANDEM_MODULE_INTERFACE_HASH  // (CMakeLists.txt: a hash of the headers whose types cross the boundary)
+#define TANDEM_MODULE_INTERFACE_HASH "unknown"
+#endif
+// The C++ library the tables' types come from, and the interface's hash: both sides must match.
 #if defined(__GLIBCXX__)
-#define TANDEM_MODULE_CXX_ABI \
-  "libstdc++ " TANDEM_MODULE_STR(__GLIBCXX__) " cxx11-abi " TANDEM_MODULE_STR(_GLIBCXX_USE_CXX11_ABI)
+#define TANDEM_MODULE_CXX_ABI                                                  \
+  "libstdc++ " TANDEM_MODULE_STR(__GLIBCXX__) " cxx11-abi " TANDEM_MODULE_STR( \
+      _GLIBCXX_USE_CXX11_ABI) ", interface hash " TANDEM_MODULE_INTERFACE_HASH
 #elif defined(_LIBCPP_VERSION)
-#define TANDEM_MODULE_CXX_ABI "libc++ " TANDEM_MODULE_STR(_LIBCPP_VERSION)
+#define TANDEM_MODULE_CXX_ABI \
+  "libc++ " TANDEM_MODULE_STR(_LIBCPP_VERSION) ", interface hash " TANDEM_MODULE_INTERFACE_HASH
 #else
-#define TANDEM_MODULE_CXX_ABI "unknown C++ library"
+#define TANDEM_MODULE_CXX_ABI "unknown C++ library, interface hash " TANDEM_MODULE_INTERFACE_HASH
 #endif
 
 // What libtandem lends a module: the code of the core that the module's code calls.

@@ -24,10 +24,10 @@ namespace {
 constexpr std::size_t kChunk = std::size_t(canonical::kChunk);
 
 // "all" or a comma-separated list of device indices (TANDEM_DEVICES).
-std::vector<int> parse_device_list(const std::string& value) {
+std::vector<int> parse_device_list(const std::string& value, const BackendEntry& backend) {
   if (value == "all") {
-    const int count = cuda_device_count();
-    if (count == 0) throw Error("TANDEM_DEVICES=all: this machine has no usable CUDA GPU");
+    const int count = backend.device_count();
+    if (count == 0) throw Error("TANDEM_DEVICES=all: this machine has no usable " + std::string(backend.device));
     std::vector<int> all(static_cast<std::size_t>(count));
     for (int d = 0; d < count; ++d) all[std::size_t(d)] = d;
     return all;
@@ -82,19 +82,24 @@ class HostCollectives final : public Collectives {
 
 }  // namespace
 
+std::unique_ptr<Collectives> make_host_collectives(const std::vector<std::shared_ptr<BackendImpl>>&) {
+  return std::make_unique<HostCollectives>();
+}
+
 std::vector<int> resolve_devices(Backend backend, const EngineOptions& options) {
   std::vector<int> list = options.devices;
   std::string what = "EngineOptions::devices";
   if (list.empty()) {
     const char* env = std::getenv("TANDEM_DEVICES");
-    if (env == nullptr || *env == 0 || options.device >= 0 || options.stream != nullptr || backend != Backend::cuda)
-      return {};  // (a caller's device or stream means one GPU)
+    const BackendEntry& entry = backend_entry(backend);
+    if (env == nullptr || *env == 0 || options.device >= 0 || options.stream != nullptr || !entry.device_count)
+      return {};  // (a caller's device or stream means one GPU; a backend without a device count has one)
     const char* one = std::getenv("TANDEM_DEVICE");
     if (one != nullptr && *one != 0)
       throw Error(
           "TANDEM_DEVICE and TANDEM_DEVICES are both set; set TANDEM_DEVICES for an engine over several GPUs "
           "or TANDEM_DEVICE for one, not both");
-    list = parse_device_list(env);
+    list = parse_device_list(env, entry);
     what = "TANDEM_DEVICES";
   } else if (options.device >= 0) {
     throw Error("EngineOptions: device (" + std::to_string(options.device) +
@@ -120,10 +125,7 @@ Group::Group(Backend backend, const std::vector<int>& devices) {
   }
   std::vector<std::shared_ptr<BackendImpl>> impls;
   for (const Engine& m : members_) impls.push_back(m.impl_);
-  if (backend == Backend::cuda)
-    collectives_ = make_nccl_collectives(impls);
-  else
-    collectives_ = std::make_unique<HostCollectives>();
+  collectives_ = backend_entry(backend).make_collectives(impls);
 }
 
 Group::~Group() {

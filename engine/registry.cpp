@@ -59,11 +59,22 @@ std::unique_ptr<RankCollectives> make_nccl_ranks(int device, void* stream, const
 
 namespace {
 constexpr BackendEntry kBackends[] = {
-#define TANDEM_BACKEND_ROW(name, priority, label, device, ...) \
-  {Backend::name, #name, priority, label, device, &name##_probe, &make_##name##_backend},
-    TANDEM_BACKENDS(TANDEM_BACKEND_ROW)
-#undef TANDEM_BACKEND_ROW
+    {Backend::cpu, "cpu", 0, "CPU", "CPU", &cpu_probe, &make_cpu_backend, nullptr, &make_host_collectives},
+    {Backend::cuda, "cuda", 10, "CUDA", "CUDA GPU", &cuda_probe, &make_cuda_backend, &cuda_device_count,
+     &make_nccl_collectives},
 };
+// The rows follow TANDEM_BACKENDS (include/tandem/types.hpp), whose names, priorities and words they repeat:
+// checked here, so that the two cannot drift apart.
+constexpr bool same(const char* a, const char* b) { return *a == *b && (*a == 0 || same(a + 1, b + 1)); }
+#define TANDEM_BACKEND_CHECK(id_, priority_, label_, device_, ...)                     \
+  static_assert(kBackends[std::size_t(Backend::id_)].id == Backend::id_ &&             \
+                    same(kBackends[std::size_t(Backend::id_)].name, #id_) &&           \
+                    kBackends[std::size_t(Backend::id_)].auto_priority == priority_ && \
+                    same(kBackends[std::size_t(Backend::id_)].label, label_) &&        \
+                    same(kBackends[std::size_t(Backend::id_)].device, device_),        \
+                "engine/registry.cpp: the row of backend " #id_ " differs from TANDEM_BACKENDS");
+TANDEM_BACKENDS(TANDEM_BACKEND_CHECK)
+#undef TANDEM_BACKEND_CHECK
 static_assert(std::size(kBackends) == backend_count);
 }  // namespace
 

@@ -23,10 +23,12 @@ struct Probe {
 TANDEM_BACKENDS(TANDEM_DECLARE_BACKEND)
 #undef TANDEM_DECLARE_BACKEND
 
-// Multi-device engines (engine/multi_device.cpp): the number of CUDA devices (0 without the CUDA
-// backend), and NCCL collectives over CUDA members (throws when the build has no NCCL).
+// Multi-device engines (engine/multi_device.cpp), the columns of the table below: the number of CUDA
+// devices (0 without the CUDA module), NCCL collectives over CUDA members (throws without NCCL), and the
+// host collectives of CPU members (stand-ins for devices, for tests).
 int cuda_device_count();
 std::unique_ptr<Collectives> make_nccl_collectives(const std::vector<std::shared_ptr<BackendImpl>>& members);
+std::unique_ptr<Collectives> make_host_collectives(const std::vector<std::shared_ptr<BackendImpl>>& members);
 // NCCL among the MPI ranks of tandem::mpi::Engine (a CUDA rank's backend): the unique id (empty without
 // NCCL) and this rank's member (device, stream: the rank's engine's).
 std::vector<unsigned char> nccl_unique_id();
@@ -43,6 +45,10 @@ struct BackendEntry {
   Probe (*probe)();
   // Throws tandem::Error when not compiled in or not usable. options.device is resolved (>= 0).
   std::shared_ptr<BackendImpl> (*make)(const EngineOptions& options);
+  // What TANDEM_DEVICES=all lists (0, 1, ... count - 1); nullptr: TANDEM_DEVICES does not apply (one device).
+  int (*device_count)();
+  // The collectives between the members of an engine over several devices (engine/multi_device.cpp).
+  std::unique_ptr<Collectives> (*make_collectives)(const std::vector<std::shared_ptr<BackendImpl>>& members);
 };
 
 const BackendEntry& backend_entry(Backend b);
