@@ -43,7 +43,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "engine/backend.hpp"
+#include "common/backend.hpp"
 #include "tandem/tandem.hpp"
 #include "tests/support/kernels.hpp"
 #include "tests/support/reference.hpp"

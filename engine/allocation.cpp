@@ -2,7 +2,7 @@
 // multi-device engine (engine/multi_device.hpp) whose copies go to every shard at once.
 #include <vector>
 
-#include "engine/backend.hpp"
+#include "common/backend.hpp"
 #include "engine/extent.hpp"
 #include "engine/parallel.hpp"
 #include "tandem/buffer.hpp"

@@ -1,8 +1,8 @@
-// What libtandem lends the modules it loads (engine/module_api.hpp): the host copies and CPU reductions
+// What libtandem lends the modules it loads (common/module_api.hpp): the host copies and CPU reductions
 // that the CUDA backend's host pipeline uses, and the NCCL hooks (loading the NCCL module on demand).
-#include "backends/common/host_copy.hpp"
-#include "backends/cpu/host_reduce.hpp"
-#include "engine/module_api.hpp"
+#include "common/host_copy.hpp"
+#include "common/host_reduce.hpp"
+#include "common/module_api.hpp"
 
 namespace tandem::detail {
 

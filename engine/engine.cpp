@@ -8,9 +8,9 @@
 #include <limits>
 #include <sstream>
 
-#include "backends/common/reduce_ops.hpp"
-#include "engine/backend.hpp"
-#include "engine/dispatch.hpp"
+#include "common/backend.hpp"
+#include "common/dispatch.hpp"
+#include "common/reduce_ops.hpp"
 #include "engine/extent.hpp"
 #include "engine/multi_device.hpp"
 #include "engine/registry.hpp"

@@ -1,10 +1,10 @@
-// Loading the backend modules with dlopen (engine/module_api.hpp says what a module is). A module
+// Loading the backend modules with dlopen (common/module_api.hpp says what a module is). A module
 // libtandem_<name>.so is looked for, in this order, in the absolute folders of TANDEM_MODULE_PATH
 // (separated by ':') and in the folder libtandem itself was loaded from; never in the working directory
 // or through a relative path. The first file that loads and passes the version check is used; the ones
 // before it are remembered with their reason. Each module is loaded once per process, on first use (a
 // failure is remembered too: later calls give the same reason without trying again).
-#include "engine/modules.hpp"
+#include "common/modules.hpp"
 
 #include <dlfcn.h>
 #include <sys/stat.h>

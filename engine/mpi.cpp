@@ -1,6 +1,6 @@
 // tandem::mpi::Engine (include/tandem/mpi.hpp): each rank reduces its part with its own tandem::Engine,
 // then the ranks exchange one small record each (MPI_Allgather) and every rank combines the records in
-// rank order with the operators of backends/common/reduce_ops.hpp, so that every rank holds the same
+// rank order with the operators of common/reduce_ops.hpp, so that every rank holds the same
 // bits. Deterministic float sums exchange canonical chunk values instead (see deterministic_sum).
 // Errors are collective: a rank whose part fails validation throws its own message, and the others
 // throw too (never a rank waiting forever in a collective the failing rank skipped).

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/backend.hpp"
+#include "common/backend.hpp"
 #include "tandem/engine.hpp"
 
 namespace tandem::detail {

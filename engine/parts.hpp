@@ -1,6 +1,6 @@
 // A reduction over an input split into ordered parts: each part is reduced on its own (by one rank of
 // tandem::mpi::Engine, or one device of a multi-device engine) into a small record, and the records are
-// combined in part order with the operators of backends/common/reduce_ops.hpp, so that whoever combines
+// combined in part order with the operators of common/reduce_ops.hpp, so that whoever combines
 // them gets the same bits. Deterministic float sums use the canonical chunk values instead (Chunks):
 // together they are bitwise equal to one engine's sum over the concatenated parts, for any split.
 // engine/mpi.cpp moves records and chunks between ranks; engine/multi_device.cpp between devices.
@@ -12,10 +12,10 @@
 #include <map>
 #include <vector>
 
-#include "backends/common/canonical.hpp"
-#include "backends/common/reduce_ops.hpp"
-#include "engine/backend.hpp"
-#include "engine/dispatch.hpp"
+#include "common/backend.hpp"
+#include "common/canonical.hpp"
+#include "common/dispatch.hpp"
+#include "common/reduce_ops.hpp"
 #include "tandem/engine.hpp"
 
 namespace tandem::detail::parts {

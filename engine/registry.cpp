@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/modules.hpp"
+#include "common/modules.hpp"
 
 namespace tandem::detail {
 
 #ifdef TANDEM_HAS_CUDA
-// The CUDA backend lives in its module (engine/modules.hpp), loaded by the first of these calls.
+// The CUDA backend lives in its module (common/modules.hpp), loaded by the first of these calls.
 Probe cuda_probe() {
   std::string why;
   const CudaModule* m = cuda_module(&why);

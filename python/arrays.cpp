@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "engine/modules.hpp"
+#include "common/modules.hpp"
 
 namespace tandem_python {
 

@@ -4,8 +4,8 @@
 // stubs in python/tandem/__init__.pyi repeat the signatures).
 #include <pybind11/stl.h>
 
-#include "engine/backend.hpp"
-#include "engine/dispatch.hpp"
+#include "common/backend.hpp"
+#include "common/dispatch.hpp"
 #include "python/engine.hpp"
 #include "tandem/version.hpp"
 

@@ -2,7 +2,7 @@
 // NumPy array (host) or a CuPy / PyTorch array (device), over everything (axis=None) or per row / column.
 #include <pybind11/stl.h>
 
-#include "engine/dispatch.hpp"
+#include "common/dispatch.hpp"
 #include "python/engine.hpp"
 
 namespace tandem_python {

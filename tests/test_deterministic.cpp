@@ -1,6 +1,6 @@
 // Deterministic mode: results bitwise equal to an independent implementation of the canonical order
 // (the test-support library's canonical_sum and fma_chain_matmul, written from the description in
-// backends/common/canonical.hpp, not from its code). Every backend is compared with the same reference,
+// common/canonical.hpp, not from its code). Every backend is compared with the same reference,
 // so the CPU and CUDA results are bitwise equal to each other.
 #include <tbb/info.h>
 #include <tbb/task_arena.h>

@@ -3,14 +3,14 @@
 // Reductions split the input into blocked ranges with oneTBB; a float or double sum leaf is one Eigen
 // expression over a Map (vectorised by Eigen), the other leaves are backends/cpu/leaves.hpp's (SIMD
 // lanes, vectorised by the compiler), and leaves are combined with the operators of
-// backends/common/reduce_ops.hpp.
+// common/reduce_ops.hpp.
 //   tbb_vectorized    tbb::parallel_reduce, auto_partitioner: leaves as the threads steal them
 //   tbb_deterministic tbb::parallel_deterministic_reduce with leaves of a size set by n alone (auto runs
 //                     it): the same association order, and so the same float bits, for any number of
 //                     threads
 //   serial            one leaf over the whole input on the calling thread
 // Matmul (eigen_tbb, eigen_serial) lives in backends/cpu/matmul.cpp.
-// Deterministic mode (backends/common/canonical.hpp) runs its own kernel: canonical_sum (chunks in
+// Deterministic mode (common/canonical.hpp) runs its own kernel: canonical_sum (chunks in
 // parallel, 32 SIMD lanes per chunk); matmul.cpp has the canonical fma chain.
 #include <tbb/blocked_range.h>
 #include <tbb/blocked_range2d.h>
@@ -27,14 +27,13 @@
 #include <new>
 #include <thread>
 
-#include "backends/common/canonical.hpp"
-#include "backends/common/reduce_ops.hpp"
-#include "backends/cpu/host_reduce.hpp"
 #include "backends/cpu/leaves.hpp"
 #include "backends/cpu/matmul.hpp"
 #include "backends/cpu/per_matrix.hpp"
-#include "engine/dispatch.hpp"
-#include "engine/registry.hpp"
+#include "common/canonical.hpp"
+#include "common/dispatch.hpp"
+#include "common/host_reduce.hpp"
+#include "common/reduce_ops.hpp"
 
 namespace tandem::detail {
 namespace {

@@ -18,7 +18,7 @@
 #include <immintrin.h>
 #endif
 
-#include "backends/common/reduce_ops.hpp"
+#include "common/reduce_ops.hpp"
 #include "tandem/float16.hpp"
 
 namespace tandem::detail::cpu_leaves {

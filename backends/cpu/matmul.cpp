@@ -3,7 +3,7 @@
 //                 is off: tandem builds without OpenMP, so TBB owns the cores); batch entries in parallel
 //   eigen_serial  one Eigen GEMM per entry on the calling thread
 // Transposes are Eigen expressions over the stored matrices (no copies); alpha and beta go into the
-// GEMM. Deterministic mode (backends/common/canonical.hpp) runs fma_chain: register blocks of C, one fma
+// GEMM. Deterministic mode (common/canonical.hpp) runs fma_chain: register blocks of C, one fma
 // chain per element, on op(A) and op(B) packed row-major when transposed, then the canonical epilogue.
 #include "backends/cpu/matmul.hpp"
 
@@ -17,9 +17,9 @@
 #include <limits>
 #include <vector>
 
-#include "backends/common/canonical.hpp"
-#include "backends/common/operands.hpp"
-#include "engine/dispatch.hpp"
+#include "common/canonical.hpp"
+#include "common/dispatch.hpp"
+#include "common/operands.hpp"
 
 namespace tandem::detail {
 namespace {

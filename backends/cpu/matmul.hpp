@@ -3,7 +3,7 @@
 
 #include <string_view>
 
-#include "engine/backend.hpp"
+#include "common/backend.hpp"
 
 namespace tandem::detail {
 

@@ -1,12 +1,12 @@
 // Per-row and per-column reductions on the CPU (oneTBB), with the operators of
-// backends/common/reduce_ops.hpp, so NaN, signed-zero and first-index rules are those of the vector ops.
+// common/reduce_ops.hpp, so NaN, signed-zero and first-index rules are those of the vector ops.
 //   per row     rows in parallel, each row one leaf of the vector kernels (cpu_reduce_acc_each: Eigen sums,
 //               SIMD min/max, arg leaves); rows longer than kLongRow are each reduced on all cores.
 //   per column  rows split in parallel, the same way on every call; a leaf walks its rows and accumulates
 //               each row into one accumulator per column (contiguous, so the loop over columns
 //               vectorises); leaves combine column by column in a fixed tree.
 //   deterministic sums (sum-like ops) of floats: each row's or column's canonical sum
-//               (backends/common/canonical.hpp). Per
+//               (common/canonical.hpp). Per
 //               column, a task takes one 4096-row chunk of a block of columns and keeps the 32 lanes of
 //               every column of the block, so rows are still read contiguously.
 #include "backends/cpu/per_matrix.hpp"
@@ -20,10 +20,10 @@
 #include <cstring>
 #include <vector>
 
-#include "backends/common/canonical.hpp"
-#include "backends/common/reduce_ops.hpp"
-#include "backends/cpu/host_reduce.hpp"
-#include "engine/dispatch.hpp"
+#include "common/canonical.hpp"
+#include "common/dispatch.hpp"
+#include "common/host_reduce.hpp"
+#include "common/reduce_ops.hpp"
 
 namespace tandem::detail {
 namespace {

@@ -1,7 +1,7 @@
-// The CPU backend's per-row / per-column reductions (BackendImpl::reduce_matrix, engine/backend.hpp).
+// The CPU backend's per-row / per-column reductions (BackendImpl::reduce_matrix, common/backend.hpp).
 #pragma once
 
-#include "engine/backend.hpp"
+#include "common/backend.hpp"
 
 namespace tandem::detail {
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "backends/common/reduce_ops.hpp"
-#include "engine/backend.hpp"
+#include "common/backend.hpp"
+#include "common/reduce_ops.hpp"
 #include "tandem/types.hpp"
 
 namespace tandem::cuda {
@@ -78,7 +78,7 @@ class Workspace {
   unsigned* counter_ = nullptr;
 };
 
-// ---- Reduction operators (backends/common/reduce_ops.hpp, shared with the CPU backend) ------------------
+// ---- Reduction operators (common/reduce_ops.hpp, shared with the CPU backend) ------------------
 // Each has In, Acc, identity(), load() and combine(); combine() carries the NaN and +-0.0 rules.
 using detail::is_nan;
 using detail::MaxOp;

@@ -9,10 +9,10 @@
 // calls (ReduceArgs::out) and matmul on Buffers return once their work is enqueued.
 //
 // Host inputs stream through two pinned staging buffers in pieces of kStagingBytes: the host gathers
-// piece i + 1 (all cores, backends/common/host_copy.hpp) while piece i is copied to the GPU, and each
+// piece i + 1 (all cores, common/host_copy.hpp) while piece i is copied to the GPU, and each
 // piece is reduced as it arrives, so device memory stays bounded whatever the input's size or stride.
 // With kernel "auto", the CPU's cores meanwhile reduce pieces from the back of the input in place
-// (backends/common/host_split.hpp, backends/cpu/host_reduce.hpp): the staged path is bound by the
+// (common/host_split.hpp, common/host_reduce.hpp): the staged path is bound by the
 // host's copy into pinned memory, and the CPU reads its memory faster than that. The pieces' results
 // are combined in order; in deterministic mode both sides give the canonical chunk values, bit for bit.
 // Host matrices go through the same slots (A and B up, C down), row pieces at a time.
@@ -24,16 +24,15 @@
 #include <mutex>
 #include <vector>
 
-#include "backends/common/canonical.hpp"
-#include "backends/common/host_copy.hpp"
-#include "backends/common/host_split.hpp"
-#include "backends/cpu/host_reduce.hpp"
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/module.hpp"
 #include "backends/cuda/reduce/per_matrix.cuh"
-#include "engine/dispatch.hpp"
-#include "engine/registry.hpp"
+#include "common/canonical.hpp"
+#include "common/dispatch.hpp"
+#include "common/host_copy.hpp"
+#include "common/host_reduce.hpp"
+#include "common/host_split.hpp"
 
 namespace tandem::cuda {
 namespace {

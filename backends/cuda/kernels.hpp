@@ -21,13 +21,13 @@ std::vector<KernelInfo> reduce_stage_info();
 // The stage "auto" runs for this problem.
 std::string auto_reduce_stage(Op op, Dtype dtype, std::int64_t n, std::int64_t stride);
 // Reduces x[0], x[stride], ..., x[(n-1)*stride] with `stage` and writes the accumulator of op's operator
-// (backends/common/reduce_ops.hpp: uint64 for integer sums, wrapping; compute_t for values; an ArgAcc)
+// (common/reduce_ops.hpp: uint64 for integer sums, wrapping; compute_t for values; an ArgAcc)
 // to the device pointer d_result.
 void reduce(std::string_view stage, Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride,
             void* d_result, Workspace& ws, cudaStream_t stream);
 
 // Deterministic mode's sum of a sum-like op (sum; sumsq: of the squares) of a floating dtype in the
-// canonical order of backends/common/canonical.hpp, as the dtype's compute type.
+// canonical order of common/canonical.hpp, as the dtype's compute type.
 void reduce_canonical_sum(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,
                           Workspace& ws, cudaStream_t stream);
 

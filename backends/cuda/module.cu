@@ -1,4 +1,4 @@
-// The CUDA module's table (engine/module_api.hpp): the backend's probe and factory, the GPU count for
+// The CUDA module's table (common/module_api.hpp): the backend's probe and factory, the GPU count for
 // engines over several GPUs, and the stream operations the Python module needs for device arrays (it
 // links no CUDA library itself).
 #include <string>

@@ -1,9 +1,9 @@
-// The tables of the CUDA and NCCL modules (engine/module_api.hpp): backends/cuda/module.cu and
+// The tables of the CUDA and NCCL modules (common/module_api.hpp): backends/cuda/module.cu and
 // backends/cuda/nccl.cu define them; the modules' entry points (module_entry.cpp, nccl_entry.cpp) hand
-// them to libtandem, and engine/modules_static.cpp links them in directly.
+// them to libtandem, and backends/cuda/static_module.cpp links them in directly.
 #pragma once
 
-#include "engine/module_api.hpp"
+#include "common/module_api.hpp"
 
 namespace tandem::cuda {
 

@@ -1,10 +1,10 @@
-// The CUDA module's entry point (engine/module_api.hpp), compiled into libtandem_cuda.so only: the header
+// The CUDA module's entry point (common/module_api.hpp), compiled into libtandem_cuda.so only: the header
 // libtandem checks, and the core's functions that the backend's code calls, forwarded to the
 // CoreServices libtandem lends at init(). (tandem_internal links the backend with the core directly and
 // has neither.)
-#include "backends/common/host_copy.hpp"
-#include "backends/cpu/host_reduce.hpp"
 #include "backends/cuda/module.hpp"
+#include "common/host_copy.hpp"
+#include "common/host_reduce.hpp"
 #include "tandem/version.hpp"
 
 namespace tandem::detail {

@@ -1,4 +1,4 @@
-// The NCCL module's entry point (engine/module_api.hpp), compiled into libtandem_nccl.so only.
+// The NCCL module's entry point (common/module_api.hpp), compiled into libtandem_nccl.so only.
 #include "backends/cuda/module.hpp"
 #include "tandem/version.hpp"
 

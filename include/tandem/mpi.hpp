@@ -8,7 +8,7 @@
 // concatenated data. Every rank must make the same calls in the same order (they are collective).
 // With ReduceOptions::deterministic a float sum is bitwise identical to a single engine's over the
 // concatenated data, for any number of ranks and any split: each rank computes the canonical chunk
-// values (backends/common/canonical.hpp) of the chunks it holds whole, the chunks that cross rank
+// values (common/canonical.hpp) of the chunks it holds whole, the chunks that cross rank
 // boundaries are assembled from the pieces every rank sends, and every rank sums the chunk values in
 // the canonical tree.
 // Matmul: A and C distributed by row blocks (each rank passes its rows), B the whole matrix on every
@@ -28,7 +28,7 @@
 #include "tandem/engine.hpp"
 
 namespace tandem::detail {
-class RankCollectives;  // engine/backend.hpp
+class RankCollectives;  // common/backend.hpp
 }
 
 namespace tandem::mpi {

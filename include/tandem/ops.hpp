@@ -3,7 +3,7 @@
 // (eng.sum(x), eng.sum(m, Per::row, out), eng.sum_into(x, out), eng.reduce<Op::sum>(x), ...), their
 // result types, the engine's checks and result handling, the combine across devices and MPI ranks, the
 // backends' dispatch, Python's methods, the CLI, the benchmarks, the fuzzers and the tests.
-// docs/ARCHITECTURE.md says what else a new op needs (its operator in backends/common/reduce_ops.hpp and
+// docs/ARCHITECTURE.md says what else a new op needs (its operator in common/reduce_ops.hpp and
 // its independent reference in tests/support/).
 #pragma once
 

@@ -75,7 +75,7 @@ constexpr const char* to_string(Precision p) {
 //   run_to_run      identical calls on the same machine give the same bits (the same thread count; the
 //                   same GPU model and library versions)
 //   every_backend   the same bits on every backend, run, thread count and GPU: the canonical order of
-//                   deterministic mode (backends/common/canonical.hpp)
+//                   deterministic mode (common/canonical.hpp)
 // In deterministic mode (ReduceOptions / MatmulOptions::deterministic) every kernel that takes it gives
 // every_backend; KernelInfo::determinism is the level of the default mode.
 enum class Determinism : std::uint8_t { not_guaranteed, run_to_run, every_backend };
@@ -130,7 +130,7 @@ StridedView<T> field(std::span<const S> items, T S::*member) {
 struct ReduceOptions {
   std::string kernel = "auto";  // one of Engine::reduce_kernels()
   // Bitwise-identical results on every backend, run, thread count and GPU: the sum runs in one fixed
-  // association order (docs in backends/common/canonical.hpp). Needs a kernel whose KernelInfo says
+  // association order (docs in common/canonical.hpp). Needs a kernel whose KernelInfo says
   // deterministic ("auto" always does).
   bool deterministic = false;
 };
@@ -143,7 +143,7 @@ struct ReduceOptions {
 struct MatmulOptions {
   std::string kernel = "auto";  // one of Engine::matmul_kernels()
   // Bitwise-identical results on every backend: each C(i, j) is one fma chain over k = 0 .. K-1, then
-  // the canonical epilogue (backends/common/canonical.hpp). Needs a kernel whose KernelInfo says
+  // the canonical epilogue (common/canonical.hpp). Needs a kernel whose KernelInfo says
   // deterministic ("auto" always does).
   bool deterministic = false;
   bool trans_a = false, trans_b = false;

@@ -100,7 +100,7 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
               };
               const C alpha = C(sc.alpha), beta = C(sc.beta);
               // References: in long double with sum |a b| (the bound), and deterministic mode's fma chain
-              // and epilogue (backends/common/canonical.hpp's formula, written out here).
+              // and epilogue (common/canonical.hpp's formula, written out here).
               std::vector<long double> want(c0.arena.size()), bound(c0.arena.size());
               std::vector<C> chain(c0.arena.size());
               for (std::size_t e = 0; e < l.count; ++e)

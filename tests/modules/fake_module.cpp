@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "engine/module_api.hpp"
+#include "common/module_api.hpp"
 
 namespace {
 const void* init(const tandem::detail::CoreServices*) { std::abort(); }  // a refused module is never initialised

@@ -144,7 +144,7 @@ def test_errors(eng):
 
 
 def canonical_sum(x):
-    """Deterministic mode's order (backends/common/canonical.hpp), written independently: chunks of
+    """Deterministic mode's order (common/canonical.hpp), written independently: chunks of
     4096 elements; in a chunk, lane i % 32 adds element i in order from -0.0; the lanes meet in a
     halving tree; the chunk values are summed the same way until one is left. NaN: the quiet NaN."""
     t = np.float64 if x.dtype == np.float64 else np.float32

@@ -1,7 +1,7 @@
 // Independent references: what every reduction and matrix product of tandem must return, computed by
 // plain serial loops in wider types. They are written from the documented rules (include/tandem/
-// engine.hpp, backends/common/canonical.hpp's description), never from the backends' code
-// (backends/common/reduce_ops.hpp and friends), so that a shared mistake cannot hide.
+// engine.hpp, common/canonical.hpp's description), never from the backends' code
+// (common/reduce_ops.hpp and friends), so that a shared mistake cannot hide.
 //
 // Reductions  ReduceReference<T>, fed one element at a time (add) or by reduce_reference():
 //               integer sums  a uint64 loop, wrapping modulo 2^64 as the library's int64 sums do

@@ -19,7 +19,7 @@
 #include "backends/cuda/matmul/tensor_core.cuh"
 #include "backends/cuda/matmul/tiled.cuh"
 #include "backends/cuda/matmul/wgmma.hpp"
-#include "engine/dispatch.hpp"
+#include "common/dispatch.hpp"
 
 namespace tandem::cuda {
 namespace {

@@ -4,7 +4,7 @@
 //   the O(m * n * k) product; done once when the entry's stride is 0).
 // - alpha != 1 or beta != 0: the stage writes the product into packed scratch memory and an epilogue
 //   kernel stores alpha * acc (+ beta * C in one fma) into C: the canonical epilogue of
-//   backends/common/canonical.hpp, so deterministic mode (register_tiled) matches the CPU bit for bit.
+//   common/canonical.hpp, so deterministic mode (register_tiled) matches the CPU bit for bit.
 // - alpha == 0 or k == 0: no product; C = beta == 0 ? 0 : beta * C (for every stage, cuBLAS included).
 // - a batch: one launch of the stage per entry (cuBLAS runs a batch in one call instead).
 #pragma once
@@ -13,9 +13,9 @@
 
 #include <cstdint>
 
-#include "backends/common/canonical.hpp"
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/matmul/params.cuh"
+#include "common/canonical.hpp"
 
 namespace tandem::cuda::matmul_stages {
 

@@ -21,11 +21,11 @@
 #include <cstdint>
 #include <string>
 
-#include "backends/common/operands.hpp"
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/matmul/cublas_gemm.cuh"
 #include "backends/cuda/matmul/params.cuh"
+#include "common/operands.hpp"
 
 namespace tandem::cuda::matmul_stages {
 
@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-// One operand (backends/common/operands.hpp) widened into ws as its packed copy, stream-ordered.
+// One operand (common/operands.hpp) widened into ws as its packed copy, stream-ordered.
 template <class In>
 const float* widened(const In* src, const detail::OperandLayout& o, Workspace& ws, cudaStream_t stream) {
   const std::int64_t total = o.elements();

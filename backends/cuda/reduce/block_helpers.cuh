@@ -29,7 +29,7 @@ inline constexpr unsigned kFullWarpMask = 0xffffffffu;
 inline constexpr unsigned kTextbookBlockSize = 256;
 
 // Later passes of a multi-pass stage reduce the Acc partials of the previous pass with PartialOp<Op>
-// (backends/common/reduce_ops.hpp).
+// (common/reduce_ops.hpp).
 using detail::order_free;
 using detail::PartialOp;
 

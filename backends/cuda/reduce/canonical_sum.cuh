@@ -1,5 +1,5 @@
 // Deterministic mode's sums (sum-like operators: sum, sumsq): the canonical association order of
-// backends/common/canonical.hpp, which the CPU backend implements too, so both give the same bits. A chunk of 4096
+// common/canonical.hpp, which the CPU backend implements too, so both give the same bits. A chunk of 4096
 // elements is one warp: lane j adds the chunk's elements j, j + 32, ... in order (coalesced: a warp's load is 32
 // consecutive elements), then a __shfl_down_sync tree over s = 16, 8, 4, 2, 1 gives lane 0 the chunk's value. Chunk
 // values are reduced again by the same kernel until one remains (canonical_sum, below).
@@ -7,9 +7,9 @@
 
 #include <algorithm>
 
-#include "backends/common/canonical.hpp"
 #include "backends/cuda/reduce/block_helpers.cuh"
 #include "backends/cuda/reduce/launch_config.cuh"
+#include "common/canonical.hpp"
 
 namespace tandem::cuda::reduction {
 
@@ -60,7 +60,7 @@ void canonical_chunk_values(const In* x, Index n, Index stride, T* chunk_values,
   TANDEM_CUDA_CHECK_LAUNCH();
 }
 
-// Level after level of chunk values (backends/common/canonical.hpp), ping-ponging between two scratch
+// Level after level of chunk values (common/canonical.hpp), ping-ponging between two scratch
 // arrays, the last level writing the result.
 template <class Op, class In = typename Op::In, class T = typename Op::Acc>
 void canonical_sum(const In* x, Index n, Index stride, T* result, Workspace& ws, cudaStream_t stream) {

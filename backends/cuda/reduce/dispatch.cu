@@ -22,7 +22,7 @@
 #include "backends/cuda/reduce/sequential_addressing.cuh"
 #include "backends/cuda/reduce/single_pass.cuh"
 #include "backends/cuda/reduce/unroll_last_warp_complete_unroll.cuh"
-#include "engine/dispatch.hpp"
+#include "common/dispatch.hpp"
 
 namespace tandem::cuda {
 namespace {

@@ -1,5 +1,5 @@
 // Per-row and per-column reductions (Engine::sum(MatrixView, Per, ...)) of a row-major matrix in device
-// memory, with the operators of backends/common/reduce_ops.hpp, so NaN, signed-zero and first-index
+// memory, with the operators of common/reduce_ops.hpp, so NaN, signed-zero and first-index
 // rules are those of the vector ops.
 //   per row, short rows   one warp per row (warps grid-stride over rows), lanes stride the row
 //                         (coalesced), a shuffle tree ends it: tall, narrow matrices (2^20 x 64)
@@ -7,7 +7,7 @@
 //   per column            a block is 32 columns (one warp wide, coalesced) x 8 warps; each warp walks
 //                         every 8th row of the block's row split. Tall matrices split their rows over
 //                         gridDim.y so the GPU fills; a second kernel combines the splits in order.
-//   deterministic float sums: each row's or column's canonical sum (backends/common/canonical.hpp).
+//   deterministic float sums: each row's or column's canonical sum (common/canonical.hpp).
 //                         Per row, one warp per (row, 4096-element chunk), like canonical_sum.cuh; per
 //                         column, one thread per (column, chunk) with its 32 lanes in registers (a fully
 //                         unrolled loop, so the lane indices are static). Chunk values are a matrix
@@ -16,11 +16,11 @@
 #include <algorithm>
 #include <string>
 
-#include "backends/common/canonical.hpp"
 #include "backends/cuda/reduce/block_helpers.cuh"
 #include "backends/cuda/reduce/launch_config.cuh"
 #include "backends/cuda/reduce/per_matrix.cuh"
-#include "engine/dispatch.hpp"
+#include "common/canonical.hpp"
+#include "common/dispatch.hpp"
 
 namespace tandem::cuda {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "engine/backend.hpp"
+#include "common/backend.hpp"
 
 namespace tandem::detail {
 

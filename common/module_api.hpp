@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/registry.hpp"
+#include "common/backend.hpp"
 
 namespace tandem::detail {
 
@@ -37,15 +37,15 @@ inline constexpr std::uint32_t kModuleInterface = 1;
 
 // What libtandem lends a module: the code of the core that the module's code calls.
 struct CoreServices {
-  // backends/common/host_copy.hpp
+  // common/host_copy.hpp
   void (*gather)(void* dst, const void* src, std::size_t count, std::size_t stride, std::size_t elem);
   void (*copy_rows)(void* dst, std::size_t ld_dst, const void* src, std::size_t ld_src, std::size_t rows,
                     std::size_t cols, std::size_t elem);
-  // backends/cpu/host_reduce.hpp
+  // common/host_reduce.hpp
   void (*cpu_reduce_acc)(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* acc);
   void (*cpu_canonical_chunk_values)(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride,
                                      void* values);
-  // NCCL among MPI ranks (engine/registry.hpp), through the NCCL module that libtandem loads on demand.
+  // NCCL among MPI ranks (common/backend.hpp), through the NCCL module that libtandem loads on demand.
   std::vector<unsigned char> (*nccl_unique_id)();
   std::unique_ptr<RankCollectives> (*make_nccl_ranks)(int device, void* stream, const std::vector<unsigned char>& id,
                                                       int rank, int size);

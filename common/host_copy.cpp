@@ -1,4 +1,4 @@
-#include "backends/common/host_copy.hpp"
+#include "common/host_copy.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>

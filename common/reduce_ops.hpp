@@ -251,7 +251,7 @@ inline constexpr bool order_free = [] {
 }();
 
 // Op is a sum of Op::load(x) (Op::kAdditive): in deterministic mode its floating-point results follow
-// the canonical order (backends/common/canonical.hpp) over the loaded values.
+// the canonical order (common/canonical.hpp) over the loaded values.
 template <class Op>
 inline constexpr bool additive = [] {
   if constexpr (requires { Op::kAdditive; })

@@ -30,8 +30,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends/common/reduce_ops.hpp"
-#include "engine/dispatch.hpp"
+#include "common/dispatch.hpp"
+#include "common/reduce_ops.hpp"
 
 namespace tandem::detail::canonical {
 

@@ -1,11 +1,11 @@
-// Finding and loading the backend modules (engine/module_api.hpp says what a module is). libtandem
+// Finding and loading the backend modules (common/module_api.hpp says what a module is). libtandem
 // loads them with dlopen (engine/modules.cpp); the static tandem_internal, which the benchmarks link,
-// has them linked in (engine/modules_static.cpp). Both implement these functions.
+// has them linked in (backends/cuda/static_module.cpp). Both implement these functions.
 #pragma once
 
 #include <string>
 
-#include "engine/module_api.hpp"
+#include "common/module_api.hpp"
 #include "tandem/export.hpp"
 
 namespace tandem::detail {

@@ -25,7 +25,7 @@ struct ReduceArgs {
   std::int64_t n;
   std::int64_t stride;
   bool resident;
-  bool deterministic = false;  // the canonical order of backends/common/canonical.hpp
+  bool deterministic = false;  // the canonical order of common/canonical.hpp
   // Results that don't wait (Engine::*_into): when `out` is set, the result goes to this address of the
   // backend's memory (a Buffer element), ordered on the backend's stream, and reduce() returns without
   // waiting (detail::store_result: NaN as the canonical quiet NaN). With `divide` (mean, whose op is
@@ -48,7 +48,7 @@ struct MatrixReduceArgs {
   std::int64_t rows, cols, ld;
   Per per;
   bool resident;
-  bool deterministic = false;  // float sums: each vector's canonical sum (backends/common/canonical.hpp)
+  bool deterministic = false;  // float sums: each vector's canonical sum (common/canonical.hpp)
   bool divide = false;
 };
 
@@ -64,7 +64,7 @@ struct MatmulArgs {
   std::int64_t m, k, n;
   std::int64_t lda, ldb, ldc;
   bool resident;
-  bool deterministic = false;  // the canonical fma chain and epilogue of backends/common/canonical.hpp
+  bool deterministic = false;  // the canonical fma chain and epilogue of common/canonical.hpp
   bool trans_a = false, trans_b = false;
   double alpha = 1.0, beta = 0.0;
   Precision precision = Precision::full;  // the lowest precision "auto" may pick
@@ -122,7 +122,7 @@ class BackendImpl {
   // kernel is "auto" (the only kernel whose KernelInfo::per_row_col is set today).
   virtual void reduce_matrix(const MatrixReduceArgs& args, std::string_view kernel, void* out) = 0;
 
-  // The canonical chunk values (backends/common/canonical.hpp, steps 1-3) of a sum-like op (sum; sumsq:
+  // The canonical chunk values (common/canonical.hpp, steps 1-3) of a sum-like op (sum; sumsq:
   // of the squares) over n > 0 elements of a floating dtype, stride apart, from data (backend memory when
   // resident, else host memory): chunk_count(n) values of the dtype's compute type into host_values.
   // Returns when they are there (tandem::mpi::Engine combines them across ranks).
@@ -200,5 +200,32 @@ class RankCollectives {
   virtual void stage(const void* send, std::size_t bytes) = 0;
   virtual void exchange(void* recv) = 0;
 };
+
+// ---- what the registry (engine/registry.cpp) takes from each backend, and what a backend may call back ----
+
+struct Probe {
+  bool compiled_in = false;
+  bool usable = false;
+  std::string reason;  // why not usable, or what was found
+  int devices = 0;     // the devices it found (CUDA GPUs; 1 for the CPU)
+};
+
+#define TANDEM_DECLARE_BACKEND(name, ...) \
+  Probe name##_probe();                   \
+  std::shared_ptr<BackendImpl> make_##name##_backend(const EngineOptions&);
+TANDEM_BACKENDS(TANDEM_DECLARE_BACKEND)
+#undef TANDEM_DECLARE_BACKEND
+
+// Multi-device engines (engine/multi_device.cpp), the columns of the table below: the number of CUDA
+// devices (0 without the CUDA module), NCCL collectives over CUDA members (throws without NCCL), and the
+// host collectives of CPU members (stand-ins for devices, for tests).
+int cuda_device_count();
+std::unique_ptr<Collectives> make_nccl_collectives(const std::vector<std::shared_ptr<BackendImpl>>& members);
+std::unique_ptr<Collectives> make_host_collectives(const std::vector<std::shared_ptr<BackendImpl>>& members);
+// NCCL among the MPI ranks of tandem::mpi::Engine (a CUDA rank's backend): the unique id (empty without
+// NCCL) and this rank's member (device, stream: the rank's engine's).
+std::vector<unsigned char> nccl_unique_id();
+std::unique_ptr<RankCollectives> make_nccl_ranks(int device, void* stream, const std::vector<unsigned char>& id,
+                                                 int rank, int size);
 
 }  // namespace tandem::detail

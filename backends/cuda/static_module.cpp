@@ -3,7 +3,7 @@
 #include <string>
 
 #include "backends/cuda/module.hpp"
-#include "engine/modules.hpp"
+#include "common/modules.hpp"
 #include "tandem/engine.hpp"
 
 namespace tandem::detail {
