@@ -121,15 +121,15 @@ Group::Group(Backend backend, const std::vector<int>& devices) {
   for (int d : devices) {
     EngineOptions one;
     one.device = d;
-    members_.emplace_back(backend, one);
+    members_.emplace_back(backend_entry(backend).make(one));
   }
   std::vector<std::shared_ptr<BackendImpl>> impls;
-  for (const Engine& m : members_) impls.push_back(m.impl_);
+  for (const SingleDevice& m : members_) impls.push_back(m.first());
   collectives_ = backend_entry(backend).make_collectives(impls);
 }
 
 Group::~Group() {
-  for (const Engine& m : members_) try {
+  for (const SingleDevice& m : members_) try {
       m.synchronize();
     } catch (...) {  // (a failure of enqueued work was the caller's to collect)
     }
@@ -137,15 +137,21 @@ Group::~Group() {
 
 std::vector<DeviceInfo> Group::devices() const {
   std::vector<DeviceInfo> out;
-  for (const Engine& m : members_) out.push_back(m.device());
+  for (const SingleDevice& m : members_) out.push_back(m.impl().device());
   return out;
 }
 
 void Group::synchronize() const {
-  for (const Engine& m : members_) m.synchronize();
+  for (const SingleDevice& m : members_) m.synchronize();
 }
 
 // ---- memory --------------------------------------------------------------------------------------
+
+std::shared_ptr<Allocation> Group::wrap(void*, std::size_t, std::size_t) const {
+  throw Error(
+      "wrap: an engine over several devices shards its Buffers itself; wrap the memory with a single-device "
+      "engine of its GPU (EngineOptions::device)");
+}
 
 std::shared_ptr<Allocation> Group::allocate(std::size_t count, std::size_t e) const {
   const std::size_t chunks = (count + kChunk - 1) / kChunk, n = members_.size();
@@ -154,7 +160,7 @@ std::shared_ptr<Allocation> Group::allocate(std::size_t count, std::size_t e) co
     const auto [c0, c1] = chunks_of(d, n, chunks);
     const std::size_t first = c0 * kChunk, last = std::min(count, c1 * kChunk);
     if (last > first)
-      shards.push_back({std::make_shared<Allocation>(members_[d].impl_, (last - first) * e), first * e, int(d)});
+      shards.push_back({std::make_shared<Allocation>(members_[d].first(), (last - first) * e), first * e, int(d)});
   }
   if (shards.empty()) return std::make_shared<Allocation>(first(), 0);
   return std::make_shared<Allocation>(first(), std::move(shards), count * e);
@@ -173,7 +179,7 @@ struct Group::Staged {
 
 Group::Staged Group::stage(const Allocation* src, std::size_t first, std::size_t bytes, int member) const {
   Staged s{src, first, bytes, member, nullptr, nullptr, nullptr};
-  const std::shared_ptr<BackendImpl>& impl = members_[std::size_t(member)].impl_;
+  const std::shared_ptr<BackendImpl>& impl = members_[std::size_t(member)].first();
   if (bytes > 0) {
     for (const Allocation::Shard& sh : src->shards())
       if (sh.member == member && first >= sh.first && first + bytes <= sh.first + sh.mem->bytes())
@@ -283,8 +289,9 @@ compute_t<T> Group::resident_deterministic_sum(Op local, const std::vector<Part>
     const Part& p = pieces[i];
     const std::size_t count = std::size_t(canonical::chunk_count(std::int64_t(p.in.count)));
     void* to = static_cast<char*>(values->data()) + p.offset / kChunk * sizeof(V);
-    if (p.member != 0) own[i] = std::make_shared<Allocation>(members_[std::size_t(p.member)].impl_, count * sizeof(V));
-    members_[std::size_t(p.member)].impl_->canonical_chunk_values_resident(
+    if (p.member != 0)
+      own[i] = std::make_shared<Allocation>(members_[std::size_t(p.member)].first(), count * sizeof(V));
+    members_[std::size_t(p.member)].impl().canonical_chunk_values_resident(
         local, p.in.dtype, parts::element(p.in, 0), std::int64_t(p.in.count), 1, own[i] ? own[i]->data() : to);
   }
   for (std::size_t i = 0; i < pieces.size(); ++i)  // gather them on the first device (each copy waits)
@@ -294,8 +301,7 @@ compute_t<T> Group::resident_deterministic_sum(Op local, const std::vector<Part>
   ReduceOptions det = opts;
   det.kernel = "auto";
   V s{};  // (the chunk values are summed as they are, whatever op made them)
-  members_.front().reduce_entry(Op::sum, {dtype_of<V>, values->data(), chunks, 1, true, values.get(), 0, chunks}, det,
-                                &s);
+  members_.front().reduce(Op::sum, {dtype_of<V>, values->data(), chunks, 1, true, values.get(), 0, chunks}, det, &s);
   return s;
 }
 
@@ -312,7 +318,7 @@ void Group::reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void
       std::vector<parts::Chunks<T>> chunks(pieces.size());
       run_all(pieces.size(), [&](std::size_t i) {
         const Part& p = pieces[i];
-        chunks[i] = parts::local_chunks<T>(local, *members_[std::size_t(p.member)].impl_, p.in, p.offset);
+        chunks[i] = parts::local_chunks<T>(local, members_[std::size_t(p.member)].impl(), p.in, p.offset);
       });
       return parts::finish<T>(op, parts::combine_chunks<T>(chunks, in.count), in.count, result);
     }
@@ -321,8 +327,8 @@ void Group::reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void
       const Dtype out = result_dtype(local, in.dtype);  // (as a Buffer holds it: indices int64)
       std::vector<std::shared_ptr<Allocation>> slots;
       for (const Part& p : pieces) {
-        slots.push_back(std::make_shared<Allocation>(members_[std::size_t(p.member)].impl_, 8));
-        members_[std::size_t(p.member)].reduce_into_entry(local, p.in, {out, slots.back().get(), 1, 0}, opts);
+        slots.push_back(std::make_shared<Allocation>(members_[std::size_t(p.member)].first(), 8));
+        members_[std::size_t(p.member)].reduce_into(local, p.in, {out, slots.back().get(), 1, 0}, opts);
       }
       for (std::size_t i = 0; i < pieces.size(); ++i) {
         const Part& p = pieces[i];
@@ -338,16 +344,15 @@ void Group::reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void
     }
     run_all(pieces.size(), [&](std::size_t i) {
       const Part& p = pieces[i];
-      records[i] = parts::record<T>(local, p.in, p.offset, [&](Op o, void* r) {
-        members_[std::size_t(p.member)].reduce_entry(o, p.in, opts, r);
-      });
+      records[i] = parts::record<T>(local, p.in, p.offset,
+                                    [&](Op o, void* r) { members_[std::size_t(p.member)].reduce(o, p.in, opts, r); });
     });
     parts::combine<T>(op, records, in.count, result);
   });
 }
 
 // The result is computed (waiting), then written into out's element.
-void Group::reduce_into(Op op, const ReduceInput& in, const Engine::OutSlot& out, const ReduceOptions& opts) const {
+void Group::reduce_into(Op op, const ReduceInput& in, const OutSlot& out, const ReduceOptions& opts) const {
   const std::string name = std::string(to_string(op)) + "_into";
   if (out.allocation == nullptr)
     throw Error(name + ": the output Buffer is empty; make it with Engine::buffer<R>(n) (n > index)");
@@ -421,12 +426,12 @@ void Group::matmul(const MatrixInput& a, const MatrixInput& b, const MatrixInput
   const bool batch = a.count > 1 || b.count > 1 || c.count > 1;
   if (!batch && m > 0 && n > 0) return matmul_rows(a, b, c, opts);
   // Batches (and empty products): on the first member.
-  if (!c.in_buffer) return members_.front().run_matmul(a, b, c, opts);
+  if (!c.in_buffer) return members_.front().matmul(a, b, c, opts);
   std::lock_guard lock(collective_mutex_);
   std::vector<Staged> keep;
   const MatrixInput a0 = on_member(a, 0, keep, "matmul: A"), b0 = on_member(b, 0, keep, "matmul: B");
   const MatrixInput c0 = on_member(c, 0, keep, "matmul: C");
-  members_.front().run_matmul(a0, b0, c0, opts);
+  members_.front().matmul(a0, b0, c0, opts);
   if (c0.allocation != nullptr) write_back(keep.back());
 }
 
@@ -468,7 +473,7 @@ void Group::matmul_rows(const MatrixInput& a, const MatrixInput& b, const Matrix
       if (ad.data && k > 0) ad.data = static_cast<const char*>(a.data) + first * e;
       if (cd.data) cd.data = static_cast<const char*>(c.data) + rows[d] * c.ld * ce;
       cd.rows = rows[d + 1] - rows[d];
-      members_[d].run_matmul(ad, b, cd, o);
+      members_[d].matmul(ad, b, cd, o);
     });
     return;
   }
@@ -485,7 +490,7 @@ void Group::matmul_rows(const MatrixInput& a, const MatrixInput& b, const Matrix
       if (lo < hi)
         pieces.push_back({sh.member, static_cast<const char*>(sh.mem->data()) + (lo - sh.first), lo - b0, hi - lo});
     }
-    for (std::size_t d = 0; d < D; ++d) b_copies[d] = std::make_shared<Allocation>(members_[d].impl_, b_bytes);
+    for (std::size_t d = 0; d < D; ++d) b_copies[d] = std::make_shared<Allocation>(members_[d].first(), b_bytes);
     for (std::size_t d = 0; d < D; ++d) dst[d] = b_copies[d]->data();
   }
   std::vector<Staged> keep;
@@ -506,10 +511,10 @@ void Group::matmul_rows(const MatrixInput& a, const MatrixInput& b, const Matrix
     if (rows[d] == rows[d + 1]) continue;
     MatrixInput bd{b.dtype, dst[d], b.rows, b.cols, b.ld, true, nullptr, 0, b_bytes / e};
     if (b_bytes > 0) {
-      b_views[d] = std::make_shared<Allocation>(members_[d].impl_, dst[d], b_bytes);
+      b_views[d] = std::make_shared<Allocation>(members_[d].first(), dst[d], b_bytes);
       bd.allocation = b_views[d].get();
     }
-    members_[d].run_matmul(ad[d], bd, cd[d], o);  // enqueued on the member's stream
+    members_[d].matmul(ad[d], bd, cd[d], o);  // enqueued on the member's stream
   }
   for (std::size_t d = 0; d < D; ++d)
     if (c_staged[d] != SIZE_MAX) write_back(keep[c_staged[d]]);

@@ -1,6 +1,6 @@
 // An engine over several devices (EngineOptions::devices, TANDEM_DEVICES): one single-device engine per
-// device (its members, in list order) and the collectives between them (NCCL on CUDA). The Engine's
-// exported entries hand every call of a multi-device engine to its Group (engine/engine.cpp).
+// device (its members, in list order) and the collectives between them (NCCL on CUDA). It is the
+// executor (engine/executor.hpp) of a multi-device engine: the Engine's exported entries hand it every call.
 //
 // - Buffers are sharded: contiguous blocks, one per device, their boundaries on the canonical chunk
 //   (4096 elements), so that each device's block is whole chunks of the global order.
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/backend.hpp"
+#include "engine/executor.hpp"
 #include "tandem/engine.hpp"
 
 namespace tandem::detail {
@@ -27,20 +28,23 @@ namespace tandem::detail {
 // empty list means one device (EngineOptions::device). Throws tandem::Error for a bad list or mix.
 std::vector<int> resolve_devices(Backend backend, const EngineOptions& options);
 
-class Group {
+class Group final : public Executor {
  public:
   Group(Backend backend, const std::vector<int>& devices);
-  ~Group();
+  ~Group() override;
 
-  const std::shared_ptr<BackendImpl>& first() const noexcept { return members_.front().impl_; }
-  std::vector<DeviceInfo> devices() const;
+  const std::shared_ptr<BackendImpl>& first() const noexcept override { return members_.front().first(); }
+  std::vector<DeviceInfo> devices() const override;
 
-  void reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void* result) const;
-  void reduce_into(Op op, const ReduceInput& in, const Engine::OutSlot& out, const ReduceOptions& opts) const;
-  void reduce_per(Op op, Per per, const MatrixInput& in, const ReduceOutput& out, const ReduceOptions& opts) const;
-  void matmul(const MatrixInput& a, const MatrixInput& b, const MatrixInput& c, const MatmulOptions& opts) const;
-  std::shared_ptr<Allocation> allocate(std::size_t count, std::size_t element_size) const;
-  void synchronize() const;
+  void reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void* result) const override;
+  void reduce_into(Op op, const ReduceInput& in, const OutSlot& out, const ReduceOptions& opts) const override;
+  void reduce_per(Op op, Per per, const MatrixInput& in, const ReduceOutput& out,
+                  const ReduceOptions& opts) const override;
+  void matmul(const MatrixInput& a, const MatrixInput& b, const MatrixInput& c,
+              const MatmulOptions& opts) const override;
+  std::shared_ptr<Allocation> allocate(std::size_t count, std::size_t element_size) const override;
+  std::shared_ptr<Allocation> wrap(void* data, std::size_t count, std::size_t element_size) const override;
+  void synchronize() const override;
 
  private:
   // A part of a reduction's input: the device (member) that reduces it, the part as that member's
@@ -62,7 +66,7 @@ class Group {
   MatrixInput on_member(const MatrixInput& v, int member, std::vector<Staged>& keep, const std::string& what) const;
   void matmul_rows(const MatrixInput& a, const MatrixInput& b, const MatrixInput& c, const MatmulOptions& o) const;
 
-  std::vector<Engine> members_;
+  std::vector<SingleDevice> members_;  // one per device, in list order
   std::unique_ptr<Collectives> collectives_;
   mutable std::mutex collective_mutex_;  // one Buffer matmul (NCCL group, staging copies) at a time
 };

@@ -28,7 +28,14 @@ class Engine;  // include/tandem/mpi.hpp: runs this engine's reductions on each 
 
 namespace detail {
 class BackendImpl;
-class Group;  // engine/multi_device.hpp: the devices of a multi-device engine
+class Executor;  // engine/executor.hpp: how an engine runs its calls, on one device or over several
+
+// The output element of a *_into call: out's memory, its dtype and size, and the element's index.
+struct OutSlot {
+  Dtype dtype;
+  const Allocation* allocation;
+  std::size_t size, index;
+};
 
 // A row-major matrix, or `count` of them `stride` elements apart, as the exported entry takes it (host
 // memory, or a Buffer from element offset).
@@ -273,17 +280,12 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
                   const MatmulOptions& opts) const;
   std::shared_ptr<detail::Allocation> allocate(std::size_t count, std::size_t element_size) const;
   std::shared_ptr<detail::Allocation> wrap_memory(void* data, std::size_t count, std::size_t element_size) const;
-  // The output element of a *_into call: out's memory and the element's index.
-  struct OutSlot {
-    Dtype dtype;
-    const detail::Allocation* allocation;
-    std::size_t size, index;
-  };
   template <class R>
-  static OutSlot out_slot(const Buffer<R>& out, std::size_t index) {
+  static detail::OutSlot out_slot(const Buffer<R>& out, std::size_t index) {
     return {dtype_of<R>, out.allocation().get(), out.size(), index};
   }
-  void reduce_into_entry(Op op, const detail::ReduceInput& in, const OutSlot& out, const ReduceOptions& opts) const;
+  void reduce_into_entry(Op op, const detail::ReduceInput& in, const detail::OutSlot& out,
+                         const ReduceOptions& opts) const;
 
   template <class R>
   R reduce_as(Op op, const detail::ReduceInput& in, const ReduceOptions& opts) const {
@@ -292,10 +294,9 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
     return result;
   }
 
-  std::shared_ptr<detail::BackendImpl> impl_;  // the backend (a multi-device engine: its first device's)
-  std::shared_ptr<detail::Group> group_;       // a multi-device engine's devices; null for one device
+  std::shared_ptr<detail::Executor> exec_;     // one device, or a Group of them (engine/executor.hpp)
+  std::shared_ptr<detail::BackendImpl> impl_;  // exec_->first(): the backend (of the first device)
   friend class mpi::Engine;
-  friend class detail::Group;
   friend class detail::VectorReductions<Engine>;
 };
 
