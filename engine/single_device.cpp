@@ -98,7 +98,6 @@ const detail::BackendImpl::KernelTables& detail::BackendImpl::kernel_tables() co
   return tables_;
 }
 
-
 // ---- validation helpers ------------------------------------------------------------------------------
 
 namespace {

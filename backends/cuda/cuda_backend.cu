@@ -8,9 +8,9 @@
 // after every call (DeviceGuard). Calls that return a value to the host wait for the stream; *_into
 // calls (ReduceArgs::out) and matmul on Buffers return once their work is enqueued.
 //
-// Host inputs stream through two pinned staging buffers in pieces of kStagingBytes: the host gathers
-// piece i + 1 (all cores, common/host_copy.hpp) while piece i is copied to the GPU, and each
-// piece is reduced as it arrives, so device memory stays bounded whatever the input's size or stride.
+// Host inputs stream through two pinned staging buffers (backends/cuda/staging.cuh) in pieces of
+// kStagingBytes: the host gathers piece i + 1 (all cores, common/host_copy.hpp) while piece i is copied
+// to the GPU, and each piece is reduced as it arrives, so device memory stays bounded whatever the input's size or stride.
 // With kernel "auto", the CPU's cores meanwhile reduce pieces from the back of the input in place
 // (common/host_split.hpp, common/host_reduce.hpp): the staged path is bound by the
 // host's copy into pinned memory, and the CPU reads its memory faster than that. The pieces' results
@@ -28,6 +28,7 @@
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/module.hpp"
 #include "backends/cuda/reduce/per_matrix.cuh"
+#include "backends/cuda/staging.cuh"
 #include "common/canonical.hpp"
 #include "common/dispatch.hpp"
 #include "common/host_copy.hpp"
@@ -39,12 +40,6 @@ namespace {
 
 using detail::MatmulArgs;
 using detail::ReduceArgs;
-
-// Bytes of one staging piece (two pinned and two device buffers of it); a multiple of the canonical
-// chunk (4096 elements) for every element size, so deterministic sums can be staged piece by piece.
-// 32 MiB ran fastest on an H100 host among 4-64 MiB pieces and 2-4 slots (the host's copy into pinned
-// memory, 30-49 GB/s there, bounds the rate; the pinned copy to the GPU runs at about 54 GB/s).
-constexpr std::size_t kStagingBytes = std::size_t(32) << 20;
 
 // Makes `device` current for the scope of a call and restores the caller's device afterwards.
 class DeviceGuard {
@@ -108,6 +103,7 @@ class CudaBackend final : public detail::BackendImpl {
     std::uint64_t keep = UINT64_MAX;
     TANDEM_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep));
     for (Workspace* ws : workspaces()) ws->bind(stream_, pool_);
+    staging_.bind(stream_);
     TANDEM_CUDA_CHECK(cudaMallocHost(&host_result_, 64));
   }
 
@@ -115,10 +111,7 @@ class CudaBackend final : public detail::BackendImpl {
     DeviceGuard guard(device_);
     cudaStreamSynchronize(stream_);
     if (cublas_) cublasDestroy(cublas_);
-    for (void* p : pinned_)
-      if (p) cudaFreeHost(p);
-    for (cudaEvent_t e : staged_)
-      if (e) cudaEventDestroy(e);
+    staging_.release();
     if (host_result_) cudaFreeHost(host_result_);
     // The workspaces free stream-ordered; the pool goes once the stream has finished.
     for (Workspace* ws : workspaces()) ws->reset();
@@ -212,16 +205,16 @@ class CudaBackend final : public detail::BackendImpl {
         const auto* a = g.k > 0 ? static_cast<const char*>(g.a) + i * g.stride_a * std::int64_t(e) : nullptr;
         const auto* b = g.k > 0 ? static_cast<const char*>(g.b) + i * g.stride_b * std::int64_t(e) : nullptr;
         auto* c = static_cast<char*>(g.c) + i * g.stride_c * std::int64_t(ec);
-        if (g.k > 0 && (i == 0 || g.stride_a != 0)) upload_rows(da, a, a_rows, a_cols, g.lda, e);
-        if (g.k > 0 && (i == 0 || g.stride_b != 0)) upload_rows(db, b, b_rows, b_cols, g.ldb, e);
-        if (g.beta != 0) upload_rows(dc, c, g.m, g.n, g.ldc, ec);
+        if (g.k > 0 && (i == 0 || g.stride_a != 0)) staging_.upload_rows(da, a, a_rows, a_cols, g.lda, e);
+        if (g.k > 0 && (i == 0 || g.stride_b != 0)) staging_.upload_rows(db, b, b_rows, b_cols, g.ldb, e);
+        if (g.beta != 0) staging_.upload_rows(dc, c, g.m, g.n, g.ldc, ec);
         MatmulArgs one = g;
         one.a = da, one.b = db, one.c = dc;
         one.lda = a_cols, one.ldb = b_cols, one.ldc = g.n;
         one.resident = true;
         one.batch = 1, one.stride_a = one.stride_b = one.stride_c = 0;
         cuda::matmul(stage, one, scratch_, forms, cublas_, stream_);
-        download_rows(c, g.ldc, dc, g.m, g.n, ec);  // waits: C is complete on return
+        staging_.download_rows(c, g.ldc, dc, g.m, g.n, ec);  // waits: C is complete on return
       }
     });
   }
@@ -236,7 +229,7 @@ class CudaBackend final : public detail::BackendImpl {
       if (a.resident) return cuda::reduce_matrix(a, a.data, a.ld, out, scratch_, stream_);
       const std::size_t e = size_of(a.dtype), elements = std::size_t(a.rows * a.cols);
       void* dx = staging_c_.get(std::max<std::size_t>(elements * e, 256));
-      if (elements > 0) upload_rows(dx, a.data, a.rows, a.cols, a.ld, e);
+      if (elements > 0) staging_.upload_rows(dx, a.data, a.rows, a.cols, a.ld, e);
       const std::size_t bytes = std::size_t(a.per == Per::row ? a.rows : a.cols) * matrix_result_size(a);
       void* d_out = result_.get(std::max<std::size_t>(bytes, 256));
       cuda::reduce_matrix(a, dx, a.cols, d_out, scratch_, stream_);
@@ -258,11 +251,11 @@ class CudaBackend final : public detail::BackendImpl {
       void* d_values = result_.get(std::max<std::size_t>(bytes, 256));
       reduce_canonical_chunk_values(op, dtype, data, n, stride, d_values, stream_);
       const bool pinned = bytes <= kStagingBytes;  // (a pageable copy of a MiB costs a lot more)
-      if (pinned) ensure_staging();
+      if (pinned) staging_.ensure();
       TANDEM_CUDA_CHECK(
-          cudaMemcpyAsync(pinned ? pinned_[0] : host_values, d_values, bytes, cudaMemcpyDeviceToHost, stream_));
+          cudaMemcpyAsync(pinned ? staging_.slot(0) : host_values, d_values, bytes, cudaMemcpyDeviceToHost, stream_));
       TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      if (pinned) std::memcpy(host_values, pinned_[0], bytes);
+      if (pinned) std::memcpy(host_values, staging_.slot(0), bytes);
     });
   }
 
@@ -378,14 +371,14 @@ class CudaBackend final : public detail::BackendImpl {
     const std::size_t elem = size_of(a.dtype);
     const std::int64_t piece = std::int64_t(kStagingBytes / elem);
     const std::int64_t pieces = (a.n + piece - 1) / piece;
-    ensure_staging();
+    staging_.ensure();
     auto* device_slots = static_cast<unsigned char*>(staging_a_.get(2 * kStagingBytes));
     auto piece_data = [&](std::int64_t i) {
       return static_cast<const char*>(a.data) + std::size_t(i * piece * a.stride) * elem;
     };
     auto piece_len = [&](std::int64_t i) { return std::min(piece, a.n - i * piece); };
     if (pieces == 1) {
-      stage_piece(0, a, piece_data(0), a.n, device_slots);
+      staging_.stage_piece(0, piece_data(0), a.n, a.stride, elem, device_slots);
       return reduce_resident(a, kernel, device_slots, a.n, 1, d_result);
     }
     // Sum-like ops of floats: the pieces' canonical chunk values, which the CPU's cores and the GPU compute
@@ -409,7 +402,7 @@ class CudaBackend final : public detail::BackendImpl {
     });
     for (std::int64_t i; split.next_front(i);) {
       void* dev = device_slots + (i % 2) * kStagingBytes;
-      stage_piece(int(i % 2), a, piece_data(i), piece_len(i), dev);
+      staging_.stage_piece(int(i % 2), piece_data(i), piece_len(i), a.stride, elem, dev);
       void* out = partials + std::size_t(i) * per_piece;
       if (chunked)
         reduce_canonical_chunk_values(a.op, a.dtype, dev, piece_len(i), 1, out, stream_);
@@ -459,82 +452,6 @@ class CudaBackend final : public detail::BackendImpl {
     });
   }
 
-  // One piece of a host input (len elements from src, with a.stride) into pinned slot `slot`, then to
-  // the device at dev, on the stream.
-  void stage_piece(int slot, const ReduceArgs& a, const char* src, std::int64_t len, void* dev) {
-    const std::size_t elem = size_of(a.dtype);
-    // The slot's previous copy to the GPU has finished: its pinned memory may be refilled.
-    TANDEM_CUDA_CHECK(cudaEventSynchronize(staged_[slot]));
-    detail::gather(pinned_[slot], src, std::size_t(len), std::size_t(a.stride), elem);
-    TANDEM_CUDA_CHECK(cudaMemcpyAsync(dev, pinned_[slot], std::size_t(len) * elem, cudaMemcpyHostToDevice, stream_));
-    TANDEM_CUDA_CHECK(cudaEventRecord(staged_[slot], stream_));
-  }
-
-  // rows x cols of host memory (leading dimension ld) into compact device memory, through the pinned
-  // slots (rows in pieces of kStagingBytes; the host copies piece i + 1 while piece i crosses the bus).
-  void upload_rows(void* dev, const void* host, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::size_t e) {
-    const std::size_t row_bytes = std::size_t(cols) * e;
-    if (row_bytes > kStagingBytes) {  // a row longer than a piece: one copy from pageable memory
-      TANDEM_CUDA_CHECK(
-          cudaMemcpy2DAsync(dev, row_bytes, host, ld * e, row_bytes, rows, cudaMemcpyHostToDevice, stream_));
-      return;
-    }
-    ensure_staging();
-    const std::int64_t per_piece = std::int64_t(kStagingBytes / row_bytes);
-    for (std::int64_t r0 = 0, i = 0; r0 < rows; r0 += per_piece, ++i) {
-      const int slot = int(i % 2);
-      const std::int64_t n = std::min(per_piece, rows - r0);
-      TANDEM_CUDA_CHECK(cudaEventSynchronize(staged_[slot]));
-      detail::copy_rows(pinned_[slot], std::size_t(cols), static_cast<const char*>(host) + std::size_t(r0 * ld) * e,
-                        std::size_t(ld), std::size_t(n), std::size_t(cols), e);
-      TANDEM_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dev) + std::size_t(r0) * row_bytes, pinned_[slot],
-                                        std::size_t(n) * row_bytes, cudaMemcpyHostToDevice, stream_));
-      TANDEM_CUDA_CHECK(cudaEventRecord(staged_[slot], stream_));
-    }
-  }
-
-  // The reverse: compact device rows into host memory (leading dimension ld), touching only the rows x
-  // cols elements; returns when all of them are written.
-  void download_rows(void* host, std::int64_t ld, const void* dev, std::int64_t rows, std::int64_t cols,
-                     std::size_t e) {
-    const std::size_t row_bytes = std::size_t(cols) * e;
-    if (row_bytes > kStagingBytes) {
-      TANDEM_CUDA_CHECK(
-          cudaMemcpy2DAsync(host, ld * e, dev, row_bytes, row_bytes, rows, cudaMemcpyDeviceToHost, stream_));
-      TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      return;
-    }
-    ensure_staging();
-    const std::int64_t per_piece = std::int64_t(kStagingBytes / row_bytes);
-    const std::int64_t pieces = (rows + per_piece - 1) / per_piece;
-    auto scatter = [&](std::int64_t i) {  // piece i, once its copy has arrived
-      const int slot = int(i % 2);
-      const std::int64_t r0 = i * per_piece, n = std::min(per_piece, rows - r0);
-      TANDEM_CUDA_CHECK(cudaEventSynchronize(staged_[slot]));
-      detail::copy_rows(static_cast<char*>(host) + std::size_t(r0 * ld) * e, std::size_t(ld), pinned_[slot],
-                        std::size_t(cols), std::size_t(n), std::size_t(cols), e);
-    };
-    for (std::int64_t i = 0; i < pieces; ++i) {
-      const int slot = int(i % 2);
-      const std::int64_t r0 = i * per_piece, n = std::min(per_piece, rows - r0);
-      if (i >= 2) scatter(i - 2);  // frees the slot
-      TANDEM_CUDA_CHECK(cudaMemcpyAsync(pinned_[slot], static_cast<const char*>(dev) + std::size_t(r0) * row_bytes,
-                                        std::size_t(n) * row_bytes, cudaMemcpyDeviceToHost, stream_));
-      TANDEM_CUDA_CHECK(cudaEventRecord(staged_[slot], stream_));
-    }
-    for (std::int64_t i = std::max<std::int64_t>(0, pieces - 2); i < pieces; ++i) scatter(i);
-  }
-
-  void ensure_staging() {
-    for (int s = 0; s < 2; ++s) {
-      if (!pinned_[s]) TANDEM_CUDA_CHECK(cudaMallocHost(&pinned_[s], kStagingBytes));
-      if (!staged_[s]) {
-        TANDEM_CUDA_CHECK(cudaEventCreateWithFlags(&staged_[s], cudaEventDisableTiming));
-        TANDEM_CUDA_CHECK(cudaEventRecord(staged_[s], stream_));
-      }
-    }
-  }
-
   // *_into: the result in d_result (Acc) into the Buffer element, stream-ordered.
   void store_into(const ReduceArgs& a, const void* d_result) {
     visit_acc(a, [&]<Op O, class T, class Acc>() {
@@ -557,9 +474,8 @@ class CudaBackend final : public detail::BackendImpl {
   bool own_stream_ = false;
   cudaMemPool_t pool_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
-  void* host_result_ = nullptr;                 // pinned, for the reduction's accumulator (<= 16 bytes)
-  void* pinned_[2] = {nullptr, nullptr};        // host staging, kStagingBytes each
-  cudaEvent_t staged_[2] = {nullptr, nullptr};  // recorded after each slot's copy to the GPU
+  void* host_result_ = nullptr;  // pinned, for the reduction's accumulator (<= 16 bytes)
+  Staging staging_;              // host <-> GPU through two pinned slots (staging.cuh)
   Workspace scratch_, result_, staging_a_, staging_b_, staging_c_;
   Workspace form_a_, form_b_, form_c_;  // op(A), op(B) and the product of the GEMM forms (matmul/forms.cuh)
   Workspace wide_a_, wide_b_;           // 16-bit A and B widened to float (matmul/storage16.cuh)
