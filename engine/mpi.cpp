@@ -15,6 +15,7 @@
 
 #include "engine/extent.hpp"
 #include "engine/parts.hpp"
+#include "engine/registry.hpp"
 
 namespace tandem::mpi {
 namespace {
@@ -64,7 +65,8 @@ bool ranks_share_a_gpu(MPI_Comm comm, int device) {
   return any != 0;
 }
 
-// This rank's engine: a CUDA rank without a device named (EngineOptions::device, TANDEM_DEVICE) takes
+// This rank's engine: a rank of a backend with a device per rank (CUDA; the registry's column) without a
+// device named (EngineOptions::device, TANDEM_DEVICE) takes
 // its rank on the node.
 tandem::Engine make_local(int rank_on_node, Backend backend, EngineOptions options) {
   if (!options.devices.empty())
@@ -72,7 +74,7 @@ tandem::Engine make_local(int rank_on_node, Backend backend, EngineOptions optio
         "tandem::mpi::Engine runs one device per rank; leave EngineOptions::devices empty (name the rank's "
         "GPU with EngineOptions::device or TANDEM_DEVICE, or let it take its rank on the node)");
   const char* device = std::getenv("TANDEM_DEVICE");
-  if (backend == Backend::cuda && options.device < 0 && (device == nullptr || *device == 0))
+  if (detail::rank_columns(backend).device_per_rank && options.device < 0 && (device == nullptr || *device == 0))
     options.device = rank_on_node;
   return tandem::Engine(backend, options);
 }
@@ -113,11 +115,11 @@ Engine::Engine(MPI_Comm comm, Backend backend, EngineOptions options, bool from_
                  [&] { local_.emplace(make_local(on_node, from_env ? backend_from_env() : backend, options)); });
     // NCCL when every rank is a CUDA rank of its own GPU: rank 0 makes the unique id, MPI broadcasts it,
     // all join. (Ranks sharing a GPU, e.g. through TANDEM_DEVICE, exchange through MPI.)
-    int cuda = local_->backend() == Backend::cuda, all_cuda = 0;
-    check(MPI_Allreduce(&cuda, &all_cuda, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
-    if (all_cuda && ranks_share_a_gpu(comm_, local_->impl().device_index())) all_cuda = 0;
+    int grouped = detail::rank_columns(local_->backend()).rank_groups, all_grouped = 0;
+    check(MPI_Allreduce(&grouped, &all_grouped, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
+    if (all_grouped && ranks_share_a_gpu(comm_, local_->impl().device_index())) all_grouped = 0;
     std::vector<unsigned char> id;
-    if (all_cuda)
+    if (all_grouped)
       collectively(comm_, "ncclGetUniqueId", [&] {
         if (rank_ == 0) id = local_->impl().make_rank_group_id();
       });

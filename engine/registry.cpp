@@ -59,9 +59,10 @@ std::unique_ptr<RankCollectives> make_nccl_ranks(int device, void* stream, const
 
 namespace {
 constexpr BackendEntry kBackends[] = {
-    {Backend::cpu, "cpu", 0, "CPU", "CPU", &cpu_probe, &make_cpu_backend, nullptr, &make_host_collectives},
+    {Backend::cpu, "cpu", 0, "CPU", "CPU", &cpu_probe, &make_cpu_backend, nullptr, &make_host_collectives, false,
+     false},
     {Backend::cuda, "cuda", 10, "CUDA", "CUDA GPU", &cuda_probe, &make_cuda_backend, &cuda_device_count,
-     &make_nccl_collectives},
+     &make_nccl_collectives, true, true},
 };
 // The rows follow TANDEM_BACKENDS (include/tandem/types.hpp), whose names, priorities and words they repeat:
 // checked here, so that the two cannot drift apart.
@@ -79,6 +80,11 @@ static_assert(std::size(kBackends) == backend_count);
 }  // namespace
 
 const BackendEntry* backend_table() { return kBackends; }
+
+RankColumns rank_columns(Backend b) {
+  const BackendEntry& e = backend_entry(b);
+  return {e.device_per_rank, e.rank_groups};
+}
 
 const BackendEntry& backend_entry(Backend b) {
   for (const BackendEntry& e : kBackends)

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/backend.hpp"
+#include "tandem/export.hpp"
 
 namespace tandem::detail {
 
@@ -24,7 +25,18 @@ struct BackendEntry {
   int (*device_count)();
   // The collectives between the members of an engine over several devices (engine/multi_device.cpp).
   std::unique_ptr<Collectives> (*make_collectives)(const std::vector<std::shared_ptr<BackendImpl>>& members);
+  // tandem::mpi::Engine (engine/mpi.cpp): a rank without a device named takes its rank on the node as
+  // its device; ranks whose backends all have this exchange through the backend's rank groups
+  // (BackendImpl::join_rank_group: NCCL) instead of MPI.
+  bool device_per_rank;
+  bool rank_groups;
 };
+
+// The table's columns that tandem_mpi (a library of its own) needs: exported for it.
+struct RankColumns {
+  bool device_per_rank, rank_groups;
+};
+TANDEM_API RankColumns rank_columns(Backend b);
 
 const BackendEntry& backend_entry(Backend b);
 inline constexpr std::size_t backend_count = std::size(all_backends);

@@ -10,8 +10,8 @@
 //
 // Host inputs stream through two pinned staging buffers (backends/cuda/staging.cuh) in pieces of
 // kStagingBytes: the host gathers piece i + 1 (all cores, common/host_copy.hpp) while piece i is copied
-// to the GPU, and each piece is reduced as it arrives, so device memory stays bounded whatever the input's size or stride.
-// With kernel "auto", the CPU's cores meanwhile reduce pieces from the back of the input in place
+// to the GPU, and each piece is reduced as it arrives, so device memory stays bounded whatever the input's size or
+// stride. With kernel "auto", the CPU's cores meanwhile reduce pieces from the back of the input in place
 // (common/host_split.hpp, common/host_reduce.hpp): the staged path is bound by the
 // host's copy into pinned memory, and the CPU reads its memory faster than that. The pieces' results
 // are combined in order; in deterministic mode both sides give the canonical chunk values, bit for bit.

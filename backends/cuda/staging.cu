@@ -7,7 +7,7 @@
 namespace tandem::cuda {
 
 void Staging::stage_piece(int slot, const void* src, std::int64_t len, std::int64_t stride, std::size_t elem,
-                        void* dev) {
+                          void* dev) {
   // The slot's previous copy to the GPU has finished: its pinned memory may be refilled.
   TANDEM_CUDA_CHECK(cudaEventSynchronize(staged_[slot]));
   detail::gather(pinned_[slot], src, std::size_t(len), std::size_t(stride), elem);
@@ -16,7 +16,7 @@ void Staging::stage_piece(int slot, const void* src, std::int64_t len, std::int6
 }
 
 void Staging::upload_rows(void* dev, const void* host, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                        std::size_t e) {
+                          std::size_t e) {
   const std::size_t row_bytes = std::size_t(cols) * e;
   if (row_bytes > kStagingBytes) {  // a row longer than a piece: one copy from pageable memory
     TANDEM_CUDA_CHECK(
@@ -38,7 +38,7 @@ void Staging::upload_rows(void* dev, const void* host, std::int64_t rows, std::i
 }
 
 void Staging::download_rows(void* host, std::int64_t ld, const void* dev, std::int64_t rows, std::int64_t cols,
-                          std::size_t e) {
+                            std::size_t e) {
   const std::size_t row_bytes = std::size_t(cols) * e;
   if (row_bytes > kStagingBytes) {
     TANDEM_CUDA_CHECK(

@@ -38,8 +38,7 @@ class Staging {
   void upload_rows(void* dev, const void* host, std::int64_t rows, std::int64_t cols, std::int64_t ld, std::size_t e);
   // The reverse: compact device rows into host memory (leading dimension ld), touching only the rows x
   // cols elements; returns when all of them are written.
-  void download_rows(void* host, std::int64_t ld, const void* dev, std::int64_t rows, std::int64_t cols,
-                     std::size_t e);
+  void download_rows(void* host, std::int64_t ld, const void* dev, std::int64_t rows, std::int64_t cols, std::size_t e);
 
  private:
   cudaStream_t stream_ = nullptr;
