@@ -68,7 +68,10 @@ std::vector<BackendStatus> backend_status() {
   for (std::size_t i = 0; i < detail::backend_count; ++i) {
     const auto& e = detail::backend_table()[i];
     auto p = e.probe();
-    out.push_back({e.id, p.compiled_in, p.usable, p.reason, p.devices});
+    std::string module = "built into libtandem";
+    for (const ModuleStatus& m : module_status())
+      if (m.name == e.name) module = m.reason;
+    out.push_back({e.id, p.compiled_in, p.usable, p.reason, p.devices, module});
   }
   return out;
 }

@@ -314,6 +314,9 @@ struct BackendStatus {
   bool usable;
   std::string reason;
   int devices = 0;  // the devices found: CUDA GPUs (EngineOptions::devices takes their indices); 1 for the CPU
+  // Where the backend's code lives: "built into libtandem" (the CPU), or its module's state as
+  // module_status() gives it (where it was loaded from, or why it was not).
+  std::string module;
 };
 TANDEM_API std::vector<BackendStatus> backend_status();
 

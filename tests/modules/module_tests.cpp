@@ -5,11 +5,13 @@
 //                       second ignored, and the module next to libtandem is the one loaded.
 //   only_refused        libtandem's folder holds only the wrong-version module: the CUDA backend is not
 //                       usable, auto runs on the CPU, and Engine(Backend::cuda) throws naming both versions.
+//   concurrent_first_use  eight threads probe at once: one load, one outcome for all.
 //   cpu_loads_nothing   an engine of TANDEM_BACKEND=cpu runs without loading any module.
 // Exits 0 when every check holds, 1 otherwise (each failed check printed).
 #include <cstdio>
 #include <string>
 #include <tandem/tandem.hpp>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -32,6 +34,12 @@ std::string cuda_reason() {
     if (s.backend == tandem::Backend::cuda) return s.reason;
   return "";
 }
+
+tandem::BackendStatus status_of(tandem::Backend b) {
+  for (const auto& s : tandem::backend_status())
+    if (s.backend == b) return s;
+  return {};
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -44,6 +52,10 @@ int main(int argc, char** argv) {
     check(m.loaded, "the module next to libtandem is loaded", m.reason);
     check(has(m.path, "/libtandem_cuda.so") && !has(m.path, "fake"), "it is the real one", m.path);
     check(has(m.reason, refusal) && has(m.reason, expected), "the wrong version is named as passed over", m.reason);
+    const std::string module = status_of(tandem::Backend::cuda).module;
+    check(has(module, "loaded from " + m.path), "backend_status() says where the CUDA backend was loaded from", module);
+    check(status_of(tandem::Backend::cpu).module == "built into libtandem", "the CPU backend is in libtandem",
+          status_of(tandem::Backend::cpu).module);
   } else if (scenario == "only_refused") {
     const std::string reason = cuda_reason();
     check(has(reason, refusal) && has(reason, expected) && has(reason, "install the libtandem_cuda.so"),
@@ -58,15 +70,28 @@ int main(int argc, char** argv) {
     check(has(error, refusal) && has(error, "TANDEM_BACKEND=cpu"), "Engine(cuda) throws the refusal", error);
     const tandem::ModuleStatus m = cuda_status();
     check(!m.loaded && has(m.reason, refusal), "module_status says it is not loaded, and why", m.reason);
+    const std::string module = status_of(tandem::Backend::cuda).module;
+    check(has(module, refusal), "backend_status() says why the module is not loaded", module);
     std::vector<float> x{1, 2, 3};
     check(tandem::Engine().sum(x) == 6.0f, "Engine() (auto) sums on the CPU", "");
+  } else if (scenario == "concurrent_first_use") {
+    // Eight threads ask for the CUDA backend at once: the module is loaded once, and every thread sees
+    // the same outcome (the same reason: a usable GPU, or why not).
+    std::vector<std::string> reasons(8);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < reasons.size(); ++t) threads.emplace_back([&, t] { reasons[t] = cuda_reason(); });
+    for (auto& t : threads) t.join();
+    for (const auto& r : reasons) check(r == reasons[0] && !r.empty(), "every thread sees the same probe", r);
+    const tandem::ModuleStatus m = cuda_status();
+    check(m.loaded && has(m.reason, "loaded from"), "the module is loaded", m.reason);
   } else if (scenario == "cpu_loads_nothing") {
     tandem::Engine eng;  // TANDEM_BACKEND=cpu (set by the test)
     std::vector<double> x{1, 2, 3};
     check(eng.backend() == tandem::Backend::cpu && eng.sum(x) == 6.0, "the CPU engine runs", "");
     for (const auto& m : tandem::module_status()) check(!m.loaded, "no module is loaded: " + m.name, m.reason);
   } else {
-    std::printf("usage: tandem_module_tests refused_then_found | only_refused | cpu_loads_nothing\n");
+    std::printf(
+        "usage: tandem_module_tests refused_then_found | only_refused | concurrent_first_use | cpu_loads_nothing\n");
     return 2;
   }
   std::printf("%s: %s\n", scenario.c_str(), failures == 0 ? "ok" : "FAILED");
