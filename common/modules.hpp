@@ -14,7 +14,8 @@ namespace tandem::detail {
 // nullptr when this build has no CUDA backend or no module could be loaded; *why (when given) then says
 // why: each path tried and the loader's message.
 const CudaModule* cuda_module(std::string* why);
-// The same, or throws tandem::Error with that reason. Exported for the Python module (device arrays).
+// The same, or throws tandem::Error with that reason and what to do (what Engine(Backend::cuda) throws).
+// Exported for the Python module (device arrays).
 TANDEM_API const CudaModule& cuda_module();
 
 // The NCCL module's table, loaded the first time an engine over several GPUs (or CUDA ranks of

@@ -2,12 +2,8 @@
 // exported entries, each handing its call to the engine's executor (engine/executor.hpp).
 #include "tandem/engine.hpp"
 
-#include <algorithm>
-#include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
-#include <sstream>
 
 #include "common/backend.hpp"
 #include "engine/executor.hpp"
@@ -68,11 +64,12 @@ std::vector<BackendStatus> backend_status() {
   for (std::size_t i = 0; i < detail::backend_count; ++i) {
     const auto& e = detail::backend_table()[i];
     auto p = e.probe();
-    std::string module = "built into libtandem";
-    for (const ModuleStatus& m : module_status())
-      if (m.name == e.name) module = m.reason;
-    out.push_back({e.id, p.compiled_in, p.usable, p.reason, p.devices, module});
+    out.push_back({e.id, p.compiled_in, p.usable, p.reason, p.devices, "built into libtandem"});
   }
+  // Once the probes have loaded the modules: each backend that lives in one gives that module's state.
+  for (const ModuleStatus& m : module_status())
+    for (BackendStatus& s : out)
+      if (m.name == to_string(s.backend)) s.module = m.reason;
   return out;
 }
 

@@ -198,7 +198,10 @@ const CudaModule* cuda_module(std::string* why) { return static_cast<const CudaM
 const CudaModule& cuda_module() {
   std::string why;
   if (const CudaModule* m = cuda_module(&why)) return *m;
-  throw Error("tandem: " + why);
+  if (!cuda_slot().in_build()) throw Error(why);
+  throw Error("tandem: the CUDA backend is not available: " + why +
+              ". Use the CPU backend (TANDEM_BACKEND=cpu or Backend::cpu), or TANDEM_BACKEND=auto to pick the GPU "
+              "only where it can run");
 }
 
 const NcclModule* nccl_module(std::string* why) { return static_cast<const NcclModule*>(nccl_slot().get(why)); }

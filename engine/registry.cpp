@@ -10,35 +10,22 @@
 
 namespace tandem::detail {
 
-#ifdef TANDEM_HAS_CUDA
-// The CUDA backend lives in its module (common/modules.hpp), loaded by the first of these calls.
+// The CUDA backend lives in its module (common/modules.hpp), loaded by the first of these calls;
+// cuda_module() throws what a build without it, or a missing module, means.
 Probe cuda_probe() {
+#ifdef TANDEM_HAS_CUDA
   std::string why;
   const CudaModule* m = cuda_module(&why);
   return m ? m->probe() : Probe{true, false, why};
+#else
+  return {false, false, "configured with TANDEM_WITH_CUDA=OFF or without nvcc"};
+#endif
 }
-std::shared_ptr<BackendImpl> make_cuda_backend(const EngineOptions& options) {
-  std::string why;
-  const CudaModule* m = cuda_module(&why);
-  if (m == nullptr)
-    throw Error("tandem: the CUDA backend is not available: " + why +
-                ". Use the CPU backend (TANDEM_BACKEND=cpu or Backend::cpu), or TANDEM_BACKEND=auto to pick the GPU "
-                "only where it can run");
-  return m->make(options);
-}
+std::shared_ptr<BackendImpl> make_cuda_backend(const EngineOptions& options) { return cuda_module().make(options); }
 int cuda_device_count() {
   const CudaModule* m = cuda_module(nullptr);
   return m ? m->device_count() : 0;
 }
-#else
-Probe cuda_probe() { return {false, false, "configured with TANDEM_WITH_CUDA=OFF or without nvcc"}; }
-std::shared_ptr<BackendImpl> make_cuda_backend(const EngineOptions&) {
-  throw Error(
-      "the CUDA backend is not compiled into this build of tandem; rebuild with -DTANDEM_WITH_CUDA=ON (needs nvcc), "
-      "or use the CPU backend (TANDEM_BACKEND=cpu or Backend::cpu)");
-}
-int cuda_device_count() { return 0; }
-#endif
 
 // NCCL lives in its own module, loaded when the first engine over several GPUs (or over CUDA ranks) is made.
 std::unique_ptr<Collectives> make_nccl_collectives(const std::vector<std::shared_ptr<BackendImpl>>& members) {

@@ -15,14 +15,16 @@ fail() {
   echo "without_cuda ($mode): $*"
   exit 1
 }
+cuda_lib='lib(cudart|cublas|cublasLt|nccl)\.so'  # the CUDA libraries the modules need
+holds_cuda_library() { ls "$1" 2>/dev/null | grep -qE "^$cuda_lib"; }
 libdir_of() { dirname "$(find "$1" -name 'libtandem.so.*' -type f | head -1)"; }
 cuda_library_dirs() {  # every folder the loader may take a CUDA library from
   {
-    ldconfig -p | grep -E 'lib(cudart|cublas|cublasLt|nccl)\.so' | awk '{print $NF}' | xargs -r -n1 dirname
+    ldconfig -p | grep -E "$cuda_lib" | awk '{print $NF}' | xargs -r -n1 dirname
     tr ':' '\n' <<<"${LD_LIBRARY_PATH:-}"
     readelf -d "$1"/libtandem_cuda.so | sed -n 's/.*R.*PATH.*\[\(.*\)\]/\1/p' | tr ':' '\n'
   } | while read -r d; do
-    [ -n "$d" ] && [ -d "$d" ] && ls "$d" | grep -qE '^lib(cudart|cublas|cublasLt|nccl)\.so' && realpath "$d"
+    [ -n "$d" ] && [ -d "$d" ] && holds_cuda_library "$d" && realpath "$d"
   done | sort -u
 }
 
@@ -33,7 +35,7 @@ run_checks() {  # $1: the install; $2: what the CUDA backend's reason must conta
   # holding CUDA libraries are left out.
   local keep="$lib"
   while read -r d; do
-    [ -n "$d" ] && ! ls "$d" 2>/dev/null | grep -qE '^lib(cudart|cublas|nccl)\.so' && keep="$keep:$d"
+    [ -n "$d" ] && ! holds_cuda_library "$d" && keep="$keep:$d"
   done < <(tr ':' '\n' <<<"${LD_LIBRARY_PATH:-}")
   export LD_LIBRARY_PATH=$keep
   unset TANDEM_BACKEND TANDEM_MODULE_PATH TANDEM_DEVICE TANDEM_DEVICES
