@@ -51,7 +51,7 @@ run_checks() {  # $1: the install; $2: what the CUDA backend's reason must conta
   echo "TANDEM_BACKEND=cuda: ${out:0:300}..."
   "$build/tests/tandem_tests" --test-suite=common,cpu | tail -3
   local site
-  site=$(ls -d "$prefix"/lib*/python3*/site-packages 2>/dev/null | head -1 || true)
+  site=$(ls -d "$prefix"/lib*/python3*/*-packages 2>/dev/null | head -1 || true)
   if [ -n "$site" ] && [ -n "$python" ]; then
     out=$(PYTHONPATH=$site "$python" -c "import tandem; print(tandem.info())") || fail "import tandem failed: $out"
     grep -qF "$why" <<<"$out" || fail "tandem.info() does not say '$why': $out"
@@ -67,7 +67,7 @@ install)
   cmake --install "$build" --prefix "$work/full" >/dev/null
   cp -a "$work/full" "$work/no_module"
   rm -f "$(libdir_of "$work/no_module")"/libtandem_{cuda,nccl}.so
-  for f in "$(libdir_of "$work/full")"/libtandem.so.* "$work"/full/lib*/python3*/site-packages/tandem*.so; do
+  for f in "$(libdir_of "$work/full")"/libtandem.so.* "$work"/full/lib*/python3*/*-packages/tandem*.so; do
     [ -e "$f" ] || continue
     if readelf -d "$f" | grep NEEDED | grep -E 'lib(cu|nccl|nvrtc|nvJit)'; then fail "$f links a CUDA library"; fi
     echo "readelf -d $(basename "$f"): no CUDA library among $(readelf -d "$f" | grep -c NEEDED) NEEDED entries"
