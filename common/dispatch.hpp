@@ -19,7 +19,7 @@ decltype(auto) visit(Dtype d, F&& f, type_list<First, Rest...>) {
   if constexpr (sizeof...(Rest) > 0) {
     return visit(d, std::forward<F>(f), type_list<Rest...>{});
   } else {
-    throw Error(std::string("tandem: element type ") + to_string(d) + " is not supported here");
+    throw type_error(std::string("tandem: element type ") + to_string(d) + " is not supported here");
   }
 }
 

@@ -35,7 +35,7 @@ Backend parse_backend(std::string_view name) {
   if (name.empty() || name == "auto") return auto_backend().backend;
   for (std::size_t i = 0; i < detail::backend_count; ++i)
     if (name == detail::backend_table()[i].name) return detail::backend_table()[i].id;
-  throw Error("'" + std::string(name) + "' is not a backend; valid values are " + backend_names());
+  throw value_error("'" + std::string(name) + "' is not a backend; valid values are " + backend_names());
 }
 
 AutoChoice auto_backend() {
@@ -80,8 +80,8 @@ Backend backend_from_env() {
   try {
     return parse_backend(name);
   } catch (const Error&) {
-    throw Error("TANDEM_BACKEND='" + std::string(name) + "' is not a backend; allowed values are " + backend_names() +
-                " (or leave it unset for auto)");
+    throw value_error("TANDEM_BACKEND='" + std::string(name) + "' is not a backend; allowed values are " +
+                      backend_names() + " (or leave it unset for auto)");
   }
 }
 
@@ -91,8 +91,8 @@ namespace {
 EngineOptions resolve_device(EngineOptions options) {
   if (options.device >= 0) return options;
   if (options.device < -1)
-    throw Error("EngineOptions::device is " + std::to_string(options.device) +
-                "; use a GPU index (0, 1, ...) or -1 for TANDEM_DEVICE / device 0");
+    throw value_error("EngineOptions::device is " + std::to_string(options.device) +
+                      "; use a GPU index (0, 1, ...) or -1 for TANDEM_DEVICE / device 0");
   const char* v = std::getenv("TANDEM_DEVICE");
   if (v == nullptr || *v == 0) {
     options.device = 0;
@@ -101,8 +101,8 @@ EngineOptions resolve_device(EngineOptions options) {
   const std::string value = v;
   const bool digits = value.size() <= 6 && value.find_first_not_of("0123456789") == std::string::npos;
   if (!digits)
-    throw Error("TANDEM_DEVICE='" + value + "' is not a GPU index; set it to 0, 1, ... (a device number as " +
-                "nvidia-smi lists it) or leave it unset for device 0");
+    throw value_error("TANDEM_DEVICE='" + value + "' is not a GPU index; set it to 0, 1, ... (a device number as " +
+                      "nvidia-smi lists it) or leave it unset for device 0");
   options.device = std::stoi(value);
   return options;
 }
@@ -160,15 +160,15 @@ void Engine::synchronize() const { exec_->synchronize(); }
 
 std::shared_ptr<detail::Allocation> Engine::wrap_memory(void* data, std::size_t count, std::size_t element_size) const {
   if (count > std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / element_size)
-    throw Error("wrap: " + std::to_string(count) + " elements do not fit in the address space");
+    throw value_error("wrap: " + std::to_string(count) + " elements do not fit in the address space");
   if (count > 0 && data == nullptr)
-    throw Error("wrap: data is null but count is " + std::to_string(count) + "; pass the memory to wrap");
+    throw value_error("wrap: data is null but count is " + std::to_string(count) + "; pass the memory to wrap");
   return exec_->wrap(data, count, element_size);
 }
 
 std::shared_ptr<detail::Allocation> Engine::allocate(std::size_t count, std::size_t element_size) const {
   if (count > std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / element_size)
-    throw Error("buffer: " + std::to_string(count) + " elements do not fit in the address space");
+    throw value_error("buffer: " + std::to_string(count) + " elements do not fit in the address space");
   return exec_->allocate(count, element_size);
 }
 

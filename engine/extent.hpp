@@ -18,7 +18,7 @@ namespace tandem::detail {
 // empty input is undefined. `what` names the call (and, for several parts, says whose parts were empty).
 inline void require_nonempty(Op op, std::uint64_t count, const std::string& what) {
   if (count == 0 && info(op).empty == EmptyRule::error)
-    throw Error(what + " of an empty input is undefined; check for count == 0 before calling");
+    throw value_error(what + " of an empty input is undefined; check for count == 0 before calling");
 }
 
 // Matrix extent in elements: (rows-1)*ld + cols, or throws. `what` names the matrix in messages
@@ -26,11 +26,11 @@ inline void require_nonempty(Op op, std::uint64_t count, const std::string& what
 inline std::size_t matrix_extent(std::size_t rows, std::size_t cols, std::size_t ld, std::size_t elem,
                                  const std::string& what) {
   if (ld < cols)
-    throw Error(what + ": ld (" + std::to_string(ld) + ") is smaller than cols (" + std::to_string(cols) +
-                "); ld must be >= cols");
+    throw value_error(what + ": ld (" + std::to_string(ld) + ") is smaller than cols (" + std::to_string(cols) +
+                      "); ld must be >= cols");
   if (rows == 0 || cols == 0) return 0;
   const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
-  if (cols > limit || rows - 1 > (limit - cols) / ld) throw Error(what + " is larger than the address space");
+  if (cols > limit || rows - 1 > (limit - cols) / ld) throw value_error(what + " is larger than the address space");
   return (rows - 1) * ld + cols;
 }
 
@@ -40,7 +40,7 @@ inline std::size_t batch_extent(std::size_t one, std::size_t count, std::size_t 
   if (one == 0 || count <= 1 || stride == 0) return one;
   const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
   if (count - 1 > (limit - one) / stride)
-    throw Error(what + " (count * stride of the batch) is larger than the address space");
+    throw value_error(what + " (count * stride of the batch) is larger than the address space");
   return (count - 1) * stride + one;
 }
 

@@ -38,9 +38,9 @@ std::vector<int> parse_device_list(const std::string& value, const BackendEntry&
     const std::size_t comma = value.find(',', start);
     const std::string item = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (item.empty() || item.size() > 6 || item.find_first_not_of("0123456789") != std::string::npos)
-      throw Error("TANDEM_DEVICES='" + value +
-                  "' is not a device list; set it to all, or to GPU indices separated by commas such as 0,1,3 "
-                  "(or leave it unset for one GPU)");
+      throw value_error("TANDEM_DEVICES='" + value +
+                        "' is not a device list; set it to all, or to GPU indices separated by commas such as 0,1,3 "
+                        "(or leave it unset for one GPU)");
     list.push_back(std::stoi(item));
     if (comma == std::string::npos) return list;
     start = comma + 1;
@@ -102,8 +102,8 @@ std::vector<int> resolve_devices(Backend backend, const EngineOptions& options) 
     list = parse_device_list(env, entry);
     what = "TANDEM_DEVICES";
   } else if (options.device >= 0) {
-    throw Error("EngineOptions: device (" + std::to_string(options.device) +
-                ") and devices are both set; set devices alone for several GPUs, or device alone for one");
+    throw value_error("EngineOptions: device (" + std::to_string(options.device) +
+                      ") and devices are both set; set devices alone for several GPUs, or device alone for one");
   }
   std::set<int> seen;
   for (int d : list) {
@@ -112,8 +112,9 @@ std::vector<int> resolve_devices(Backend backend, const EngineOptions& options) 
       throw Error(what + " lists device " + std::to_string(d) + " twice; list each device once");
   }
   if (list.size() > 1 && options.stream != nullptr)
-    throw Error("EngineOptions::stream is one GPU's stream, but " + what +
-                " lists several devices; an engine over several GPUs makes a stream per device: leave stream null");
+    throw value_error(
+        "EngineOptions::stream is one GPU's stream, but " + what +
+        " lists several devices; an engine over several GPUs makes a stream per device: leave stream null");
   return list;
 }
 
@@ -396,9 +397,10 @@ void Group::matmul(const MatrixInput& a, const MatrixInput& b, const MatrixInput
   const std::size_t m = opts.trans_a ? a.cols : a.rows, k = opts.trans_a ? a.rows : a.cols;
   const std::size_t kb = opts.trans_b ? b.cols : b.rows, n = opts.trans_b ? b.rows : b.cols;
   if (k != kb || c.rows != m || c.cols != n)
-    throw Error("matmul: shapes do not match: op(A) is " + std::to_string(m) + "x" + std::to_string(k) + ", op(B) is " +
-                std::to_string(kb) + "x" + std::to_string(n) + ", C is " + std::to_string(c.rows) + "x" +
-                std::to_string(c.cols) + "; need op(A).cols == op(B).rows, C = op(A).rows x op(B).cols");
+    throw value_error("matmul: shapes do not match: op(A) is " + std::to_string(m) + "x" + std::to_string(k) +
+                      ", op(B) is " + std::to_string(kb) + "x" + std::to_string(n) + ", C is " +
+                      std::to_string(c.rows) + "x" + std::to_string(c.cols) +
+                      "; need op(A).cols == op(B).rows, C = op(A).rows x op(B).cols");
   // Whole-operand checks before anything is split: Buffers of this engine within their bounds, and C
   // apart from A and B (each member sees only its own block).
   const MatrixInput* operands[] = {&a, &b, &c};
@@ -410,19 +412,20 @@ void Group::matmul(const MatrixInput& a, const MatrixInput& b, const MatrixInput
     bytes[i] = ext * e;
     if (!v.in_buffer) {
       begin[i] = reinterpret_cast<std::uintptr_t>(v.data);
-      if (ext > 0 && v.data == nullptr) throw Error(std::string(names[i]) + ".data is null but it has elements");
+      if (ext > 0 && v.data == nullptr) throw value_error(std::string(names[i]) + ".data is null but it has elements");
       continue;
     }
     begin[i] = v.offset * e;
     if (ext == 0) continue;
     check_owned(v.allocation, *first(), names[i]);
     if (v.offset > v.buffer_size || ext > v.buffer_size - v.offset)
-      throw Error(std::string(names[i]) + " reaches past its buffer of " + std::to_string(v.buffer_size) + " elements");
+      throw value_error(std::string(names[i]) + " reaches past its buffer of " + std::to_string(v.buffer_size) +
+                        " elements");
   }
   for (int i = 0; i < 2; ++i)
     if ((c.in_buffer ? operands[i]->allocation == c.allocation : true) &&
         overlap(begin[2], bytes[2], begin[i], bytes[i]))
-      throw Error("matmul: C overlaps A or B; the output must be separate memory");
+      throw value_error("matmul: C overlaps A or B; the output must be separate memory");
   const bool batch = a.count > 1 || b.count > 1 || c.count > 1;
   if (!batch && m > 0 && n > 0) return matmul_rows(a, b, c, opts);
   // Batches (and empty products): on the first member.

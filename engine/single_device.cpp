@@ -64,27 +64,27 @@ const KernelInfo& find_kernel(const std::vector<KernelInfo>& infos, const std::s
   for (const auto& k : infos)
     if (k.name == name) return k;
   std::vector<std::string> names = detail::kernel_names(infos);
-  throw Error(std::string("unknown ") + what + " kernel '" + name + "'; valid names are " + join(names));
+  throw value_error(std::string("unknown ") + what + " kernel '" + name + "'; valid names are " + join(names));
 }
 
 // Rejects at the edge what the kernel does not take: the element type, the op, deterministic mode.
 void check_kernel_accepts(const KernelInfo& k, Dtype dtype, const Op* op, bool deterministic, const char* call) {
   if (!k.accepts(dtype))
-    throw Error(std::string(call) + ": kernel '" + k.name + "' does not take " + to_string(dtype) + " (it takes " +
-                [&] {
-                  std::string s;
-                  for (Dtype d : k.dtypes) s += std::string(s.empty() ? "" : ", ") + to_string(d);
-                  return s;
-                }() +
-                "); use kernel \"auto\" or one whose KernelInfo lists " + to_string(dtype));
+    throw type_error(std::string(call) + ": kernel '" + k.name + "' does not take " + to_string(dtype) + " (it takes " +
+                     [&] {
+                       std::string s;
+                       for (Dtype d : k.dtypes) s += std::string(s.empty() ? "" : ", ") + to_string(d);
+                       return s;
+                     }() +
+                     "); use kernel \"auto\" or one whose KernelInfo lists " + to_string(dtype));
   if (op && !k.accepts(*op))
-    throw Error(std::string(call) + ": kernel '" + k.name + "' does not run " + to_string(*op) +
-                "; use kernel \"auto\" or one whose KernelInfo lists it");
+    throw value_error(std::string(call) + ": kernel '" + k.name + "' does not run " + to_string(*op) +
+                      "; use kernel \"auto\" or one whose KernelInfo lists it");
   if (deterministic && !k.deterministic)
-    throw Error(std::string(call) +
-                ": deterministic mode runs its own canonical-order kernel; leave kernel = \"auto\" "
-                "(got '" +
-                k.name + "')");
+    throw value_error(std::string(call) +
+                      ": deterministic mode runs its own canonical-order kernel; leave kernel = \"auto\" "
+                      "(got '" +
+                      k.name + "')");
 }
 
 }  // namespace
@@ -105,9 +105,10 @@ namespace {
 // The number of elements from the first to the last one a strided view touches, or throws.
 std::size_t extent(std::size_t count, std::size_t stride, std::size_t elem, const char* what) {
   if (count == 0) return 0;
-  if (stride == 0) throw Error(std::string(what) + ": stride must be >= 1 (got 0)");
+  if (stride == 0) throw value_error(std::string(what) + ": stride must be >= 1 (got 0)");
   const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
-  if (count - 1 > (limit - 1) / stride) throw Error(std::string(what) + ": count * stride overflows the address space");
+  if (count - 1 > (limit - 1) / stride)
+    throw value_error(std::string(what) + ": count * stride overflows the address space");
   return (count - 1) * stride + 1;
 }
 
@@ -131,20 +132,20 @@ const void* checked_input(const detail::BackendImpl& impl, const detail::ReduceI
   if (!in.in_buffer) {
     extent(in.count, in.stride, elem, name);
     if (in.count > 0 && in.data == nullptr)
-      throw Error(std::string(name) + ": data is null but count is " + std::to_string(in.count));
+      throw value_error(std::string(name) + ": data is null but count is " + std::to_string(in.count));
     return in.data;
   }
   if (in.count == 0) return in.data;
   if (in.allocation == nullptr)
-    throw Error(std::string(name) + ": the BufferView has no buffer but count is " + std::to_string(in.count));
+    throw value_error(std::string(name) + ": the BufferView has no buffer but count is " + std::to_string(in.count));
   if (&in.allocation->impl() != &impl)
-    throw Error(std::string(name) + ": the buffer belongs to another engine (" + to_string(in.allocation->backend()) +
-                "); use buffers from the engine that runs the operation");
+    throw value_error(std::string(name) + ": the buffer belongs to another engine (" +
+                      to_string(in.allocation->backend()) + "); use buffers from the engine that runs the operation");
   const std::size_t ext = extent(in.count, in.stride, elem, name);
   if (in.offset > in.buffer_size || ext > in.buffer_size - in.offset)
-    throw Error(std::string(name) + ": the view (offset " + std::to_string(in.offset) + ", count " +
-                std::to_string(in.count) + ", stride " + std::to_string(in.stride) + ") reaches past the buffer of " +
-                std::to_string(in.buffer_size) + " elements");
+    throw value_error(std::string(name) + ": the view (offset " + std::to_string(in.offset) + ", count " +
+                      std::to_string(in.count) + ", stride " + std::to_string(in.stride) +
+                      ") reaches past the buffer of " + std::to_string(in.buffer_size) + " elements");
   return offset_by(in.data, in.offset, in.dtype);
 }
 
@@ -203,12 +204,13 @@ void detail::SingleDevice::reduce_into(Op op, const detail::ReduceInput& in, con
   const std::string name = std::string(to_string(op)) + "_into";
   const void* data = checked_input(*impl_, in, name.c_str());
   if (out.allocation == nullptr)
-    throw Error(name + ": the output Buffer is empty; make it with Engine::buffer<R>(n) (n > index) or wrap()");
+    throw value_error(name + ": the output Buffer is empty; make it with Engine::buffer<R>(n) (n > index) or wrap()");
   if (&out.allocation->impl() != impl_.get())
-    throw Error(name + ": the output Buffer belongs to another engine; use a buffer of the engine that runs the call");
+    throw value_error(name +
+                      ": the output Buffer belongs to another engine; use a buffer of the engine that runs the call");
   if (out.index >= out.size)
-    throw Error(name + ": index " + std::to_string(out.index) + " is outside the output Buffer of " +
-                std::to_string(out.size) + " elements");
+    throw value_error(name + ": index " + std::to_string(out.index) + " is outside the output Buffer of " +
+                      std::to_string(out.size) + " elements");
   require_nonempty(op, in.count, name);
   const KernelInfo& kernel = find_kernel(impl_->kernel_tables().reduce, opts.kernel, "reduce");
   check_kernel_accepts(kernel, in.dtype, &op, opts.deterministic, name.c_str());
@@ -232,20 +234,23 @@ struct Mat {
 // Checks a matrix (or batch) input: shape, extent, and for a Buffer its engine and bounds; the address
 // of its first element (null data of host matrices is the caller's check). `what` names it in messages.
 Mat checked_matrix(const detail::BackendImpl& impl, const detail::MatrixInput& v, const std::string& what) {
-  if (v.count == 0) throw Error(what + ": the batch has count 0; a batch needs count >= 1");
+  if (v.count == 0) throw value_error(what + ": the batch has count 0; a batch needs count >= 1");
   const std::size_t one = matrix_extent(v.rows, v.cols, v.ld, size_of(v.dtype), what);
   const std::size_t ext = batch_extent(one, v.count, v.stride, size_of(v.dtype), what);
   if (!v.in_buffer) return {v.data, v.rows, v.cols, v.ld, v.count, v.stride, ext};
   if (ext == 0) return {nullptr, v.rows, v.cols, v.ld, v.count, v.stride, 0};
   if (v.allocation == nullptr)
-    throw Error(what + " has no buffer but " + std::to_string(v.rows) + "x" + std::to_string(v.cols) + " elements");
+    throw value_error(what + " has no buffer but " + std::to_string(v.rows) + "x" + std::to_string(v.cols) +
+                      " elements");
   if (&v.allocation->impl() != &impl)
-    throw Error(what + "'s buffer belongs to another engine; use buffers from the engine that runs the operation");
+    throw value_error(what +
+                      "'s buffer belongs to another engine; use buffers from the engine that runs the operation");
   if (v.offset > v.buffer_size || ext > v.buffer_size - v.offset)
-    throw Error(what + " (offset " + std::to_string(v.offset) + ", " + std::to_string(v.rows) + "x" +
-                std::to_string(v.cols) + ", ld " + std::to_string(v.ld) +
-                (v.count > 1 ? ", count " + std::to_string(v.count) + ", stride " + std::to_string(v.stride) : "") +
-                ") reaches past its buffer of " + std::to_string(v.buffer_size) + " elements");
+    throw value_error(
+        what + " (offset " + std::to_string(v.offset) + ", " + std::to_string(v.rows) + "x" + std::to_string(v.cols) +
+        ", ld " + std::to_string(v.ld) +
+        (v.count > 1 ? ", count " + std::to_string(v.count) + ", stride " + std::to_string(v.stride) : "") +
+        ") reaches past its buffer of " + std::to_string(v.buffer_size) + " elements");
   return {offset_by(v.data, v.offset, v.dtype), v.rows, v.cols, v.ld, v.count, v.stride, ext};
 }
 
@@ -266,39 +271,42 @@ void detail::SingleDevice::reduce_per(Op op, Per per, const detail::MatrixInput&
   const void* data = mat.data;
   const std::size_t ext = mat.extent;
   if (!in.in_buffer && ext > 0 && data == nullptr)
-    throw Error(name + ": data is null but the matrix has " + std::to_string(in.rows) + "x" + std::to_string(in.cols) +
-                " elements");
+    throw value_error(name + ": data is null but the matrix has " + std::to_string(in.rows) + "x" +
+                      std::to_string(in.cols) + " elements");
   const std::size_t count = per == Per::row ? in.rows : in.cols, length = per == Per::row ? in.cols : in.rows;
   // A span holds exactly one result per row (column); a Buffer at least that many, from element 0.
   if (out.in_buffer ? out.size < count : out.size != count)
-    throw Error(name + ": the output has " + std::to_string(out.size) + " elements but the matrix has " +
-                std::to_string(count) + (per == Per::row ? " rows" : " columns") + "; pass one result per " +
-                (per == Per::row ? "row" : "column") + (out.in_buffer ? " (a Buffer of at least that many)" : ""));
+    throw value_error(name + ": the output has " + std::to_string(out.size) + " elements but the matrix has " +
+                      std::to_string(count) + (per == Per::row ? " rows" : " columns") + "; pass one result per " +
+                      (per == Per::row ? "row" : "column") +
+                      (out.in_buffer ? " (a Buffer of at least that many)" : ""));
   void* out_data = out.data;
   if (out.in_buffer && count > 0) {
     if (out.allocation == nullptr)
-      throw Error(name + ": the output Buffer is empty; make it with Engine::buffer<R>(" + std::to_string(count) + ")");
+      throw value_error(name + ": the output Buffer is empty; make it with Engine::buffer<R>(" + std::to_string(count) +
+                        ")");
     if (&out.allocation->impl() != impl_.get())
-      throw Error(name +
-                  ": the output Buffer belongs to another engine; use a buffer of the engine that runs the call");
+      throw value_error(name +
+                        ": the output Buffer belongs to another engine; use a buffer of the engine that runs the call");
     out_data = out.allocation->data();
   } else if (count > 0 && out_data == nullptr) {
-    throw Error(name + ": the output span is null but has " + std::to_string(count) + " elements");
+    throw value_error(name + ": the output span is null but has " + std::to_string(count) + " elements");
   }
   if (overlaps(out_data, count * out.element_size, data, ext * elem))
-    throw Error(name + ": the output overlaps the matrix; the results must go to separate memory");
+    throw value_error(name + ": the output overlaps the matrix; the results must go to separate memory");
   const KernelInfo& kernel = find_kernel(impl_->kernel_tables().reduce, opts.kernel, "reduce");
   if (!kernel.per_row_col) {
     std::string names;
     for (const KernelInfo& k : impl_->kernel_tables().reduce)
       if (k.per_row_col) names += std::string(names.empty() ? "" : ", ") + "'" + k.name + "'";
-    throw Error(name + ": kernel '" + kernel.name + "' does not run per-row / per-column reductions; use " + names +
-                " (KernelInfo::per_row_col)");
+    throw value_error(name + ": kernel '" + kernel.name + "' does not run per-row / per-column reductions; use " +
+                      names + " (KernelInfo::per_row_col)");
   }
   check_kernel_accepts(kernel, in.dtype, &op, opts.deterministic, name.c_str());
   if (length == 0 && count > 0 && info(op).empty == EmptyRule::error)
-    throw Error(name + " of an empty " + (per == Per::row ? "row" : "column") + " is undefined (the matrix is " +
-                std::to_string(in.rows) + "x" + std::to_string(in.cols) + "); check for an empty dimension first");
+    throw value_error(name + " of an empty " + (per == Per::row ? "row" : "column") + " is undefined (the matrix is " +
+                      std::to_string(in.rows) + "x" + std::to_string(in.cols) +
+                      "); check for an empty dimension first");
   if (count == 0) return;
   detail::MatrixReduceArgs args{
       info(op).computed_as, in.dtype, data,         std::int64_t(in.rows), std::int64_t(in.cols),
@@ -335,32 +343,32 @@ void detail::SingleDevice::matmul(const detail::MatrixInput& ain, const detail::
     std::ostringstream msg;
     msg << "matmul: shapes do not match: A is " << shape(a, opts.trans_a) << ", B is " << shape(b, opts.trans_b)
         << ", C is " << c.rows << "x" << c.cols << "; need op(A).cols == op(B).rows, C = op(A).rows x op(B).cols";
-    throw Error(msg.str());
+    throw value_error(msg.str());
   }
   const char* names[] = {"A", "B", "C"};
   const Mat* ms[] = {&a, &b, &c};
   for (int i = 0; i < 3; ++i) {
     if (ms[i]->extent > 0 && ms[i]->data == nullptr)
-      throw Error(std::string("matmul: ") + names[i] + ".data is null but " + names[i] + " has " +
-                  std::to_string(ms[i]->rows) + "x" + std::to_string(ms[i]->cols) + " elements");
+      throw value_error(std::string("matmul: ") + names[i] + ".data is null but " + names[i] + " has " +
+                        std::to_string(ms[i]->rows) + "x" + std::to_string(ms[i]->cols) + " elements");
     if (i < 2 && ms[i]->count != c.count && ms[i]->stride != 0)
-      throw Error(std::string("matmul: batch ") + names[i] + " has count " + std::to_string(ms[i]->count) +
-                  " but C has " + std::to_string(c.count) + "; give it C's count, or stride 0 to use one " + names[i] +
-                  " for every entry");
+      throw value_error(std::string("matmul: batch ") + names[i] + " has count " + std::to_string(ms[i]->count) +
+                        " but C has " + std::to_string(c.count) + "; give it C's count, or stride 0 to use one " +
+                        names[i] + " for every entry");
   }
   const std::size_t c_one = c.rows == 0 || c.cols == 0 ? 0 : (c.rows - 1) * c.ld + c.cols;
   if (c.count > 1 && c_one > 0 && c.stride < c_one)
-    throw Error("matmul: batch C's entries overlap (stride " + std::to_string(c.stride) + " < " +
-                std::to_string(c_one) + " elements of one C); each entry of C needs its own memory");
+    throw value_error("matmul: batch C's entries overlap (stride " + std::to_string(c.stride) + " < " +
+                      std::to_string(c_one) + " elements of one C); each entry of C needs its own memory");
   if (!std::isfinite(opts.alpha) || !std::isfinite(opts.beta))
-    throw Error("matmul: alpha and beta must be finite numbers (got alpha " + std::to_string(opts.alpha) + ", beta " +
-                std::to_string(opts.beta) + ")");
+    throw value_error("matmul: alpha and beta must be finite numbers (got alpha " + std::to_string(opts.alpha) +
+                      ", beta " + std::to_string(opts.beta) + ")");
   if (cin.dtype != info(dtype).compute)
-    throw Error(std::string("matmul: C must hold ") + to_string(info(dtype).compute) + " for " + to_string(dtype) +
-                " A and B, not " + to_string(cin.dtype));
+    throw type_error(std::string("matmul: C must hold ") + to_string(info(dtype).compute) + " for " + to_string(dtype) +
+                     " A and B, not " + to_string(cin.dtype));
   const std::size_t e = size_of(dtype), ec = size_of(cin.dtype);
   if (overlaps(c.data, c.extent * ec, a.data, a.extent * e) || overlaps(c.data, c.extent * ec, b.data, b.extent * e))
-    throw Error("matmul: C overlaps A or B; the output must be separate memory");
+    throw value_error("matmul: C overlaps A or B; the output must be separate memory");
   if (c.rows == 0 || c.cols == 0) return;
   detail::MatmulArgs args{dtype,
                           a.data,

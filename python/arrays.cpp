@@ -2,6 +2,9 @@
 #include "python/arrays.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <span>
+#include <tuple>
 #include <utility>
 
 #include "common/modules.hpp"
@@ -15,7 +18,7 @@ Array& Array::operator=(Array&& o) noexcept {
   if (this == &o) return *this;
   release();
   dtype = o.dtype, data = o.data, shape = std::move(o.shape), strides = std::move(o.strides);
-  device = o.device, device_id = o.device_id, keep = std::move(o.keep), library = std::move(o.library);
+  device = o.device, device_id = o.device_id, keep = std::move(o.keep), library = std::move(o.library), lib = o.lib;
   managed = std::exchange(o.managed, nullptr);
   return *this;
 }
@@ -56,30 +59,106 @@ std::string dtype_names(bool matmul_only) {
   return names;
 }
 
+namespace {
+
+constexpr std::size_t kDtypes = std::size(tandem::dtypes);
+
+// Python objects looked up once (kept for the life of the process: never destroyed after the
+// interpreter has gone).
+struct Cache {
+  py::module_ numpy = py::module_::import("numpy");
+  py::object empty = numpy.attr("empty"), ascontiguousarray = numpy.attr("ascontiguousarray");
+  py::object copyto = numpy.attr("copyto");
+  py::object np_dtype[kDtypes];     // numpy.dtype of each element type (bfloat16: None until asked for)
+  py::object scalar_type[kDtypes];  // numpy.float32, ...
+  Cache() {
+    for (const tandem::DtypeInfo& t : tandem::dtypes)
+      if (t.id != Dtype::bf16) {
+        np_dtype[std::size_t(t.id)] = numpy.attr("dtype")(t.array_name);
+        scalar_type[std::size_t(t.id)] = np_dtype[std::size_t(t.id)].attr("type");
+      }
+  }
+  const py::object& dtype(Dtype d) {
+    py::object& o = np_dtype[std::size_t(d)];
+    if (!o) {  // bfloat16 comes from ml_dtypes, imported when first used
+      o = py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+      scalar_type[std::size_t(d)] = o.attr("type");
+    }
+    return o;
+  }
+};
+Cache& cache() {
+  static Cache* c = new Cache();
+  return *c;
+}
+
+}  // namespace
+
 Dtype dtype_of(const py::dtype& d) {
+  Cache& c = cache();
+  for (const tandem::DtypeInfo& t : tandem::dtypes)  // the common case: NumPy's own descriptor objects
+    if (c.np_dtype[std::size_t(t.id)] && d.ptr() == c.np_dtype[std::size_t(t.id)].ptr()) return t.id;
   // (Python attributes, not pybind11's struct accessors: NumPy 2 changed the descriptor's layout.)
   const std::string name = py::str(d.attr("name"));
   for (const tandem::DtypeInfo& t : tandem::dtypes)
     if (name == t.array_name) {
       if (!d.attr("isnative").cast<bool>())
-        throw Error("tandem: this array's bytes are not in this machine's order (dtype " + std::string(py::repr(d)) +
-                    "); convert it first (x.astype(x.dtype.newbyteorder('=')))");
+        throw tandem::type_error("tandem: this array's bytes are not in this machine's order (dtype " +
+                                 std::string(py::repr(d)) +
+                                 "); convert it first (x.astype(x.dtype.newbyteorder('=')))");
       return t.id;
     }
-  throw Error("tandem takes " + dtype_names() + " arrays (bfloat16: ml_dtypes), not " +
-              std::string(py::str(static_cast<const py::handle&>(d))) +
-              "; convert it first (x.astype(numpy.float32), ...)");
+  throw tandem::type_error("tandem takes " + dtype_names() + " arrays (bfloat16: ml_dtypes), not " +
+                           std::string(py::str(static_cast<const py::handle&>(d))) +
+                           "; convert it first (x.astype(numpy.float32), ...)");
 }
 
-py::dtype numpy_dtype(Dtype d) {
-  if (d == Dtype::bf16) return py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
-  return py::dtype(tandem::info(d).array_name);
+Dtype dtype_from_object(const py::object& d) {
+  if (py::isinstance<py::str>(d)) {
+    const std::string name = d.cast<std::string>();
+    for (const tandem::DtypeInfo& t : tandem::dtypes)
+      if (name == t.array_name) return t.id;
+  }
+  const std::string module = py::str(py::type::of(d).attr("__module__"));
+  if (module.rfind("torch", 0) == 0) {    // torch.float32, ...: named as NumPy names them
+    const std::string name = py::str(d);  // "torch.float32"
+    for (const tandem::DtypeInfo& t : tandem::dtypes)
+      if (name == std::string("torch.") + t.array_name) return t.id;
+    throw tandem::type_error("tandem: dtype=" + name + " is not an element type tandem takes (" + dtype_names() + ")");
+  }
+  py::object nd;
+  try {
+    nd = cache().numpy.attr("dtype")(d);
+  } catch (const py::error_already_set&) {
+    throw tandem::type_error("tandem: dtype=" + std::string(py::repr(d)) +
+                             " is not a data type; pass e.g. numpy.float64");
+  }
+  return dtype_of(py::reinterpret_borrow<py::dtype>(nd));
+}
+
+py::dtype numpy_dtype(Dtype d) { return py::reinterpret_borrow<py::dtype>(cache().dtype(d)); }
+
+py::tuple to_tuple(const std::vector<std::int64_t>& v) {
+  py::tuple t(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) t[i] = py::int_(v[i]);
+  return t;
 }
 
 py::array new_host_array(const std::vector<std::int64_t>& shape, Dtype dtype) {
-  py::tuple dims(shape.size());
-  for (std::size_t i = 0; i < shape.size(); ++i) dims[i] = py::int_(shape[i]);
-  return py::module_::import("numpy").attr("empty")(dims, py::arg("dtype") = numpy_dtype(dtype));
+  Cache& c = cache();
+  return c.empty(to_tuple(shape), c.dtype(dtype));
+}
+
+py::object numpy_scalar(Dtype d, double value) {
+  Cache& c = cache();
+  c.dtype(d);
+  return c.scalar_type[std::size_t(d)](value);
+}
+
+py::object numpy_scalar(Dtype d, std::int64_t value) {
+  Cache& c = cache();
+  c.dtype(d);
+  return c.scalar_type[std::size_t(d)](value);
 }
 
 namespace {
@@ -95,7 +174,8 @@ std::vector<std::int64_t> c_order_strides(const std::vector<std::int64_t>& shape
 // Fills shape and element strides from byte strides; false if a stride is negative or not whole elements.
 // (A stride of 0, a broadcast dimension, is kept: a matmul batch reads one operand for every entry in place;
 // the other forms ask Array::one_run / as_matrix, which refuse it, and copy.)
-bool set_strides(Array& a, const std::vector<py::ssize_t>& shape, const std::vector<py::ssize_t>& byte_strides) {
+template <class Dims>
+bool set_strides(Array& a, const Dims& shape, const Dims& byte_strides) {
   const auto e = py::ssize_t(a.itemsize());
   a.shape.assign(shape.begin(), shape.end());
   a.strides.clear();
@@ -109,8 +189,8 @@ bool set_strides(Array& a, const std::vector<py::ssize_t>& shape, const std::vec
 Array from_numpy(py::array arr) {
   Array a;
   a.dtype = dtype_of(arr.dtype());
-  const std::vector<py::ssize_t> shape(arr.shape(), arr.shape() + arr.ndim()),
-      strides(arr.strides(), arr.strides() + arr.ndim());
+  const std::span<const py::ssize_t> shape(arr.shape(), std::size_t(arr.ndim())),
+      strides(arr.strides(), std::size_t(arr.ndim()));
   a.data = const_cast<void*>(arr.data());
   if (!set_strides(a, shape, strides)) return Array{};  // (data stays null: the caller copies)
   a.keep = std::move(arr);
@@ -121,8 +201,8 @@ Array from_numpy(py::array arr) {
 
 Array host_array(const py::object& x, bool writable) {
   py::array arr = py::array::ensure(x);
-  if (!arr) throw Error("tandem: expected an array (NumPy, or anything numpy.asarray takes)");
-  if (writable && !arr.writeable()) throw Error("tandem: the output array is read-only");
+  if (!arr) throw tandem::type_error("tandem: expected an array (NumPy, or anything numpy.asarray takes)");
+  if (writable && !arr.writeable()) throw tandem::value_error("tandem: out= is read-only");
   // Bytes in the other order ('>f4' on this machine): an input is converted, an output refused (dtype_of).
   if (!writable && !arr.dtype().attr("isnative").cast<bool>())
     arr = py::array(arr.attr("astype")(arr.dtype().attr("newbyteorder")("=")));
@@ -131,22 +211,20 @@ Array host_array(const py::object& x, bool writable) {
     bool aliased = false;  // a broadcast output: several results would land on one element
     for (std::size_t d = 0; d < a.shape.size(); ++d) aliased |= a.shape[d] > 1 && a.strides[d] == 0;
     if (!a.data && arr.size() > 0)
-      throw Error("tandem: the output array has negative or unaligned strides; pass a C-ordered array as out");
-    if (aliased)
-      throw Error("tandem: the output array repeats elements (a stride of 0); pass a C-ordered array as out");
+      throw tandem::value_error("tandem: out= has negative or unaligned strides; pass a C-ordered array");
+    if (aliased) throw tandem::value_error("tandem: out= repeats elements (a stride of 0); pass a C-ordered array");
   }
   if (a.data || arr.size() == 0) {
-    if (!a.data) a = from_numpy(py::array(py::module_::import("numpy").attr("ascontiguousarray")(arr)));
+    if (!a.data) a = from_numpy(py::array(cache().ascontiguousarray(arr)));
     return a;
   }
-  return from_numpy(py::module_::import("numpy").attr("ascontiguousarray")(arr));
+  return from_numpy(cache().ascontiguousarray(arr));
 }
 
-Array contiguous_copy(const Array& a) {
-  return from_numpy(py::module_::import("numpy").attr("ascontiguousarray")(a.keep));
-}
+Array contiguous_copy(const Array& a) { return from_numpy(cache().ascontiguousarray(a.keep)); }
 
 bool is_device_array(const py::object& x) {
+  if (py::isinstance<py::array>(x)) return false;  // (NumPy: the common case, without attribute lookups)
   if (py::hasattr(x, "__dlpack_device__")) {
     const py::tuple dev = x.attr("__dlpack_device__")();
     const int type = dev[0].cast<int>();
@@ -164,29 +242,89 @@ Dtype dtype_of_dl(const DLDataType& t) {
     const int code = d.integer ? kDLInt : d.id == Dtype::bf16 ? kDLBfloat : kDLFloat;
     if (t.lanes == 1 && t.code == code && t.bits == 8 * d.size) return d.id;
   }
-  throw Error("tandem takes " + dtype_names() + " device arrays; convert this one (DLPack type code " +
-              std::to_string(int(t.code)) + ", " + std::to_string(int(t.bits)) + " bits) first");
+  throw tandem::type_error("tandem takes " + dtype_names() + " device arrays; convert this one (DLPack type code " +
+                           std::to_string(int(t.code)) + ", " + std::to_string(int(t.bits)) + " bits) first");
 }
 
-// The top-level module of x's type (cupy, torch, ...), or None when it cannot be imported by name.
-py::object library_of(const py::object& x) {
-  const std::string module = py::str(py::type::of(x).attr("__module__"));
+// What tandem calls in the device array libraries, looked up once per library.
+struct LibCalls {
+  py::object module;
+  py::object dtype[kDtypes];  // the library's dtype objects (torch.float32; NumPy's for CuPy)
+  py::object raw_stream;      // torch._C._cuda_getCurrentRawStream (None: use torch.cuda.current_stream)
+  explicit LibCalls(py::object m, Lib lib) : module(std::move(m)) {
+    for (const tandem::DtypeInfo& t : tandem::dtypes) {
+      if (lib == Lib::torch)
+        dtype[std::size_t(t.id)] = module.attr(t.array_name);
+      else if (t.id != Dtype::bf16)
+        dtype[std::size_t(t.id)] = cache().dtype(t.id);
+    }
+    if (lib == Lib::torch) raw_stream = py::getattr(module.attr("_C"), "_cuda_getCurrentRawStream", py::none());
+  }
+};
+LibCalls& calls(const Array& a) {
+  static LibCalls* torch = nullptr;
+  static LibCalls* cupy = nullptr;
+  LibCalls*& c = a.lib == Lib::torch ? torch : cupy;
+  if (!c) c = new LibCalls(a.library, a.lib);  // (kept for the life of the process)
+  return *c;
+}
+
+// The library of x's type (cupy, torch, ...): its module (None when it cannot be imported by name) and
+// which of the known ones it is; remembered per type.
+std::pair<Lib, py::object> library_of(const py::object& x) {
+  static auto* known = new std::vector<std::tuple<PyTypeObject*, Lib, py::object>>();
+  PyTypeObject* type = Py_TYPE(x.ptr());
+  for (const auto& [t, lib, module] : *known)
+    if (t == type) return {lib, module};
+  const std::string name = py::str(py::type::of(x).attr("__module__"));
   const py::dict modules = py::module_::import("sys").attr("modules");
-  const py::str top(module.substr(0, module.find('.')));
-  return modules.contains(top) ? py::object(modules[top]) : py::object(py::none());
+  const py::str top(name.substr(0, name.find('.')));
+  py::object module = modules.contains(top) ? py::object(modules[top]) : py::object(py::none());
+  const std::string top_name = top;
+  const Lib lib = top_name == "torch" ? Lib::torch : top_name == "cupy" ? Lib::cupy : Lib::other;
+  known->emplace_back(type, lib, module);
+  return {lib, module};
 }
 
 std::string name_of(const py::object& library) {
   return library.is_none() ? std::string("an unknown library") : std::string(py::str(library.attr("__name__")));
 }
 
+// A guard that makes device `id` CuPy's current one (CuPy makes arrays on its current device).
+struct CupyDevice {
+  py::object guard;
+  explicit CupyDevice(const Array& a) {
+    if (a.library.attr("cuda").attr("runtime").attr("getDevice")().cast<int>() == a.device_id) return;
+    guard = a.library.attr("cuda").attr("Device")(a.device_id);
+    guard.attr("__enter__")();
+  }
+  ~CupyDevice() {
+    if (guard) guard.attr("__exit__")(py::none(), py::none(), py::none());
+  }
+};
+
 }  // namespace
 
 void check_result_library(const py::object& library) {
   const std::string name = name_of(library);
   if (name != "torch" && name != "cupy")
-    throw Error("tandem: results of device arrays are made with CuPy or PyTorch; this array comes from " + name +
-                " (pass out= or use a CuPy / PyTorch array)");
+    throw tandem::type_error("tandem: results of device arrays are made with CuPy or PyTorch; this array comes from " +
+                             name + " (pass out= or use a CuPy / PyTorch array)");
+}
+
+std::uintptr_t library_stream(const Array& a) {
+  std::uintptr_t s = 0;
+  if (a.lib == Lib::torch) {
+    LibCalls& c = calls(a);
+    s = !c.raw_stream.is_none()
+            ? c.raw_stream(a.device_id).cast<std::uintptr_t>()
+            : a.library.attr("cuda").attr("current_stream")(a.device_id).attr("cuda_stream").cast<std::uintptr_t>();
+  } else if (a.lib == Lib::cupy) {
+    s = a.library.attr("cuda").attr("get_current_stream")(a.device_id).attr("ptr").cast<std::uintptr_t>();
+  } else {
+    return 0;
+  }
+  return s == 0 ? 1 : s;  // (0, the legacy default stream, is cudaStreamLegacy)
 }
 
 // Stream operations on device arrays: the CUDA module's (the module links no CUDA library itself, so
@@ -202,20 +340,15 @@ void copy_on_stream(void* dst, const void* src, std::size_t bytes, std::uintptr_
 Array device_array(const py::object& x, std::uintptr_t stream) {
   Array a;
   a.device = true;
-  a.library = library_of(x);
+  std::tie(a.lib, a.library) = library_of(x);
   a.keep = x;
   if (py::hasattr(x, "__dlpack__")) {
     // The handshake: the producer makes its pending work visible to our stream before we read. PyTorch's
     // __dlpack__(stream=) does it in Python (about 20 us a call, measured on the H100 machine): for its
-    // tensors the same ordering is made here, through its public current_stream() and to_dlpack().
-    const bool torch = name_of(a.library) == "torch";
+    // tensors the same ordering is made here (usually none: tandem runs on the library's current stream).
+    const bool torch = a.lib == Lib::torch;
     py::capsule cap = torch ? py::capsule(a.library.attr("utils").attr("dlpack").attr("to_dlpack")(x))
                             : py::capsule(x.attr("__dlpack__")(py::arg("stream") = py::int_(stream)));
-    if (torch) {
-      const py::object device = x.attr("device");
-      order_after(a.library.attr("cuda").attr("current_stream")(device).attr("cuda_stream").cast<std::uintptr_t>(),
-                  device.attr("index").cast<int>(), stream);
-    }
     auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
     if (!managed) throw py::error_already_set();
     PyCapsule_SetName(cap.ptr(), "used_dltensor");  // ours now: released by Array::release
@@ -226,6 +359,7 @@ Array device_array(const py::object& x, std::uintptr_t stream) {
     a.data = static_cast<char*>(t.data) + t.byte_offset;
     a.shape.assign(t.shape, t.shape + t.ndim);
     a.strides = t.strides ? std::vector<std::int64_t>(t.strides, t.strides + t.ndim) : c_order_strides(a.shape);
+    if (torch) order_after(library_stream(a), a.device_id, stream);
     // Negative strides, and strides no real array has (CuPy before its fix of issue 10172 exports a
     // negative stride as a huge positive one, its byte stride divided as unsigned): copied by the library.
     constexpr std::int64_t kFar = std::int64_t(1) << 58;  // elements: past any device's memory
@@ -256,48 +390,112 @@ Array device_array(const py::object& x, std::uintptr_t stream) {
 Array contiguous_device_copy(const Array& a, std::uintptr_t stream) {
   // The copy is made by the array's library on its current stream (of the array's GPU); reading it as a
   // device array orders that work before tandem's stream, as for any other array.
-  const std::string name = name_of(a.library);
-  if (name == "torch") return device_array(a.keep.attr("contiguous")(), stream);
-  if (name == "cupy") {
-    py::object guard = a.library.attr("cuda").attr("Device")(a.device_id);
-    guard.attr("__enter__")();
-    py::object copy = a.library.attr("ascontiguousarray")(a.keep);
-    guard.attr("__exit__")(py::none(), py::none(), py::none());
-    return device_array(copy, stream);
+  if (a.lib == Lib::torch) return device_array(a.keep.attr("contiguous")(), stream);
+  if (a.lib == Lib::cupy) {
+    CupyDevice on(a);
+    return device_array(a.library.attr("ascontiguousarray")(a.keep), stream);
   }
-  throw Error(
+  throw tandem::value_error(
       "tandem: this device array's layout (negative, unaligned or repeating strides) cannot be read in place, "
       "and tandem makes copies of CuPy and PyTorch arrays only; make it contiguous first");
 }
 
-Array new_device_array(const py::object& library, int device_id, const std::vector<std::int64_t>& shape, Dtype dtype,
-                       std::uintptr_t consumer) {
-  check_result_library(library);
-  const std::string name = name_of(library);
-  py::tuple dims(shape.size());
-  for (std::size_t i = 0; i < shape.size(); ++i) dims[i] = py::int_(shape[i]);
+Array new_array_like(const Array& like, const std::vector<std::int64_t>& shape, Dtype dtype) {
+  if (!like.device) {
+    Array a = from_numpy(new_host_array(shape, dtype));
+    return a;
+  }
+  check_result_library(like.library);
   Array a;
-  a.dtype = dtype, a.device = true, a.device_id = device_id, a.library = library;
+  a.dtype = dtype, a.device = true, a.device_id = like.device_id, a.library = like.library, a.lib = like.lib;
   a.shape = shape, a.strides = c_order_strides(shape);
-  // The new array's address straight from its library (no DLPack export). Its memory may have been freed
-  // on the library's current stream with work there still reading it: that work is ordered first.
-  std::uintptr_t producer = 0;
-  if (name == "torch") {
-    const std::string device = "cuda:" + std::to_string(device_id);
-    a.keep = library.attr("empty")(dims, py::arg("dtype") = library.attr(tandem::info(dtype).array_name),
-                                   py::arg("device") = device);
+  LibCalls& c = calls(like);
+  if (like.lib == Lib::torch) {
+    a.keep = like.keep.attr("new_empty")(to_tuple(shape), py::arg("dtype") = c.dtype[std::size_t(dtype)]);
     a.data = reinterpret_cast<void*>(a.keep.attr("data_ptr")().cast<std::uintptr_t>());
-    producer = library.attr("cuda").attr("current_stream")(device).attr("cuda_stream").cast<std::uintptr_t>();
   } else {
-    py::object guard = library.attr("cuda").attr("Device")(device_id);
-    guard.attr("__enter__")();
-    a.keep = library.attr("empty")(dims, py::arg("dtype") = numpy_dtype(dtype));
-    producer = library.attr("cuda").attr("get_current_stream")().attr("ptr").cast<std::uintptr_t>();
-    guard.attr("__exit__")(py::none(), py::none(), py::none());
+    if (!c.dtype[std::size_t(dtype)]) throw tandem::type_error("tandem: CuPy has no bfloat16 arrays");
+    CupyDevice on(like);
+    a.keep = c.module.attr("empty")(to_tuple(shape), c.dtype[std::size_t(dtype)]);
     a.data = reinterpret_cast<void*>(a.keep.attr("data").attr("ptr").cast<std::uintptr_t>());
   }
-  order_after(producer, device_id, consumer);
   return a;
+}
+
+py::object library_cast(const py::object& x, Lib lib, Dtype d) {
+  if (lib == Lib::torch) return x.attr("to")(py::module_::import("torch").attr(tandem::info(d).array_name));
+  return x.attr("astype")(cache().dtype(d));
+}
+
+void library_copy(const py::object& dst, const py::object& src, Lib lib) {
+  if (lib == Lib::torch) {
+    if (py::isinstance<py::int_>(src) || py::isinstance<py::float_>(src))
+      dst.attr("fill_")(src);
+    else
+      dst.attr("copy_")(src);
+  } else {
+    const py::module_ m = lib == Lib::cupy ? py::module_::import("cupy") : cache().numpy;
+    m.attr("copyto")(dst, src, py::arg("casting") = "unsafe");
+  }
+}
+
+Array permuted_copy(const Array& a, const std::vector<std::int64_t>& perm, std::uintptr_t stream) {
+  if (!a.device) return from_numpy(cache().ascontiguousarray(a.keep.attr("transpose")(to_tuple(perm))));
+  if (a.lib == Lib::torch) return device_array(a.keep.attr("permute")(to_tuple(perm)).attr("contiguous")(), stream);
+  if (a.lib == Lib::cupy) {
+    CupyDevice on(a);
+    return device_array(a.library.attr("ascontiguousarray")(a.keep.attr("transpose")(to_tuple(perm))), stream);
+  }
+  throw tandem::value_error(
+      "tandem: reducing this device array needs a copy with its axes reordered, which tandem makes of CuPy and "
+      "PyTorch arrays only; reorder it first");
+}
+
+Array broadcast_copy(const Array& a, const std::vector<std::int64_t>& shape, std::uintptr_t stream) {
+  if (!a.device)
+    return from_numpy(cache().ascontiguousarray(cache().numpy.attr("broadcast_to")(a.keep, to_tuple(shape))));
+  if (a.lib == Lib::torch) return device_array(a.keep.attr("expand")(to_tuple(shape)).attr("contiguous")(), stream);
+  if (a.lib == Lib::cupy) {
+    CupyDevice on(a);
+    return device_array(a.library.attr("ascontiguousarray")(a.library.attr("broadcast_to")(a.keep, to_tuple(shape))),
+                        stream);
+  }
+  throw tandem::value_error(
+      "tandem: broadcasting this device array takes a copy, which tandem makes of CuPy and "
+      "PyTorch arrays only; give the operands the same batch shape");
+}
+
+bool device_stream(const py::object& x, std::uintptr_t& stream, int& device, py::object& keeper) {
+  stream = 0, device = -1;
+  if (py::isinstance<py::array>(x)) return false;
+  const auto [lib, library] = library_of(x);
+  if (lib == Lib::torch) {
+    device = x.attr("get_device")().cast<int>();
+    if (device < 0) return false;  // a CPU tensor
+    Array probe;
+    probe.lib = lib, probe.library = library, probe.device_id = device;
+    stream = library_stream(probe);
+    return true;
+  }
+  if (lib == Lib::cupy) {
+    device = x.attr("device").attr("id").cast<int>();
+    keeper = library.attr("cuda").attr("get_current_stream")(device);
+    stream = keeper.attr("ptr").cast<std::uintptr_t>();
+    if (stream == 0) stream = 1;
+    return true;
+  }
+  return is_device_array(x);
+}
+
+Array converted(const Array& a, Dtype d, std::uintptr_t stream) {
+  if (!a.device) return host_array(library_cast(a.keep, Lib::numpy, d));
+  if (a.lib != Lib::torch && a.lib != Lib::cupy)
+    throw tandem::type_error("tandem: dtype= converts the input, which tandem does for CuPy and PyTorch arrays only");
+  std::optional<CupyDevice> on;
+  if (a.lib == Lib::cupy) on.emplace(a);
+  py::object x = library_cast(a.keep, a.lib, d);
+  on.reset();
+  return device_array(x, stream);
 }
 
 }  // namespace tandem_python

@@ -17,6 +17,10 @@ namespace tandem_python {
 
 namespace py = pybind11;
 
+// The array libraries tandem makes results with: NumPy for host arrays, CuPy and PyTorch for device
+// arrays (others: read in place, results only through out=).
+enum class Lib : std::uint8_t { numpy, cupy, torch, other };
+
 // One array: element type, address of element 0, shape and strides in elements (non-negative), where it
 // lives, and what keeps its memory alive while tandem reads it.
 struct Array {
@@ -25,8 +29,9 @@ struct Array {
   std::vector<std::int64_t> shape, strides;
   bool device = false;  // CUDA device memory (device_id)
   int device_id = -1;
-  py::object keep;                     // the NumPy array (possibly a copy), or the producer's object
-  py::object library;                  // for device arrays: the module that made it ("cupy", "torch"), else None
+  py::object keep;     // the NumPy array (possibly a copy), or the producer's object
+  py::object library;  // for device arrays: the module that made it ("cupy", "torch"), else None
+  Lib lib = Lib::numpy;
   DLManagedTensor* managed = nullptr;  // DLPack: returned to the producer by release()
 
   Array() = default;
@@ -56,6 +61,13 @@ py::dtype numpy_dtype(tandem::Dtype d);
 // A new C-ordered NumPy array (numpy.empty: pybind11's own constructor reads the dtype's C struct, whose
 // layout NumPy 2 changed).
 py::array new_host_array(const std::vector<std::int64_t>& shape, tandem::Dtype dtype);
+// A NumPy scalar of dtype d holding `value` (converted).
+py::object numpy_scalar(tandem::Dtype d, double value);
+py::object numpy_scalar(tandem::Dtype d, std::int64_t value);
+// The tandem dtype a `dtype=` argument names (a NumPy / CuPy / PyTorch dtype, a type or a name).
+tandem::Dtype dtype_from_object(const py::object& d);
+// A tuple of ints.
+py::tuple to_tuple(const std::vector<std::int64_t>& v);
 
 // A host array (anything np.asarray takes). Negative strides or strides that are not whole elements
 // are copied (np.ascontiguousarray), bytes in the other order converted; `writable` arrays (outputs) are
@@ -73,6 +85,27 @@ Array device_array(const py::object& x, std::uintptr_t stream);
 // A C-ordered copy of device array `a` made by its library (CuPy, PyTorch; others: tandem::Error), read
 // as device_array(copy, stream): for layouts a tandem view cannot express (negative, unaligned, 0 strides).
 Array contiguous_device_copy(const Array& a, std::uintptr_t stream);
+// The stream the library of device array `a` (CuPy, PyTorch) enqueues on now, on a's GPU: its current
+// stream (0, the legacy default stream, as cudaStreamLegacy). 0 for other libraries.
+std::uintptr_t library_stream(const Array& a);
+// A new C-ordered array of the library of `like` (NumPy for host arrays) on like's device; device
+// arrays are made on the library's current stream (the one library_stream names).
+Array new_array_like(const Array& like, const std::vector<std::int64_t>& shape, tandem::Dtype dtype);
+// x (an array of library `lib`) converted to dtype d by its library (astype / to).
+py::object library_cast(const py::object& x, Lib lib, tandem::Dtype d);
+// Copies src into dst (arrays of library `lib`, same shape) by the library, converting the type.
+void library_copy(const py::object& dst, const py::object& src, Lib lib);
+// A C-ordered copy of `a` with its dimensions in the order `perm` (a transpose), made by its library.
+Array permuted_copy(const Array& a, const std::vector<std::int64_t>& perm, std::uintptr_t stream);
+// `a` repeated to `shape` (NumPy's broadcasting) as a C-ordered copy made by its library.
+Array broadcast_copy(const Array& a, const std::vector<std::int64_t>& shape, std::uintptr_t stream);
+// Whether x is CUDA memory; for CuPy and PyTorch arrays also the library's current stream on x's GPU
+// (0, the legacy default stream, as cudaStreamLegacy), the GPU, and the library's stream object (None for
+// PyTorch) to keep that stream alive; stream 0 for other device arrays.
+bool device_stream(const py::object& x, std::uintptr_t& stream, int& device, py::object& keeper);
+// The array `a` converted to dtype d by its library, read again as an Array.
+Array converted(const Array& a, tandem::Dtype d, std::uintptr_t stream);
+
 // Orders the work enqueued so far on stream `producer` (of GPU producer_device; -1: the current one)
 // before what is enqueued next on `consumer` (CUDA streams as integers, 1 and 2 the legacy and
 // per-thread default streams), without waiting on the host.
@@ -82,9 +115,4 @@ void order_after(std::uintptr_t producer, int producer_device, std::uintptr_t co
 void check_result_library(const py::object& library);
 // Enqueues a device-to-device copy of `bytes` on `stream`.
 void copy_on_stream(void* dst, const void* src, std::size_t bytes, std::uintptr_t stream);
-// A new C-ordered array of `library` (cupy or torch) on device `device_id`: shape, dtype (the object is
-// .keep), safe to write on stream `consumer` (the library's current stream is ordered before it).
-Array new_device_array(const py::object& library, int device_id, const std::vector<std::int64_t>& shape,
-                       tandem::Dtype dtype, std::uintptr_t consumer);
-
 }  // namespace tandem_python

@@ -1,6 +1,8 @@
 // tandem.Engine for Python: a tandem::Engine and the conversions of python/arrays.hpp.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,6 +10,34 @@
 #include "python/arrays.hpp"
 
 namespace tandem_python {
+
+// An input array and where its work runs: host arrays on the engine itself; CuPy / PyTorch arrays on
+// an engine over the library's current stream (nothing waits: results are ordered like the library's
+// own); other device arrays on the engine's stream, waited for before returning (`wait`).
+struct Input {
+  Array a;
+  const tandem::Engine* eng = nullptr;
+  std::uintptr_t stream = 0;
+  bool wait = false;
+};
+
+// The keyword arguments of a reduction (NumPy's, and tandem's kernel / deterministic).
+struct ReduceArgs {
+  py::object axis, dtype, out;
+  bool keepdims = false;
+  std::string kernel = "auto";
+  bool deterministic = false;
+};
+
+// The keyword arguments of matmul.
+struct MatmulArgs {
+  py::object out;
+  bool trans_a = false, trans_b = false;
+  double alpha = 1.0, beta = 0.0;
+  std::string kernel = "auto";
+  bool deterministic = false;
+  std::string precision = "full";
+};
 
 class PyEngine {
  public:
@@ -17,24 +47,29 @@ class PyEngine {
 
   const tandem::Engine& engine() const { return eng_; }
   std::string backend() const { return tandem::to_string(eng_.backend()); }
+  std::string repr() const;
 
-  py::object reduce(tandem::Op op, const py::object& x, const py::object& axis, const std::string& kernel,
-                    bool deterministic) const;
-  py::object matmul(const py::object& a, const py::object& b, const py::object& out, bool trans_a, bool trans_b,
-                    double alpha, double beta, const std::string& kernel, bool deterministic,
-                    const std::string& precision) const;
+  py::object reduce(tandem::Op op, const py::object& x, const ReduceArgs& r) const;
+  py::object matmul(const py::object& a, const py::object& b, const MatmulArgs& m) const;
+
+  // x as an Input (a device array needs a CUDA engine of one GPU, the array's).
+  Input input(const py::object& x) const;
+  // An output array (out=) where `like`'s work runs.
+  Array output(const py::object& x, const Input& like) const;
 
  private:
-  // x as an Array: a device array (CUDA engine only; read on the engine's stream) or a host array.
-  Array array(const py::object& x, bool writable = false) const;
-  void check_device(const Array& a) const;
-  // The engine's CUDA stream as an integer (DLPack's convention).
-  std::uintptr_t stream() const;
-  static tandem::Per axis_to_per(const py::object& axis, const Array& a);
-  py::object reduce_device(tandem::Op op, Array& a, const py::object& axis, const tandem::ReduceOptions& o) const;
+  // The engine that runs on `stream` (of this engine's GPU), made on first use.
+  const tandem::Engine& engine_on(std::uintptr_t stream) const;
+  py::object reduce_all(tandem::Op op, Input& in, tandem::Dtype result, const ReduceArgs& r,
+                        const std::vector<bool>& reduced) const;
+  py::object reduce_axes(tandem::Op op, Input& in, tandem::Dtype result, const ReduceArgs& r,
+                         const std::vector<bool>& reduced) const;
 
   tandem::Engine eng_;
+  int device_ = 0;                // the engine's GPU
   bool several_devices_ = false;  // (asked once: DeviceInfo queries take a GPU's properties, ~0.5 ms)
+  mutable py::list keepers_;      // the libraries' stream objects of on_stream_ (destroyed after it)
+  mutable std::map<std::uintptr_t, std::unique_ptr<tandem::Engine>> on_stream_;  // (under the GIL)
 };
 
 }  // namespace tandem_python

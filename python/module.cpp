@@ -4,6 +4,9 @@
 // stubs in python/tandem/__init__.pyi repeat the signatures).
 #include <pybind11/stl.h>
 
+#include <cstring>
+#include <utility>
+
 #include "common/backend.hpp"
 #include "common/dispatch.hpp"
 #include "python/engine.hpp"
@@ -19,125 +22,85 @@ PyEngine::PyEngine(const std::string& backend, std::optional<int> device, std::o
         tandem::EngineOptions o;
         if (device) o.device = *device;
         if (devices) o.devices = *devices;
-        return tandem::Engine(backend == "auto" ? tandem::backend_from_env() : tandem::parse_backend(backend), o);
+        if (backend == "auto") return tandem::Engine(tandem::backend_from_env(), o);
+        tandem::Backend b;
+        try {
+          b = tandem::parse_backend(backend);
+        } catch (const Error&) {
+          throw tandem::value_error("tandem.Engine: backend must be 'auto', 'cpu' or 'cuda', not '" + backend + "'");
+        }
+        return tandem::Engine(b, o);
       }()),
+      device_(eng_.impl().device_index()),
       several_devices_(eng_.devices().size() > 1) {}
 
-Array PyEngine::array(const py::object& x, bool writable) const {
-  if (!is_device_array(x)) return host_array(x, writable);
-  if (eng_.backend() != tandem::Backend::cuda)
-    throw Error("tandem: this is a GPU array but the engine runs on the " + backend() +
-                "; use tandem.Engine('cuda'), or copy the array to the host first (e.g. cupy.asnumpy, tensor.cpu())");
-  return device_array(x, stream());
-}
-
-std::uintptr_t PyEngine::stream() const { return reinterpret_cast<std::uintptr_t>(eng_.impl().native_stream()); }
-
-void PyEngine::check_device(const Array& a) const {
-  if (several_devices_)
-    throw Error("tandem: an engine over several GPUs takes host arrays; pass device arrays to an engine of one GPU");
-  (void)a;  // (Engine::wrap checks that the memory is this engine's GPU's and says which GPU it is on)
-}
-
-namespace {
-
-tandem::Precision parse_precision(const std::string& p) {
-  if (p == "full") return tandem::Precision::full;
-  if (p == "tf32") return tandem::Precision::tf32;
-  if (p == "bf16") return tandem::Precision::bf16;
-  throw Error("tandem: precision must be 'full', 'tf32' or 'bf16' (got '" + p + "')");
-}
-
-// One operand as count x rows x cols with row stride ld and batch stride (elements), or false when its
-// last dimension is not unit-stride.
-struct Operand {
-  std::int64_t count = 1, rows = 0, cols = 0, ld = 0, stride = 0;
-};
-bool as_operand(const Array& a, Operand& op, const char* name) {
-  if (a.ndim() != 2 && a.ndim() != 3)
-    throw Error(std::string("tandem.matmul: ") + name + " must be 2-D (a matrix) or 3-D (a batch), not " +
-                std::to_string(a.ndim()) + "-D");
-  const int r = a.ndim() - 2;
-  op.count = a.ndim() == 3 ? a.shape[0] : 1;
-  op.stride = a.ndim() == 3 && op.count > 1 ? a.strides[0] : 0;
-  op.rows = a.shape[std::size_t(r)], op.cols = a.shape[std::size_t(r) + 1];
-  op.ld = op.rows > 1 ? a.strides[std::size_t(r)] : op.cols;
-  return (op.cols <= 1 || a.strides[std::size_t(r) + 1] == 1) && op.ld >= op.cols;
-}
-
-}  // namespace
-
-py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const py::object& outo, bool trans_a,
-                            bool trans_b, double alpha, double beta, const std::string& kernel, bool deterministic,
-                            const std::string& precision) const {
-  Array a = array(ao), b = array(bo);
-  if (a.dtype != b.dtype) throw Error("tandem.matmul: a and b must have the same dtype");
-  if (!tandem::info(a.dtype).matmul)
-    throw Error("tandem.matmul takes " + dtype_names(true) + ", not " + tandem::info(a.dtype).array_name);
-  if (a.device != b.device) throw Error("tandem.matmul: a and b must both be host arrays or both device arrays");
-  Operand A, B, C;
-  // An operand stored by columns is read in place as its transpose (trans flipped); others are copied.
-  auto operand = [this](Array& x, Operand& op, bool& trans, const char* name) {
-    if (as_operand(x, op, name)) return;
-    if (x.ndim() == 2 && x.strides[0] == 1) {
-      std::swap(x.shape[0], x.shape[1]), std::swap(x.strides[0], x.strides[1]);
-      trans = !trans;
-      if (as_operand(x, op, name)) return;
-      std::swap(x.shape[0], x.shape[1]), std::swap(x.strides[0], x.strides[1]);
-      trans = !trans;
-    }
-    x = x.device ? contiguous_device_copy(x, stream()) : contiguous_copy(x);
-    as_operand(x, op, name);
-  };
-  operand(a, A, trans_a, "a");
-  operand(b, B, trans_b, "b");
-  const std::int64_t m = trans_a ? A.cols : A.rows, n = trans_b ? B.rows : B.cols;
-  const std::int64_t count = std::max(A.count, B.count);
-  const bool batch = a.ndim() == 3 || b.ndim() == 3;
-  const Dtype cd = tandem::info(a.dtype).compute;
-  Array c;
-  if (outo.is_none()) {
-    if (beta != 0) throw Error("tandem.matmul: beta != 0 reads C; pass it as out=");
-    std::vector<std::int64_t> shape = batch ? std::vector<std::int64_t>{count, m, n} : std::vector<std::int64_t>{m, n};
-    c = a.device ? new_device_array(a.library, a.device_id, shape, cd, stream())
-                 : array(new_host_array(shape, cd), true);
-  } else {
-    c = array(outo, true);
+std::string PyEngine::repr() const {
+  if (eng_.backend() != tandem::Backend::cuda) return "tandem.Engine('" + backend() + "')";
+  if (several_devices_) {
+    std::string s = "tandem.Engine('cuda', devices=[";
+    for (std::size_t i = 0; i < eng_.devices().size(); ++i) s += (i ? ", " : "") + std::to_string(i);
+    return s + "])";
   }
-  const py::object out = outo.is_none() ? c.keep : outo;
-  if (c.dtype != cd) throw Error(std::string("tandem.matmul: out must hold ") + tandem::to_string(cd));
-  if (c.device != a.device) throw Error("tandem.matmul: out must live where a and b do (host or device)");
-  if (!as_operand(c, C, "out")) throw Error("tandem.matmul: out needs rows of unit stride (a C-ordered array)");
-  tandem::MatmulOptions o{kernel, deterministic, trans_a, trans_b, alpha, beta, parse_precision(precision)};
-  tandem::detail::visit(
-      a.dtype,
-      [&]<class T>(std::type_identity<T>) {
-        using CT = tandem::compute_t<T>;
-        auto sz = [](std::int64_t v) { return std::size_t(v); };
-        py::gil_scoped_release unlocked;
-        if (!a.device) {
-          if (!batch)
-            return eng_.matmul<T>({static_cast<const T*>(a.data), sz(A.rows), sz(A.cols), sz(A.ld)},
-                                  {static_cast<const T*>(b.data), sz(B.rows), sz(B.cols), sz(B.ld)},
-                                  {static_cast<CT*>(c.data), sz(C.rows), sz(C.cols), sz(C.ld)}, o);
-          return eng_.matmul(tandem::BatchView<const T>{static_cast<const T*>(a.data), sz(A.rows), sz(A.cols), sz(A.ld),
-                                                        sz(A.count), sz(A.stride)},
-                             tandem::BatchView<const T>{static_cast<const T*>(b.data), sz(B.rows), sz(B.cols), sz(B.ld),
-                                                        sz(B.count), sz(B.stride)},
-                             tandem::BatchView<CT>{static_cast<CT*>(c.data), sz(C.rows), sz(C.cols), sz(C.ld),
-                                                   sz(C.count), sz(C.stride)},
-                             o);
-        }
-        const auto ab = eng_.wrap(static_cast<T*>(a.data), sz(a.extent()));
-        const auto bb = eng_.wrap(static_cast<T*>(b.data), sz(b.extent()));
-        const auto cb = eng_.wrap(static_cast<CT*>(c.data), sz(c.extent()));
-        eng_.matmul(ab.batch(sz(A.rows), sz(A.cols), sz(A.count), sz(A.stride), sz(A.ld)),
-                    bb.batch(sz(B.rows), sz(B.cols), sz(B.count), sz(B.stride), sz(B.ld)),
-                    cb.batch(sz(C.rows), sz(C.cols), sz(C.count), sz(C.stride), sz(C.ld)), o);
-        eng_.synchronize();  // out's library reads it on its own stream
-      },
-      tandem::detail::matmul_types{});
-  return out;
+  return "tandem.Engine('cuda', device=" + std::to_string(device_) + ")";
+}
+
+const tandem::Engine& PyEngine::engine_on(std::uintptr_t stream) const {
+  auto it = on_stream_.find(stream);
+  if (it != on_stream_.end()) return *it->second;
+  tandem::EngineOptions o;
+  o.device = device_, o.stream = reinterpret_cast<void*>(stream);
+  return *on_stream_.emplace(stream, std::make_unique<tandem::Engine>(tandem::Backend::cuda, o)).first->second;
+}
+
+Input PyEngine::input(const py::object& x) const {
+  Input in;
+  in.eng = &eng_;
+  int device = -1;
+  py::object keeper;
+  if (!device_stream(x, in.stream, device, keeper)) {
+    in.a = host_array(x);
+    return in;
+  }
+  if (eng_.backend() != tandem::Backend::cuda)
+    throw tandem::value_error("tandem: this is a GPU array but the engine runs on the " + backend() +
+                              "; use tandem.Engine('cuda'), or copy the array to the host first (e.g. cupy.asnumpy, "
+                              "tensor.cpu())");
+  if (several_devices_)
+    throw tandem::value_error(
+        "tandem: an engine over several GPUs takes host arrays; pass GPU arrays to an engine of one GPU");
+  if (in.stream == 0) {  // another library's array: on the engine's stream, waited for
+    in.stream = reinterpret_cast<std::uintptr_t>(eng_.impl().native_stream());
+    in.wait = true;
+  } else {
+    if (device != device_)
+      throw tandem::value_error("tandem: this array is on GPU " + std::to_string(device) +
+                                " but the engine runs on GPU " + std::to_string(device_) +
+                                "; use tandem.Engine('cuda', device=" + std::to_string(device) + ")");
+    if (!on_stream_.contains(in.stream)) keepers_.append(keeper);  // (the library's stream outlives its engine)
+    in.eng = &engine_on(in.stream);
+  }
+  in.a = device_array(x, in.stream);
+  return in;
+}
+
+Array PyEngine::output(const py::object& x, const Input& like) const {
+  int device = -1;
+  std::uintptr_t stream = 0;
+  py::object keeper;
+  const bool device_out = device_stream(x, stream, device, keeper);
+  if (device_out != like.a.device)
+    throw tandem::value_error(like.a.device ? "tandem: out= is a host array but the inputs are GPU arrays"
+                                            : "tandem: out= is a GPU array but the inputs are host arrays");
+  if (!device_out) return host_array(x, true);
+  Array o = device_array(x, like.stream);
+  bool aliased = false;
+  for (std::size_t d = 0; d < o.shape.size(); ++d) aliased |= o.shape[d] > 1 && o.strides[d] == 0;
+  if (o.keep.ptr() != x.ptr() || aliased)
+    throw tandem::value_error("tandem: out= has negative, unaligned or repeating strides; pass a C-ordered array");
+  if (o.device_id != like.a.device_id)
+    throw tandem::value_error("tandem: out= is on GPU " + std::to_string(o.device_id) + ", the inputs on GPU " +
+                              std::to_string(like.a.device_id));
+  return o;
 }
 
 namespace {
@@ -187,17 +150,46 @@ std::string info_text() {
 std::string reduce_doc(const tandem::OpInfo& o) {
   std::string what = o.description;
   what[0] = char(std::toupper(static_cast<unsigned char>(what[0])));
-  return std::string(o.name) + "(x, axis=None, kernel='auto', deterministic=False)\n\n" + what +
-         " of x. axis=None: all elements (any shape, in C order; NumPy views are read in place when their "
-         "elements form one strided run, which covers 1-D views and contiguous arrays; other layouts are "
-         "copied first). axis=1: one result per row of a 2-D array, axis=0: one per column (read in place "
-         "when rows or columns have unit stride, else copied). Host inputs give NumPy scalars / arrays; CuPy "
-         "and PyTorch GPU arrays (CUDA engine) are read in place and give an array of the same library. NaN "
-         "propagates; " +
-         (o.empty == tandem::EmptyRule::zero ? std::string("an empty input gives 0")
-                                             : std::string("an empty input raises tandem.Error")) +
-         ". float16 / "
-         "bfloat16 inputs give float32 results.";
+  const bool dtype = o.result == tandem::ResultKind::sum || o.result == tandem::ResultKind::mean;
+  return std::string(o.name) + "(x, axis=None, " + (dtype ? "dtype=None, " : "") +
+         "out=None, keepdims=False, *, kernel='auto', deterministic=False)\n\n" + what +
+         " of x, with NumPy's conventions. axis: None (every element), an int (negative counts from the end)" +
+         (tandem::is_arg(o.id) ? "" : " or a tuple of ints") +
+         "; keepdims keeps the reduced axes as 1; out: an array of the result's shape to write into. Result types "
+         "as NumPy's: " +
+         (tandem::is_arg(o.id)                   ? std::string("int64 indices (into the flattened array for axis=None)")
+          : o.result == tandem::ResultKind::sum  ? std::string("the element type for floats, int64 for integers")
+          : o.result == tandem::ResultKind::mean ? std::string("the element type for floats, float64 for integers")
+                                                 : std::string("the element type")) +
+         " (16-bit floats are computed in float32 and rounded once)" +
+         (dtype ? "; dtype= chooses the result type (the input is converted first where that accumulates wider)" : "") +
+         ". Host arrays give NumPy scalars / arrays; CuPy and PyTorch GPU arrays (CUDA engine) are read in place, "
+         "the work is enqueued on the library's current stream (nothing waits) and the result is an array of the "
+         "same library (0-d for a full reduction). NaN propagates; " +
+         (o.empty == tandem::EmptyRule::zero ? std::string("an empty input gives 0.")
+                                             : std::string("an empty input raises tandem.ValueError.")) +
+         " kernel / deterministic: tandem's kernel choice and canonical-order mode.";
+}
+
+// A message of tandem's C++ API in the Python module's words.
+std::string python_words(std::string s) {
+  static const std::pair<const char*, const char*> words[] = {
+      {"Backend::cpu", "tandem.Engine('cpu')"},
+      {"Backend::cuda", "tandem.Engine('cuda')"},
+      {"EngineOptions::devices", "devices="},
+      {"EngineOptions::device", "device="},
+      {"EngineOptions::stream", "the stream"},
+      {"kernel = \"auto\"", "kernel='auto'"},
+      {"kernel \"auto\"", "kernel='auto'"},
+      {"KernelInfo::per_row_col", "Engine.kernel_info()'s per_row_col"},
+      {"KernelInfo::ops", "Engine.kernel_info()'s ops"},
+      {"KernelInfo", "Engine.kernel_info()"},
+      {"check for count == 0 before calling", "check for empty arrays first"},
+  };
+  for (const auto& [cxx, py] : words)
+    for (std::size_t at = s.find(cxx); at != std::string::npos; at = s.find(cxx, at + std::strlen(py)))
+      s.replace(at, std::strlen(cxx), py);
+  return s;
 }
 
 }  // namespace
@@ -209,7 +201,20 @@ PYBIND11_MODULE(tandem, m) {
   using tandem::Op;
   using tandem_python::PyEngine;
   m.doc() = "tandem: reductions and matrix products on the CPU or a CUDA GPU, the same bits in deterministic mode.";
+  // tandem.Error for every error of tandem's; its subclasses tandem.ValueError and tandem.TypeError are
+  // also Python's ValueError / TypeError (a shape or value problem, an element type problem).
   static py::exception<tandem::Error> error(m, "Error", PyExc_RuntimeError);
+  error.doc() = "Every error tandem reports: what went wrong and what to do.";
+  auto subclass = [&](const char* name, PyObject* builtin, const char* doc) {
+    py::object type = py::reinterpret_steal<py::object>(PyErr_NewExceptionWithDoc(
+        (std::string("tandem.") + name).c_str(), doc, py::make_tuple(error, py::handle(builtin)).ptr(), nullptr));
+    m.attr(name) = type;
+    return type.release().ptr();  // (kept for the life of the process)
+  };
+  static PyObject* value_error =
+      subclass("ValueError", PyExc_ValueError, "A value or shape tandem does not accept (also a ValueError).");
+  static PyObject* type_error = subclass("TypeError", PyExc_TypeError,
+                                         "An element type or argument type tandem does not accept (also a TypeError).");
   py::register_exception_translator([](std::exception_ptr p) {  // every C++ error becomes tandem.Error
     try {
       if (p) std::rethrow_exception(p);
@@ -217,10 +222,17 @@ PYBIND11_MODULE(tandem, m) {
       throw;
     } catch (const py::builtin_exception&) {
       throw;
+    } catch (const tandem::Error& e) {
+      const std::string what = tandem_python::python_words(e.what());
+      PyErr_SetString(e.kind() == tandem::ErrorKind::value  ? value_error
+                      : e.kind() == tandem::ErrorKind::type ? type_error
+                                                            : error.ptr(),
+                      what.c_str());
     } catch (const std::exception& e) {
       error(e.what());
     }
   });
+  m.attr("__version__") = TANDEM_VERSION_STRING;
   {  // The tables (include/tandem/ops.hpp, dtype.hpp) as tuples of names, in table order.
     py::list ops, dtypes;
     for (const tandem::OpInfo& o : tandem::ops) ops.append(o.name);
@@ -269,23 +281,50 @@ PYBIND11_MODULE(tandem, m) {
       },
       "What each kernel takes and promises: {'reduce': [...], 'matmul': [...]}, dicts of name, dtypes, ops, "
       "precision, deterministic, determinism, auto_pick, baseline, per_row_col, requirement.");
+  e.def("__repr__", &PyEngine::repr);
+  using tandem_python::ReduceArgs;
   for (const tandem::OpInfo& o : tandem::ops) {  // one method per op of the table (include/tandem/ops.hpp)
     const Op op = o.id;
-    e.def(
-        o.name,
-        [op](const PyEngine& s, const py::object& x, const py::object& axis, const std::string& kernel,
-             bool deterministic) { return s.reduce(op, x, axis, kernel, deterministic); },
-        py::arg("x"), py::arg("axis") = py::none(), py::arg("kernel") = "auto", py::arg("deterministic") = false,
-        tandem_python::reduce_doc(o).c_str());
+    const char* doc = (new std::string(tandem_python::reduce_doc(o)))->c_str();  // (kept: pybind11 keeps the pointer)
+    if (o.result == tandem::ResultKind::sum || o.result == tandem::ResultKind::mean) {  // NumPy's dtype= too
+      e.def(
+          o.name,
+          [op](const PyEngine& s, const py::object& x, const py::object& axis, const py::object& dtype,
+               const py::object& out, bool keepdims, const std::string& kernel, bool deterministic) {
+            return s.reduce(op, x, ReduceArgs{axis, dtype, out, keepdims, kernel, deterministic});
+          },
+          py::arg("x"), py::arg("axis") = py::none(), py::arg("dtype") = py::none(), py::arg("out") = py::none(),
+          py::arg("keepdims") = false, py::kw_only(), py::arg("kernel") = "auto", py::arg("deterministic") = false,
+          doc);
+    } else {
+      e.def(
+          o.name,
+          [op](const PyEngine& s, const py::object& x, const py::object& axis, const py::object& out, bool keepdims,
+               const std::string& kernel, bool deterministic) {
+            return s.reduce(op, x, ReduceArgs{axis, py::none(), out, keepdims, kernel, deterministic});
+          },
+          py::arg("x"), py::arg("axis") = py::none(), py::arg("out") = py::none(), py::arg("keepdims") = false,
+          py::kw_only(), py::arg("kernel") = "auto", py::arg("deterministic") = false, doc);
+    }
   }
-  e.def("matmul", &PyEngine::matmul, py::arg("a"), py::arg("b"), py::arg("out") = py::none(),
-        py::arg("trans_a") = false, py::arg("trans_b") = false, py::arg("alpha") = 1.0, py::arg("beta") = 0.0,
-        py::arg("kernel") = "auto", py::arg("deterministic") = false, py::arg("precision") = "full",
-        "matmul(a, b, out=None, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, kernel='auto', "
-        "deterministic=False, precision='full')\n\nout = alpha * op(a) @ op(b) + beta * out, op(x) = x or (trans_x) "
-        "x.T, for 2-D arrays or 3-D batches (a batch of 1 is used for every entry). float32, float64, float16 and "
-        "bfloat16 inputs; out holds float32 for the 16-bit ones. out=None makes a new array (beta must then be 0). "
-        "Rows must have unit stride in place (other host layouts are copied first); out is written in place. Host "
-        "arrays or device arrays (CUDA engine), not mixed. precision: the lowest precision 'auto' may pick "
-        "('full', 'tf32', 'bf16').");
+  e.def(
+      "matmul",
+      [](const PyEngine& s, const py::object& a, const py::object& b, const py::object& out, bool trans_a, bool trans_b,
+         double alpha, double beta, const std::string& kernel, bool deterministic, const std::string& precision) {
+        return s.matmul(
+            a, b, tandem_python::MatmulArgs{out, trans_a, trans_b, alpha, beta, kernel, deterministic, precision});
+      },
+      py::arg("a"), py::arg("b"), py::arg("out") = py::none(), py::arg("trans_a") = false, py::arg("trans_b") = false,
+      py::arg("alpha") = 1.0, py::arg("beta") = 0.0, py::arg("kernel") = "auto", py::arg("deterministic") = false,
+      py::arg("precision") = "full",
+      "matmul(a, b, out=None, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, kernel='auto', "
+      "deterministic=False, precision='full')\n\nout = alpha * op(a) @ op(b) + beta * out with op(x) = x, or x "
+      "transposed (its last two axes) when trans_x, following np.matmul: 2-D operands; a 1-D a is one row and a "
+      "1-D b one column, that dimension leaving the result; leading (batch) dimensions broadcast as NumPy's; empty "
+      "operands give an empty result (k = 0: zeros). float32, float64, float16 and bfloat16 inputs, a and b of one "
+      "type; the result holds float32 for the 16-bit ones. out=None makes a new array of the inputs' library "
+      "(beta must then be 0); out in C or Fortran order is written in place. Operands are read in place where "
+      "their rows or columns have unit stride, else copied. Host arrays, or GPU arrays (CUDA engine; enqueued on "
+      "the library's current stream, nothing waits), not mixed. precision: the lowest precision 'auto' may pick "
+      "('full', 'tf32', 'bf16').");
 }

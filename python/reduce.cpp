@@ -1,37 +1,75 @@
-// tandem.Engine's reductions (python/module.cpp binds them): sum, min, max, mean, argmin, argmax of a
-// NumPy array (host) or a CuPy / PyTorch array (device), over everything (axis=None) or per row / column.
-#include <pybind11/stl.h>
+// tandem.Engine's reductions (python/module.cpp binds them) with NumPy's conventions: sum, min, max,
+// mean, argmin, argmax, sumsq of a NumPy array (host) or a CuPy / PyTorch array (device), over all axes
+// or some (axis=, keepdims=), into a new array or out=, with NumPy's result types (dtype= for sum, mean,
+// sumsq). The memory is read in place as one strided run or one matrix where it allows (python/layout.hpp),
+// else copied with the reduced axes last.
+#include <algorithm>
 
 #include "common/dispatch.hpp"
 #include "python/engine.hpp"
+#include "python/layout.hpp"
 
 namespace tandem_python {
 
 using tandem::Dtype;
-using tandem::Error;
 using tandem::Op;
 using tandem::Per;
 
 namespace {
 
-// A NumPy scalar of dtype d holding *value (a result: never a 16-bit type).
-py::object numpy_scalar(Dtype d, const void* value) {
-  return tandem::detail::visit(d, [&]<class T>(std::type_identity<T>) -> py::object {
-    if constexpr (tandem::is_storage_type_v<T>) {
-      throw Error("tandem: unexpected result type");
-    } else {
-      T v;
-      std::memcpy(&v, value, sizeof v);
-      return numpy_dtype(d).attr("type")(v);
-    }
-  });
+bool is_float(Dtype d) { return !tandem::info(d).integer; }
+
+// NumPy's result type of op for elements of type d: the sum of integers is int64, their mean float64,
+// an index int64, anything else the element type (computed wider inside, rounded once).
+Dtype numpy_result(Op op, Dtype d) {
+  if (tandem::is_arg(op)) return Dtype::i64;
+  if (!is_float(d) && tandem::info(op).result == tandem::ResultKind::sum) return Dtype::i64;
+  if (!is_float(d) && tandem::info(op).result == tandem::ResultKind::mean) return Dtype::f64;
+  return d;
+}
+
+// Whether dtype=want asks for another accumulation than tandem's for elements of type d (whose NumPy
+// result type is `natural`): the input is converted first, as NumPy converts each element. A narrower
+// want is tandem's result (float32 for 16-bit inputs, int64 for integers) rounded once.
+bool convert_input(Dtype d, Dtype natural, Dtype want) {
+  if (want == d || want == natural) return false;
+  return is_float(d) != is_float(want) || want == Dtype::f64;
+}
+
+std::string axes_text(const std::vector<bool>& reduced) {
+  std::vector<std::int64_t> axes;
+  for (std::size_t d = 0; d < reduced.size(); ++d)
+    if (reduced[d]) axes.push_back(std::int64_t(d));
+  if (axes.size() == reduced.size()) return "";
+  return axes.size() == 1 ? " along axis " + std::to_string(axes[0]) : " along axes " + shape_text(axes);
+}
+
+// NumPy's rule: a reduction with no identity (min, max, mean, argmin, argmax) of no elements is an error.
+void check_nonempty(Op op, const Array& a, const std::vector<bool>& reduced) {
+  if (tandem::info(op).empty != tandem::EmptyRule::error || reduced_size(a, reduced) > 0 || kept_size(a, reduced) == 0)
+    return;
+  throw tandem::value_error(std::string("tandem: ") + tandem::to_string(op) + " of an empty array (shape " +
+                            shape_text(a.shape) + ")" + axes_text(reduced) +
+                            " has no value; check for empty arrays first (the sum of no elements is 0)");
+}
+
+// out= for a result of `shape` and type `result`: NumPy's shape rule and its casting rule 'same_kind'.
+void check_out(const Array& out, const std::vector<std::int64_t>& shape, Dtype result) {
+  if (out.shape != shape)
+    throw tandem::value_error("tandem: out= has shape " + shape_text(out.shape) + " but the result has shape " +
+                              shape_text(shape) + " (keepdims=True keeps the reduced axes as 1)");
+  if (is_float(result) && !is_float(out.dtype))
+    throw tandem::type_error(std::string("tandem: out= holds ") + tandem::info(out.dtype).array_name +
+                             " but the result is " + tandem::info(result).array_name +
+                             " (NumPy's casting rule 'same_kind' converts no float into an integer); pass out= of a "
+                             "float type");
 }
 
 // Per-row / per-column reductions of a row-major matrix view into out (host span or Buffer).
 template <class T, class Matrix, class Out>
 void reduce_per(const tandem::Engine& eng, Op op, const Matrix& m, Per per, Out& out, const tandem::ReduceOptions& o) {
   tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
-    if constexpr (tandem::info(O).result == tandem::ResultKind::index)
+    if constexpr (tandem::is_arg(O))
       eng.reduce<O>(m, per, out.as_index(), o);
     else
       eng.reduce<O>(m, per, out.template as<tandem::op_result_t<O, T>>(), o);
@@ -40,19 +78,20 @@ void reduce_per(const tandem::Engine& eng, Op op, const Matrix& m, Per per, Out&
 
 // A host output for reduce_per: a NumPy array of the result type (indices through a size_t staging).
 struct HostOut {
-  py::array array;
+  void* data;
+  std::size_t count;
   std::vector<std::size_t> index;
   template <class R>
   std::span<R> as() {
-    return {static_cast<R*>(array.mutable_data()), std::size_t(array.size())};
+    return {static_cast<R*>(data), count};
   }
   std::span<std::size_t> as_index() {
-    index.resize(std::size_t(array.size()));
+    index.resize(count);
     return index;
   }
 };
 
-// A device output: a Buffer over the result array of the input's library.
+// A device output: a Buffer over the result array.
 struct DeviceOut {
   const tandem::Engine& eng;
   void* data;
@@ -64,114 +103,116 @@ struct DeviceOut {
   tandem::Buffer<std::int64_t> as_index() { return eng.wrap(static_cast<std::int64_t*>(data), count); }
 };
 
-// A 2-D array as a row-major matrix (rows, cols, ld) with the per flipped when it is stored by columns;
-// false if neither dimension has unit stride.
-bool as_matrix(const Array& a, Per& per, std::int64_t& rows, std::int64_t& cols, std::int64_t& ld) {
-  const std::int64_t r = a.shape[0], c = a.shape[1];
-  if (a.strides[1] == 1 || c <= 1) {
-    rows = r, cols = c, ld = std::max<std::int64_t>(a.strides[0], c);
-    return r <= 1 || a.strides[0] >= c;
-  }
-  if (a.strides[0] == 1 || r <= 1) {  // the transpose is row-major: its rows are our columns
-    rows = c, cols = r, ld = std::max<std::int64_t>(a.strides[1], r);
-    per = per == Per::row ? Per::col : Per::row;
-    return c <= 1 || a.strides[1] >= r;
-  }
-  return false;
+// The computed result (an array of tandem's result type) as NumPy gives it: converted to `result`,
+// shaped, written into out= when given. Waits for a device array's work when in.wait.
+py::object finish(py::object value, const Input& in, Dtype computed, Dtype result,
+                  const std::vector<std::int64_t>& shape, const py::object& out) {
+  if (computed != result) value = library_cast(value, in.a.lib, result);
+  value = value.attr("reshape")(to_tuple(shape));
+  if (!out.is_none()) library_copy(out, value, in.a.lib), value = out;
+  if (in.wait) in.eng->synchronize();
+  return value;
 }
 
 }  // namespace
 
-py::object PyEngine::reduce(Op op, const py::object& x, const py::object& axis, const std::string& kernel,
-                            bool deterministic) const {
-  const tandem::ReduceOptions o{kernel, deterministic};
-  Array a = array(x);
-  if (a.device) return reduce_device(op, a, axis, o);
-  if (axis.is_none()) {
-    std::int64_t stride = 1;
-    if (!a.one_run(stride)) a = contiguous_copy(a), stride = 1;
-    const std::size_t n = std::size_t(a.size());
-    unsigned char value[8] = {};
+py::object PyEngine::reduce(Op op, const py::object& x, const ReduceArgs& r) const {
+  Input in = input(x);
+  const std::vector<bool> reduced = reduced_axes(r.axis, in.a.ndim(), !tandem::is_arg(op));
+  Dtype result = numpy_result(op, in.a.dtype);
+  if (!r.dtype.is_none()) {
+    const Dtype want = dtype_from_object(r.dtype);
+    if (convert_input(in.a.dtype, result, want)) in.a = converted(in.a, want, in.stream);
+    result = want;
+  }
+  check_nonempty(op, in.a, reduced);
+  if (!r.out.is_none()) check_out(output(r.out, in), result_shape(in.a, reduced, r.keepdims), result);
+  if (std::find(reduced.begin(), reduced.end(), false) == reduced.end()) return reduce_all(op, in, result, r, reduced);
+  return reduce_axes(op, in, result, r, reduced);
+}
+
+py::object PyEngine::reduce_all(Op op, Input& in, Dtype result, const ReduceArgs& r,
+                                const std::vector<bool>& reduced) const {
+  Array& a = in.a;
+  const tandem::ReduceOptions o{r.kernel, r.deterministic};
+  const Dtype computed = tandem::result_dtype(op, a.dtype);
+  std::int64_t stride = 1;
+  if (!a.one_run(stride)) a = a.device ? contiguous_device_copy(a, in.stream) : contiguous_copy(a), stride = 1;
+  const auto n = std::size_t(a.size());
+  const auto step = std::size_t(std::max<std::int64_t>(stride, 1));
+  if (!a.device) {  // a NumPy scalar of the result type (an array with keepdims / out=)
+    double real = 0;
+    std::int64_t integer = 0;
     tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
-      const tandem::StridedView<T> v{static_cast<const T*>(a.data), n, std::size_t(std::max<std::int64_t>(stride, 1))};
+      const tandem::StridedView<T> v{static_cast<const T*>(a.data), n, step};
       py::gil_scoped_release unlocked;
       tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
-        const tandem::op_buffer_result_t<O, T> r(eng_.reduce<O>(v, o));  // (an index as int64)
-        std::memcpy(value, &r, sizeof r);
+        const auto value = eng_.reduce<O>(v, o);
+        if constexpr (std::is_integral_v<decltype(value)>)
+          integer = std::int64_t(value), real = double(value);
+        else
+          real = double(value);
       });
     });
-    return numpy_scalar(tandem::result_dtype(op, a.dtype), value);
+    const bool exact_integer = !is_float(computed) || tandem::is_arg(op);
+    py::object value = exact_integer ? numpy_scalar(result, integer) : numpy_scalar(result, real);
+    if (!r.keepdims && r.out.is_none()) return value;
+    Array arr = new_array_like(a, {}, result);
+    library_copy(arr.keep, value, Lib::numpy);
+    return finish(arr.keep, in, result, result, result_shape(a, reduced, r.keepdims), r.out);
   }
-  Per per = axis_to_per(axis, a);
-  std::int64_t rows = 0, cols = 0, ld = 0;
-  if (!as_matrix(a, per, rows, cols, ld)) {
-    a = contiguous_copy(a), per = axis_to_per(axis, a);
-    as_matrix(a, per, rows, cols, ld);
-  }
-  HostOut out{new_host_array({per == Per::row ? rows : cols}, tandem::result_dtype(op, a.dtype)), {}};
+  // A device array: a 0-d array of the input's library, written on the stream the library uses now.
+  Array value = new_array_like(a, {}, computed);
   tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
-    const tandem::MatrixView<const T> m{static_cast<const T*>(a.data), std::size_t(rows), std::size_t(cols),
-                                        std::size_t(ld)};
+    const auto buf = in.eng->wrap(static_cast<T*>(a.data), std::size_t(a.extent()));
+    const auto view = buf.view(0, n, step);
     py::gil_scoped_release unlocked;
-    reduce_per<T>(eng_, op, m, per, out, o);
-  });
-  if (tandem::is_arg(op))
-    std::copy(out.index.begin(), out.index.end(), static_cast<std::int64_t*>(out.array.mutable_data()));
-  return std::move(out.array);
-}
-
-Per PyEngine::axis_to_per(const py::object& axis, const Array& a) {
-  if (a.ndim() != 2)
-    throw Error("tandem: axis= takes 2-D arrays (axis=1: one result per row, axis=0: per column); this one has " +
-                std::to_string(a.ndim()) + " dimensions (use axis=None to reduce everything)");
-  int ax = axis.cast<int>();
-  if (ax < 0) ax += 2;
-  if (ax != 0 && ax != 1) throw Error("tandem: axis must be None, 0 or 1 (or -1, -2)");
-  return ax == 1 ? Per::row : Per::col;
-}
-
-py::object PyEngine::reduce_device(Op op, Array& a, const py::object& axis, const tandem::ReduceOptions& o) const {
-  check_device(a);
-  check_result_library(a.library);  // (before anything is enqueued)
-  const Dtype rd = tandem::result_dtype(op, a.dtype);
-  if (axis.is_none()) {
-    std::int64_t stride = 1;
-    if (!a.one_run(stride)) a = contiguous_device_copy(a, stream()), stride = 1;
-    // The reduction is enqueued first, into an 8-byte slot of the engine's; the result array is made
-    // while it runs, then the value is copied into it on the engine's stream.
-    const auto slot = eng_.buffer<std::int64_t>(1);
-    tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
-      const auto buf = eng_.wrap(static_cast<T*>(a.data), std::size_t(a.extent()));
-      const auto view = buf.view(0, std::size_t(a.size()), std::size_t(std::max<std::int64_t>(stride, 1)));
-      py::gil_scoped_release unlocked;
-      tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
-        using R = tandem::op_buffer_result_t<O, T>;
-        eng_.reduce_into<O>(view, eng_.wrap(reinterpret_cast<R*>(slot.data()), 1), 0, o);
-      });
+    tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      using R = tandem::op_buffer_result_t<O, T>;
+      in.eng->reduce_into<O>(view, in.eng->wrap(static_cast<R*>(value.data), 1), 0, o);
     });
-    Array r = new_device_array(a.library, a.device_id, {}, rd, stream());
-    {
-      py::gil_scoped_release unlocked;
-      copy_on_stream(r.data, slot.data(), tandem::size_of(rd), stream());
-      eng_.synchronize();  // the result's library reads it on its own stream
+  });
+  return finish(value.keep, in, computed, result, result_shape(a, reduced, r.keepdims), r.out);
+}
+
+py::object PyEngine::reduce_axes(Op op, Input& in, Dtype result, const ReduceArgs& r,
+                                 const std::vector<bool>& reduced) const {
+  Array& a = in.a;
+  const tandem::ReduceOptions o{r.kernel, r.deterministic};
+  const Dtype computed = tandem::result_dtype(op, a.dtype);
+  const auto shape = result_shape(a, reduced, r.keepdims);
+  const std::int64_t count = kept_size(a, reduced);
+  Array value = new_array_like(a, {count}, computed);
+  if (count > 0 && reduced_size(a, reduced) == 0) {  // (sum and sumsq; the others raised) of no elements: 0
+    library_copy(value.keep, py::int_(0), a.lib);
+    return finish(value.keep, in, computed, result, shape, r.out);
+  }
+  if (count == 0) return finish(value.keep, in, computed, result, shape, r.out);
+  MatrixPlan p;
+  if (!plan_matrix(a, reduced, p)) {  // a copy with the reduced axes last: one row per result
+    std::vector<bool> last(reduced.size(), false);
+    std::fill(last.end() - std::count(reduced.begin(), reduced.end(), true), last.end(), true);
+    a = permuted_copy(a, reduced_last(reduced), in.stream);
+    plan_matrix(a, last, p);
+  }
+  const auto rows = std::size_t(p.rows), cols = std::size_t(p.cols), ld = std::size_t(p.ld);
+  tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
+    if (!a.device) {
+      HostOut out{value.data, std::size_t(count), {}};
+      {
+        const tandem::MatrixView<const T> m{static_cast<const T*>(a.data), rows, cols, ld};
+        py::gil_scoped_release unlocked;
+        reduce_per<T>(eng_, op, m, p.per, out, o);
+      }
+      if (tandem::is_arg(op)) std::copy(out.index.begin(), out.index.end(), static_cast<std::int64_t*>(value.data));
+      return;
     }
-    return r.keep;
-  }
-  Per per = axis_to_per(axis, a);
-  std::int64_t rows = 0, cols = 0, ld = 0;
-  if (!as_matrix(a, per, rows, cols, ld)) {
-    a = contiguous_device_copy(a, stream()), per = axis_to_per(axis, a);
-    as_matrix(a, per, rows, cols, ld);
-  }
-  Array r = new_device_array(a.library, a.device_id, {per == Per::row ? rows : cols}, rd, stream());
-  tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
-    const auto buf = eng_.wrap(static_cast<T*>(a.data), std::size_t(a.extent()));
-    DeviceOut out{eng_, r.data, std::size_t(per == Per::row ? rows : cols)};
+    const auto buf = in.eng->wrap(static_cast<T*>(a.data), std::size_t(a.extent()));
+    DeviceOut out{*in.eng, value.data, std::size_t(count)};
     py::gil_scoped_release unlocked;
-    reduce_per<T>(eng_, op, buf.matrix(std::size_t(rows), std::size_t(cols), std::size_t(ld)), per, out, o);
-    eng_.synchronize();
+    reduce_per<T>(*in.eng, op, buf.matrix(rows, cols, ld), p.per, out, o);
   });
-  return r.keep;
+  return finish(value.keep, in, computed, result, shape, r.out);
 }
 
 }  // namespace tandem_python

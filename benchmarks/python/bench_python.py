@@ -1,107 +1,130 @@
-"""tandem's Python module against the array libraries, in one run (issue #13):
-  overhead   eng.sum of 16 floats (NumPy) against numpy.sum, and tandem's C++ call seen from Python
-  numpy      eng.sum of 2^24 floats against numpy.sum (CPU engine, and the CUDA engine on host data)
-  cupy/torch eng.sum of 2^28 floats of a GPU array, in place, against cupy.sum / torch.sum (GB/s)
-  C++        with --cxx BUILD: the same calls through the C++ API in the same run (BUILD/benchmarks/bench_cpu
-             and bench_cuda: overhead/<backend>/engine/sum/float/n:16, and reduce/cuda/auto/sum/float/n:2^28
-             on a tandem Buffer), the baselines the Python calls are measured against
-Run: PYTHONPATH=build/python python3 benchmarks/python/bench_python.py [--cxx build] (device rows need a
-GPU and CuPy / PyTorch). Prints one table; times are medians of repeated calls."""
+"""tandem's Python module against NumPy, CuPy and PyTorch, in one run: per-call cost and throughput of the
+same call on the same arrays. Prints one table (ratio: > 1 means tandem is faster) and, with --json FILE,
+writes the rows for the docs' results tables.
+
+  host    NumPy arrays: per-call cost of a 64-element sum; every op over every axis of 10^5..10^7 elements;
+          the k-means step (per-row argmin / min of a 200000 x 16 float32 matrix)
+  device  PyTorch / CuPy GPU arrays (CUDA engine): per-call cost of a 64-element sum (calls enqueued back to
+          back, then one synchronize: what a Python loop pays per call); sum and argmax of 2^28 floats; row
+          and column sums of 2^14 x 2^14; bf16 and fp16 matmul 8192^3 against `a @ b`
+
+Run: PYTHONPATH=build/python /usr/bin/python3 benchmarks/python/bench_python.py [--json results.json] [--quick]
+(the interpreter the module was built for; device rows need a GPU and CuPy / PyTorch). Times are medians."""
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import time
 
 import numpy as np
 
 import tandem
 
+parser = argparse.ArgumentParser()
+parser.add_argument("--json", help="write the rows to this file")
+parser.add_argument("--quick", action="store_true", help="smaller repetitions (a smoke run)")
+args = parser.parse_args()
+REPEAT = 3 if args.quick else 7
 
-def median_time(f, repeat=50, warmup=3, sync=None):
-    for _ in range(warmup):
-        f()
+
+def median_seconds(f, calls=1, sync=None, repeat=None):
+    """Median over repetitions of the time per call of `calls` back-to-back calls of f (then sync)."""
+    f()
     if sync:
         sync()
     times = []
-    for _ in range(repeat):
+    for _ in range(repeat or REPEAT):
         t0 = time.perf_counter()
-        f()
+        for _ in range(calls):
+            f()
         if sync:
             sync()
-        times.append(time.perf_counter() - t0)
+        times.append((time.perf_counter() - t0) / calls)
     return statistics.median(times)
 
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--cxx", help="build folder whose benchmarks/bench_cpu and bench_cuda give the C++ baselines")
-args = parser.parse_args()
+rows = []  # (group, case, unit, tandem, baseline name, baseline)
 
 
-def cxx_seconds(binary, name):
-    """Real time of one call of the C++ benchmark `name` (Google Benchmark, run now), or None."""
-    path = os.path.join(args.cxx or "", "benchmarks", binary)
-    if not args.cxx or not os.path.exists(path):
-        return None
-    out = subprocess.run([path, f"--benchmark_filter=^{name}/real_time$", "--benchmark_format=json",
-                          "--benchmark_min_time=0.5"],  # (long enough that the first, cold call is not the one timed)
-                         capture_output=True, text=True)
-    found = [b for b in json.loads(out.stdout or "{}").get("benchmarks", []) if b.get("run_type") == "iteration"]
-    if not found:
-        return None
-    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[found[0]["time_unit"]]
-    return found[0]["real_time"] * scale
+def row(group, case, unit, mine, base, theirs):
+    rows.append({"group": group, "case": case, "unit": unit, "tandem": mine, "baseline": base, "baseline_value": theirs,
+                 "ratio": (theirs / mine) if unit == "us" or unit == "ms" else (mine / theirs)})
 
 
-rows = []
-small = np.arange(16, dtype=np.float32)
-numpy_small_us = median_time(lambda: small.sum(), 2000) * 1e6
-
-
-def overhead_rows(name, eng, binary, backend):
-    """One Python timing of eng.sum(small), against numpy.sum and (with --cxx) the same C++ call."""
-    mine = median_time(lambda: eng.sum(small), 2000) * 1e6
-    rows.append((name, mine, "numpy.sum", numpy_small_us))
-    t = cxx_seconds(binary, f"overhead/{backend}/engine/sum/float/n:16")
-    if t is not None:
-        rows.append((name, mine, "C++ eng.sum", t * 1e6))
-
-
+# ---- host (NumPy) ----------------------------------------------------------------------------------
 cpu = tandem.Engine("cpu")
-overhead_rows("overhead: tandem cpu sum, 16 floats (us)", cpu, "bench_cpu", "cpu")
-big = np.random.default_rng(0).uniform(-1, 1, 1 << 24).astype(np.float32)
-t = median_time(lambda: cpu.sum(big), 20)
-rows.append(("numpy 2^24 floats: tandem cpu sum (GB/s)", big.nbytes / t / 1e9,
-             "numpy.sum", big.nbytes / median_time(lambda: big.sum(), 20) / 1e9))
+small = np.arange(64, dtype=np.float32)
+calls = 2000 if args.quick else 20000
+row("numpy", "sum of 64 float32, per call", "us", median_seconds(lambda: cpu.sum(small), calls) * 1e6,
+    "x.sum()", median_seconds(lambda: small.sum(), calls) * 1e6)
+rng = np.random.default_rng(0)
+for n_side in ((316, 3162) if args.quick else (316, 1000, 3162)):  # 10^5, 10^6, 10^7 elements
+    m = rng.uniform(-1, 1, (n_side, n_side)).astype(np.float32)
+    for op in tandem.ops:
+        theirs = {"sumsq": lambda x, axis: np.einsum("ij,ij->" + {None: "", 0: "j", 1: "i"}[axis], x, x)}.get(
+            op, lambda x, axis, op=op: getattr(x, op)(axis=axis))
+        for axis in (None, 0, 1):
+            mine = median_seconds(lambda: getattr(cpu, op)(m, axis=axis), 3) * 1e3
+            base = median_seconds(lambda: theirs(m, axis), 3) * 1e3
+            row("numpy", f"{op} of {m.size:.0e} float32, axis={axis}", "ms", mine, f"numpy {op}", base)
+km = rng.uniform(-1, 1, (200000, 16)).astype(np.float32)
+for op in ("argmin", "min", "sum"):
+    row("numpy", f"k-means step: {op} per row of 200000 x 16 float32", "ms",
+        median_seconds(lambda: getattr(cpu, op)(km, axis=1), 5) * 1e3, f"x.{op}(axis=1)",
+        median_seconds(lambda: getattr(km, op)(axis=1), 5) * 1e3)
+
+# ---- device (PyTorch, CuPy) ------------------------------------------------------------------------
 if "cuda: usable" in tandem.info():
     gpu = tandem.Engine("cuda")
-    overhead_rows("overhead: tandem cuda sum, 16 host floats (us)", gpu, "bench_cuda", "cuda")
-    n = 1 << 28
-    t_buffer = cxx_seconds("bench_cuda", f"reduce/cuda/auto/sum/float/n:{n}")
-    try:
-        import cupy as cp
-        x = cp.random.uniform(-1, 1, n, dtype=cp.float32)
-        sync = cp.cuda.Device().synchronize
-        rows.append(("cupy 2^28 floats in place: tandem sum (GB/s)", x.nbytes / median_time(lambda: gpu.sum(x), 50, sync=sync) / 1e9,
-                     "cupy.sum", x.nbytes / median_time(lambda: x.sum(), 50, sync=sync) / 1e9))
-        if t_buffer is not None:  # issue #13's target: >= 0.9x the same call on a tandem Buffer
-            rows.append(("cupy 2^28 floats in place: tandem sum (GB/s)", rows[-1][1], "C++ Buffer", x.nbytes / t_buffer / 1e9))
-        rows.append(("cupy 2^28 floats: tandem deterministic sum (GB/s)",
-                     x.nbytes / median_time(lambda: gpu.sum(x, deterministic=True), 50, sync=sync) / 1e9, "", float("nan")))
-    except ImportError:
-        pass
+    n = 1 << (24 if args.quick else 28)
     try:
         import torch
-        y = torch.rand(n, device="cuda")
         sync = torch.cuda.synchronize
-        rows.append(("torch 2^28 floats in place: tandem sum (GB/s)", y.numel() * 4 / median_time(lambda: gpu.sum(y), 50, sync=sync) / 1e9,
-                     "torch.sum", y.numel() * 4 / median_time(lambda: y.sum(), 50, sync=sync) / 1e9))
-        if t_buffer is not None:
-            rows.append(("torch 2^28 floats in place: tandem sum (GB/s)", rows[-1][1], "C++ Buffer", n * 4 / t_buffer / 1e9))
+        t64 = torch.arange(64, dtype=torch.float32, device="cuda")
+        calls = 200 if args.quick else 2000
+        row("torch", "sum of 64 float32, per call", "us", median_seconds(lambda: gpu.sum(t64), calls, sync) * 1e6,
+            "torch.sum", median_seconds(lambda: torch.sum(t64), calls, sync) * 1e6)
+        y = torch.rand(n, device="cuda")
+        for op in ("sum", "argmax", "min"):
+            row("torch", f"{op} of 2^{n.bit_length() - 1} float32", "GB/s",
+                y.numel() * 4 / median_seconds(lambda: getattr(gpu, op)(y), 5, sync) / 1e9, f"torch.{op}",
+                y.numel() * 4 / median_seconds(lambda: getattr(torch, op)(y), 5, sync) / 1e9)
+        side = 1 << (12 if args.quick else 14)
+        mat = torch.rand(side, side, device="cuda")
+        for axis, what in ((1, "row"), (0, "column")):
+            row("torch", f"{what} sums of {side} x {side} float32", "GB/s",
+                mat.numel() * 4 / median_seconds(lambda: gpu.sum(mat, axis=axis), 5, sync) / 1e9,
+                f"torch.sum(dim={axis})", mat.numel() * 4 / median_seconds(lambda: torch.sum(mat, dim=axis), 5, sync) / 1e9)
+        k = 2048 if args.quick else 8192
+        for dt in (torch.bfloat16, torch.float16):
+            a = torch.randn(k, k, device="cuda", dtype=dt)
+            b = torch.randn(k, k, device="cuda", dtype=dt)
+            flop = 2.0 * k ** 3
+            row("torch", f"{str(dt)[6:]} matmul {k}^3", "TFLOP/s",
+                flop / median_seconds(lambda: gpu.matmul(a, b), 5, sync) / 1e12, "a @ b",
+                flop / median_seconds(lambda: a @ b, 5, sync) / 1e12)
+        del y, mat, a, b
+        torch.cuda.empty_cache()
     except ImportError:
         pass
-print(f"{'case':52} {'tandem':>10}  {'baseline':12} {'value':>10}  ratio")
-for name, mine, base, theirs in rows:
-    ratio = mine / theirs if "us" not in name else theirs / mine
-    print(f"{name:52} {mine:10.2f}  {base:12} {theirs:10.2f}  {ratio:.2f}")
+    try:
+        import cupy as cp
+        sync = cp.cuda.Device().synchronize
+        c64 = cp.arange(64, dtype=cp.float32)
+        calls = 200 if args.quick else 2000
+        row("cupy", "sum of 64 float32, per call", "us", median_seconds(lambda: gpu.sum(c64), calls, sync) * 1e6,
+            "cupy.sum", median_seconds(lambda: cp.sum(c64), calls, sync) * 1e6)
+        x = cp.random.uniform(-1, 1, n, dtype=cp.float32)
+        for op in ("sum", "argmax"):
+            row("cupy", f"{op} of 2^{n.bit_length() - 1} float32", "GB/s",
+                x.nbytes / median_seconds(lambda: getattr(gpu, op)(x), 5, sync) / 1e9, f"cupy.{op}",
+                x.nbytes / median_seconds(lambda: getattr(cp, op)(x), 5, sync) / 1e9)
+    except ImportError:
+        pass
+
+print(f"{'case':58} {'unit':>7} {'tandem':>10}  {'baseline':22} {'value':>10}  ratio")
+for r in rows:
+    print(f"{r['group'] + ': ' + r['case']:58} {r['unit']:>7} {r['tandem']:10.3f}  {r['baseline']:22} "
+          f"{r['baseline_value']:10.3f}  {r['ratio']:.2f}")
+if args.json:
+    with open(args.json, "w") as f:
+        json.dump({"tandem": tandem.__version__, "numpy": np.__version__, "rows": rows}, f, indent=1)

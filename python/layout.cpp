@@ -1,0 +1,128 @@
+// Axes and matrix plans of the Python module's reductions (python/layout.hpp).
+#include "python/layout.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace tandem_python {
+
+std::vector<bool> reduced_axes(const py::object& axis, int ndim, bool tuples) {
+  std::vector<bool> reduced(std::size_t(ndim), axis.is_none());
+  if (axis.is_none()) return reduced;
+  auto one = [&](const py::handle& h) {
+    if (!py::isinstance<py::int_>(h) || py::isinstance<py::bool_>(h))
+      throw tandem::type_error("tandem: axis must be None, an int or a tuple of ints, not " +
+                               std::string(py::str(py::type::of(h).attr("__name__"))) +
+                               " (axis=1: one result per row of a matrix, axis=0: one per column)");
+    const auto given = h.cast<std::int64_t>();
+    const std::int64_t ax = given < 0 ? given + ndim : given;
+    if (ax < 0 || ax >= ndim)
+      throw tandem::value_error("tandem: axis " + std::to_string(given) +
+                                " is out of bounds for an array of dimension " + std::to_string(ndim));
+    if (reduced[std::size_t(ax)])
+      throw tandem::value_error("tandem: axis " + std::to_string(given) + " is named twice");
+    reduced[std::size_t(ax)] = true;
+  };
+  if (py::isinstance<py::tuple>(axis) || py::isinstance<py::list>(axis)) {
+    if (!tuples) throw tandem::type_error("tandem: argmin and argmax take one axis (an int) or None, not a tuple");
+    for (const py::handle h : axis) one(h);
+  } else {
+    one(axis);
+  }
+  return reduced;
+}
+
+namespace {
+
+// Dimensions `dims` of a (in C order) as one strided run, if they are one.
+struct Run {
+  std::int64_t n = 1, stride = 0;
+};
+bool collapse(const Array& a, const std::vector<std::size_t>& dims, Run& r) {
+  r = {};
+  for (std::size_t d : dims) {
+    if (r.n == 1) {
+      r = {a.shape[d], a.strides[d]};
+    } else if (r.stride == a.strides[d] * a.shape[d]) {
+      r = {r.n * a.shape[d], a.strides[d]};
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The matrix of r x c elements with strides (s0, s1) as a row-major one (transposed when its columns
+// have unit stride, per flipped).
+bool row_major(std::int64_t r, std::int64_t c, std::int64_t s0, std::int64_t s1, MatrixPlan& p) {
+  if (s1 == 1 || c <= 1) {
+    p.rows = r, p.cols = c, p.ld = std::max<std::int64_t>(s0, c);
+    return r <= 1 || s0 >= c;
+  }
+  if (s0 == 1 || r <= 1) {  // the transpose is row-major: its rows are our columns
+    p.rows = c, p.cols = r, p.ld = std::max<std::int64_t>(s1, r);
+    p.per = p.per == tandem::Per::row ? tandem::Per::col : tandem::Per::row;
+    return c <= 1 || s1 >= r;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool plan_matrix(const Array& a, const std::vector<bool>& reduced, MatrixPlan& plan) {
+  // The dimensions of length > 1 (the others do not move in memory) as kept outer, reduced, kept inner.
+  std::vector<std::size_t> outer, red, inner;
+  for (std::size_t d = 0; d < a.shape.size(); ++d) {
+    if (a.shape[d] == 1) continue;
+    if (reduced[d]) {
+      if (!inner.empty()) return false;  // (reduced axes on both sides of a kept one)
+      red.push_back(d);
+    } else {
+      (red.empty() ? outer : inner).push_back(d);
+    }
+  }
+  Run o, k, i;
+  if (!collapse(a, outer, o) || !collapse(a, red, k) || !collapse(a, inner, i)) return false;
+  if (o.n > 1 && i.n > 1) return false;
+  if (i.n == 1) {
+    plan.per = tandem::Per::row;
+    return row_major(o.n, k.n, o.stride, k.stride, plan);
+  }
+  plan.per = tandem::Per::col;
+  return row_major(k.n, i.n, k.stride, i.stride, plan);
+}
+
+std::vector<std::int64_t> reduced_last(const std::vector<bool>& reduced) {
+  std::vector<std::int64_t> perm;
+  for (bool last : {false, true})
+    for (std::size_t d = 0; d < reduced.size(); ++d)
+      if (reduced[d] == last) perm.push_back(std::int64_t(d));
+  return perm;
+}
+
+std::vector<std::int64_t> result_shape(const Array& a, const std::vector<bool>& reduced, bool keepdims) {
+  std::vector<std::int64_t> shape;
+  for (std::size_t d = 0; d < a.shape.size(); ++d)
+    if (!reduced[d] || keepdims) shape.push_back(reduced[d] ? 1 : a.shape[d]);
+  return shape;
+}
+
+std::int64_t kept_size(const Array& a, const std::vector<bool>& reduced) {
+  std::int64_t n = 1;
+  for (std::size_t d = 0; d < a.shape.size(); ++d) n *= reduced[d] ? 1 : a.shape[d];
+  return n;
+}
+
+std::int64_t reduced_size(const Array& a, const std::vector<bool>& reduced) {
+  std::int64_t n = 1;
+  for (std::size_t d = 0; d < a.shape.size(); ++d) n *= reduced[d] ? a.shape[d] : 1;
+  return n;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "(";
+  for (std::size_t d = 0; d < shape.size(); ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace tandem_python

@@ -1,0 +1,200 @@
+// tandem.Engine.matmul (python/module.cpp binds it) with np.matmul's conventions: 2-D operands, 1-D
+// ones (a vector times a matrix, a matrix times a vector), batches of any number of leading dimensions
+// that broadcast as NumPy's do, empty operands, out= in C or Fortran order; plus tandem's transposes,
+// alpha / beta, kernel, deterministic mode and precision.
+#include <algorithm>
+
+#include "common/dispatch.hpp"
+#include "python/engine.hpp"
+#include "python/layout.hpp"
+
+namespace tandem_python {
+
+using tandem::Dtype;
+
+namespace {
+
+tandem::Precision parse_precision(const std::string& p) {
+  if (p == "full") return tandem::Precision::full;
+  if (p == "tf32") return tandem::Precision::tf32;
+  if (p == "bf16") return tandem::Precision::bf16;
+  throw tandem::value_error("tandem.matmul: precision must be 'full', 'tf32' or 'bf16' (got '" + p + "')");
+}
+
+// One operand (or out) as tandem sees it: count matrices of rows x cols, rows ld apart, stride apart.
+struct Operand {
+  std::int64_t count = 1, rows = 0, cols = 0, ld = 0, stride = 0;
+};
+
+// NumPy's broadcast of two batch shapes.
+std::vector<std::int64_t> broadcast(std::vector<std::int64_t> x, std::vector<std::int64_t> y, const Array& a,
+                                    const Array& b) {
+  while (x.size() < y.size()) x.insert(x.begin(), 1);
+  while (y.size() < x.size()) y.insert(y.begin(), 1);
+  for (std::size_t d = 0; d < x.size(); ++d) {
+    if (x[d] != y[d] && x[d] != 1 && y[d] != 1)
+      throw tandem::value_error("tandem.matmul: the batch dimensions of a " + shape_text(a.shape) + " and b " +
+                                shape_text(b.shape) + " do not broadcast (NumPy's rule: equal, or 1)");
+    x[d] = x[d] == 1 ? y[d] : x[d];
+  }
+  return x;
+}
+
+// x (2 or more dimensions) as an Operand over the batch shape `batch`: read in place when its batch
+// dimensions form one run (or it is one matrix for every entry) and its rows or columns have unit stride
+// (columns: read as the transpose, `trans` flipped); else copied (repeated to the batch shape) by its
+// library.
+Operand operand(Array& x, const std::vector<std::int64_t>& batch, bool& trans, std::uintptr_t stream) {
+  for (int attempt = 0;; ++attempt) {
+    const std::size_t r = x.shape.size() - 2;
+    Operand op;
+    std::int64_t own = 1;
+    for (std::size_t d = 0; d < r; ++d) own *= x.shape[d];
+    bool ok = true;
+    for (std::int64_t n : batch) op.count *= n;
+    if (own == 1) {
+      op.stride = 0;  // one matrix for every entry
+    } else {
+      // The batch dimensions as the broadcast shape's, one run.
+      ok = x.shape.size() - 2 == batch.size() && std::equal(batch.begin(), batch.end(), x.shape.begin());
+      std::int64_t n = 1, stride = 0;
+      for (std::size_t d = 0; ok && d < r; ++d) {
+        if (x.shape[d] == 1) continue;
+        ok = n == 1 || stride == x.strides[d] * x.shape[d];
+        n *= x.shape[d], stride = x.strides[d];
+      }
+      op.stride = stride;
+    }
+    std::int64_t rows = x.shape[r], cols = x.shape[r + 1], s0 = x.strides[r], s1 = x.strides[r + 1];
+    bool flip = false;
+    if (!(s1 == 1 || cols <= 1) && (s0 == 1 || rows <= 1)) std::swap(rows, cols), std::swap(s0, s1), flip = true;
+    op.rows = rows, op.cols = cols, op.ld = rows > 1 ? s0 : std::max<std::int64_t>(cols, 1);
+    ok = ok && (s1 == 1 || cols <= 1) && op.ld >= cols && (op.count == 1 || op.stride == 0 || op.stride > 0);
+    if (ok) {
+      if (flip) trans = !trans;
+      if (op.count == 1) op.stride = 0;
+      return op;
+    }
+    if (attempt > 0) throw tandem::value_error("tandem.matmul: internal layout error (please report it)");
+    std::vector<std::int64_t> full = batch;
+    full.push_back(x.shape[r]), full.push_back(x.shape[r + 1]);
+    x = own == 1 ? (x.device ? contiguous_device_copy(x, stream) : contiguous_copy(x))
+                 : broadcast_copy(x, full, stream);
+  }
+}
+
+}  // namespace
+
+py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const MatmulArgs& m) const {
+  Input ia = input(ao), ib = input(bo);
+  Array &a = ia.a, &b = ib.a;
+  if (a.device != b.device)
+    throw tandem::value_error("tandem.matmul: a and b must both be host arrays or both GPU arrays");
+  if (a.device && (a.lib != b.lib || ia.stream != ib.stream))
+    throw tandem::value_error("tandem.matmul: a and b are GPU arrays of different libraries or streams; use one");
+  if (a.dtype != b.dtype)
+    throw tandem::type_error(std::string("tandem.matmul: a holds ") + tandem::info(a.dtype).array_name + " and b " +
+                             tandem::to_string(b.dtype) + "; convert one (e.g. b.astype(a.dtype))");
+  if (!tandem::info(a.dtype).matmul)
+    throw tandem::type_error("tandem.matmul takes " + dtype_names(true) + ", not " + tandem::info(a.dtype).array_name);
+  if (a.ndim() == 0 || b.ndim() == 0)
+    throw tandem::value_error("tandem.matmul: a and b must have 1 or more dimensions (a scalar is not a matrix)");
+  bool trans_a = m.trans_a, trans_b = m.trans_b;
+  // 1-D operands (np.matmul): a vector a is one row, b one column; that dimension leaves the result.
+  const bool vec_a = a.ndim() == 1, vec_b = b.ndim() == 1;
+  if ((vec_a && trans_a) || (vec_b && trans_b))
+    throw tandem::value_error("tandem.matmul: trans_a / trans_b transpose matrices; a 1-D operand has none");
+  if (vec_a) a.shape.insert(a.shape.begin(), 1), a.strides.insert(a.strides.begin(), 0);
+  if (vec_b) b.shape.push_back(1), b.strides.push_back(1);
+  const std::vector<std::int64_t> batch =
+      broadcast({a.shape.begin(), a.shape.end() - 2}, {b.shape.begin(), b.shape.end() - 2}, a, b);
+  const std::size_t ra = a.shape.size() - 2, rb = b.shape.size() - 2;
+  const std::int64_t mm = trans_a ? a.shape[ra + 1] : a.shape[ra], ka = trans_a ? a.shape[ra] : a.shape[ra + 1];
+  const std::int64_t kb = trans_b ? b.shape[rb + 1] : b.shape[rb], nn = trans_b ? b.shape[rb] : b.shape[rb + 1];
+  if (ka != kb) {
+    auto given = [](const Array& x, bool vec, bool front) {
+      std::vector<std::int64_t> s = x.shape;
+      if (vec) s.erase(front ? s.begin() + std::ptrdiff_t(s.size() - 2) : s.end() - 1);
+      return shape_text(s);
+    };
+    throw tandem::value_error("tandem.matmul: a " + given(a, vec_a, true) + (trans_a ? " (transposed)" : "") +
+                              " and b " + given(b, vec_b, false) + (trans_b ? " (transposed)" : "") +
+                              " do not fit: a's columns (" + std::to_string(ka) + ") must equal b's rows (" +
+                              std::to_string(kb) + ")");
+  }
+  std::vector<std::int64_t> shape = batch;  // the result's, before the vectors' dimensions leave it
+  shape.push_back(mm), shape.push_back(nn);
+  std::vector<std::int64_t> given_shape = shape;
+  if (vec_b) given_shape.pop_back();
+  if (vec_a) given_shape.erase(given_shape.end() - (vec_b ? 1 : 2));
+  const Dtype cd = tandem::info(a.dtype).compute;
+  Array c;
+  if (m.out.is_none()) {
+    if (m.beta != 0) throw tandem::value_error("tandem.matmul: beta != 0 reads out; pass it as out=");
+    c = new_array_like(a, shape, cd);
+  } else {
+    c = output(m.out, ia);
+    if (c.shape != given_shape)
+      throw tandem::value_error("tandem.matmul: out= has shape " + shape_text(c.shape) + " but the result has shape " +
+                                shape_text(given_shape));
+    if (c.dtype != cd)
+      throw tandem::type_error(std::string("tandem.matmul: out= must hold ") + tandem::info(cd).array_name + " for " +
+                               tandem::info(a.dtype).array_name + " inputs, not " + tandem::info(c.dtype).array_name);
+    c.shape = shape, c.strides.resize(c.shape.size() - (vec_a ? 1 : 0) - (vec_b ? 1 : 0));
+    if (vec_b) c.strides.push_back(1);
+    if (vec_a) c.strides.insert(c.strides.end() - 1, 0);
+  }
+  const py::object result =
+      m.out.is_none() ? (given_shape == shape ? c.keep : c.keep.attr("reshape")(to_tuple(given_shape))) : m.out;
+  std::int64_t count = 1;
+  for (std::int64_t n : batch) count *= n;
+  if (count == 0 || mm == 0 || nn == 0) return result;
+  if (ka == 0) {  // a sum of no products: 0 (beta * out)
+    library_copy(c.keep, m.beta == 0 || m.out.is_none() ? py::object(py::int_(0)) : c.keep * py::float_(m.beta), c.lib);
+    return result;
+  }
+  Operand A = operand(a, batch, trans_a, ia.stream), B = operand(b, batch, trans_b, ib.stream);
+  bool ta = trans_a, tb = trans_b;
+  // out in Fortran order (columns of unit stride): its transpose is row-major, and out^T = op(b)^T op(a)^T.
+  bool swapped = false;
+  const PyObject* written = c.keep.ptr();
+  Operand C = operand(c, batch, swapped, ia.stream);
+  if (c.keep.ptr() != written)  // (operand copied it: out= must be written in place)
+    throw tandem::value_error(
+        "tandem.matmul: out= needs rows or columns of unit stride and its batch entries one "
+        "stride apart; pass a C-ordered array");
+  if (swapped) std::swap(A, B), ta = !trans_b, tb = !trans_a;
+  const Array& ax = swapped ? b : a;
+  const Array& bx = swapped ? a : b;
+  tandem::MatmulOptions o{m.kernel, m.deterministic, ta, tb, m.alpha, m.beta, parse_precision(m.precision)};
+  const tandem::Engine& eng = *ia.eng;
+  tandem::detail::visit(
+      a.dtype,
+      [&]<class T>(std::type_identity<T>) {
+        using CT = tandem::compute_t<T>;
+        auto sz = [](std::int64_t v) { return std::size_t(v); };
+        if (!ax.device) {
+          py::gil_scoped_release unlocked;
+          eng.matmul(tandem::BatchView<const T>{static_cast<const T*>(ax.data), sz(A.rows), sz(A.cols), sz(A.ld),
+                                                sz(A.count), sz(A.stride)},
+                     tandem::BatchView<const T>{static_cast<const T*>(bx.data), sz(B.rows), sz(B.cols), sz(B.ld),
+                                                sz(B.count), sz(B.stride)},
+                     tandem::BatchView<CT>{static_cast<CT*>(c.data), sz(C.rows), sz(C.cols), sz(C.ld), sz(C.count),
+                                           sz(C.stride)},
+                     o);
+          return;
+        }
+        const auto ab = eng.wrap(static_cast<T*>(ax.data), sz(ax.extent()));
+        const auto bb = eng.wrap(static_cast<T*>(bx.data), sz(bx.extent()));
+        const auto cb = eng.wrap(static_cast<CT*>(c.data), sz(c.extent()));
+        py::gil_scoped_release unlocked;
+        eng.matmul(ab.batch(sz(A.rows), sz(A.cols), sz(A.count), sz(A.stride), sz(A.ld)),
+                   bb.batch(sz(B.rows), sz(B.cols), sz(B.count), sz(B.stride), sz(B.ld)),
+                   cb.batch(sz(C.rows), sz(C.cols), sz(C.count), sz(C.stride), sz(C.ld)), o);
+      },
+      tandem::detail::matmul_types{});
+  if (ia.wait) eng.synchronize();
+  return result;
+}
+
+}  // namespace tandem_python
