@@ -82,13 +82,14 @@ fi
 if has python; then
   PY=/opt/torch/.venv/bin/python3
   { cmake --preset gpu-machine -Dpybind11_DIR="$($PY -m pybind11 --cmakedir)" &&
-      cmake --build "$B" --target tandem_python bench_cpu bench_cuda -j16; } > "$OUT/python_build.log" 2>&1 ||
+      cmake --build "$B" -j16; } > "$OUT/python_build.log" 2>&1 ||
     { tail -30 "$OUT/python_build.log"; exit 1; }
   grep -m1 "Python module" "$OUT/python_build.log"
   PYTHONPATH=$B/python timeout 240 $PY -X faulthandler -m pytest -q -p no:cacheprovider --tb=short -rfs tests/python \
     > "$OUT/pytest.log" 2>&1 || status=1
   tail -25 "$OUT/pytest.log"; tail -1 "$OUT/pytest.log" | sed "s/^/pytest: /" >> "$OUT/summary.txt"
-  PYTHONPATH=$B/python timeout 200 $PY benchmarks/python/bench_python.py --cxx "$B" > "$OUT/bench_python.txt" 2>&1 || status=1
+  PYTHONPATH=$B/python timeout ${BENCH_PY_TIMEOUT:-300} $PY benchmarks/python/bench_python.py --json "$OUT/bench_python.json" \
+    > "$OUT/bench_python.txt" 2>&1 || status=1
   cat "$OUT/bench_python.txt"
 fi
 echo "==== summary"; cat "$OUT/summary.txt" 2>/dev/null
