@@ -76,7 +76,7 @@ Input PyEngine::input(const py::object& x) const {
       throw tandem::value_error("tandem: this array is on GPU " + std::to_string(device) +
                                 " but the engine runs on GPU " + std::to_string(device_) +
                                 "; use tandem.Engine('cuda', device=" + std::to_string(device) + ")");
-    if (!on_stream_.contains(in.stream)) keepers_.append(keeper);  // (the library's stream outlives its engine)
+    if (keeper && !on_stream_.contains(in.stream)) keepers_.append(keeper);  // (the stream outlives its engine)
     in.eng = &engine_on(in.stream);
   }
   in.a = device_array(x, in.stream);

@@ -103,12 +103,12 @@ struct DeviceOut {
   tandem::Buffer<std::int64_t> as_index() { return eng.wrap(static_cast<std::int64_t*>(data), count); }
 };
 
-// The computed result (an array of tandem's result type) as NumPy gives it: converted to `result`,
+// The computed result (an array of tandem's result type, shaped `have`) as NumPy gives it: converted to `result`,
 // shaped, written into out= when given. Waits for a device array's work when in.wait.
-py::object finish(py::object value, const Input& in, Dtype computed, Dtype result,
-                  const std::vector<std::int64_t>& shape, const py::object& out) {
+py::object finish(py::object value, const std::vector<std::int64_t>& have, const Input& in, Dtype computed,
+                  Dtype result, const std::vector<std::int64_t>& shape, const py::object& out) {
   if (computed != result) value = library_cast(value, in.a.lib, result);
-  value = value.attr("reshape")(to_tuple(shape));
+  if (shape != have) value = value.attr("reshape")(to_tuple(shape));  // (a library call: only when needed)
   if (!out.is_none()) library_copy(out, value, in.a.lib), value = out;
   if (in.wait) in.eng->synchronize();
   return value;
@@ -159,7 +159,7 @@ py::object PyEngine::reduce_all(Op op, Input& in, Dtype result, const ReduceArgs
     if (!r.keepdims && r.out.is_none()) return value;
     Array arr = new_array_like(a, {}, result);
     library_copy(arr.keep, value, Lib::numpy);
-    return finish(arr.keep, in, result, result, result_shape(a, reduced, r.keepdims), r.out);
+    return finish(arr.keep, {}, in, result, result, result_shape(a, reduced, r.keepdims), r.out);
   }
   // A device array: a 0-d array of the input's library, written on the stream the library uses now.
   Array value = new_array_like(a, {}, computed);
@@ -172,7 +172,7 @@ py::object PyEngine::reduce_all(Op op, Input& in, Dtype result, const ReduceArgs
       in.eng->reduce_into<O>(view, in.eng->wrap(static_cast<R*>(value.data), 1), 0, o);
     });
   });
-  return finish(value.keep, in, computed, result, result_shape(a, reduced, r.keepdims), r.out);
+  return finish(value.keep, {}, in, computed, result, result_shape(a, reduced, r.keepdims), r.out);
 }
 
 py::object PyEngine::reduce_axes(Op op, Input& in, Dtype result, const ReduceArgs& r,
@@ -185,9 +185,9 @@ py::object PyEngine::reduce_axes(Op op, Input& in, Dtype result, const ReduceArg
   Array value = new_array_like(a, {count}, computed);
   if (count > 0 && reduced_size(a, reduced) == 0) {  // (sum and sumsq; the others raised) of no elements: 0
     library_copy(value.keep, py::int_(0), a.lib);
-    return finish(value.keep, in, computed, result, shape, r.out);
+    return finish(value.keep, {count}, in, computed, result, shape, r.out);
   }
-  if (count == 0) return finish(value.keep, in, computed, result, shape, r.out);
+  if (count == 0) return finish(value.keep, {count}, in, computed, result, shape, r.out);
   MatrixPlan p;
   if (!plan_matrix(a, reduced, p)) {  // a copy with the reduced axes last: one row per result
     std::vector<bool> last(reduced.size(), false);
@@ -212,7 +212,7 @@ py::object PyEngine::reduce_axes(Op op, Input& in, Dtype result, const ReduceArg
     py::gil_scoped_release unlocked;
     reduce_per<T>(*in.eng, op, buf.matrix(rows, cols, ld), p.per, out, o);
   });
-  return finish(value.keep, in, computed, result, shape, r.out);
+  return finish(value.keep, {count}, in, computed, result, shape, r.out);
 }
 
 }  // namespace tandem_python
