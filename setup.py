@@ -57,6 +57,7 @@ class CMakeBuild(build_ext):
             "-DTANDEM_BUILD_BENCHMARKS=OFF",
             "-DTANDEM_BUILD_TOOLS=OFF",
             "-DTANDEM_WITH_MPI=OFF",
+            "-DTANDEM_WITH_CUDA=AUTO",  # as tools/setup.sh; given each time, so that no earlier CMAKE_ARGS stays cached
             # The built files carry their installed RUNPATH ($ORIGIN/tandem.libs), since they are copied as built.
             "-DCMAKE_BUILD_WITH_INSTALL_RPATH=ON",
         ]
