@@ -119,7 +119,10 @@ def test_torch_bfloat16_in_place():
     eng = tandem.Engine("cuda")
     x = torch.rand(4097, device="cuda").to(torch.bfloat16)
     ref = x.float().cpu().numpy()
-    np.testing.assert_allclose(float(eng.sum(x).cpu()), ref.astype(np.float64).sum(), rtol=1e-5)
+    s = eng.sum(x)
+    assert s.dtype == torch.bfloat16 and s.is_cuda  # NumPy's rule: floats keep their type (computed in float32)
+    # one rounding to bfloat16 (8 significant bits: within 2^-8 relative) of a float32 sum
+    np.testing.assert_allclose(float(s.float().cpu()), ref.astype(np.float64).sum(), rtol=2.0**-8 + 1e-5)
     assert int(eng.argmax(x).cpu()) == ref.argmax()
     a = torch.rand(65, 33, device="cuda").to(torch.bfloat16)
     b = torch.rand(33, 17, device="cuda").to(torch.bfloat16)
@@ -127,6 +130,47 @@ def test_torch_bfloat16_in_place():
     assert c.dtype == torch.float32 and c.is_cuda
     want = a.double().cpu().numpy() @ b.double().cpu().numpy()
     np.testing.assert_allclose(c.cpu().numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_numpy_conventions_in_place(lib):
+    """Axis tuples, keepdims, dtype= and out= on device arrays, with NumPy's result types and shapes."""
+    eng = tandem.Engine("cuda")
+    x = np.random.default_rng(4).uniform(-1, 1, (4, 5, 6)).astype(np.float32)
+    d = to_device(lib, x)
+    for axis in (None, 0, -1, (0, 2), (1,), (0, 1, 2)):
+        for keepdims in (False, True):
+            want = np.sum(x.astype(np.float64), axis=axis, keepdims=keepdims)
+            g = to_host(lib, eng.sum(d, axis=axis, keepdims=keepdims))
+            assert g.dtype == np.float32 and g.shape == np.shape(want), (axis, keepdims)
+            np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-5)
+            g = to_host(lib, eng.max(d, axis=axis, keepdims=keepdims))
+            np.testing.assert_array_equal(g, np.max(x, axis=axis, keepdims=keepdims))
+            g = to_host(lib, eng.mean(d, axis=axis, keepdims=keepdims))
+            assert g.dtype == np.float32
+            np.testing.assert_allclose(g, np.mean(x.astype(np.float64), axis=axis, keepdims=keepdims), rtol=1e-5,
+                                       atol=1e-6)
+    for axis in (None, 0, 2, -2):
+        g = to_host(lib, eng.argmin(d, axis=axis))
+        assert g.dtype == np.int64
+        np.testing.assert_array_equal(g, np.argmin(x, axis=axis))
+    g = to_host(lib, eng.sum(d, axis=1, dtype=np.float64))  # dtype=: converted first, summed in float64
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g, np.sum(x.astype(np.float64), axis=1), rtol=1e-12)
+    i = np.arange(-30, 30, dtype=np.int32).reshape(6, 10)
+    di = to_device(lib, i)
+    g = to_host(lib, eng.sum(di, axis=0))
+    assert g.dtype == np.int64
+    np.testing.assert_array_equal(g, np.sum(i, axis=0))
+    g = to_host(lib, eng.mean(di, axis=1))
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g, np.mean(i, axis=1), rtol=1e-15)
+    out = to_device(lib, np.zeros((4, 6), np.float32))
+    assert eng.sum(d, axis=1, out=out) is out
+    np.testing.assert_allclose(to_host(lib, out), np.sum(x.astype(np.float64), axis=1), rtol=1e-5, atol=1e-5)
+    with pytest.raises(tandem.ValueError):
+        eng.min(to_device(lib, np.zeros((0, 3), np.float32)), axis=0)
+    with pytest.raises(tandem.ValueError):
+        eng.sum(d, axis=(0, 0))
 
 
 def gpu_count():
