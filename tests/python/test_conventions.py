@@ -221,7 +221,11 @@ class Expected:
                     numpy_call(op, x, axis, False)
             return
         if not is_bf16(x.dtype) and not is_bf16(want):
-            self.numpy = numpy_call(op, x, axis, False, want)  # NumPy's type, dtype and shape
+            try:
+                self.numpy = numpy_call(op, x, axis, False, want)  # NumPy's type, dtype and shape
+            except TypeError:  # (a NumPy that refuses the cast dtype= asks for: the table alone)
+                self.numpy = None
+        if self.numpy is not None:
             assert self.numpy.dtype == self.rdt, f"the table's result type {self.rdt} is not NumPy's {self.numpy.dtype}"
             assert np.shape(self.numpy) == result_shape(x.shape, self.axes, False)
         self.ref, self.bound = reference(op, x, axis, want)
@@ -499,8 +503,8 @@ def test_dtype_argument(eng, op, dtype):
 def test_dtype_converts_first(eng):
     """The points where converting first matters, as NumPy computes them."""
     f = np.array([1.7, 2.9, -1.5, 0.5])
-    assert eng.sum(f, dtype=np.int32) == np.sum(f, dtype=np.int32) == 2  # each element truncated
-    assert eng.mean(f, dtype=np.int64) == np.mean(f, dtype=np.int64) == 0
+    assert eng.sum(f, dtype=np.int32) == 2  # each element truncated (NumPy 1's np.sum(f, dtype=np.int32))
+    assert eng.mean(f, dtype=np.int64) == 0  # the sum 2, divided by 4, truncated
     i = np.array([2**31 - 1] * 4, np.int32)
     assert eng.sum(i) == np.sum(i) == 4 * (2**31 - 1)  # int64: no wrap-around
     assert eng.sum(i, dtype=np.float32) == np.sum(i, dtype=np.float32)
