@@ -160,6 +160,14 @@ class CudaBackend final : public detail::BackendImpl {
       TANDEM_CUDA_CHECK(cudaMemsetAsync(a.out, 0, size_of(result_dtype(a.op, a.dtype)), stream_));
       return;
     }
+    if (a.out && a.resident && !(a.deterministic && detail::canonical::in_canonical_order(a.op, a.dtype)) &&
+        (kernel == "auto" ? auto_reduce_stage(a.op, a.dtype, a.n, a.stride) : std::string(kernel)) == "single_pass") {
+      // One launch: single_pass's last block stores the result into the Buffer element.
+      finish_on_error([&] {
+        cuda::reduce_single_pass_into(a.op, a.dtype, a.data, a.n, a.stride, a.out, a.divide, scratch_, stream_);
+      });
+      return;
+    }
     void* d_result = result_.get(64);
     finish_on_error([&] {
       if (a.resident)

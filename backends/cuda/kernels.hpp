@@ -26,6 +26,11 @@ std::string auto_reduce_stage(Op op, Dtype dtype, std::int64_t n, std::int64_t s
 void reduce(std::string_view stage, Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride,
             void* d_result, Workspace& ws, cudaStream_t stream);
 
+// single_pass with the op's result stored into out as detail::store_result writes it (a *_into call in
+// one launch: the stage's last block stores it; `divide`: a mean, divided by n).
+void reduce_single_pass_into(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* out,
+                             bool divide, Workspace& ws, cudaStream_t stream);
+
 // Deterministic mode's sum of a sum-like op (sum; sumsq: of the squares) of a floating dtype in the
 // canonical order of common/canonical.hpp, as the dtype's compute type.
 void reduce_canonical_sum(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,

@@ -197,4 +197,29 @@ void reduce(std::string_view stage, Op op, Dtype dtype, const void* x, std::int6
   });
 }
 
+namespace {
+// The op's result (detail::store_result: NaN canonical, a mean divided by count) into out, by the
+// reduction's last block.
+template <Op O, class T>
+struct StoreResult {
+  void* out;
+  Index count;
+  bool divide;
+  __device__ void operator()(const typename detail::OpFor<O, T>::type::Acc& acc) const {
+    detail::store_result<O, T>(acc, count, divide, out, 0);
+  }
+};
+}  // namespace
+
+void reduce_single_pass_into(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* out,
+                             bool divide, Workspace& ws, cudaStream_t stream) {
+  detail::visit(dtype, [&]<class T>(std::type_identity<T>) {
+    detail::visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      using Operator = typename detail::OpFor<O, T>::type;
+      reduction::reduce_single_pass_to<Operator>(static_cast<const T*>(x), n, stride, StoreResult<O, T>{out, n, divide},
+                                                 ws, stream);
+    });
+  });
+}
+
 }  // namespace tandem::cuda

@@ -20,17 +20,25 @@ namespace tandem::cuda::reduction {
 inline constexpr unsigned kSinglePassBlockSize = 256;
 inline constexpr int kSinglePassLoadsInFlight = 4;
 
+// Where the kernel puts its result: the accumulator (the stage as the ladder runs it), or a Store of the
+// caller's (the *_into calls store the op's result itself, saving the launch that would convert it).
 template <class Op>
+struct StoreAcc {
+  typename Op::Acc* result;
+  __device__ void operator()(const typename Op::Acc& acc) const { *result = acc; }
+};
+
+template <class Op, class Store>
 __global__ void __launch_bounds__(kSinglePassBlockSize)
     single_pass_kernel(const typename Op::In* __restrict__ x, Index n, Index stride, VectorSplit split,
-                       typename Op::Acc* partials, unsigned* blocks_done, typename Op::Acc* result) {
+                       typename Op::Acc* partials, unsigned* blocks_done, Store result) {
   using Acc = typename Op::Acc;
   __shared__ bool is_last_block;
 
   Acc acc = accumulate_grid_stride<Op, kSinglePassLoadsInFlight>(x, n, stride, split);
   acc = block_reduce<Op>(acc);
   if (gridDim.x == 1) {  // small n: one block holds the result; no fences, no counter
-    if (threadIdx.x == 0) *result = acc;
+    if (threadIdx.x == 0) result(acc);
     return;
   }
   if (threadIdx.x == 0) {
@@ -48,15 +56,15 @@ __global__ void __launch_bounds__(kSinglePassBlockSize)
   Acc total = Op::identity();
   for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) total = Op::combine(total, load_from_l2(&partials[b]));
   total = block_reduce<Op>(total);
-  if (threadIdx.x == 0) *result = total;
+  if (threadIdx.x == 0) result(total);
 }
 
-template <class Op>
-void reduce_single_pass(const typename Op::In* x, Index n, Index stride, typename Op::Acc* result, Workspace& ws,
-                        cudaStream_t stream) {
+template <class Op, class Store>
+void reduce_single_pass_to(const typename Op::In* x, Index n, Index stride, Store result, Workspace& ws,
+                           cudaStream_t stream) {
   using In = typename Op::In;
   using Acc = typename Op::Acc;
-  const auto kernel = single_pass_kernel<Op>;
+  const auto kernel = single_pass_kernel<Op, Store>;
   const Index elements_per_block_step = Index{kSinglePassBlockSize} * kSinglePassLoadsInFlight * kElementsPerVector<In>;
   const unsigned blocks = device_grid_size(kernel, kSinglePassBlockSize, 0, n, elements_per_block_step);
 
@@ -65,6 +73,12 @@ void reduce_single_pass(const typename Op::In* x, Index n, Index stride, typenam
   kernel<<<blocks, kSinglePassBlockSize, 0, stream>>>(x, n, stride, split_for_vectors(x, n, stride), partials,
                                                       blocks_done, result);
   TANDEM_CUDA_CHECK_LAUNCH();
+}
+
+template <class Op>
+void reduce_single_pass(const typename Op::In* x, Index n, Index stride, typename Op::Acc* result, Workspace& ws,
+                        cudaStream_t stream) {
+  reduce_single_pass_to<Op>(x, n, stride, StoreAcc<Op>{result}, ws, stream);
 }
 
 }  // namespace tandem::cuda::reduction
