@@ -94,6 +94,14 @@ Cache& cache() {
 
 }  // namespace
 
+// Whether d is one of NumPy's own descriptors of the element types (native byte order).
+bool known_dtype(const py::dtype& d) {
+  Cache& c = cache();
+  for (const py::object& t : c.np_dtype)
+    if (t && d.ptr() == t.ptr()) return true;
+  return false;
+}
+
 Dtype dtype_of(const py::dtype& d) {
   Cache& c = cache();
   for (const tandem::DtypeInfo& t : tandem::dtypes)  // the common case: NumPy's own descriptor objects
@@ -204,7 +212,7 @@ Array host_array(const py::object& x, bool writable) {
   if (!arr) throw tandem::type_error("tandem: expected an array (NumPy, or anything numpy.asarray takes)");
   if (writable && !arr.writeable()) throw tandem::value_error("tandem: out= is read-only");
   // Bytes in the other order ('>f4' on this machine): an input is converted, an output refused (dtype_of).
-  if (!writable && !arr.dtype().attr("isnative").cast<bool>())
+  if (!writable && !known_dtype(arr.dtype()) && !arr.dtype().attr("isnative").cast<bool>())
     arr = py::array(arr.attr("astype")(arr.dtype().attr("newbyteorder")("=")));
   Array a = from_numpy(arr);
   if (writable) {
@@ -337,7 +345,7 @@ void copy_on_stream(void* dst, const void* src, std::size_t bytes, std::uintptr_
   tandem::detail::cuda_module().copy_on_stream(dst, src, bytes, stream);
 }
 
-Array device_array(const py::object& x, std::uintptr_t stream) {
+Array device_array(const py::object& x, std::uintptr_t stream, int device) {
   Array a;
   a.device = true;
   std::tie(a.lib, a.library) = library_of(x);
@@ -352,10 +360,10 @@ Array device_array(const py::object& x, std::uintptr_t stream) {
       throw tandem::type_error("tandem takes " + dtype_names() + " tensors, not " + std::string(py::str(dtype)) +
                                "; convert it first (x.float(), ...)");
     a.data = reinterpret_cast<void*>(x.attr("data_ptr")().cast<std::uintptr_t>());
-    a.device_id = x.attr("get_device")().cast<int>();
+    a.device_id = device >= 0 ? device : x.attr("get_device")().cast<int>();
     for (const py::handle n : x.attr("shape")) a.shape.push_back(n.cast<std::int64_t>());
     for (const py::handle n : py::tuple(x.attr("stride")())) a.strides.push_back(n.cast<std::int64_t>());
-    order_after(library_stream(a), a.device_id, stream);
+    if (device < 0) order_after(library_stream(a), a.device_id, stream);  // (device given: stream is the library's)
     return a;
   }
   if (py::hasattr(x, "__dlpack__")) {

@@ -81,7 +81,9 @@ bool is_device_array(const py::object& x);
 // A device array, read in place. `stream` is the consumer stream (the engine's cudaStream_t as an
 // integer) for DLPack's handshake: the producer orders its pending work before it. For
 // __cuda_array_interface__ with a stream, and PyTorch tensors, the same ordering is made with an event.
-Array device_array(const py::object& x, std::uintptr_t stream);
+// device >= 0: x is a PyTorch or CuPy array on that GPU and `stream` the library's current stream there
+// (device_stream's answers: nothing to order).
+Array device_array(const py::object& x, std::uintptr_t stream, int device = -1);
 // A C-ordered copy of device array `a` made by its library (CuPy, PyTorch; others: tandem::Error), read
 // as device_array(copy, stream): for layouts a tandem view cannot express (negative, unaligned, 0 strides).
 Array contiguous_device_copy(const Array& a, std::uintptr_t stream);

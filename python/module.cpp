@@ -79,7 +79,7 @@ Input PyEngine::input(const py::object& x) const {
     if (keeper && !on_stream_.contains(in.stream)) keepers_.append(keeper);  // (the stream outlives its engine)
     in.eng = &engine_on(in.stream);
   }
-  in.a = device_array(x, in.stream);
+  in.a = device_array(x, in.stream, in.wait ? -1 : device);
   return in;
 }
 
