@@ -229,6 +229,27 @@ Array host_array(const py::object& x, bool writable) {
   return from_numpy(cache().ascontiguousarray(arr));
 }
 
+Array host_output(const py::object& x) {
+  if (!py::isinstance<py::array>(x))
+    throw tandem::type_error("tandem: out= must be an array (NumPy for host inputs), not " +
+                             std::string(py::str(py::type::of(x).attr("__name__"))));
+  const auto arr = py::reinterpret_borrow<py::array>(x);
+  if (!arr.writeable()) throw tandem::value_error("tandem: out= is read-only");
+  Array a = from_numpy(arr);
+  bool aliased = false;
+  for (std::size_t d = 0; d < a.shape.size(); ++d) aliased |= a.shape[d] > 1 && a.strides[d] == 0;
+  if (aliased && arr.size() > 0)  // (several results would land on one element)
+    throw tandem::value_error("tandem: out= repeats elements (a stride of 0); pass an array of its own memory");
+  if (!a.data) {  // described, not written in place
+    a = Array{};
+    a.dtype = dtype_of(arr.dtype());
+    a.shape.assign(arr.shape(), arr.shape() + arr.ndim());
+    a.strides.assign(std::size_t(arr.ndim()), 0);
+  }
+  a.keep = x;
+  return a;
+}
+
 Array contiguous_copy(const Array& a) { return from_numpy(cache().ascontiguousarray(a.keep)); }
 
 bool is_device_array(const py::object& x) {

@@ -73,6 +73,10 @@ py::tuple to_tuple(const std::vector<std::int64_t>& v);
 // are copied (np.ascontiguousarray), bytes in the other order converted; `writable` arrays (outputs) are
 // never copied: such layouts, repeated elements (stride 0) and the other byte order are errors instead.
 Array host_array(const py::object& x, bool writable = false);
+// out= on the host: a writable NumPy array of tandem's element types (tandem.ValueError if read-only),
+// its shape and dtype; `data` null when tandem cannot write it in place (negative or unaligned strides:
+// results are then copied into it by NumPy). Repeating strides (0) are a tandem.ValueError. keep is x.
+Array host_output(const py::object& x);
 // A C-contiguous copy of a host array (for layouts a tandem view cannot express).
 Array contiguous_copy(const Array& a);
 

@@ -54,7 +54,9 @@ class PyEngine {
 
   // x as an Input (a device array needs a CUDA engine of one GPU, the array's).
   Input input(const py::object& x) const;
-  // An output array (out=) where `like`'s work runs.
+  // An output array (out=) where `like`'s work runs: its shape and dtype, and `data` null when it cannot
+  // be written in place (negative or unaligned strides; then a result is copied into it). Repeating
+  // strides are an error.
   Array output(const py::object& x, const Input& like) const;
 
  private:

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 namespace tandem_python {
 
@@ -10,11 +11,13 @@ std::vector<bool> reduced_axes(const py::object& axis, int ndim, bool tuples) {
   std::vector<bool> reduced(std::size_t(ndim), axis.is_none());
   if (axis.is_none()) return reduced;
   auto one = [&](const py::handle& h) {
-    if (!py::isinstance<py::int_>(h) || py::isinstance<py::bool_>(h))
+    // (Any integer: Python's, NumPy's; not a bool, as NumPy.)
+    if (!PyIndex_Check(h.ptr()) || PyBool_Check(h.ptr()) ||
+        std::string_view(Py_TYPE(h.ptr())->tp_name).starts_with("numpy.bool"))
       throw tandem::type_error("tandem: axis must be None, an int or a tuple of ints, not " +
                                std::string(py::str(py::type::of(h).attr("__name__"))) +
                                " (axis=1: one result per row of a matrix, axis=0: one per column)");
-    const auto given = h.cast<std::int64_t>();
+    const auto given = py::reinterpret_steal<py::int_>(PyNumber_Index(h.ptr())).cast<std::int64_t>();
     const std::int64_t ax = given < 0 ? given + ndim : given;
     if (ax < 0 || ax >= ndim)
       throw tandem::value_error("tandem: axis " + std::to_string(given) +
@@ -23,7 +26,7 @@ std::vector<bool> reduced_axes(const py::object& axis, int ndim, bool tuples) {
       throw tandem::value_error("tandem: axis " + std::to_string(given) + " is named twice");
     reduced[std::size_t(ax)] = true;
   };
-  if (py::isinstance<py::tuple>(axis) || py::isinstance<py::list>(axis)) {
+  if (py::isinstance<py::tuple>(axis)) {
     if (!tuples) throw tandem::type_error("tandem: argmin and argmax take one axis (an int) or None, not a tuple");
     for (const py::handle h : axis) one(h);
   } else {

@@ -40,11 +40,12 @@ std::vector<std::int64_t> broadcast(std::vector<std::int64_t> x, std::vector<std
   return x;
 }
 
-// x (2 or more dimensions) as an Operand over the batch shape `batch`: read in place when its batch
+// x (2 or more dimensions) as an Operand `op` over the batch shape `batch`: read in place when its batch
 // dimensions form one run (or it is one matrix for every entry) and its rows or columns have unit stride
-// (columns: read as the transpose, `trans` flipped); else copied (repeated to the batch shape) by its
-// library.
-Operand operand(Array& x, const std::vector<std::int64_t>& batch, bool& trans, std::uintptr_t stream) {
+// (columns: read as the transpose, `trans` flipped); else, with may_copy, copied (repeated to the batch
+// shape) by its library, or false.
+bool operand(Array& x, const std::vector<std::int64_t>& batch, bool& trans, std::uintptr_t stream, Operand& result,
+             bool may_copy = true) {
   for (int attempt = 0;; ++attempt) {
     const std::size_t r = x.shape.size() - 2;
     Operand op;
@@ -73,13 +74,19 @@ Operand operand(Array& x, const std::vector<std::int64_t>& batch, bool& trans, s
     if (ok) {
       if (flip) trans = !trans;
       if (op.count == 1) op.stride = 0;
-      return op;
+      result = op;
+      return true;
     }
+    if (!may_copy) return false;
     if (attempt > 0) throw tandem::value_error("tandem.matmul: internal layout error (please report it)");
     std::vector<std::int64_t> full = batch;
     full.push_back(x.shape[r]), full.push_back(x.shape[r + 1]);
+    const std::vector<std::int64_t> shape = own == 1 ? x.shape : full;
     x = own == 1 ? (x.device ? contiguous_device_copy(x, stream) : contiguous_copy(x))
                  : broadcast_copy(x, full, stream);
+    // (A vector's copy is 1-D: the dimension matmul gave it comes back, in C order.)
+    x.shape = shape, x.strides.assign(shape.size(), 1);
+    for (std::size_t d = shape.size() - 1; d > 0; --d) x.strides[d - 1] = x.strides[d] * shape[d];
   }
 }
 
@@ -94,7 +101,7 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const Ma
     throw tandem::value_error("tandem.matmul: a and b are GPU arrays of different libraries or streams; use one");
   if (a.dtype != b.dtype)
     throw tandem::type_error(std::string("tandem.matmul: a holds ") + tandem::info(a.dtype).array_name + " and b " +
-                             tandem::to_string(b.dtype) + "; convert one (e.g. b.astype(a.dtype))");
+                             tandem::info(b.dtype).array_name + "; convert one (e.g. b.astype(a.dtype))");
   if (!tandem::info(a.dtype).matmul)
     throw tandem::type_error("tandem.matmul takes " + dtype_names(true) + ", not " + tandem::info(a.dtype).array_name);
   if (a.ndim() == 0 || b.ndim() == 0)
@@ -129,6 +136,7 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const Ma
   if (vec_a) given_shape.erase(given_shape.end() - (vec_b ? 1 : 2));
   const Dtype cd = tandem::info(a.dtype).compute;
   Array c;
+  bool via_copy = false;  // out= that cannot be written in place: computed into a new array, then copied
   if (m.out.is_none()) {
     if (m.beta != 0) throw tandem::value_error("tandem.matmul: beta != 0 reads out; pass it as out=");
     c = new_array_like(a, shape, cd);
@@ -143,26 +151,34 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const Ma
     c.shape = shape, c.strides.resize(c.shape.size() - (vec_a ? 1 : 0) - (vec_b ? 1 : 0));
     if (vec_b) c.strides.push_back(1);
     if (vec_a) c.strides.insert(c.strides.end() - 1, 0);
+    via_copy = c.data == nullptr;
   }
-  const py::object result =
-      m.out.is_none() ? (given_shape == shape ? c.keep : c.keep.attr("reshape")(to_tuple(given_shape))) : m.out;
   std::int64_t count = 1;
   for (std::int64_t n : batch) count *= n;
-  if (count == 0 || mm == 0 || nn == 0) return result;
+  auto result = [&] {  // out=, or the new array without the vectors' dimensions (a NumPy scalar for two vectors)
+    if (!m.out.is_none()) return m.out;
+    py::object r = given_shape == shape ? c.keep : c.keep.attr("reshape")(to_tuple(given_shape));
+    return given_shape.empty() && !a.device ? r.attr("__getitem__")(py::tuple()) : r;
+  };
+  if (count == 0 || mm == 0 || nn == 0) return result();
   if (ka == 0) {  // a sum of no products: 0 (beta * out)
     library_copy(c.keep, m.beta == 0 || m.out.is_none() ? py::object(py::int_(0)) : c.keep * py::float_(m.beta), c.lib);
-    return result;
+    return result();
   }
-  Operand A = operand(a, batch, trans_a, ia.stream), B = operand(b, batch, trans_b, ib.stream);
+  Operand A, B, C;
+  operand(a, batch, trans_a, ia.stream, A);
+  operand(b, batch, trans_b, ib.stream, B);
   bool ta = trans_a, tb = trans_b;
   // out in Fortran order (columns of unit stride): its transpose is row-major, and out^T = op(b)^T op(a)^T.
   bool swapped = false;
-  const PyObject* written = c.keep.ptr();
-  Operand C = operand(c, batch, swapped, ia.stream);
-  if (c.keep.ptr() != written)  // (operand copied it: out= must be written in place)
-    throw tandem::value_error(
-        "tandem.matmul: out= needs rows or columns of unit stride and its batch entries one "
-        "stride apart; pass a C-ordered array");
+  // (out= in place needs its entries apart: a batch stride past one entry's elements.)
+  if (via_copy || !operand(c, batch, swapped, ia.stream, C, false) ||
+      (C.count > 1 && C.stride < (C.rows - 1) * C.ld + C.cols)) {
+    via_copy = true, swapped = false;
+    c = new_array_like(a, shape, cd);
+    if (m.beta != 0) library_copy(c.keep, m.out.attr("reshape")(to_tuple(shape)), a.lib);
+    operand(c, batch, swapped, ia.stream, C);
+  }
   if (swapped) std::swap(A, B), ta = !trans_b, tb = !trans_a;
   const Array& ax = swapped ? b : a;
   const Array& bx = swapped ? a : b;
@@ -193,8 +209,10 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const Ma
                    cb.batch(sz(C.rows), sz(C.cols), sz(C.count), sz(C.stride), sz(C.ld)), o);
       },
       tandem::detail::matmul_types{});
+  if (via_copy)
+    library_copy(m.out, given_shape == shape ? c.keep : c.keep.attr("reshape")(to_tuple(given_shape)), a.lib);
   if (ia.wait) eng.synchronize();
-  return result;
+  return result();
 }
 
 }  // namespace tandem_python

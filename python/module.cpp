@@ -91,15 +91,19 @@ Array PyEngine::output(const py::object& x, const Input& like) const {
   if (device_out != like.a.device)
     throw tandem::value_error(like.a.device ? "tandem: out= is a host array but the inputs are GPU arrays"
                                             : "tandem: out= is a GPU array but the inputs are host arrays");
-  if (!device_out) return host_array(x, true);
+  if (!device_out) return host_output(x);
   Array o = device_array(x, like.stream);
-  bool aliased = false;
-  for (std::size_t d = 0; d < o.shape.size(); ++d) aliased |= o.shape[d] > 1 && o.strides[d] == 0;
-  if (o.keep.ptr() != x.ptr() || aliased)
-    throw tandem::value_error("tandem: out= has negative, unaligned or repeating strides; pass a C-ordered array");
   if (o.device_id != like.a.device_id)
     throw tandem::value_error("tandem: out= is on GPU " + std::to_string(o.device_id) + ", the inputs on GPU " +
                               std::to_string(like.a.device_id));
+  bool aliased = false;
+  for (std::size_t d = 0; d < o.shape.size(); ++d) aliased |= o.shape[d] > 1 && o.strides[d] == 0;
+  if (aliased && o.size() > 0)
+    throw tandem::value_error("tandem: out= repeats elements (a stride of 0); pass an array of its own memory");
+  if (o.keep.ptr() != x.ptr()) {  // (a copy of it was read: not in place)
+    o.release();
+    o.data = nullptr, o.keep = x;
+  }
   return o;
 }
 
@@ -116,7 +120,7 @@ py::dict kernel_dict(const tandem::KernelInfo& k) {
   py::dict d;
   d["name"] = k.name;
   py::list dtypes, ops;
-  for (Dtype t : k.dtypes) dtypes.append(tandem::to_string(t));
+  for (Dtype t : k.dtypes) dtypes.append(tandem::info(t).array_name);  // (NumPy's names)
   for (tandem::Op op : k.ops) ops.append(tandem::to_string(op));
   d["dtypes"] = dtypes, d["ops"] = ops, d["precision"] = tandem::to_string(k.precision);
   d["deterministic"] = k.deterministic, d["determinism"] = tandem::to_string(k.determinism);

@@ -46,8 +46,7 @@ std::string axes_text(const std::vector<bool>& reduced) {
 
 // NumPy's rule: a reduction with no identity (min, max, mean, argmin, argmax) of no elements is an error.
 void check_nonempty(Op op, const Array& a, const std::vector<bool>& reduced) {
-  if (tandem::info(op).empty != tandem::EmptyRule::error || reduced_size(a, reduced) > 0 || kept_size(a, reduced) == 0)
-    return;
+  if (tandem::info(op).empty != tandem::EmptyRule::error || reduced_size(a, reduced) > 0) return;
   throw tandem::value_error(std::string("tandem: ") + tandem::to_string(op) + " of an empty array (shape " +
                             shape_text(a.shape) + ")" + axes_text(reduced) +
                             " has no value; check for empty arrays first (the sum of no elements is 0)");
