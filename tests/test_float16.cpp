@@ -271,7 +271,8 @@ TANDEM_BACKEND_TEST(reductions_of_16_bit_inputs, "float16: reductions of bfloat1
 template <class H>
 void check_per(const tandem::Engine& eng) {
   CAPTURE(test::type_name<H>());
-  const std::size_t shapes[][3] = {{1, 1, 0}, {3, 5, 2}, {33, 65, 1}, {257, 31, 0}, {5, 4099, 3}, {4100, 3, 1}};
+  const std::size_t shapes[][3] = {{1, 1, 0},    {3, 5, 2},   {33, 65, 1}, {257, 31, 0}, {5, 4099, 3},
+                                   {4100, 3, 1}, {40, 13, 3}, {20, 16, 0}, {11, 32, 0},  {300, 5, 100}};
   for (const auto& s : shapes) {
     const std::size_t rows = s[0], cols = s[1], ld = cols + s[2];
     CAPTURE(rows);

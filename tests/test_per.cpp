@@ -170,6 +170,9 @@ std::vector<Shape> shapes() {
                           {7, 13, 5},    {13, 7, 0},    {31, 33, 1},  {33, 31, 0}, {63, 65, 3},  {65, 63, 0},
                           {127, 129, 0}, {129, 127, 7}, {255, 2, 1},  {2, 255, 0}, {1, 4097, 0}, {4097, 1, 0},
                           {1, 1025, 9},  {1025, 3, 0},  {5, 2049, 0}, {2049, 5, 1}};
+  // Rows of 8, 16 and 32 (whole pieces of the CPU's narrow rows, backends/cpu/narrow.hpp), columns read
+  // in groups of rows with the padding between them (ld 16, 64), and a slice of 5 columns of a wider matrix.
+  s.insert(s.end(), {{9, 8, 1}, {100, 16, 0}, {50, 32, 0}, {130, 9, 7}, {200, 64, 0}, {70, 16, 48}, {300, 5, 100}});
   if (!test::quick()) s.push_back({1000, 1000, 3});
   return s;
 }

@@ -1,10 +1,14 @@
 // Per-row and per-column reductions on the CPU (oneTBB), with the operators of
 // common/reduce_ops.hpp, so NaN, signed-zero and first-index rules are those of the vector ops.
-//   per row     rows in parallel, each row one leaf of the vector kernels (cpu_reduce_acc_each: Eigen sums,
-//               SIMD min/max, arg leaves); rows longer than kLongRow are each reduced on all cores.
+//   per row     rows in parallel (about kLeafElements elements a task). Rows of at most
+//               cpu_narrow::kNarrowRow elements: one short loop each (backends/cpu/narrow.hpp; float sums
+//               in the canonical order, in both modes). Longer rows: each row one leaf of the vector
+//               kernels (cpu_reduce_acc_each: Eigen sums, SIMD min/max, arg leaves); rows longer than
+//               kLongRow are each reduced on all cores.
 //   per column  rows split in parallel, the same way on every call; a leaf walks its rows and accumulates
 //               each row into one accumulator per column (contiguous, so the loop over columns
-//               vectorises); leaves combine column by column in a fixed tree.
+//               vectorises; up to cpu_narrow::kNarrowColumns columns, narrow.hpp's column_acc reads
+//               groups of rows as one run of lanes); leaves combine column by column in a fixed tree.
 //   deterministic sums (sum-like ops) of floats: each row's or column's canonical sum
 //               (common/canonical.hpp). Per
 //               column, a task takes one 4096-row chunk of a block of columns and keeps the 32 lanes of
@@ -20,6 +24,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/narrow.hpp"
 #include "common/canonical.hpp"
 #include "common/dispatch.hpp"
 #include "common/host_reduce.hpp"
@@ -57,6 +62,13 @@ void per_row(const MatrixReduceArgs& a, const T* x, void* out) {
   using Acc = typename Operator::Acc;
   const std::int64_t rows = a.rows, cols = a.cols, ld = a.ld;
   const std::int64_t grain = std::max<std::int64_t>(1, kLeafElements / std::max<std::int64_t>(cols, 1));
+  if (cols <= cpu_narrow::kNarrowRow) {  // both modes: a narrow row's float sum is the canonical one
+    tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows, grain), [&](const tbb::blocked_range<std::int64_t>& r) {
+      for (std::int64_t i = r.begin(); i < r.end(); ++i)
+        store<O, T>(a, cpu_narrow::row_acc<O>(x + i * ld, cols), cols, out, i);
+    });
+    return;
+  }
   if constexpr (additive<Operator> && is_floating_v<T>) {
     if (a.deterministic) {
       tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows, grain),
@@ -86,6 +98,10 @@ void per_column(const MatrixReduceArgs& a, const T* x, void* out) {
   const std::int64_t grain = std::max<std::int64_t>(1, kLeafElements / cols);
   // Rows [r.begin(), r.end()) into one accumulator per column.
   auto leaf = [&](const tbb::blocked_range<std::int64_t>& r, std::vector<Acc> acc) {
+    if (cols <= cpu_narrow::kNarrowColumns) {
+      cpu_narrow::column_acc<O>(x + r.begin() * ld, r.begin(), std::int64_t(r.size()), cols, ld, acc.data());
+      return acc;
+    }
     Acc* __restrict__ p = acc.data();
     for (std::int64_t i = r.begin(); i < r.end(); ++i) {
       const T* __restrict__ row = x + i * ld;
