@@ -20,6 +20,8 @@
 //   overhead/cpu/{engine,raw_backend}/...   engine.sum() of 16 floats against BackendImpl::reduce()
 //   per/cpu/{row,col}[/deterministic]/sum/float/<rows>x<cols>  eng.sum(MatrixView, Per, out) of 4096 x 4096
 //                                           and 2^18 x 64 floats; GB/s counts the matrix's bytes
+//   per/cpu/row/{argmin,min,sum}/float/200000x16  per-row reductions of narrow rows (NumPy's
+//                                           X.argmin(axis=1) of a 200000 x 16 float32 X); GB/s likewise
 //   strided/cpu/<kernel>/{aos_field,soa}/float/n:<n>  one float field of 2-float structs
 //                                           (tandem::field, stride 2) against the same values
 //                                           contiguous; GB/s counts the useful n*4 bytes
@@ -193,6 +195,42 @@ void register_per(Suite& suite) {
       }
 }
 
+// per/cpu/row/<op>/float/200000x16: argmin, min and sum of each 16-float row (small integers: many ties,
+// exact sums), checked once against plain loops before timing.
+void register_per_narrow(Suite& suite) {
+  static constexpr std::size_t rows = 200000, cols = 16;
+  for (Op op : {Op::argmin, Op::min, Op::sum})
+    tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      const std::string name =
+          std::string("per/cpu/row/") + op_name(O) + "/float/" + std::to_string(rows) + "x" + std::to_string(cols);
+      benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, name](State& state) {
+                                     std::vector<float> m(rows * cols);
+                                     for (std::size_t i = 0; i < m.size(); ++i)
+                                       m[i] = float(int(i * 2654435761u % 17) - 8);
+                                     std::vector<tandem::op_result_t<O, float>> out(rows);
+                                     const tandem::MatrixView<const float> view{m.data(), rows, cols, cols};
+                                     suite.eng.reduce<O>(view, tandem::Per::row, std::span(out));
+                                     for (std::size_t i = 0; i < rows; ++i) {
+                                       const float* row = m.data() + i * cols;
+                                       double want = 0;
+                                       if constexpr (O == Op::argmin)
+                                         want = double(std::min_element(row, row + cols) - row);  // the first least
+                                       else if constexpr (O == Op::min)
+                                         want = *std::min_element(row, row + cols);
+                                       else
+                                         want = std::accumulate(row, row + cols, 0.0);
+                                       if (double(out[i]) != want)
+                                         throw std::runtime_error(name + ": wrong result " + std::to_string(i));
+                                     }
+                                     for (auto _ : state) suite.eng.reduce<O>(view, tandem::Per::row, std::span(out));
+                                     const double bytes = double(rows * cols * sizeof(float));
+                                     set_bandwidth_counters(state, bytes,
+                                                            suite.sweep.bytes_per_second(rows * cols * sizeof(float)));
+                                   }))
+          ->UseRealTime();
+    });
+}
+
 template <class T>
 void register_eigen_gemm(Suite& suite, const Shape& s) {
   const std::string name = "baseline/eigen_gemm/" + std::string(type_name<T>()) + "/" + shape_label(s);
@@ -267,6 +305,7 @@ int main(int argc, char** argv) {
   register_overhead(suite, "serial");
   register_strided(suite, 1u << 24);
   register_per(suite);
+  register_per_narrow(suite);
   const std::vector<Shape> shapes = {{512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {1000, 1000, 1000}};
   std::vector<Shape> float_shapes = shapes;
   float_shapes.push_back({4096, 4096, 4096});  // issue #14's second size against Eigen's own threading
