@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <regex>
 #include <utility>
 
 #include "common/backend.hpp"
@@ -193,7 +194,9 @@ std::string python_words(std::string s) {
   for (const auto& [cxx, py] : words)
     for (std::size_t at = s.find(cxx); at != std::string::npos; at = s.find(cxx, at + std::strlen(py)))
       s.replace(at, std::strlen(cxx), py);
-  return s;
+  // The C++ names of element types as NumPy's (the others are the same in both).
+  static const std::regex floats(R"(\bfloat\b)"), doubles(R"(\bdouble\b)");
+  return std::regex_replace(std::regex_replace(s, doubles, "float64"), floats, "float32");
 }
 
 }  // namespace

@@ -50,77 +50,88 @@ def row(group, case, unit, mine, base, theirs):
                  "ratio": (theirs / mine) if unit == "us" or unit == "ms" else (mine / theirs)})
 
 
+# ---- device (PyTorch, CuPy) ----------------------------------------------------------------------
+def device_rows():
+    if "cuda: usable" in tandem.info():
+        gpu = tandem.Engine("cuda")
+        n = 1 << (24 if args.quick else 28)
+        try:
+            import torch
+            sync = torch.cuda.synchronize
+            t64 = torch.arange(64, dtype=torch.float32, device="cuda")
+            calls = 200 if args.quick else 2000
+            row("torch", "sum of 64 float32, per call", "us", median_seconds(lambda: gpu.sum(t64), calls, sync) * 1e6,
+                "torch.sum", median_seconds(lambda: torch.sum(t64), calls, sync) * 1e6)
+            with torch.cuda.stream(torch.cuda.Stream()):  # (another engine of tandem's, on that stream)
+                row("torch", "sum of 64 float32 on a side stream, per call", "us",
+                    median_seconds(lambda: gpu.sum(t64), calls, sync) * 1e6, "torch.sum",
+                    median_seconds(lambda: torch.sum(t64), calls, sync) * 1e6)
+            y = torch.rand(n, device="cuda")
+            for op in ("sum", "argmax", "min"):
+                row("torch", f"{op} of 2^{n.bit_length() - 1} float32", "GB/s",
+                    y.numel() * 4 / median_seconds(lambda: getattr(gpu, op)(y), 5, sync) / 1e9, f"torch.{op}",
+                    y.numel() * 4 / median_seconds(lambda: getattr(torch, op)(y), 5, sync) / 1e9)
+            side = 1 << (12 if args.quick else 14)
+            mat = torch.rand(side, side, device="cuda")
+            for axis, what in ((1, "row"), (0, "column")):
+                row("torch", f"{what} sums of {side} x {side} float32", "GB/s",
+                    mat.numel() * 4 / median_seconds(lambda: gpu.sum(mat, axis=axis), 5, sync) / 1e9,
+                    f"torch.sum(dim={axis})", mat.numel() * 4 / median_seconds(lambda: torch.sum(mat, dim=axis), 5, sync) / 1e9)
+            k = 2048 if args.quick else 8192
+            for dt in (torch.bfloat16, torch.float16):
+                a = torch.randn(k, k, device="cuda", dtype=dt)
+                b = torch.randn(k, k, device="cuda", dtype=dt)
+                flop = 2.0 * k ** 3
+                row("torch", f"{str(dt)[6:]} matmul {k}^3", "TFLOP/s",
+                    flop / median_seconds(lambda: gpu.matmul(a, b), 5, sync) / 1e12, "a @ b",
+                    flop / median_seconds(lambda: a @ b, 5, sync) / 1e12)
+            del y, mat, a, b
+            torch.cuda.empty_cache()
+        except ImportError:
+            pass
+        try:
+            import cupy as cp
+            sync = cp.cuda.Device().synchronize
+            c64 = cp.arange(64, dtype=cp.float32)
+            calls = 200 if args.quick else 2000
+            row("cupy", "sum of 64 float32, per call", "us", median_seconds(lambda: gpu.sum(c64), calls, sync) * 1e6,
+                "cupy.sum", median_seconds(lambda: cp.sum(c64), calls, sync) * 1e6)
+            x = cp.random.uniform(-1, 1, n, dtype=cp.float32)
+            for op in ("sum", "argmax"):
+                row("cupy", f"{op} of 2^{n.bit_length() - 1} float32", "GB/s",
+                    x.nbytes / median_seconds(lambda: getattr(gpu, op)(x), 5, sync) / 1e9, f"cupy.{op}",
+                    x.nbytes / median_seconds(lambda: getattr(cp, op)(x), 5, sync) / 1e9)
+        except ImportError:
+            pass
+
+
 # ---- host (NumPy) ----------------------------------------------------------------------------------
-cpu = tandem.Engine("cpu")
-small = np.arange(64, dtype=np.float32)
-calls = 2000 if args.quick else 20000
-row("numpy", "sum of 64 float32, per call", "us", median_seconds(lambda: cpu.sum(small), calls) * 1e6,
-    "x.sum()", median_seconds(lambda: small.sum(), calls) * 1e6)
-rng = np.random.default_rng(0)
-for n_side in ((316, 3162) if args.quick else (316, 1000, 3162)):  # 10^5, 10^6, 10^7 elements
-    m = rng.uniform(-1, 1, (n_side, n_side)).astype(np.float32)
-    for op in tandem.ops:
-        theirs = {"sumsq": lambda x, axis: np.einsum("ij,ij->" + {None: "", 0: "j", 1: "i"}[axis], x, x)}.get(
-            op, lambda x, axis, op=op: getattr(x, op)(axis=axis))
-        for axis in (None, 0, 1):
-            mine = median_seconds(lambda: getattr(cpu, op)(m, axis=axis), 3) * 1e3
-            base = median_seconds(lambda: theirs(m, axis), 3) * 1e3
-            row("numpy", f"{op} of {m.size:.0e} float32, axis={axis}", "ms", mine, f"numpy {op}", base)
-km = rng.uniform(-1, 1, (200000, 16)).astype(np.float32)
-for op in ("argmin", "min", "sum"):
-    row("numpy", f"k-means step: {op} per row of 200000 x 16 float32", "ms",
-        median_seconds(lambda: getattr(cpu, op)(km, axis=1), 5) * 1e3, f"x.{op}(axis=1)",
-        median_seconds(lambda: getattr(km, op)(axis=1), 5) * 1e3)
+def host_rows():
+    cpu = tandem.Engine("cpu")
+    small = np.arange(64, dtype=np.float32)
+    calls = 2000 if args.quick else 20000
+    row("numpy", "sum of 64 float32, per call", "us", median_seconds(lambda: cpu.sum(small), calls) * 1e6,
+        "x.sum()", median_seconds(lambda: small.sum(), calls) * 1e6)
+    rng = np.random.default_rng(0)
+    for n_side in ((316, 3162) if args.quick else (316, 1000, 3162)):  # 10^5, 10^6, 10^7 elements
+        m = rng.uniform(-1, 1, (n_side, n_side)).astype(np.float32)
+        for op in tandem.ops:
+            theirs = {"sumsq": lambda x, axis: np.einsum("ij,ij->" + {None: "", 0: "j", 1: "i"}[axis], x, x)}.get(
+                op, lambda x, axis, op=op: getattr(x, op)(axis=axis))
+            for axis in (None, 0, 1):
+                mine = median_seconds(lambda: getattr(cpu, op)(m, axis=axis), 3) * 1e3
+                base = median_seconds(lambda: theirs(m, axis), 3) * 1e3
+                row("numpy", f"{op} of {m.size:.0e} float32, axis={axis}", "ms", mine, f"numpy {op}", base)
+    km = rng.uniform(-1, 1, (200000, 16)).astype(np.float32)
+    for op in ("argmin", "min", "sum"):
+        row("numpy", f"k-means step: {op} per row of 200000 x 16 float32", "ms",
+            median_seconds(lambda: getattr(cpu, op)(km, axis=1), 5) * 1e3, f"x.{op}(axis=1)",
+            median_seconds(lambda: getattr(km, op)(axis=1), 5) * 1e3)
 
-# ---- device (PyTorch, CuPy) ------------------------------------------------------------------------
-if "cuda: usable" in tandem.info():
-    gpu = tandem.Engine("cuda")
-    n = 1 << (24 if args.quick else 28)
-    try:
-        import torch
-        sync = torch.cuda.synchronize
-        t64 = torch.arange(64, dtype=torch.float32, device="cuda")
-        calls = 200 if args.quick else 2000
-        row("torch", "sum of 64 float32, per call", "us", median_seconds(lambda: gpu.sum(t64), calls, sync) * 1e6,
-            "torch.sum", median_seconds(lambda: torch.sum(t64), calls, sync) * 1e6)
-        y = torch.rand(n, device="cuda")
-        for op in ("sum", "argmax", "min"):
-            row("torch", f"{op} of 2^{n.bit_length() - 1} float32", "GB/s",
-                y.numel() * 4 / median_seconds(lambda: getattr(gpu, op)(y), 5, sync) / 1e9, f"torch.{op}",
-                y.numel() * 4 / median_seconds(lambda: getattr(torch, op)(y), 5, sync) / 1e9)
-        side = 1 << (12 if args.quick else 14)
-        mat = torch.rand(side, side, device="cuda")
-        for axis, what in ((1, "row"), (0, "column")):
-            row("torch", f"{what} sums of {side} x {side} float32", "GB/s",
-                mat.numel() * 4 / median_seconds(lambda: gpu.sum(mat, axis=axis), 5, sync) / 1e9,
-                f"torch.sum(dim={axis})", mat.numel() * 4 / median_seconds(lambda: torch.sum(mat, dim=axis), 5, sync) / 1e9)
-        k = 2048 if args.quick else 8192
-        for dt in (torch.bfloat16, torch.float16):
-            a = torch.randn(k, k, device="cuda", dtype=dt)
-            b = torch.randn(k, k, device="cuda", dtype=dt)
-            flop = 2.0 * k ** 3
-            row("torch", f"{str(dt)[6:]} matmul {k}^3", "TFLOP/s",
-                flop / median_seconds(lambda: gpu.matmul(a, b), 5, sync) / 1e12, "a @ b",
-                flop / median_seconds(lambda: a @ b, 5, sync) / 1e12)
-        del y, mat, a, b
-        torch.cuda.empty_cache()
-    except ImportError:
-        pass
-    try:
-        import cupy as cp
-        sync = cp.cuda.Device().synchronize
-        c64 = cp.arange(64, dtype=cp.float32)
-        calls = 200 if args.quick else 2000
-        row("cupy", "sum of 64 float32, per call", "us", median_seconds(lambda: gpu.sum(c64), calls, sync) * 1e6,
-            "cupy.sum", median_seconds(lambda: cp.sum(c64), calls, sync) * 1e6)
-        x = cp.random.uniform(-1, 1, n, dtype=cp.float32)
-        for op in ("sum", "argmax"):
-            row("cupy", f"{op} of 2^{n.bit_length() - 1} float32", "GB/s",
-                x.nbytes / median_seconds(lambda: getattr(gpu, op)(x), 5, sync) / 1e9, f"cupy.{op}",
-                x.nbytes / median_seconds(lambda: getattr(cp, op)(x), 5, sync) / 1e9)
-    except ImportError:
-        pass
 
+# (The GPU rows first: the CPU engine's worker threads of the host rows stay awake for a while after them.)
+device_rows()
+host_rows()
 print(f"{'case':58} {'unit':>7} {'tandem':>10}  {'baseline':22} {'value':>10}  ratio")
 for r in rows:
     print(f"{r['group'] + ': ' + r['case']:58} {r['unit']:>7} {r['tandem']:10.3f}  {r['baseline']:22} "

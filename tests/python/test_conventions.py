@@ -428,6 +428,12 @@ def test_every_kernel(eng):
             for dtype in DTYPES:
                 if dtype is None:
                     continue
+                if np.dtype(dtype).name not in k["dtypes"]:  # a type it does not take: tandem.TypeError
+                    with failures.case(f"{op}(<{dtype}>, kernel={k['name']!r}) refused"):
+                        with pytest.raises(tandem.TypeError) as e:
+                            getattr(eng, op)(values((7,), dtype, seed=7), kernel=k["name"])
+                        assert not any(w in str(e.value) for w in CXX_WORDS + ("double",)), str(e.value)
+                    continue
                 for shape, axis in [((4099,), None), ((33, 130), None), ((33, 130), 1), ((33, 130), 0)]:
                     x = values(shape, dtype, seed=7)
                     name = f"{op}(<{dtype} {shape}>, axis={axis}, kernel={k['name']!r})"
