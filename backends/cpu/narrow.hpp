@@ -13,13 +13,15 @@
 //   argmin / max  the extreme key as above, then the first index holding it (or the first NaN): a
 //                 second loop, an integer min of (match ? j : n), over a row still in L1.
 //   sum / sumsq   floats: the canonical order of a row of at most canonical::kChunk elements (32 lanes
-//                 and their tree, common/canonical.hpp), so that deterministic mode and the default mode
-//                 give the same bits; integers: one wrapping uint64 sum.
-// Per column, a leaf's rows are read as groups of k rows (k * ld >= kColumnLanes when ld is small): lane
+//                 and their tree, common/canonical.hpp): deterministic mode's sums, and the default
+//                 mode's of 16-bit elements and of squares; float and double sums in the default mode are
+//                 Eigen's as before. Integers: one wrapping uint64 sum.
+// Per column, a leaf's rows are read as groups of k rows (about kColumnBytes when ld is small): lane
 // l of a group accumulates column l % ld of its rows, so the loop over the lanes is long enough to be
 // vectorised even for one column; lanes over the padding between rows are read and ignored.
 #pragma once
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -37,11 +39,14 @@ namespace tandem::detail::cpu_narrow {
 // with rows of 2048 and 4096 the vector leaves were faster for float and double argmin).
 inline constexpr std::int64_t kNarrowRow = 1024;
 static_assert(kNarrowRow <= canonical::kChunk && kNarrowRow < (1 << 15));
-// Columns: at least this many lanes per group of rows (k = ceil(kColumnLanes / ld) rows when
-// ld <= kColumnLanes, else one row of `cols` lanes), and at most this many columns.
-inline constexpr std::int64_t kColumnLanes = 64;
+// Columns: at most kNarrowColumns of them; a group of rows holds at least kColumnBytes (k =
+// ceil(lanes_of<T> / ld) rows when ld <= lanes_of<T>, else one row of `cols` lanes). (64 double lanes
+// ran at half the speed of 32 on Zen 4, 16-bit elements were fastest with 128.)
 inline constexpr std::int64_t kNarrowColumns = 64;
-inline constexpr std::int64_t kMaxLanes = 2 * kColumnLanes;  // (k - 1) * ld + cols < kColumnLanes + cols
+inline constexpr std::int64_t kColumnBytes = 256;
+template <class T>
+inline constexpr std::int64_t lanes_of = kColumnBytes / std::int64_t(sizeof(T));
+inline constexpr std::int64_t kMaxLanes = kColumnBytes / 2 + kNarrowColumns;  // (k - 1) * ld + cols < lanes_of + cols
 
 // The key of an element: an integer whose order is the order of the values (floats: -0.0 below +0.0;
 // NaNs outside the range of every other value, told apart by nan()); value() turns a key back into the
@@ -215,11 +220,16 @@ typename Op::Acc short_row_canonical_sum(const typename Op::In* x, std::int64_t 
   return ((l(0) + l(4)) + (l(2) + l(6))) + ((l(1) + l(5)) + (l(3) + l(7)));
 }
 
-// Backend op O's accumulator over the row x[0 .. n), 1 <= n <= kNarrowRow.
+// Backend op O's accumulator over the row x[0 .. n), 1 <= n <= kNarrowRow. A float or double sum
+// outside deterministic mode (canonical false) is Eigen's, the expression of the vector leaves
+// (cpu_backend.cpp's reduce_leaf): the bits a row had before this path, and faster than the lanes
+// for rows of 12 or more (Zen 4; up to 1.5 times for doubles).
 template <Op O, class T>
-typename OpFor<O, T>::type::Acc row_acc(const T* x, std::int64_t n) {
+typename OpFor<O, T>::type::Acc row_acc(const T* x, std::int64_t n, bool canonical) {
   using Operator = typename OpFor<O, T>::type;
   using K = Keyed<T>;
+  if constexpr (O == Op::sum && std::is_floating_point_v<T>)
+    if (!canonical) return Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(x, n).sum();
   if constexpr (O == Op::sum || O == Op::sumsq) {
     if constexpr (is_floating_v<T>) {
       if (n <= 8) return short_row_canonical_sum<Operator>(x, n);
@@ -254,7 +264,9 @@ void column_acc(const T* x, std::int64_t first, std::int64_t rows, std::int64_t 
   using K = Keyed<T>;
   using Key = typename K::Key;
   // A group is k rows, its lanes x[g * k * ld + l] for l < lanes (the last row's padding is not read).
-  const std::int64_t k = ld <= kColumnLanes ? (kColumnLanes + ld - 1) / ld : 1;
+  constexpr std::int64_t L = lanes_of<T>;
+  static_assert(L + kNarrowColumns <= kMaxLanes);
+  const std::int64_t k = ld <= L ? (L + ld - 1) / ld : 1;
   const std::int64_t lanes = (k - 1) * ld + cols, groups = rows / k;
   const auto group = [&](std::int64_t g) { return x + g * k * ld; };
   // Lane l of group g holds row g * k + l / ld's column l % ld; f(l, row, column) for every lane of a column.

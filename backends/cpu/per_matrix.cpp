@@ -1,8 +1,8 @@
 // Per-row and per-column reductions on the CPU (oneTBB), with the operators of
 // common/reduce_ops.hpp, so NaN, signed-zero and first-index rules are those of the vector ops.
 //   per row     rows in parallel (about kLeafElements elements a task). Rows of at most
-//               cpu_narrow::kNarrowRow elements: one short loop each (backends/cpu/narrow.hpp; float sums
-//               in the canonical order, in both modes). Longer rows: each row one leaf of the vector
+//               cpu_narrow::kNarrowRow elements: one short loop each (backends/cpu/narrow.hpp; float and
+//               double sums Eigen's outside deterministic mode). Longer rows: each row one leaf of the vector
 //               kernels (cpu_reduce_acc_each: Eigen sums, SIMD min/max, arg leaves); rows longer than
 //               kLongRow are each reduced on all cores.
 //   per column  rows split in parallel, the same way on every call; a leaf walks its rows and accumulates
@@ -62,10 +62,10 @@ void per_row(const MatrixReduceArgs& a, const T* x, void* out) {
   using Acc = typename Operator::Acc;
   const std::int64_t rows = a.rows, cols = a.cols, ld = a.ld;
   const std::int64_t grain = std::max<std::int64_t>(1, kLeafElements / std::max<std::int64_t>(cols, 1));
-  if (cols <= cpu_narrow::kNarrowRow) {  // both modes: a narrow row's float sum is the canonical one
+  if (cols <= cpu_narrow::kNarrowRow) {  // (deterministic mode: a narrow row's float sums are canonical)
     tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows, grain), [&](const tbb::blocked_range<std::int64_t>& r) {
       for (std::int64_t i = r.begin(); i < r.end(); ++i)
-        store<O, T>(a, cpu_narrow::row_acc<O>(x + i * ld, cols), cols, out, i);
+        store<O, T>(a, cpu_narrow::row_acc<O>(x + i * ld, cols, a.deterministic), cols, out, i);
     });
     return;
   }
