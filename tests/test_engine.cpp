@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <span>
 #include <thread>
@@ -534,4 +535,30 @@ TANDEM_BACKEND_TEST(host_ranges, "sum/min/max/mean of std::vector and std::array
   const auto buf = eng.upload(v);
   static_assert(std::is_same_v<decltype(buf), const tandem::Buffer<float>>);
   CHECK(buf.to_vector() == v);
+}
+
+TEST_CASE("Error::kind: value, type and failure" * doctest::test_suite("common")) {
+  auto kind_of = [](auto&& f) {
+    try {
+      f();
+    } catch (const tandem::Error& e) {
+      return std::optional<tandem::ErrorKind>(e.kind());
+    }
+    return std::optional<tandem::ErrorKind>();
+  };
+  using K = tandem::ErrorKind;
+  const std::vector<float> x(10, 1.0f);
+  const Engine cpu(Backend::cpu);
+  CHECK(kind_of([] { tandem::parse_backend("gpu"); }) == K::value);
+  CHECK(kind_of([&] { cpu.sum(std::span<const float>(x), {.kernel = "no_such_kernel"}); }) == K::value);
+  CHECK(kind_of([&] { cpu.min(std::span<const float>(x.data(), 0)); }) == K::value);  // empty
+  CHECK(kind_of([&] { (void)cpu.reduce<tandem::Op::sum>(tandem::StridedView<float>{x.data(), 2, 0}); }) == K::value);
+  if (test::cuda_usable()) {
+    const Engine gpu(Backend::cuda);
+    const std::vector<tandem::half> h(10, tandem::half(1.0f));
+    // A textbook stage takes no 16-bit types: a type error.
+    CHECK(kind_of([&] { gpu.sum(std::span<const tandem::half>(h), {.kernel = "interleaved_divergent"}); }) == K::type);
+  } else {
+    CHECK(kind_of([] { Engine e(Backend::cuda); }) == K::failure);  // no usable GPU: not the caller's value
+  }
 }
