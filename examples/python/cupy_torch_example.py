@@ -1,5 +1,6 @@
-"""tandem on GPU arrays of CuPy and PyTorch, read in place (DLPack, with its stream handshake); results
-come back as arrays of the same library. Needs a CUDA GPU and CuPy or PyTorch:
+"""tandem on GPU arrays of CuPy and PyTorch, read in place; the work is enqueued on the library's current
+stream (nothing waits) and results come back as arrays of the same library. Needs a CUDA GPU and CuPy or
+PyTorch, and the interpreter the module was built for:
   PYTHONPATH=build/python python3 examples/python/cupy_torch_example.py"""
 import tandem
 
@@ -8,7 +9,7 @@ try:
     import cupy as cp
 
     x = cp.random.uniform(-1, 1, 1 << 26, dtype=cp.float32)
-    s = eng.sum(x, deterministic=True)  # a 0-d CuPy array, computed on the GPU where x lives
+    s = eng.sum(x, deterministic=True)  # a 0-d CuPy array, computed on the GPU where x lives (float(s) waits)
     print("cupy: sum", float(s), "vs cupy.sum", float(x.sum()))
     print("cupy: per-row max", eng.max(x.reshape(1 << 13, -1), axis=1)[:3])
 except ImportError:
