@@ -340,7 +340,7 @@ TANDEM_HD auto result_of(typename OpFor<O, T>::type::Acc acc) {
   else if constexpr (kind == ResultKind::value)
     return canonical_nan(static_cast<compute_t<T>>(acc));
   else
-    static_assert(kind != ResultKind::mean, "mean is computed by the engine from sum, never by a backend");
+    static_assert(kind != ResultKind::mean, "mean reaches a backend as sum (with divide: store_result)");
 }
 
 template <Op O, class T>
@@ -361,15 +361,15 @@ TANDEM_HD void store_result(typename OpFor<O, T>::type::Acc acc, Index count, bo
   memcpy(static_cast<char*>(out) + i * Index(sizeof r), &r, sizeof r);
 }
 
-// f(std::integral_constant<Op, O>{}) for the op the backends run, `op` (host code; mean never reaches a
-// backend: the engine computes it from sum).
+// f(std::integral_constant<Op, O>{}) for the op the backends run, `op` (host code; mean is never passed as
+// an op: it arrives as sum, with ReduceArgs / MatrixReduceArgs::divide where the backend stores the result).
 template <class F>
 decltype(auto) visit_backend_op(Op op, F&& f) {
   return visit_op(op, [&]<Op O>(std::integral_constant<Op, O> c) -> decltype(f(std::integral_constant<Op, Op::sum>{})) {
     if constexpr (is_backend_op(O))
       return f(c);
     else
-      throw Error(std::string("tandem: op ") + to_string(op) + " has no backend kernel (the engine computes it)");
+      throw Error(std::string("tandem: op ") + to_string(op) + " has no backend kernel (the engine passes it as its computed_as op)");
   });
 }
 

@@ -42,8 +42,9 @@ enum class Identity : std::uint8_t {
 
 // ---- The table ------------------------------------------------------------------------------------
 // X(name, result, empty, computed_as, identity, description, ...): computed_as is the op the backends
-// run for it (the op itself, or, for mean, sum, whose result the engine divides by n); identity is that
-// op's starting value; description says what it returns, in the words of errors and help texts.
+// run for it (the op itself, or, for mean, sum, whose result is divided by n: by the engine for a
+// scalar result, by the backend for results it stores itself, ReduceArgs / MatrixReduceArgs::divide in
+// common/backend.hpp); identity is that op's starting value; description says what it returns, in the words of errors and help texts.
 // Arguments after X are passed on to every X(...).
 #define TANDEM_OPS(X, ...)                                                                                             \
   X(sum, sum, zero, sum, zero, "the sum", __VA_ARGS__)                                                                 \
@@ -100,7 +101,8 @@ constexpr std::optional<Op> parse_op(std::string_view name) {
 
 // The op carries the index of an element (argmin, argmax).
 constexpr bool is_arg(Op op) { return info(op).result == ResultKind::index; }
-// The backends run it as itself (every op but mean, which the engine computes from sum).
+// The backends run it as itself (every op but mean, which reaches them as sum, with `divide` set where the
+// backend stores the result: common/backend.hpp).
 constexpr bool is_backend_op(Op op) { return info(op).computed_as == op; }
 
 // The type op O returns for elements of type T (the typed calls of Engine), and the type it is stored as
