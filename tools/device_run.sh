@@ -10,11 +10,16 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 B=$PWD/build-gpu  # the binaryDir of CMakePresets.json's gpu-machine preset
-NCCL_LIB=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib  # (the GPU machines' NCCL)
+# The GPU machines' paths, which the gpu-machine preset reads from the environment ($env{...}); set them
+# beforehand to override.
+export TANDEM_HOST_CXX=${TANDEM_HOST_CXX:-/usr/bin/g++}
+export TANDEM_NCCL_ROOT=${TANDEM_NCCL_ROOT:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl}
+export TANDEM_PYTHON=${TANDEM_PYTHON:-/opt/torch/.venv/bin/python3}
+NCCL_LIB=$TANDEM_NCCL_ROOT/lib  # (the GPU machines' NCCL)
 export LD_LIBRARY_PATH=$PWD/.deps/usr/lib/x86_64-linux-gnu:$NCCL_LIB:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0  # never NVLink multicast on the shared machines
 # The lent machines set CXX / CUDAHOSTCXX to /opt/gcc, whose C++ runtime is static only: the gpu-machine
-# preset names /usr/bin/g++ instead (see CMakeLists.txt, Python).
+# preset takes TANDEM_HOST_CXX (/usr/bin/g++) instead (see CMakeLists.txt, Python).
 unset CXX CC CUDAHOSTCXX
 steps=${*:-build test large sanitize cli bench}
 has() { [[ " $steps " == *" $1 "* ]]; }
@@ -80,7 +85,7 @@ if has multi; then
   cat "$OUT/bench_multi_gpu.txt"
 fi
 if has python; then
-  PY=/opt/torch/.venv/bin/python3
+  PY=$TANDEM_PYTHON
   { cmake --preset gpu-machine -Dpybind11_DIR="$($PY -m pybind11 --cmakedir)" &&
       cmake --build "$B" -j16; } > "$OUT/python_build.log" 2>&1 ||
     { tail -30 "$OUT/python_build.log"; exit 1; }
