@@ -1,6 +1,6 @@
 // tandem::mpi::Engine from an installed tandem: each rank holds a part of 1..n, the ranks sum, find the
 // maximum and its index together, and every rank checks the global results. Start it with
-//   mpirun -np 4 ./example_mpi
+//   mpirun -np 2 ./example_mpi
 #include <mpi.h>
 
 #include <cstdio>
