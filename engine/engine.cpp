@@ -87,9 +87,14 @@ Backend backend_from_env() {
 
 namespace {
 
-// options.device, or TANDEM_DEVICE (a non-negative integer), or 0.
-EngineOptions resolve_device(EngineOptions options) {
+// options.device, or TANDEM_DEVICE (a non-negative integer), or 0. Only backends with devices to pick
+// from (a device count in the table: CUDA) read TANDEM_DEVICE; the others (the CPU) ignore it entirely.
+EngineOptions resolve_device(Backend backend, EngineOptions options) {
   if (options.device >= 0) return options;
+  if (!detail::backend_entry(backend).device_count) {
+    options.device = 0;
+    return options;
+  }
   if (options.device < -1)
     throw value_error("EngineOptions::device is " + std::to_string(options.device) +
                       "; use a GPU index (0, 1, ...) or -1 for TANDEM_DEVICE / device 0");
@@ -118,7 +123,7 @@ Engine::Engine(Backend backend, const EngineOptions& options) {
     EngineOptions one = options;
     if (devices.size() == 1) one.device = devices[0];
     one.devices.clear();
-    exec_ = std::make_shared<detail::SingleDevice>(detail::backend_entry(backend).make(resolve_device(one)));
+    exec_ = std::make_shared<detail::SingleDevice>(detail::backend_entry(backend).make(resolve_device(backend, one)));
   }
   impl_ = exec_->first();
 }
