@@ -369,7 +369,8 @@ decltype(auto) visit_backend_op(Op op, F&& f) {
     if constexpr (is_backend_op(O))
       return f(c);
     else
-      throw Error(std::string("tandem: op ") + to_string(op) + " has no backend kernel (the engine passes it as its computed_as op)");
+      throw Error(std::string("tandem: op ") + to_string(op) +
+                  " has no backend kernel (the engine passes it as its computed_as op)");
   });
 }
 

@@ -44,8 +44,8 @@ enum class Identity : std::uint8_t {
 // X(name, result, empty, computed_as, identity, description, ...): computed_as is the op the backends
 // run for it (the op itself, or, for mean, sum, whose result is divided by n: by the engine for a
 // scalar result, by the backend for results it stores itself, ReduceArgs / MatrixReduceArgs::divide in
-// common/backend.hpp); identity is that op's starting value; description says what it returns, in the words of errors and help texts.
-// Arguments after X are passed on to every X(...).
+// common/backend.hpp); identity is that op's starting value; description says what it returns, in the
+// words of errors and help texts. Arguments after X are passed on to every X(...).
 #define TANDEM_OPS(X, ...)                                                                                             \
   X(sum, sum, zero, sum, zero, "the sum", __VA_ARGS__)                                                                 \
   X(min, value, error, min, highest, "the least element", __VA_ARGS__)                                                 \
