@@ -11,8 +11,11 @@
 // reference computed independently of the library by the test-support library (tests/support/: the
 // same references, bounds and generator as the tests); which kernel takes what, and the precision of
 // its bound, come from its KernelInfo. Only the public API is used, so the tool runs unchanged
-// whichever backends are compiled in. Exit status: 0 when everything ran and verified, 1 when a check
-// failed or the library threw tandem::Error, 2 for a bad command line.
+// whichever backends are compiled in. Exit status (tools/cli/options.hpp): 0 when everything ran and
+// verified, 1 when a check failed or the run could not be done here (a named backend that cannot run, a
+// failure tandem::Error reports), 2 for a bad command line or setting (no or an unknown command, option,
+// kernel or value; a tandem::Error of kind value or type). Library messages are printed in the CLI's
+// terms (cli_terms: "--backend cpu" for "Backend::cpu").
 #include <algorithm>
 #include <cstdio>
 #include <new>
@@ -45,12 +48,28 @@ std::string expand(std::string_view text) {
   return s;
 }
 
-void print_main_help() {
-  std::printf("usage: tandem <command> [options]\n\ncommands:\n");
-  for (const Command* c : commands()) std::printf("  %-8s %s\n", c->name.data(), expand(c->summary).c_str());
-  std::printf(
-      "\nRun 'tandem <command> --help' for a command's options. Without --backend, TANDEM_BACKEND (cpu, cuda\n"
-      "or auto) picks the backend; auto (or unset) picks CUDA when a usable GPU is present.\n");
+void print_main_help(std::FILE* out) {
+  std::fprintf(out, "usage: tandem <command> [options]\n\ncommands:\n");
+  for (const Command* c : commands()) std::fprintf(out, "  %-8s %s\n", c->name.data(), expand(c->summary).c_str());
+  std::fprintf(out,
+               "\nRun 'tandem <command> --help' (or 'tandem help <command>') for a command's options.\n"
+               "\nenvironment:\n"
+               "  TANDEM_BACKEND  cpu, cuda or auto: the backend when --backend is not given; auto (or unset)\n"
+               "                  picks CUDA when a usable GPU is present. A backend named here or by --backend\n"
+               "                  that cannot run on this machine is an error (exit status 1), never skipped.\n"
+               "  TANDEM_DEVICE   the GPU (0, 1, ...) of a CUDA engine; the CPU backend ignores it\n"
+               "\nexit status:\n"
+               "  0  everything ran and verified\n"
+               "  1  a check failed, or the run could not be done here (a backend that cannot run, a failure\n"
+               "     of the machine or the library)\n"
+               "  2  a bad command line or setting: no command, an unknown command, option, kernel or value,\n"
+               "     a bad TANDEM_BACKEND or TANDEM_DEVICE\n");
+}
+
+// A failure's message, in the CLI's terms, on stderr.
+void print_error(std::string_view what) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "tandem: %s\n", tandem_cli::cli_terms(std::string(what)).c_str());
 }
 
 }  // namespace
@@ -58,40 +77,46 @@ void print_main_help() {
 int main(int argc, char** argv) {
   std::vector<std::string_view> args(argv + 1, argv + argc);
   if (args.size() == 2 && args[0] == "help") args = {args[1], "--help"};  // tandem help <command>
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    print_main_help();
-    return 0;
+  if (args.empty()) {  // no command: the usage, on stderr, as a usage error
+    print_main_help(stderr);
+    return tandem_cli::kExitUsage;
+  }
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_main_help(stdout);
+    return tandem_cli::kExitOk;
   }
   if (args[0] == "--version") {
     std::printf("tandem %d.%d.%d\n", TANDEM_VERSION_MAJOR, TANDEM_VERSION_MINOR, TANDEM_VERSION_PATCH);
-    return 0;
+    return tandem_cli::kExitOk;
   }
   const auto& list = commands();
   const auto it = std::find_if(list.begin(), list.end(), [&](const Command* c) { return c->name == args[0]; });
   if (it == list.end()) {
     std::fprintf(stderr, "tandem: unknown command '%.*s'; see 'tandem --help'\n", int(args[0].size()), args[0].data());
-    return 2;
+    return tandem_cli::kExitUsage;
   }
   const Command& cmd = **it;
   const std::span<const std::string_view> rest(args.begin() + 1, args.end());
   if (std::find_if(rest.begin(), rest.end(), [](std::string_view a) { return a == "--help" || a == "-h"; }) !=
       rest.end()) {
     std::printf("%s", expand(cmd.help).c_str());
-    return 0;
+    return tandem_cli::kExitOk;
   }
   try {
     return cmd.run(tandem_cli::Options(rest, cmd.valued, cmd.flags));
   } catch (const tandem_cli::UsageError& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "tandem: %s; see 'tandem %.*s --help'\n", e.what(), int(cmd.name.size()), cmd.name.data());
-    return 2;
+    std::fprintf(stderr, "tandem: %s; see 'tandem %.*s --help'\n", tandem_cli::cli_terms(e.what()).c_str(),
+                 int(cmd.name.size()), cmd.name.data());
+    return tandem_cli::kExitUsage;
   } catch (const std::bad_alloc&) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "tandem: out of host memory; try a smaller size\n");
-    return 1;
-  } catch (const std::exception& e) {  // tandem::Error, and anything the standard library throws
-    std::fflush(stdout);
-    std::fprintf(stderr, "tandem: %s\n", e.what());
-    return 1;
+    print_error("out of host memory; try a smaller size");
+    return tandem_cli::kExitFailed;
+  } catch (const tandem::Error& e) {  // a bad value or type (a setting, a name) is a usage error
+    print_error(e.what());
+    return e.kind() == tandem::ErrorKind::failure ? tandem_cli::kExitFailed : tandem_cli::kExitUsage;
+  } catch (const std::exception& e) {  // anything the standard library throws
+    print_error(e.what());
+    return tandem_cli::kExitFailed;
   }
 }

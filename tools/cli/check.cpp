@@ -41,11 +41,8 @@ Ends with 'check: N passed, M failed'; exit status 1 if any failed.
 )";
 
 int cmd_check(const Options& o) {
-  std::string backend = backend_option(o, /*allow_all=*/true);
-  if (backend.empty()) {  // TANDEM_BACKEND names a backend: that one alone, like every other command
-    const char* env = std::getenv("TANDEM_BACKEND");
-    backend = env && *env && std::string_view(env) != "auto" ? env : "all";
-  }
+  std::string backend = named_backend(o, /*allow_all=*/true);  // TANDEM_BACKEND: that one alone, like
+  if (backend.empty()) backend = "all";                        // every other command
   tandem_test::conformance::Options opts;
   opts.quick = o.has("--quick");
   std::vector<std::string> not_run;

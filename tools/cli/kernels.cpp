@@ -16,11 +16,15 @@ reductions (ops) it takes, the precision it computes in (full, or tf32/bf16 inpu
 deterministic mode may run it, what its default mode guarantees about the bits of float results
 (determinism: not_guaranteed, run_to_run on the same machine, or every_backend), whether auto may pick it, whether it is a vendor baseline (CUB,
 cuBLAS), and what it needs beyond the backend (requirement, e.g. a compute capability). "auto" comes
-first. The engine refuses, with tandem::Error, a call that a kernel's KernelInfo does not list.
+first. The deterministic column says why a kernel that deterministic mode may not run is "no", from
+its determinism. The engine refuses, with tandem::Error, a call that a kernel's KernelInfo does not list.
 
 options:
-  --backend cpu|cuda|auto|all   the backend to list; all (the default): every usable backend, and why
-                                each other one is not listed
+  --backend cpu|cuda|auto|all   the backend to list; all (the default, unless TANDEM_BACKEND names
+                                one): every usable backend, and why each other one is not listed. A
+                                named backend that cannot run here is an error (exit status 1): the
+                                CUDA table comes from the CUDA module through an engine on a usable
+                                GPU, so without one only the CUDA kernel names are printed
   --json                        a JSON list, one object per kernel:
                                 {"backend", "kind": "reduce"|"matmul", "name", "dtypes": [...],
                                  "ops": [...], "precision", "deterministic", "determinism",
@@ -40,6 +44,32 @@ std::string names(const std::vector<tandem::Op>& ops) {
 }
 const char* yes_no(bool b) { return b ? "yes" : "no"; }
 
+// The deterministic column: "yes", or "no" with what the kernel's default mode does promise instead.
+std::string deterministic_cell(const tandem::KernelInfo& k) {
+  if (k.deterministic) return "yes";
+  switch (k.determinism) {
+    case tandem::Determinism::run_to_run:
+      return "no (run-to-run, not the canonical order)";
+    case tandem::Determinism::not_guaranteed:
+      return "no (bits may differ run to run)";
+    default:
+      return "no";
+  }
+}
+
+// Why a backend's table is not listed, and the kernel names that can be listed without it.
+std::string not_listed_line(tandem::Backend b, const std::string& reason) {
+  std::string line = std::string(tandem::to_string(b)) + " not listed: " + cli_terms(reason);
+  if (b == tandem::Backend::cuda) {
+    line +=
+        ". The CUDA kernel table (KernelInfo) comes from the CUDA module, which gives it only through an "
+        "engine on a usable GPU, so it cannot be listed on this machine; the CUDA kernel names are: reduce " +
+        join(cuda_kernel_names("reduce")) + "; matmul " + join(cuda_kernel_names("matmul")) +
+        ". Run 'tandem kernels --backend cuda' on a machine with a usable NVIDIA GPU for their metadata";
+  }
+  return line;
+}
+
 void print_table(const tandem::Engine& eng) {
   const auto reduce = eng.reduce_kernel_info(), matmul = eng.matmul_kernel_info();
   struct Row {
@@ -52,7 +82,7 @@ void print_table(const tandem::Engine& eng) {
   std::vector<std::vector<std::string>> cells;
   for (const Row& r : rows)
     cells.push_back({r.kind, r.k->name, names(r.k->dtypes), names(r.k->ops), tandem::to_string(r.k->precision),
-                     yes_no(r.k->deterministic), tandem::to_string(r.k->determinism), yes_no(r.k->auto_pick),
+                     deterministic_cell(*r.k), tandem::to_string(r.k->determinism), yes_no(r.k->auto_pick),
                      yes_no(r.k->baseline), r.k->requirement.empty() ? "-" : r.k->requirement,
                      yes_no(r.k->per_row_col)});
   auto width = [&](std::size_t column) {
@@ -74,6 +104,10 @@ void print_table(const tandem::Engine& eng) {
                      {"per row/col", width(10), true}});
   table.header();
   for (const auto& row : cells) table.row(row);
+  std::printf(
+      "deterministic: whether deterministic mode (the canonical order: the same bits on every backend) may run\n"
+      "  the kernel; determinism: what its default mode promises (run_to_run: the same bits on the same machine,\n"
+      "  in an order of its own; not_guaranteed: none; every_backend: the canonical order's bits)\n");
 }
 
 void add_json(std::vector<std::string>& objects, const tandem::Engine& eng) {
@@ -83,7 +117,7 @@ void add_json(std::vector<std::string>& objects, const tandem::Engine& eng) {
 }
 
 int cmd_kernels(const Options& o) {
-  const std::string backend = backend_option(o, /*allow_all=*/true);
+  const std::string backend = named_backend(o, /*allow_all=*/true);  // --backend, else TANDEM_BACKEND
   const bool json = o.has("--json");
   std::vector<tandem::Engine> engines;
   std::vector<std::string> not_listed;
@@ -92,10 +126,18 @@ int cmd_kernels(const Options& o) {
       if (s.usable)
         engines.emplace_back(s.backend);
       else
-        not_listed.push_back(std::string(tandem::to_string(s.backend)) + " not listed: " + describe(s));
+        not_listed.push_back(not_listed_line(s.backend, describe(s)));
     }
   } else {
-    engines.push_back(make_engine(backend));  // throws tandem::Error, with the reason, if not usable
+    try {
+      engines.push_back(make_engine(backend));
+    } catch (const tandem::Error& e) {  // a backend the user named that cannot run here: an error
+      const tandem::Backend b = tandem::parse_backend(backend);
+      if (b != tandem::Backend::cuda) throw;
+      std::fflush(stdout);
+      std::fprintf(stderr, "tandem: kernels: %s\n", not_listed_line(b, e.what()).c_str());
+      return kExitFailed;
+    }
   }
 
   if (json) {

@@ -74,7 +74,9 @@ template <class T>
 int run_matmul(const tandem::Engine& eng, const MatmulConfig& cfg) {
   using C = tandem::compute_t<T>;  // C's type and the reference's: T, or float for 16-bit A and B
   const std::size_t m = cfg.m, k = cfg.k, n = cfg.n;
-  // An empty product runs no kernel but has the engine check the name (its message lists the valid ones).
+  // A name the engine does not have is a usage error naming the backend that has it; an empty product runs
+  // no kernel but has the engine check the rest (its message lists the valid ones).
+  check_kernel_name(eng, "matmul", cfg.kernel);
   if (cfg.kernel != "all" && cfg.kernel != kDeterministic) {
     const tandem::MatrixView<const T> none{nullptr, 0, 0, 0};
     eng.matmul<T>(none, none, tandem::MatrixView<C>{nullptr, 0, 0, 0}, {cfg.kernel});
@@ -150,7 +152,7 @@ int run_matmul(const tandem::Engine& eng, const MatmulConfig& cfg) {
     table.row({kernel, shape, strf("%.3g", v.worst), v.ok() && takes_dtype ? "ok" : "FAIL", format_seconds(t.median),
                flops > 0 ? format_rate(flops / t.median) : "-"});
   }
-  for (const auto& note : notes) std::printf("note: %s\n", note.c_str());
+  for (const auto& note : notes) std::printf("note: %s\n", cli_terms(note).c_str());
   std::printf("%s; rate = 2 M N K / time\n", timing_note(cfg.repeat).c_str());
   std::printf("max err/bound: the largest |C - reference| / ((c_in + 2 K u) sum_k |a_ik b_kj|); at most 1 passes\n");
   return ok ? 0 : 1;

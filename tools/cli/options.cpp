@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <limits>
 
 #include "tools/cli/table.hpp"
@@ -111,6 +112,103 @@ std::string backend_option(const Options& o, bool allow_all) {
   return choice_option(o, "--backend", allowed, "");
 }
 
+std::string named_backend(const Options& o, bool allow_all) {
+  std::string backend = backend_option(o, allow_all);
+  if (backend.empty()) {
+    const char* env = std::getenv("TANDEM_BACKEND");
+    if (env && *env && std::string_view(env) != "auto")  // (a bad name: the library's message naming the variable)
+      backend = tandem::to_string(tandem::backend_from_env());
+  }
+  return backend;
+}
+
+namespace {
+
+// The kernel names of the CUDA backend (the stages of backends/cuda/reduce/dispatch.cu and
+// backends/cuda/matmul/dispatch.cu), for naming the backend of a kernel where no CUDA engine can be made:
+// the CUDA module gives its KernelInfo tables only through an engine on a usable GPU. Where one is usable,
+// its engine's own table is read instead.
+const std::vector<std::string> kCudaReduce = {"interleaved_divergent",
+                                              "interleaved_strided_index",
+                                              "sequential_addressing",
+                                              "first_add_during_load",
+                                              "unroll4_blocks",
+                                              "unroll8_blocks",
+                                              "unroll_last_warp",
+                                              "complete_unroll",
+                                              "multiple_adds_per_thread",
+                                              "warp_shuffle",
+                                              "single_pass",
+                                              "cub"};
+const std::vector<std::string> kCudaMatmul = {
+    "naive",      "tiled_16",   "tiled_32", "register_tiled", "tensor_core_tf32", "tensor_core_bf16",
+    "wgmma_tf32", "wgmma_bf16", "cublas",   "cublas_tf32",    "cublas_bf16"};
+
+}  // namespace
+
+const std::vector<std::string>& cuda_kernel_names(std::string_view kind) {
+  return kind == "reduce" ? kCudaReduce : kCudaMatmul;
+}
+
+namespace {
+
+// Backend b's kernel names of `kind`: from its engine where one can be made here, else the list above.
+std::vector<std::string> kernel_names(tandem::Backend b, std::string_view kind) {
+  try {
+    const tandem::Engine eng(b);
+    return kind == "reduce" ? eng.reduce_kernels() : eng.matmul_kernels();
+  } catch (const tandem::Error&) {
+    if (b == tandem::Backend::cuda) return kind == "reduce" ? kCudaReduce : kCudaMatmul;
+    return {};
+  }
+}
+
+const char* label(tandem::Backend b) {
+  return b == tandem::Backend::cuda ? "CUDA" : b == tandem::Backend::cpu ? "CPU" : tandem::to_string(b);
+}
+
+}  // namespace
+
+void check_kernel_name(const tandem::Engine& eng, std::string_view kind, const std::string& name) {
+  if (name == "all" || name == "deterministic") return;
+  const auto names = kind == "reduce" ? eng.reduce_kernels() : eng.matmul_kernels();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return;
+  const char* here = tandem::to_string(eng.backend());
+  const std::string valid = "; the " + std::string(here) + " " + std::string(kind) + " kernels are " + join(names) +
+                            ", deterministic and all";
+  for (tandem::Backend other : tandem::all_backends) {
+    if (other == eng.backend()) continue;
+    const auto theirs = kernel_names(other, kind);
+    if (std::find(theirs.begin(), theirs.end(), name) != theirs.end())
+      throw UsageError("'" + name + "' is a " + label(other) + " " + std::string(kind) + " kernel, not a " + here +
+                       " one; use --backend " + tandem::to_string(other) + " to run it" + valid);
+  }
+  throw UsageError("unknown " + std::string(kind) + " kernel '" + name + "'" + valid +
+                   " ('tandem kernels' lists every backend's)");
+}
+
+std::string cli_terms(std::string message) {
+  if (message.starts_with("tandem: ")) message.erase(0, 8);  // (the CLI puts its own "tandem: " first)
+  auto replace_all = [&](std::string_view from, std::string_view to) {
+    for (std::size_t at = 0; (at = message.find(from, at)) != std::string::npos; at += to.size())
+      message.replace(at, from.size(), to);
+  };
+  for (tandem::Backend b : tandem::all_backends) {
+    const std::string name = tandem::to_string(b);
+    replace_all("TANDEM_BACKEND=" + name + " or Backend::" + name, "--backend " + name + " or TANDEM_BACKEND=" + name);
+    replace_all("Backend::" + name, "--backend " + name);
+  }
+  replace_all("EngineOptions::device or TANDEM_DEVICE", "TANDEM_DEVICE");
+  replace_all("EngineOptions::devices", "TANDEM_DEVICES");
+  replace_all("EngineOptions::device", "TANDEM_DEVICE");
+  replace_all("ReduceOptions::deterministic", "--kernel deterministic");
+  replace_all("MatmulOptions::deterministic", "--kernel deterministic");
+  replace_all("ReduceOptions::kernel", "--kernel");
+  replace_all("MatmulOptions::kernel", "--kernel");
+  replace_all("kernel \"auto\"", "--kernel auto");
+  return message;
+}
+
 tandem::Dtype dtype_option(const Options& o, tandem::Dtype fallback, bool matmul) {
   std::vector<std::string> allowed;
   for (bool integer : {false, true})  // floats first, the default's kind
@@ -129,8 +227,8 @@ std::string describe(const tandem::BackendStatus& s) {
                             : s.usable     ? "compiled in, usable"
                                            : "compiled in, not usable";
   if (s.reason.empty()) return state;
-  if (s.reason.starts_with(state)) return s.reason;  // the reason already says it
-  return state + ": " + s.reason;
+  if (s.reason.starts_with(state)) return cli_terms(s.reason);  // the reason already says it
+  return state + ": " + cli_terms(s.reason);
 }
 
 }  // namespace tandem_cli

@@ -15,6 +15,13 @@
 
 namespace tandem_cli {
 
+// The exit status of every command: documented in 'tandem --help' and docs/CLI.md.
+inline constexpr int kExitOk = 0;      // everything ran and verified
+inline constexpr int kExitFailed = 1;  // a check failed, or the run could not be done here (a backend the
+                                       // user named that cannot run, a failure of the machine or library)
+inline constexpr int kExitUsage = 2;   // a bad command line or setting: no or an unknown command, an unknown
+                                       // option, kernel or value, a bad TANDEM_BACKEND / TANDEM_DEVICE
+
 // A bad command line: "tandem: <what>; see 'tandem <cmd> --help'" on stderr and exit status 2.
 class UsageError : public std::runtime_error {
  public:
@@ -48,6 +55,25 @@ std::string choice_option(const Options& o, std::string_view name, const std::ve
 // reads TANDEM_BACKEND).
 std::string backend_option(const Options& o, bool allow_all = false);
 
+// The backend the user named: --backend's value, else TANDEM_BACKEND's when set and not "auto"; ""
+// when neither names one (then Engine() picks, as auto does).
+std::string named_backend(const Options& o, bool allow_all = false);
+
+// Checks a --kernel value against the engine's kernel table of `kind` ("reduce" or "matmul"; "all" and
+// "deterministic" pass). A name the engine does not have is a UsageError that says which other backend
+// has it ("'warp_shuffle' is a CUDA reduce kernel, not a cpu one; use --backend cuda") or lists the
+// valid names.
+void check_kernel_name(const tandem::Engine& eng, std::string_view kind, const std::string& name);
+
+// The CUDA backend's kernel names of `kind` ("reduce" or "matmul"), known without a GPU: the CUDA module
+// gives its KernelInfo tables only through an engine on a usable GPU.
+const std::vector<std::string>& cuda_kernel_names(std::string_view kind);
+
+// A library message in the CLI's terms: the C++ names of its hints become the options and variables that
+// do the same here ("TANDEM_BACKEND=cpu or Backend::cpu" -> "--backend cpu or TANDEM_BACKEND=cpu",
+// "EngineOptions::device" -> "TANDEM_DEVICE", ...).
+std::string cli_terms(std::string message);
+
 // --dtype: a name of the dtype table (floats first), only the matmul types when matmul; fallback when
 // absent.
 tandem::Dtype dtype_option(const Options& o, tandem::Dtype fallback, bool matmul);
@@ -56,7 +82,7 @@ tandem::Dtype dtype_option(const Options& o, tandem::Dtype fallback, bool matmul
 // tandem::parse_backend ("auto" is the backend auto picks).
 tandem::Engine make_engine(const std::string& backend);
 
-// "compiled in, usable: <reason>", "not compiled in: <reason>", ...
+// "compiled in, usable: <reason>", "not compiled in: <reason>", ... (in the CLI's terms)
 std::string describe(const tandem::BackendStatus& s);
 
 // One command of the CLI: its name, one-line summary, --help text, options and entry point.

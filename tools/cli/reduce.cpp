@@ -102,7 +102,9 @@ bool reduce_row(const Table& table, std::vector<std::string>& notes, const std::
 template <class T>
 int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
   using R = tandem::compute_t<T>;  // the reference's type: T, or float for the 16-bit types
-  // An empty sum runs no kernel but has the engine check the name (its message lists the valid ones).
+  // A name the engine does not have is a usage error naming the backend that has it; an empty sum runs no
+  // kernel but has the engine check the rest (its message lists the valid ones).
+  check_kernel_name(eng, "reduce", cfg.kernel);
   if (cfg.kernel != "all" && cfg.kernel != kDeterministic) eng.sum<T>(std::span<const T>(), {cfg.kernel});
   std::vector<std::string> kernels = cfg.kernel == "all" ? eng.reduce_kernels() : std::vector<std::string>{cfg.kernel};
   const std::vector<tandem::KernelInfo> infos = eng.reduce_kernel_info();
@@ -133,8 +135,11 @@ int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
   const bool float_only =
       std::is_same_v<R, float> && std::find(cfg.ops.begin(), cfg.ops.end(), Op::mean) == cfg.ops.end();
 
+  std::vector<std::string> op_names;  // the op column fits the longest op shown (argmin, argmax: 6)
+  for (Op op : cfg.ops) op_names.push_back(tandem::to_string(op));
+  const std::size_t op_width = longest(op_names, 2);
   const Table table({{"kernel", longest(kernels, 6), true},
-                     {"op", 4, true},
+                     {"op", op_width, true},
                      {"result", std::size_t(float_only ? 15 : 23)},
                      {"abs error", 9},
                      {"status", 6, true},
@@ -161,7 +166,7 @@ int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
       });
     }
   }
-  for (const auto& note : notes) std::printf("note: %s\n", note.c_str());
+  for (const auto& note : notes) std::printf("note: %s\n", cli_terms(note).c_str());
   std::printf("%s; GB/s = n * sizeof(%s) / time\n", timing_note(cfg.repeat).c_str(), tandem_test::type_name<T>());
   if constexpr (std::is_integral_v<T>)
     std::printf("abs error: the largest |result - reference| over all calls; integer results must be exact\n");
