@@ -36,9 +36,15 @@
 namespace tandem::detail::cpu_narrow {
 
 // Rows of at most this many elements take row_acc (the canonical sum of a row of floats is one chunk;
-// with rows of 2048 and 4096 the vector leaves were faster for float and double argmin).
-inline constexpr std::int64_t kNarrowRow = 1024;
+// with rows of 2048 and 4096 the vector leaves were faster for float and double argmin), integer sums
+// rows of fewer than kNarrowIntegerSum (from 256 elements the vector leaves were as fast, from 512
+// faster for int32 sums, whose leaf adds in 32-bit lanes).
+inline constexpr std::int64_t kNarrowRow = 1024, kNarrowIntegerSum = 256;
 static_assert(kNarrowRow <= canonical::kChunk && kNarrowRow < (1 << 15));
+template <Op O, class T>
+bool narrow_row(std::int64_t n) {
+  return n <= ((O == Op::sum || O == Op::sumsq) && std::is_integral_v<T> ? kNarrowIntegerSum - 1 : kNarrowRow);
+}
 // Columns: at most kNarrowColumns of them; a group of rows holds at least kColumnBytes (k =
 // ceil(lanes_of<T> / ld) rows when ld <= lanes_of<T>, else one row of `cols` lanes). (64 double lanes
 // ran at half the speed of 32 on Zen 4, 16-bit elements were fastest with 128.)
@@ -47,6 +53,17 @@ inline constexpr std::int64_t kColumnBytes = 256;
 template <class T>
 inline constexpr std::int64_t lanes_of = kColumnBytes / std::int64_t(sizeof(T));
 inline constexpr std::int64_t kMaxLanes = kColumnBytes / 2 + kNarrowColumns;  // (k - 1) * ld + cols < lanes_of + cols
+// Whether column_acc takes the columns: at most kNarrowColumns, and groups of several rows (ld <
+// lanes_of<T>), or else an op whose plain loop over one row's columns (per_matrix.cpp) does not
+// vectorise: compares of floats by the operators' rules, arg ops, 16-bit conversions, integer sums.
+// (Float and double sums and integer min / max of one row at a time vectorise there: 64 columns of
+// doubles took half the time.)
+template <Op O, class T>
+bool narrow_columns(std::int64_t cols, std::int64_t ld) {
+  constexpr bool plain_vectorises = ((O == Op::sum || O == Op::sumsq) && std::is_floating_point_v<T>) ||
+                                    ((O == Op::min || O == Op::max) && std::is_integral_v<T>);
+  return cols <= kNarrowColumns && (ld < lanes_of<T> || !plain_vectorises);
+}
 
 // The key of an element: an integer whose order is the order of the values (floats: -0.0 below +0.0;
 // NaNs outside the range of every other value, told apart by nan()); value() turns a key back into the
@@ -220,7 +237,7 @@ typename Op::Acc short_row_canonical_sum(const typename Op::In* x, std::int64_t 
   return ((l(0) + l(4)) + (l(2) + l(6))) + ((l(1) + l(5)) + (l(3) + l(7)));
 }
 
-// Backend op O's accumulator over the row x[0 .. n), 1 <= n <= kNarrowRow. A float or double sum
+// Backend op O's accumulator over the row x[0 .. n), 1 <= n, narrow_row<O, T>(n). A float or double sum
 // outside deterministic mode (canonical false) is Eigen's, the expression of the vector leaves
 // (cpu_backend.cpp's reduce_leaf): the bits a row had before this path, and faster than the lanes
 // for rows of 12 or more (Zen 4; up to 1.5 times for doubles).
@@ -255,7 +272,7 @@ typename OpFor<O, T>::type::Acc row_acc(const T* x, std::int64_t n, bool canonic
 }
 
 // Per column: combines rows [0, rows) of the matrix x (row i at x + i * ld; `first` the index of row 0)
-// into acc[0 .. cols), cols <= kNarrowColumns, with Op's rules.
+// into acc[0 .. cols), narrow_columns<O, T>(cols, ld), with Op's rules.
 template <Op O, class T>
 void column_acc(const T* x, std::int64_t first, std::int64_t rows, std::int64_t cols, std::int64_t ld,
                 typename OpFor<O, T>::type::Acc* acc) {

@@ -1,14 +1,14 @@
 // Per-row and per-column reductions on the CPU (oneTBB), with the operators of
 // common/reduce_ops.hpp, so NaN, signed-zero and first-index rules are those of the vector ops.
-//   per row     rows in parallel (about kLeafElements elements a task). Rows of at most
-//               cpu_narrow::kNarrowRow elements: one short loop each (backends/cpu/narrow.hpp; float and
+//   per row     rows in parallel (about kLeafElements elements a task). Narrow rows
+//               (cpu_narrow::narrow_row, up to 1024 elements): one short loop each (backends/cpu/narrow.hpp; float and
 //               double sums Eigen's outside deterministic mode). Longer rows: each row one leaf of the vector
 //               kernels (cpu_reduce_acc_each: Eigen sums, SIMD min/max, arg leaves); rows longer than
 //               kLongRow are each reduced on all cores.
 //   per column  rows split in parallel, the same way on every call; a leaf walks its rows and accumulates
 //               each row into one accumulator per column (contiguous, so the loop over columns
-//               vectorises; up to cpu_narrow::kNarrowColumns columns, narrow.hpp's column_acc reads
-//               groups of rows as one run of lanes); leaves combine column by column in a fixed tree.
+//               vectorises; for up to 64 columns, cpu_narrow::narrow_columns, narrow.hpp's column_acc
+//               reads groups of rows as one run of lanes); leaves combine column by column in a fixed tree.
 //   deterministic sums (sum-like ops) of floats: each row's or column's canonical sum
 //               (common/canonical.hpp). Per
 //               column, a task takes one 4096-row chunk of a block of columns and keeps the 32 lanes of
@@ -62,10 +62,17 @@ void per_row(const MatrixReduceArgs& a, const T* x, void* out) {
   using Acc = typename Operator::Acc;
   const std::int64_t rows = a.rows, cols = a.cols, ld = a.ld;
   const std::int64_t grain = std::max<std::int64_t>(1, kLeafElements / std::max<std::int64_t>(cols, 1));
-  if (cols <= cpu_narrow::kNarrowRow) {  // (deterministic mode: a narrow row's float sums are canonical)
+  if (cpu_narrow::narrow_row<O, T>(cols)) {  // (deterministic mode: a narrow row's float sums are canonical)
     tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows, grain), [&](const tbb::blocked_range<std::int64_t>& r) {
-      for (std::int64_t i = r.begin(); i < r.end(); ++i)
-        store<O, T>(a, cpu_narrow::row_acc<O>(x + i * ld, cols, a.deterministic), cols, out, i);
+      // Stored kBlock at a time, apart from the rows' loops: a mean's divisions vectorise (one at a time
+      // after each row, per-row float means took 12% longer).
+      constexpr std::int64_t kBlock = 256;
+      Acc accs[kBlock];
+      for (std::int64_t i0 = r.begin(); i0 < r.end(); i0 += kBlock) {
+        const std::int64_t n = std::min(kBlock, r.end() - i0);
+        for (std::int64_t i = 0; i < n; ++i) accs[i] = cpu_narrow::row_acc<O>(x + (i0 + i) * ld, cols, a.deterministic);
+        for (std::int64_t i = 0; i < n; ++i) store<O, T>(a, accs[i], cols, out, i0 + i);
+      }
     });
     return;
   }
@@ -98,7 +105,7 @@ void per_column(const MatrixReduceArgs& a, const T* x, void* out) {
   const std::int64_t grain = std::max<std::int64_t>(1, kLeafElements / cols);
   // Rows [r.begin(), r.end()) into one accumulator per column.
   auto leaf = [&](const tbb::blocked_range<std::int64_t>& r, std::vector<Acc> acc) {
-    if (cols <= cpu_narrow::kNarrowColumns) {
+    if (cpu_narrow::narrow_columns<O, T>(cols, ld)) {
       cpu_narrow::column_acc<O>(x + r.begin() * ld, r.begin(), std::int64_t(r.size()), cols, ld, acc.data());
       return acc;
     }
