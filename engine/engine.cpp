@@ -91,13 +91,13 @@ namespace {
 // from (a device count in the table: CUDA) read TANDEM_DEVICE; the others (the CPU) ignore it entirely.
 EngineOptions resolve_device(Backend backend, EngineOptions options) {
   if (options.device >= 0) return options;
+  if (options.device < -1)
+    throw value_error("EngineOptions::device is " + std::to_string(options.device) +
+                      "; use a GPU index (0, 1, ...) or -1 for TANDEM_DEVICE / device 0");
   if (!detail::backend_entry(backend).device_count) {
     options.device = 0;
     return options;
   }
-  if (options.device < -1)
-    throw value_error("EngineOptions::device is " + std::to_string(options.device) +
-                      "; use a GPU index (0, 1, ...) or -1 for TANDEM_DEVICE / device 0");
   const char* v = std::getenv("TANDEM_DEVICE");
   if (v == nullptr || *v == 0) {
     options.device = 0;
