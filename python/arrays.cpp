@@ -94,18 +94,18 @@ Cache& cache() {
 
 }  // namespace
 
-// Whether d is one of NumPy's own descriptors of the element types (native byte order).
-bool known_dtype(const py::dtype& d) {
+namespace {
+// The element type whose NumPy descriptor object d is (NumPy's own, native byte order), if it is one.
+std::optional<Dtype> cached_dtype(const py::dtype& d) {
   Cache& c = cache();
-  for (const py::object& t : c.np_dtype)
-    if (t && d.ptr() == t.ptr()) return true;
-  return false;
+  for (const tandem::DtypeInfo& t : tandem::dtypes)
+    if (c.np_dtype[std::size_t(t.id)] && d.ptr() == c.np_dtype[std::size_t(t.id)].ptr()) return t.id;
+  return std::nullopt;
 }
+}  // namespace
 
 Dtype dtype_of(const py::dtype& d) {
-  Cache& c = cache();
-  for (const tandem::DtypeInfo& t : tandem::dtypes)  // the common case: NumPy's own descriptor objects
-    if (c.np_dtype[std::size_t(t.id)] && d.ptr() == c.np_dtype[std::size_t(t.id)].ptr()) return t.id;
+  if (const auto t = cached_dtype(d)) return *t;  // the common case, without attribute lookups
   // (Python attributes, not pybind11's struct accessors: NumPy 2 changed the descriptor's layout.)
   const std::string name = py::str(d.attr("name"));
   for (const tandem::DtypeInfo& t : tandem::dtypes)
@@ -144,8 +144,6 @@ Dtype dtype_from_object(const py::object& d) {
   return dtype_of(py::reinterpret_borrow<py::dtype>(nd));
 }
 
-py::dtype numpy_dtype(Dtype d) { return py::reinterpret_borrow<py::dtype>(cache().dtype(d)); }
-
 py::tuple to_tuple(const std::vector<std::int64_t>& v) {
   py::tuple t(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) t[i] = py::int_(v[i]);
@@ -157,17 +155,17 @@ py::array new_host_array(const std::vector<std::int64_t>& shape, Dtype dtype) {
   return c.empty(to_tuple(shape), c.dtype(dtype));
 }
 
-py::object numpy_scalar(Dtype d, double value) {
+namespace {
+template <class V>
+py::object scalar_of(Dtype d, V value) {
   Cache& c = cache();
-  c.dtype(d);
+  c.dtype(d);  // (bfloat16's type is looked up on first use)
   return c.scalar_type[std::size_t(d)](value);
 }
+}  // namespace
 
-py::object numpy_scalar(Dtype d, std::int64_t value) {
-  Cache& c = cache();
-  c.dtype(d);
-  return c.scalar_type[std::size_t(d)](value);
-}
+py::object numpy_scalar(Dtype d, double value) { return scalar_of(d, value); }
+py::object numpy_scalar(Dtype d, std::int64_t value) { return scalar_of(d, value); }
 
 namespace {
 
@@ -207,26 +205,24 @@ Array from_numpy(py::array arr) {
 
 }  // namespace
 
-Array host_array(const py::object& x, bool writable) {
+Array host_array(const py::object& x) {
   py::array arr = py::array::ensure(x);
   if (!arr) throw tandem::type_error("tandem: expected an array (NumPy, or anything numpy.asarray takes)");
-  if (writable && !arr.writeable()) throw tandem::value_error("tandem: out= is read-only");
-  // Bytes in the other order ('>f4' on this machine): an input is converted, an output refused (dtype_of).
-  if (!writable && !known_dtype(arr.dtype()) && !arr.dtype().attr("isnative").cast<bool>())
+  // Bytes in the other order ('>f4' on this machine) are converted.
+  if (!cached_dtype(arr.dtype()) && !arr.dtype().attr("isnative").cast<bool>())
     arr = py::array(arr.attr("astype")(arr.dtype().attr("newbyteorder")("=")));
   Array a = from_numpy(arr);
-  if (writable) {
-    bool aliased = false;  // a broadcast output: several results would land on one element
-    for (std::size_t d = 0; d < a.shape.size(); ++d) aliased |= a.shape[d] > 1 && a.strides[d] == 0;
-    if (!a.data && arr.size() > 0)
-      throw tandem::value_error("tandem: out= has negative or unaligned strides; pass a C-ordered array");
-    if (aliased) throw tandem::value_error("tandem: out= repeats elements (a stride of 0); pass a C-ordered array");
-  }
   if (a.data || arr.size() == 0) {
     if (!a.data) a = from_numpy(py::array(cache().ascontiguousarray(arr)));
     return a;
   }
   return from_numpy(cache().ascontiguousarray(arr));
+}
+
+bool repeats_elements(const Array& a) {
+  for (std::size_t d = 0; d < a.shape.size(); ++d)
+    if (a.shape[d] > 1 && a.strides[d] == 0) return a.size() > 0;
+  return false;
 }
 
 Array host_output(const py::object& x) {
@@ -236,9 +232,7 @@ Array host_output(const py::object& x) {
   const auto arr = py::reinterpret_borrow<py::array>(x);
   if (!arr.writeable()) throw tandem::value_error("tandem: out= is read-only");
   Array a = from_numpy(arr);
-  bool aliased = false;
-  for (std::size_t d = 0; d < a.shape.size(); ++d) aliased |= a.shape[d] > 1 && a.strides[d] == 0;
-  if (aliased && arr.size() > 0)  // (several results would land on one element)
+  if (repeats_elements(a))  // (several results would land on one element)
     throw tandem::value_error("tandem: out= repeats elements (a stride of 0); pass an array of its own memory");
   if (!a.data) {  // described, not written in place
     a = Array{};
@@ -362,10 +356,6 @@ void order_after(std::uintptr_t producer, int producer_device, std::uintptr_t co
   if (producer != consumer) tandem::detail::cuda_module().order_after(producer, producer_device, consumer);
 }
 
-void copy_on_stream(void* dst, const void* src, std::size_t bytes, std::uintptr_t stream) {
-  tandem::detail::cuda_module().copy_on_stream(dst, src, bytes, stream);
-}
-
 Array device_array(const py::object& x, std::uintptr_t stream, int device) {
   Array a;
   a.device = true;
@@ -388,12 +378,8 @@ Array device_array(const py::object& x, std::uintptr_t stream, int device) {
     return a;
   }
   if (py::hasattr(x, "__dlpack__")) {
-    // The handshake: the producer makes its pending work visible to our stream before we read. PyTorch's
-    // __dlpack__(stream=) does it in Python (about 20 us a call, measured on the H100 machine): for its
-    // tensors the same ordering is made here (usually none: tandem runs on the library's current stream).
-    const bool torch = a.lib == Lib::torch;
-    py::capsule cap = torch ? py::capsule(a.library.attr("utils").attr("dlpack").attr("to_dlpack")(x))
-                            : py::capsule(x.attr("__dlpack__")(py::arg("stream") = py::int_(stream)));
+    // The handshake: the producer makes its pending work visible to our stream before we read.
+    py::capsule cap(x.attr("__dlpack__")(py::arg("stream") = py::int_(stream)));
     auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
     if (!managed) throw py::error_already_set();
     PyCapsule_SetName(cap.ptr(), "used_dltensor");  // ours now: released by Array::release
@@ -404,7 +390,6 @@ Array device_array(const py::object& x, std::uintptr_t stream, int device) {
     a.data = static_cast<char*>(t.data) + t.byte_offset;
     a.shape.assign(t.shape, t.shape + t.ndim);
     a.strides = t.strides ? std::vector<std::int64_t>(t.strides, t.strides + t.ndim) : c_order_strides(a.shape);
-    if (torch) order_after(library_stream(a), a.device_id, stream);
     // Negative strides, and strides no real array has (CuPy before its fix of issue 10172 exports a
     // negative stride as a huge positive one, its byte stride divided as unsigned): copied by the library.
     constexpr std::int64_t kFar = std::int64_t(1) << 58;  // elements: past any device's memory
@@ -479,8 +464,8 @@ void library_copy(const py::object& dst, const py::object& src, Lib lib) {
     else
       dst.attr("copy_")(src);
   } else {
-    const py::module_ m = lib == Lib::cupy ? py::module_::import("cupy") : cache().numpy;
-    m.attr("copyto")(dst, src, py::arg("casting") = "unsafe");
+    const py::object copyto = lib == Lib::cupy ? py::module_::import("cupy").attr("copyto") : cache().copyto;
+    copyto(dst, src, py::arg("casting") = "unsafe");
   }
 }
 

@@ -56,8 +56,6 @@ std::string dtype_names(bool matmul_only = false);
 // The tandem dtype of a NumPy dtype, or throws tandem::Error naming the ones tandem takes (and, for bytes
 // not in this machine's order, how to convert them).
 tandem::Dtype dtype_of(const py::dtype& d);
-// The NumPy dtype of a tandem dtype ("bfloat16" needs ml_dtypes; float16 is NumPy's own).
-py::dtype numpy_dtype(tandem::Dtype d);
 // A new C-ordered NumPy array (numpy.empty: pybind11's own constructor reads the dtype's C struct, whose
 // layout NumPy 2 changed).
 py::array new_host_array(const std::vector<std::int64_t>& shape, tandem::Dtype dtype);
@@ -69,10 +67,11 @@ tandem::Dtype dtype_from_object(const py::object& d);
 // A tuple of ints.
 py::tuple to_tuple(const std::vector<std::int64_t>& v);
 
-// A host array (anything np.asarray takes). Negative strides or strides that are not whole elements
-// are copied (np.ascontiguousarray), bytes in the other order converted; `writable` arrays (outputs) are
-// never copied: such layouts, repeated elements (stride 0) and the other byte order are errors instead.
-Array host_array(const py::object& x, bool writable = false);
+// A host array (anything np.asarray takes) to read. Negative strides or strides that are not whole
+// elements are copied (np.ascontiguousarray), bytes in the other order converted.
+Array host_array(const py::object& x);
+// Whether an array (an output) repeats elements: a stride of 0 in a dimension longer than 1.
+bool repeats_elements(const Array& a);
 // out= on the host: a writable NumPy array of tandem's element types (tandem.ValueError if read-only),
 // its shape and dtype; `data` null when tandem cannot write it in place (negative or unaligned strides:
 // results are then copied into it by NumPy). Repeating strides (0) are a tandem.ValueError. keep is x.
@@ -119,6 +118,4 @@ void order_after(std::uintptr_t producer, int producer_device, std::uintptr_t co
 // Throws tandem::Error unless `library` (library_of an array) is one whose arrays tandem can make
 // (CuPy, PyTorch).
 void check_result_library(const py::object& library);
-// Enqueues a device-to-device copy of `bytes` on `stream`.
-void copy_on_stream(void* dst, const void* src, std::size_t bytes, std::uintptr_t stream);
 }  // namespace tandem_python

@@ -97,9 +97,7 @@ Array PyEngine::output(const py::object& x, const Input& like) const {
   if (o.device_id != like.a.device_id)
     throw tandem::value_error("tandem: out= is on GPU " + std::to_string(o.device_id) + ", the inputs on GPU " +
                               std::to_string(like.a.device_id));
-  bool aliased = false;
-  for (std::size_t d = 0; d < o.shape.size(); ++d) aliased |= o.shape[d] > 1 && o.strides[d] == 0;
-  if (aliased && o.size() > 0)
+  if (repeats_elements(o))
     throw tandem::value_error("tandem: out= repeats elements (a stride of 0); pass an array of its own memory");
   if (o.keep.ptr() != x.ptr()) {  // (a copy of it was read: not in place)
     o.release();

@@ -153,8 +153,7 @@ py::object PyEngine::reduce_all(Op op, Input& in, Dtype result, const ReduceArgs
           real = double(value);
       });
     });
-    const bool exact_integer = !is_float(computed) || tandem::is_arg(op);
-    py::object value = exact_integer ? numpy_scalar(result, integer) : numpy_scalar(result, real);
+    py::object value = is_float(computed) ? numpy_scalar(result, real) : numpy_scalar(result, integer);
     if (!r.keepdims && r.out.is_none()) return value;
     Array arr = new_array_like(a, {}, result);
     library_copy(arr.keep, value, Lib::numpy);
