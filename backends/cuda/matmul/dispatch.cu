@@ -12,6 +12,7 @@
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/matmul/cublas_gemm.cuh"
 #include "backends/cuda/matmul/forms.cuh"
+#include "backends/cuda/matmul/hopper.hpp"
 #include "backends/cuda/matmul/naive.cuh"
 #include "backends/cuda/matmul/params.cuh"
 #include "backends/cuda/matmul/register_tiled.cuh"
@@ -45,7 +46,14 @@ struct Stage {
   const char* requirement = "";
   BatchLauncher<float> f32_batch = nullptr;
   BatchLauncher<double> f64_batch = nullptr;
+  // Takes the whole problem of every element type it lists, 16-bit inputs as stored (the Hopper rungs).
+  void (*whole)(const detail::MatmulArgs&, Workspace&, cudaStream_t) = nullptr;
 };
+
+template <HopperRung R>
+void hopper_whole(const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream) {
+  hopper_matmul(R, g, ws, stream);
+}
 
 constexpr Stage kStages[] = {
     {"naive", Precision::full, &launch_naive<float>, &launch_naive<double>},
@@ -56,6 +64,16 @@ constexpr Stage kStages[] = {
     {"tensor_core_bf16", Precision::bf16, &launch_tensor_core<Bf16Input>, nullptr},
     {"wgmma_tf32", Precision::tf32, &launch_wgmma_tf32, nullptr, false, false, "compute capability 9.0"},
     {"wgmma_bf16", Precision::bf16, &launch_wgmma_bf16, nullptr, false, false, "compute capability 9.0"},
+#ifdef TANDEM_LAB_KERNELS  // the Hopper rungs (hopper.hpp): offered once they have passed on a GPU
+    {"wgmma_tma", Precision::tf32, &launch_hopper<HopperRung::tma>, nullptr, false, false, "compute capability 9.0",
+     &launch_hopper_batch<HopperRung::tma>, nullptr, &hopper_whole<HopperRung::tma>},
+    {"wgmma_warp_specialized", Precision::tf32, &launch_hopper<HopperRung::warp_specialized>, nullptr, false, false,
+     "compute capability 9.0", &launch_hopper_batch<HopperRung::warp_specialized>, nullptr,
+     &hopper_whole<HopperRung::warp_specialized>},
+    {"wgmma_persistent", Precision::tf32, &launch_hopper<HopperRung::persistent>, nullptr, false, false,
+     "compute capability 9.0", &launch_hopper_batch<HopperRung::persistent>, nullptr,
+     &hopper_whole<HopperRung::persistent>},
+#endif
     {"cublas", Precision::full, &launch_cublas<float>, &launch_cublas<double>, false, true, "",
      &launch_cublas_batch<float>, &launch_cublas_batch<double>},
     {"cublas_tf32", Precision::tf32, &launch_cublas_tf32, nullptr, false, true, "", &launch_cublas_tf32_batch},
@@ -154,6 +172,7 @@ void matmul(std::string_view stage, const detail::MatmulArgs& g, Workspace& ws, 
       g.dtype,
       [&]<class T>(std::type_identity<T>) {
         if constexpr (is_storage_type_v<T>) {
+          if (s.whole && g.k > 0 && float(g.alpha) != 0.0f) return s.whole(g, ws, stream);
           if (s.name == std::string_view("cublas") && g.k > 0 && float(g.alpha) != 0.0f)
             return cublas_matmul_16bit(g, GemmContext{ws, cublas, stream});
           // wgmma_bf16 reads one plain product's 16-bit inputs as stored (no float copies).

@@ -1,0 +1,497 @@
+// The top rungs of the matmul ladder (hopper.hpp): wgmma_tma, wgmma_warp_specialized, wgmma_persistent.
+// They keep the wgmma stages' tile of C (128 x BN per block, two warpgroups of 64 rows, one m64nBNk
+// instruction per 32 bytes of K, tiles of K of 128 bytes in the 128-byte swizzle) and change, one rung at a
+// time, how the tiles reach shared memory and who waits for whom:
+//   1. wgmma_tma: the copy engine (TMA) fetches each k-tile of A and B as whole boxes described by tensor
+//      maps; one thread asks for them and an mbarrier counts the bytes in, so the threads stop computing
+//      addresses and bounds (boxes past the matrices' edges arrive as zeros). The block still meets at a
+//      __syncthreads per k-tile before a stage is refilled. B is read as stored (row-major k x n: wgmma's
+//      MN-major operand) for bfloat16 / half, so nothing is packed first.
+//   2. wgmma_warp_specialized: a third warpgroup only loads (it gives its registers to the two that
+//      multiply: setmaxnreg). Full and empty mbarriers per stage replace the __syncthreads: the consumers
+//      wait for a stage's bytes, the producer for the consumers' release of a stage.
+//   3. wgmma_persistent: one block per SM (no more blocks than tiles) walks the tiles of every batch entry
+//      in grouped order; its producer runs ahead into the next tile while the consumers store this one.
+// Batches are one launch on every rung (tiles of all entries in one grid, or one queue). Operands that
+// the copy engine cannot read as they are (rows not 16-byte aligned, transposed A, float B not transposed:
+// tf32 wgmma reads K-major operands only) are first packed K-major into the workspace, rounded to the
+// input type (float: tf32, to nearest). float A read in place is truncated to tf32 by the tensor cores.
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "backends/cuda/common.cuh"
+#include "backends/cuda/matmul/hopper.hpp"
+#include "backends/cuda/matmul/hopper_ops.cuh"
+#include "backends/cuda/matmul/hopper_ptx.cuh"
+#include "tandem/float16.hpp"
+
+namespace tandem::cuda::hopper {
+
+struct HopperTf32 {
+  using Element = float;  // tf32 values in float's bits
+  static constexpr CUtensorMapDataType kMapType = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  __device__ static float convert(float x) {
+    std::uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return __uint_as_float(r);
+  }
+};
+struct HopperBf16 {
+  using Element = bfloat16;
+  static constexpr CUtensorMapDataType kMapType = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  __device__ static bfloat16 convert(bfloat16 x) { return x; }
+};
+struct HopperF16 {
+  using Element = half;
+  static constexpr CUtensorMapDataType kMapType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  __device__ static half convert(half x) { return x; }
+};
+
+namespace {
+
+constexpr int kBlockM = 128;  // rows of C per block: two consumer warpgroups of 64
+constexpr int kRowBytes = 128;
+constexpr int kGroupM = 8;  // tiles visited in groups of 8 tile rows (for the L2 cache)
+template <class In>
+constexpr int kTileK = kRowBytes / int(sizeof(typename In::Element));  // K per k-tile: 32 tf32, 64 16-bit
+template <class In>
+constexpr int kStepK = 32 / int(sizeof(typename In::Element));  // K per wgmma instruction
+
+template <int BN, int Stages>
+struct Shape {
+  static constexpr int kStageBytes = (kBlockM + BN) * kRowBytes;
+  static constexpr int kSharedBytes = Stages * kStageBytes + 1024 + 2 * Stages * 8;  // + alignment, barriers
+  static_assert(kSharedBytes <= 227 * 1024);
+};
+
+// What every block needs besides the tensor maps.
+struct Problem {
+  float* c;
+  std::int64_t ldc, stride_c;
+  int m, n, k_tiles;
+  int tiles_m, tiles_n, batch;
+  float alpha, beta;
+  bool c_pairs;  // C 8-byte aligned, ldc and stride_c even: two neighbouring columns as one float2
+};
+
+struct Tile {
+  int entry, m, n;
+};
+// Tile t of the whole problem: entries one after the other; inside one, groups of kGroupM tile rows,
+// column-major inside a group.
+__device__ __forceinline__ Tile tile_of(const Problem& p, int t) {
+  const int per_entry = p.tiles_m * p.tiles_n;
+  const int entry = t / per_entry, local = t % per_entry;
+  const int per_group = kGroupM * p.tiles_n;
+  const int first_m = local / per_group * kGroupM;
+  const int group_rows = min(p.tiles_m - first_m, kGroupM);
+  return Tile{entry, first_m + local % per_group % group_rows, local % per_group / group_rows};
+}
+
+// One stage: A's 128 rows of 128 bytes (K-major), then B: BN rows of 128 bytes (K-major) or, MN-major,
+// BN / 64 column blocks of kTileK k-rows of 128 bytes (64 elements of N).
+template <class In, int BN, bool MnMajorB>
+__device__ __forceinline__ void load_stage(const CUtensorMap* a, const CUtensorMap* b, std::uint32_t stage,
+                                           std::uint32_t full, int kt, const Tile& t) {
+  constexpr int kK = kTileK<In>;
+  mbarrier_arrive_expect_tx(full, (kBlockM + BN) * kRowBytes);
+  tma_load(stage, a, kt * kK, t.m * kBlockM, t.entry, full);
+  const std::uint32_t b_stage = stage + kBlockM * kRowBytes;
+  if constexpr (MnMajorB) {
+#pragma unroll
+    for (int j = 0; j < BN / 64; ++j)
+      tma_load(b_stage + j * kK * kRowBytes, b, t.n * BN + j * 64, kt * kK, t.entry, full);
+  } else {
+    tma_load(b_stage, b, kt * kK, t.n * BN, t.entry, full);
+  }
+}
+
+// Warpgroup wg's 64 x BN part of the tile times one k-tile: four instructions of 32 bytes of K each.
+template <class In, int BN, bool MnMajorB>
+__device__ __forceinline__ void multiply_stage(float (&d)[BN / 2], std::uint32_t stage, int wg) {
+  const std::uint32_t a = stage + wg * 64 * kRowBytes, b = stage + kBlockM * kRowBytes;
+  fence_registers(d);
+  wgmma_fence();
+#pragma unroll
+  for (int step = 0; step < 4; ++step) {
+    const std::uint64_t a_desc = descriptor(a + step * 32, 16, 1024);
+    const std::uint64_t b_desc = MnMajorB ? descriptor(b + step * kStepK<In> * kRowBytes, kTileK<In> * kRowBytes, 1024)
+                                          : descriptor(b + step * 32, 16, 1024);
+    wgmma_ss<In, BN, MnMajorB>(d, a_desc, b_desc);
+  }
+  wgmma_commit();
+}
+
+// C = alpha * d + beta * C for warpgroup wg's part (thread t of 128); C is not read when beta is 0.
+// Accumulator layout (per warp, 16 rows): d[4j + {0,1}] at row lane / 4, columns 8j + 2 (lane % 4) + {0,1};
+// d[4j + {2,3}] the same 8 rows further down.
+template <int BN>
+__device__ __forceinline__ void store_tile(const float (&d)[BN / 2], const Problem& p, const Tile& tile, int wg,
+                                           int t) {
+  const int warp = t / 32, lane = t % 32;
+  const std::int64_t row0 = std::int64_t(tile.m) * kBlockM + wg * 64 + warp * 16 + lane / 4;
+  const std::int64_t col0 = std::int64_t(tile.n) * BN + 2 * (lane % 4);
+  float* const c = p.c + tile.entry * p.stride_c;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const std::int64_t row = row0 + 8 * h, col = col0 + 8 * j;
+      if (row >= p.m || col >= p.n) continue;
+      float* out = c + row * p.ldc + col;
+      float v0 = p.alpha * d[4 * j + 2 * h], v1 = p.alpha * d[4 * j + 2 * h + 1];
+      const bool both = col + 1 < p.n;
+      if (p.beta != 0.0f) {
+        v0 += p.beta * out[0];
+        if (both) v1 += p.beta * out[1];
+      }
+      if (both && p.c_pairs) {
+        *reinterpret_cast<float2*>(out) = make_float2(v0, v1);
+      } else {
+        out[0] = v0;
+        if (both) out[1] = v1;
+      }
+    }
+}
+
+__device__ __forceinline__ std::uint32_t aligned_base(unsigned char* raw) {
+  return (shared_address(raw) + 1023) & ~1023u;
+}
+
+// ---- Rung 1: wgmma_tma --------------------------------------------------------------------------------
+template <class In, int BN, int Stages, bool MnMajorB>
+__global__ void __launch_bounds__(256, 1)
+    tma_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map, const Problem p) {
+  using S = Shape<BN, Stages>;
+  extern __shared__ unsigned char shared_raw[];
+  const std::uint32_t base = aligned_base(shared_raw), bars = base + Stages * S::kStageBytes;
+  auto stage = [&](int s) { return base + s * S::kStageBytes; };
+  auto full = [&](int s) { return bars + s * 8; };
+  const int tid = threadIdx.x, wg = tid / 128;
+  const Tile tile = tile_of(p, blockIdx.x);
+  if (tid == 0) {
+    for (int s = 0; s < Stages; ++s) mbarrier_init(full(s), 1);
+    fence_barrier_init();
+  }
+  __syncthreads();
+  if (tid == 0)
+    for (int s = 0; s < Stages - 1 && s < p.k_tiles; ++s)
+      load_stage<In, BN, MnMajorB>(&a_map, &b_map, stage(s), full(s), s, tile);
+
+  float d[BN / 2];
+#pragma unroll
+  for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+  for (int kt = 0; kt < p.k_tiles; ++kt) {
+    const int s = kt % Stages;
+    mbarrier_wait(full(s), (kt / Stages) & 1);
+    multiply_stage<In, BN, MnMajorB>(d, stage(s), wg);
+    wgmma_wait<1>();  // this warpgroup's multiplies of k-tile kt - 1 are done
+    fence_registers(d);
+    __syncthreads();  // both warpgroups' are: stage (kt - 1) % Stages is free
+    const int next = kt + Stages - 1;
+    if (tid == 0 && next < p.k_tiles)
+      load_stage<In, BN, MnMajorB>(&a_map, &b_map, stage(next % Stages), full(next % Stages), next, tile);
+  }
+  wgmma_wait<0>();
+  fence_registers(d);
+  store_tile<BN>(d, p, tile, wg, tid % 128);
+}
+
+// ---- Rungs 2 and 3: wgmma_warp_specialized, wgmma_persistent --------------------------------------------
+// Warpgroup 0 loads (one thread issues the copies), warpgroups 1 and 2 multiply. Persistent: the grid has
+// at most one block per SM and each block takes tiles blockIdx.x, blockIdx.x + gridDim.x, ...; otherwise
+// one tile per block. Both sides count k-tiles across tiles (it), so stage and phase follow from it.
+template <class In, int BN, int Stages, bool MnMajorB, bool Persistent>
+__global__ void __launch_bounds__(384, 1)
+    specialized_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
+                       const Problem p) {
+  using S = Shape<BN, Stages>;
+  extern __shared__ unsigned char shared_raw[];
+  const std::uint32_t base = aligned_base(shared_raw), bars = base + Stages * S::kStageBytes;
+  auto stage = [&](int s) { return base + s * S::kStageBytes; };
+  auto full = [&](int s) { return bars + s * 8; };
+  auto empty = [&](int s) { return bars + (Stages + s) * 8; };
+  const int tid = threadIdx.x, wg = tid / 128;
+  if (tid == 0) {
+    for (int s = 0; s < Stages; ++s) {
+      mbarrier_init(full(s), 1);
+      mbarrier_init(empty(s), 256);  // every consumer thread releases the stage
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+  const int tiles = p.tiles_m * p.tiles_n * p.batch;
+  const int step = Persistent ? int(gridDim.x) : tiles;
+
+  if (wg == 0) {  // the producer
+    release_registers<40>();
+    if (tid == 0) {
+      prefetch_tensor_map(&a_map);
+      prefetch_tensor_map(&b_map);
+      int it = 0;
+      for (int t = blockIdx.x; t < tiles; t += step) {
+        const Tile tile = tile_of(p, t);
+        for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
+          const int s = it % Stages;
+          mbarrier_wait(empty(s), ((it / Stages) & 1) ^ 1);
+          load_stage<In, BN, MnMajorB>(&a_map, &b_map, stage(s), full(s), kt, tile);
+        }
+      }
+    }
+    return;
+  }
+
+  claim_registers<232>();
+  const int cw = wg - 1;  // consumer warpgroup 0 or 1: rows 64 * cw of the tile
+  int it = 0;
+  for (int t = blockIdx.x; t < tiles; t += step) {
+    const Tile tile = tile_of(p, t);
+    float d[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+    for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
+      const int s = it % Stages;
+      mbarrier_wait(full(s), (it / Stages) & 1);
+      multiply_stage<In, BN, MnMajorB>(d, stage(s), cw);
+      wgmma_wait<1>();
+      fence_registers(d);
+      if (kt > 0) mbarrier_arrive(empty((it - 1) % Stages));  // k-tile kt - 1 is done with its stage
+    }
+    wgmma_wait<0>();
+    fence_registers(d);
+    mbarrier_arrive(empty((it - 1) % Stages));
+    store_tile<BN>(d, p, tile, cw, tid % 128);
+  }
+}
+
+// ---- Packing ---------------------------------------------------------------------------------------------
+// dst[e][r][c] (rows x cols, row pitch `pitch`, entries dst_stride apart) = In::convert(element (r, c) of
+// entry e of src), which is src[e * stride + r * ld + c], or src[e * stride + c * ld + r] when transposed.
+// 32 x 32 tiles; a transposed source goes through shared memory so that both sides stay coalesced.
+template <class In, class Src>
+__global__ void __launch_bounds__(256)
+    pack_kernel(const Src* __restrict__ src, std::int64_t ld, std::int64_t stride, bool transposed,
+                typename In::Element* __restrict__ dst, std::int64_t rows, std::int64_t cols, std::int64_t pitch,
+                std::int64_t dst_stride, std::int64_t batch) {
+  __shared__ Src tile[32][33];
+  const std::int64_t c0 = std::int64_t(blockIdx.x) * 32;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  for (std::int64_t e = blockIdx.z; e < batch; e += gridDim.z)
+    for (std::int64_t r0 = std::int64_t(blockIdx.y) * 32; r0 < rows; r0 += std::int64_t(gridDim.y) * 32) {
+      const Src* s = src + e * stride;
+      typename In::Element* out = dst + e * dst_stride;
+      if (!transposed) {
+        for (int y = ty; y < 32; y += 8) {
+          const std::int64_t r = r0 + y, c = c0 + tx;
+          if (r < rows && c < cols) out[r * pitch + c] = In::convert(s[r * ld + c]);
+        }
+        continue;
+      }
+      __syncthreads();
+      for (int y = ty; y < 32; y += 8) {  // tile[c - c0][r - r0], read along r (contiguous in src)
+        const std::int64_t c = c0 + y, r = r0 + tx;
+        if (r < rows && c < cols) tile[y][tx] = s[c * ld + r];
+      }
+      __syncthreads();
+      for (int y = ty; y < 32; y += 8) {
+        const std::int64_t r = r0 + y, c = c0 + tx;
+        if (r < rows && c < cols) out[r * pitch + c] = In::convert(tile[tx][y]);
+      }
+    }
+}
+
+// ---- Host side ----------------------------------------------------------------------------------------------
+
+std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    TANDEM_CUDA_CHECK(
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || fn == nullptr)
+      throw Error(
+          "tandem: the CUDA driver has no cuTensorMapEncodeTiled (needed by the wgmma_tma / wgmma_warp_specialized "
+          "/ wgmma_persistent kernels); update the NVIDIA driver or use wgmma_bf16 / cublas");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encode;
+}
+
+// A matrix as a tensor map sees it: `batch` entries of rows x cols, cols contiguous.
+struct View {
+  const void* base;
+  std::int64_t rows, cols, ld, stride;
+};
+
+CUtensorMap tensor_map(CUtensorMapDataType type, int elem_bytes, const View& v, std::int64_t batch, int box_cols,
+                       int box_rows) {
+  CUtensorMap map{};
+  const cuuint64_t dims[3] = {cuuint64_t(v.cols), cuuint64_t(v.rows), cuuint64_t(batch)};
+  const cuuint64_t strides[2] = {cuuint64_t(v.ld * elem_bytes),
+                                 cuuint64_t((batch > 1 ? v.stride : v.rows * v.ld) * elem_bytes)};
+  const cuuint32_t box[3] = {cuuint32_t(box_cols), cuuint32_t(box_rows), 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUresult r = tensor_map_encoder()(&map, type, 3, const_cast<void*>(v.base), dims, strides, box, element_strides,
+                                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw Error("tandem: encoding a tensor map for the Hopper matmul kernels failed (CUresult " +
+                std::to_string(int(r)) + ")");
+  return map;
+}
+
+// Whether the copy engine can read the matrix where it is: 16-byte aligned rows and entries.
+bool readable(const void* p, std::int64_t ld, std::int64_t stride, std::int64_t batch, int elem_bytes) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && (ld * elem_bytes) % 16 == 0 &&
+         (batch == 1 || (stride > 0 && (stride * elem_bytes) % 16 == 0));
+}
+
+bool device_is_sm90() {
+  int device = 0, major = 0, minor = 0;
+  TANDEM_CUDA_CHECK(cudaGetDevice(&device));
+  TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major == 9 && minor == 0;
+}
+
+const char* rung_name(HopperRung r) {
+  return r == HopperRung::tma                ? "wgmma_tma"
+         : r == HopperRung::warp_specialized ? "wgmma_warp_specialized"
+                                             : "wgmma_persistent";
+}
+
+template <class In, int BN, int Stages, bool MnMajorB>
+void launch(HopperRung rung, const CUtensorMap& a, const CUtensorMap& b, const Problem& p, cudaStream_t stream) {
+  using S = Shape<BN, Stages>;
+  const int tiles = p.tiles_m * p.tiles_n * p.batch;
+  if (rung == HopperRung::tma) {
+    const auto kernel = tma_kernel<In, BN, Stages, MnMajorB>;
+    allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
+    kernel<<<unsigned(tiles), 256, S::kSharedBytes, stream>>>(a, b, p);
+  } else if (rung == HopperRung::warp_specialized) {
+    const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, false>;
+    allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
+    kernel<<<unsigned(tiles), 384, S::kSharedBytes, stream>>>(a, b, p);
+  } else {
+    const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, true>;
+    allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
+    kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, S::kSharedBytes, stream>>>(a, b, p);
+  }
+  TANDEM_CUDA_CHECK_LAUNCH();
+}
+
+// The tile width: 256 is the fastest per tile; where C has few tiles, 128 keeps more SMs busy (each
+// width's estimate: its speed per tile relative to 256 times the busy fraction of its waves).
+int choose_block_n(std::int64_t tiles_m_batch, std::int64_t n, int sms) {
+  auto rate = [&](int bn, double speed) {
+    const std::int64_t tiles = tiles_m_batch * round_up(n, bn) / bn;
+    const std::int64_t waves = (tiles + sms - 1) / sms;
+    return speed * double(tiles) / double(waves * sms);
+  };
+  return rate(256, 1.0) >= rate(128, 0.8) ? 256 : 128;
+}
+
+template <class In, class Src>
+void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream) {
+  using Element = typename In::Element;
+  constexpr int E = int(sizeof(Element));
+  const char* name = rung_name(rung);
+  if (!device_is_sm90())
+    throw Error(std::string("matmul kernel '") + name +
+                "' needs a GPU of compute capability 9.0 (H100, H200): it runs Hopper's TMA and wgmma instructions");
+  if (std::max({g.m, g.n, g.k}) > 0x7FFFFFFF)
+    throw Error(std::string("matmul kernel '") + name + "' takes sizes below 2^31; use register_tiled or cublas");
+
+  // A as a K-major m x k view, B as MN-major k x n (16-bit, read as stored) or K-major n x k; what the copy
+  // engine cannot read in place is packed K-major first.
+  constexpr bool same = std::is_same_v<Src, Element>;
+  const bool a_direct = same && !g.trans_a && readable(g.a, g.lda, g.stride_a, g.batch, E);
+  const bool b_mn_major = same && E == 2 && !g.trans_b && readable(g.b, g.ldb, g.stride_b, g.batch, E);
+  const bool b_direct = b_mn_major || (same && g.trans_b && readable(g.b, g.ldb, g.stride_b, g.batch, E));
+  const std::int64_t pitch = round_up(g.k, 16 / E);
+  const std::size_t a_bytes = a_direct ? 0 : round_up(g.batch * g.m * pitch * E, 256);
+  const std::size_t b_bytes = b_direct ? 0 : std::size_t(g.batch * g.n * pitch * E);
+  auto* scratch = static_cast<unsigned char*>(a_bytes + b_bytes ? ws.get(a_bytes + b_bytes) : nullptr);
+  auto pack = [&](const void* src, std::int64_t ld, std::int64_t stride, bool transposed, void* dst,
+                  std::int64_t rows) {
+    const dim3 grid(unsigned((g.k + 31) / 32), unsigned(std::min<std::int64_t>((rows + 31) / 32, 65535)),
+                    unsigned(std::min<std::int64_t>(g.batch, 65535)));
+    pack_kernel<In, Src><<<grid, dim3(32, 8), 0, stream>>>(static_cast<const Src*>(src), ld, stride, transposed,
+                                                           static_cast<Element*>(dst), rows, g.k, pitch, rows * pitch,
+                                                           g.batch);
+    TANDEM_CUDA_CHECK_LAUNCH();
+  };
+  View a{g.a, g.m, g.k, g.lda, g.stride_a}, b{g.b, g.n, g.k, g.ldb, g.stride_b};
+  if (!a_direct) {
+    pack(g.a, g.lda, g.stride_a, g.trans_a, scratch, g.m);
+    a = View{scratch, g.m, g.k, pitch, g.m * pitch};
+  }
+  if (b_mn_major) {
+    b = View{g.b, g.k, g.n, g.ldb, g.stride_b};
+  } else if (!b_direct) {
+    pack(g.b, g.ldb, g.stride_b, !g.trans_b, scratch + a_bytes, g.n);
+    b = View{scratch + a_bytes, g.n, g.k, pitch, g.n * pitch};
+  }
+
+  const std::int64_t tiles_m = (g.m + kBlockM - 1) / kBlockM;
+  const int block_n = choose_block_n(tiles_m * g.batch, g.n, multiprocessor_count());
+  const std::int64_t tiles_n = (g.n + block_n - 1) / block_n;
+  if (tiles_m * tiles_n * g.batch > 0x7FFFFFFF)
+    throw Error(std::string("matmul kernel '") + name + "': too many tiles of C for one grid");
+  auto* c = static_cast<float*>(g.c);
+  const Problem p{
+      c,
+      g.ldc,
+      g.stride_c,
+      int(g.m),
+      int(g.n),
+      int((g.k + kTileK<In> - 1) / kTileK<In>),
+      int(tiles_m),
+      int(tiles_n),
+      int(g.batch),
+      float(g.alpha),
+      float(g.beta),
+      reinterpret_cast<std::uintptr_t>(c) % 8 == 0 && g.ldc % 2 == 0 && (g.batch == 1 || g.stride_c % 2 == 0)};
+  const CUtensorMap a_map = tensor_map(In::kMapType, E, a, g.batch, kTileK<In>, kBlockM);
+  auto run_width = [&]<int BN, int Stages>() {
+    if constexpr (!std::is_same_v<In, HopperTf32>) {
+      if (b_mn_major)
+        return launch<In, BN, Stages, true>(rung, a_map, tensor_map(In::kMapType, E, b, g.batch, 64, kTileK<In>), p,
+                                            stream);
+    }
+    launch<In, BN, Stages, false>(rung, a_map, tensor_map(In::kMapType, E, b, g.batch, kTileK<In>, BN), p, stream);
+  };
+  if (block_n == 256)
+    run_width.template operator()<256, 4>();
+  else
+    run_width.template operator()<128, 6>();
+}
+
+}  // namespace
+}  // namespace tandem::cuda::hopper
+
+namespace tandem::cuda {
+
+void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream) {
+  using namespace hopper;
+  switch (g.dtype) {
+    case Dtype::f32:
+      return run<HopperTf32, float>(rung, g, ws, stream);
+    case Dtype::bf16:
+      return run<HopperBf16, bfloat16>(rung, g, ws, stream);
+    case Dtype::f16:
+      return run<HopperF16, half>(rung, g, ws, stream);
+    default:
+      throw Error(std::string("matmul kernel '") + rung_name(rung) + "' takes float, bfloat16 and float16, not " +
+                  to_string(g.dtype));
+  }
+}
+
+}  // namespace tandem::cuda

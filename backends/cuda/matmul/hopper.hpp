@@ -1,0 +1,40 @@
+// The top rungs of the matmul ladder (hopper.cu, sm_90a only), built on TANDEM_LAB_KERNELS: each adds one
+// Hopper technique to the wgmma stages (wgmma.cu):
+//   wgmma_tma               the tiles come by the bulk tensor copy engine (TMA) into an mbarrier pipeline
+//   wgmma_warp_specialized  a producer warpgroup loads, two consumer warpgroups multiply (setmaxnreg)
+//   wgmma_persistent        one block per SM walks the tiles of every batch entry; loads of the next tile
+//                           overlap the stores of this one
+// Each takes float (tf32 inputs), bfloat16 and half (read as stored), every form (transposes, alpha / beta,
+// batches in one launch), C float.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "backends/cuda/common.cuh"
+#include "backends/cuda/matmul/params.cuh"
+
+namespace tandem::cuda {
+
+enum class HopperRung { tma, warp_specialized, persistent };
+
+// C = alpha * op(A) * op(B) + beta * C for every entry of g: dtype f32 (inputs as tf32), bf16 or f16, C
+// float, k >= 1, alpha != 0, sizes below 2^31. Throws tandem::Error on a GPU other than compute
+// capability 9.0.
+void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream);
+
+namespace matmul_stages {
+template <HopperRung R>
+void launch_hopper(const GemmParams<float>& p, const GemmContext& ctx) {
+  hopper_matmul(R, detail::MatmulArgs{Dtype::f32, p.a, p.b, p.c, p.m, p.k, p.n, p.lda, p.ldb, p.ldc, true}, ctx.ws,
+                ctx.stream);
+}
+template <HopperRung R>
+void launch_hopper_batch(const GemmBatch<float>& b, const GemmContext& ctx) {
+  detail::MatmulArgs g{Dtype::f32, b.p.a, b.p.b, b.p.c, b.p.m, b.p.k, b.p.n, b.p.lda, b.p.ldb, b.p.ldc, true};
+  g.trans_a = b.trans_a, g.trans_b = b.trans_b, g.alpha = b.alpha, g.beta = b.beta;
+  g.batch = b.batch, g.stride_a = b.stride_a, g.stride_b = b.stride_b, g.stride_c = b.stride_c;
+  hopper_matmul(R, g, ctx.ws, ctx.stream);
+}
+}  // namespace matmul_stages
+
+}  // namespace tandem::cuda

@@ -1,0 +1,109 @@
+// The Hopper instructions the top rungs of the matmul ladder (hopper.cu) are built from, each wrapped once:
+// mbarriers (a 64-bit counter in shared memory that threads arrive on and wait for, one phase at a time,
+// and that also counts the bytes an asynchronous copy still has to deliver), the bulk tensor copy (TMA:
+// one thread asks the copy engine for a whole 2-D tile, described by a CUtensorMap made on the host), the
+// shared-memory matrix descriptors wgmma reads its operands through, and register reallocation between
+// warpgroups (setmaxnreg). sm_90a only.
+#pragma once
+
+#include <cuda.h>  // CUtensorMap (the type only: the map is encoded through the runtime's driver entry point)
+
+#include <cstdint>
+
+namespace tandem::cuda::hopper {
+
+__device__ __forceinline__ std::uint32_t shared_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// ---- mbarriers -------------------------------------------------------------------------------------
+// A barrier completes a phase when `count` arrivals have happened and every byte announced with
+// expect_tx has landed; then the next phase begins. Waiters name the parity (0 or 1) of the phase they
+// wait for: the wait returns once that phase has completed. A fresh barrier is in phase 0, and waiting for
+// parity 1 returns at once (the phase "before" it counts as completed): a producer that waits for its
+// empty slots with parity (round & 1) ^ 1 passes the first round without waiting.
+__device__ __forceinline__ void mbarrier_init(std::uint32_t bar, std::uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+// Makes the initialised barriers visible to the copy engine (the async proxy) before any copy uses them.
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive(std::uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+// One arrival that also announces `bytes` to come from asynchronous copies completing on this barrier.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbarrier_wait(std::uint32_t bar, std::uint32_t parity) {
+  std::uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// ---- The bulk tensor copy (TMA) --------------------------------------------------------------------
+// Copies the box of `map` at coordinates (x: innermost, y, z: the batch entry) into shared memory at
+// dst, in the map's swizzle; the bytes complete on barrier bar. Parts of the box outside the tensor are
+// filled with zeros (and still count as delivered bytes).
+__device__ __forceinline__ void tma_load(std::uint32_t dst, const CUtensorMap* map, std::int32_t x, std::int32_t y,
+                                         std::int32_t z, std::uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<std::uint64_t>(map)) : "memory");
+}
+
+// ---- wgmma ---------------------------------------------------------------------------------------------
+// The matrix descriptor of a tile in the 128-byte swizzle at shared address addr (the swizzle pattern
+// repeats every 1024 bytes, and tiles start on such a boundary): bits 0-13 address / 16, 16-29 the
+// leading byte offset / 16, 32-45 the stride byte offset / 16, 62-63 the swizzle (1: 128 bytes).
+//   K-major (rows of 128 bytes along K): stride = 1024 (from one group of 8 rows to the next); the
+//     leading offset is unused (1). Steps along K add their byte offset inside the row to addr.
+//   MN-major (rows of 128 bytes along M or N, one row per k): leading = the bytes from one 64-element
+//     column block to the next, stride = 1024 (from one group of 8 k-rows to the next).
+__device__ __forceinline__ std::uint64_t descriptor(std::uint32_t addr, std::uint32_t leading_bytes,
+                                                    std::uint32_t stride_bytes) {
+  return std::uint64_t((addr & 0x3FFFF) >> 4) | (std::uint64_t((leading_bytes >> 4) & 0x3FFF) << 16) |
+         (std::uint64_t((stride_bytes >> 4) & 0x3FFF) << 32) | (std::uint64_t(1) << 62);
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving reads or writes of the accumulators across an asynchronous wgmma.
+template <int N>
+__device__ __forceinline__ void fence_registers(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// ---- Register reallocation -----------------------------------------------------------------------------
+// A warpgroup gives registers back (the producer: it only issues copies) or takes them (the consumers:
+// their accumulators), so that three warpgroups fit where the compiler's even split would leave the
+// consumers short.
+template <int Registers>
+__device__ __forceinline__ void release_registers() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Registers));
+}
+template <int Registers>
+__device__ __forceinline__ void claim_registers() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Registers));
+}
+
+}  // namespace tandem::cuda::hopper
