@@ -50,8 +50,8 @@ def read_lines(path):
 
 
 def excerpt_blocks(doc, text_lines):
-    """The excerpt blocks of one Markdown file, and the problems of its comments (a comment that is not
-    followed by a fenced block, or a block that is never closed)."""
+    """The excerpt blocks of one Markdown file, and the problems of its comments as (line, message): a
+    comment that is not followed by a fenced block, or a block that is never closed."""
     blocks, problems = [], []
     i, n = 0, len(text_lines)
     while i < n:
@@ -65,8 +65,8 @@ def excerpt_blocks(doc, text_lines):
             j += 1
         fence = FENCE_OPEN.match(text_lines[j]) if j < n else None
         if not fence:
-            problems.append("%s:%d: excerpt comment for %s is not followed by a fenced code block"
-                            % (doc, comment_line, source))
+            problems.append((comment_line, "%s:%d: excerpt comment for %s is not followed by a fenced code block"
+                             % (doc, comment_line, source)))
             i = j
             continue
         marker = fence.group(2)
@@ -75,7 +75,7 @@ def excerpt_blocks(doc, text_lines):
         while k < n and not close.match(text_lines[k]):
             k += 1
         if k >= n:
-            problems.append("%s:%d: the fenced block of the excerpt of %s is never closed" % (doc, j + 1, source))
+            problems.append((j + 1, "%s:%d: the fenced block of the excerpt of %s is never closed" % (doc, j + 1, source)))
             break
         blocks.append(Block(doc, comment_line, j + 1, source, text_lines[j + 1:k]))
         i = k + 1
@@ -158,13 +158,16 @@ def main(argv):
             failures.append("%s: no such file" % doc)
             continue
         shown = os.path.relpath(os.path.abspath(doc), ROOT)
+        if shown.startswith(os.pardir + os.sep):  # outside the repository: as given
+            shown = doc
         blocks, problems = excerpt_blocks(shown, read_lines(doc))
-        failures.extend(problems)
+        found = list(problems)
         for block in blocks:
             checked += 1
             reason = check_block(block)
             if reason:
-                failures.append("%s: %s" % (block.where(), reason))
+                found.append((block.fence_line, "%s: %s" % (block.where(), reason)))
+        failures.extend(message for _, message in sorted(found))
     for failure in failures:
         print("check_excerpts: " + failure)
     if failures:
