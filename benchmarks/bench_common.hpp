@@ -1,7 +1,7 @@
 // What bench_cpu and bench_cuda share: benchmark names, random inputs with host references, the
-// counters every benchmark reports, the read-sweep reference behind pct_sweep, and the registration of
-// the engine benchmarks (reductions, matrix products, front-end overhead), which are the same on every
-// backend.
+// counters every benchmark reports, the read-sweep reference (sweep_bytes_per_second), and the
+// registration of the engine benchmarks (reductions, matrix products, front-end overhead), which are the
+// same on every backend.
 //
 // Names:   reduce/<backend>/<kernel>/<op>/<type>/n:<n>    matmul/<backend>/<kernel>/<type>/<m>[x<k>x<n>]
 //          baseline/<what>/...                             overhead/<backend>/<path>/sum/float/n:16
@@ -10,13 +10,14 @@
 // smoke run is  --benchmark_filter='(n:4096|/512)/' --benchmark_min_time=0.01  (1.7.1 takes seconds
 // as a plain number). Without real or manual time the rates would divide by the main thread's CPU
 // time, which is wrong for TBB and for GPU waits.
-// Counters (rates use the benchmark's real time, or its manual time where it has one; the console
-// prints every rate with a "/s" suffix, JSON has plain numbers):
-//   bytes_per_second  bytes of input read per second (SetBytesProcessed)
-//   GB/s              the same in 1e9 bytes per second
-//   pct_sweep         100 * GB/s / (read-sweep GB/s at the same number of bytes): 100 means as fast as a
-//                     plain read of the input (baseline/read_sweep of the same binary)
-//   GFLOP/s, TFLOP/s  2*m*n*k per iteration (matrix products)
+// Counters (rates use the benchmark's real time, or its manual time where it has one). The console
+// prints them with decimal prefixes (k = 1e3, M = 1e6, G = 1e9, T = 1e12) and "/s" after a rate, e.g.
+// "bytes_per_second=75.2G/s"; JSON has plain numbers in bytes or FLOP per second:
+//   bytes_per_second        bytes of input read per second (Google Benchmark's own counter name, decimal)
+//   sweep_bytes_per_second  the read-sweep rate for the same number of bytes (SweepReference, measured in
+//                           this process): bytes_per_second / sweep_bytes_per_second = 1 means as fast
+//                           as a plain read of the input (tools/bench_charts shows it as a percentage)
+//   flop_per_second         2*m*n*k per second (matrix products)
 //
 // Timing: every engine call timed is synchronous (calls that return a value wait for the CUDA stream;
 // matmul on Buffers only enqueues, so its benchmark calls synchronize() after it), so engine benchmarks
@@ -209,7 +210,7 @@ class Inputs {
 
 // ---- The read-sweep reference ------------------------------------------------------------------------
 
-// The read-sweep rate that pct_sweep divides by, in bytes per second: measured once per byte count in
+// The read-sweep rate of sweep_bytes_per_second, in bytes per second: measured once per byte count in
 // this process (median of repeated sweeps after a warm-up), so that a filtered run without the
 // baseline/read_sweep benchmarks still has it.
 class SweepReference {
@@ -241,38 +242,44 @@ class SweepReference {
 
 // ---- Counters ------------------------------------------------------------------------------------------
 
-// bytes_per_second, GB/s and pct_sweep for `bytes` read per iteration. Call after the timed loop.
-inline void set_bandwidth_counters(benchmark::State& state, double bytes, double sweep_bytes_per_second) {
+// bytes_per_second for `bytes` read per iteration, with a decimal prefix on the console ("75.2G/s" is
+// 75.2e9 bytes per second; SetBytesProcessed would print 1024-based values with the same "G"). Call after
+// the timed loop.
+inline void set_bytes_counter(benchmark::State& state, double bytes) {
   using benchmark::Counter;
-  state.SetBytesProcessed(static_cast<std::int64_t>(bytes * double(state.iterations())));
-  state.counters["GB/s"] = Counter(bytes / 1e9, Counter::kIsIterationInvariantRate);
-  state.counters["pct_sweep"] = Counter(100.0 * bytes / sweep_bytes_per_second, Counter::kIsIterationInvariantRate);
+  state.counters["bytes_per_second"] = Counter(bytes, Counter::kIsIterationInvariantRate, Counter::kIs1000);
 }
 
-// `name` (e.g. "GFLOP/s") = 2*m*n*k per iteration / `unit` (e.g. 1e9) per second.
-inline void set_flop_counter(benchmark::State& state, const Shape& s, const std::string& name, double unit) {
-  state.counters[name] = benchmark::Counter(2.0 * double(s.m) * double(s.n) * double(s.k) / unit,
-                                            benchmark::Counter::kIsIterationInvariantRate);
+// bytes_per_second and sweep_bytes_per_second (the read-sweep reference for the same bytes, not a rate of
+// this benchmark: the console prints it without "/s", as "70.1G").
+inline void set_bandwidth_counters(benchmark::State& state, double bytes, double sweep_bytes_per_second) {
+  using benchmark::Counter;
+  set_bytes_counter(state, bytes);
+  state.counters["sweep_bytes_per_second"] = Counter(sweep_bytes_per_second, Counter::kDefaults, Counter::kIs1000);
+}
+
+// flop_per_second for `flop` floating-point operations per iteration ("51.3T/s" on the console).
+inline void set_flop_counter(benchmark::State& state, double flop) {
+  using benchmark::Counter;
+  state.counters["flop_per_second"] = Counter(flop, Counter::kIsIterationInvariantRate, Counter::kIs1000);
+}
+
+// 2*m*n*k per iteration.
+inline void set_flop_counter(benchmark::State& state, const Shape& s) {
+  set_flop_counter(state, 2.0 * double(s.m) * double(s.n) * double(s.k));
 }
 
 // ---- Registration --------------------------------------------------------------------------------------
 
 // Everything a binary's benchmarks share: one engine, its inputs and the sweep reference.
 struct Suite {
-  Suite(Engine e, SweepReference::TimeOne time_one, std::string flops_name, double flops_unit)
-      : eng(e),
-        backend(tandem::to_string(e.backend())),
-        inputs(e),
-        sweep(inputs, std::move(time_one)),
-        flop_counter(std::move(flops_name)),
-        flop_unit(flops_unit) {}
+  Suite(Engine e, SweepReference::TimeOne time_one)
+      : eng(e), backend(tandem::to_string(e.backend())), inputs(e), sweep(inputs, std::move(time_one)) {}
 
   Engine eng;
   std::string backend;  // "cpu" or "cuda": the second part of every engine benchmark name
   Inputs inputs;
   SweepReference sweep;
-  std::string flop_counter;               // "GFLOP/s" or "TFLOP/s"
-  double flop_unit;                       // 1e9 or 1e12
   std::set<std::string> checked_matmuls;  // benchmarks whose output was checked once already
 };
 
@@ -392,7 +399,7 @@ void register_matmuls(Suite& suite, const std::vector<std::string>& kernels, con
                                    if (suite.checked_matmuls.insert(name).second) check_matmul(in, s, run);
                                    run();
                                    for (auto _ : state) run();
-                                   set_flop_counter(state, s, suite.flop_counter, suite.flop_unit);
+                                   set_flop_counter(state, s);
                                  }))
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);

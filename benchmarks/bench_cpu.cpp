@@ -5,7 +5,7 @@
 //                                           float/double/int32/bfloat16/float16
 //   baseline/read_sweep/<type>/n:<n>        a plain parallel read of the same bytes (as floats):
 //                                           tbb::parallel_reduce over blocked ranges, each leaf an Eigen
-//                                           sum (vectorised); the rate pct_sweep divides by
+//                                           sum (vectorised); sweep_bytes_per_second's reference
 //   baseline/tbb_parallel_reduce/sum/...    tbb::parallel_reduce with std::accumulate leaves (scalar;
 //                                           not for the 16-bit types)
 //   baseline/eigen_sum/sum/...              Eigen::Map(p, n).sum() on one thread (not for the 16-bit types)
@@ -19,12 +19,12 @@
 //                                           CMake finds OpenMP
 //   overhead/cpu/{engine,raw_backend}/...   engine.sum() of 16 floats against BackendImpl::reduce()
 //   per/cpu/{row,col}[/deterministic]/sum/float/<rows>x<cols>  eng.sum(MatrixView, Per, out) of 4096 x 4096
-//                                           and 2^18 x 64 floats; GB/s counts the matrix's bytes
+//                                           and 2^18 x 64 floats; bytes_per_second counts the matrix
 //   per/cpu/row/{argmin,min,sum}/float/200000x16  per-row reductions of narrow rows (NumPy's
-//                                           X.argmin(axis=1) of a 200000 x 16 float32 X); GB/s likewise
+//                                           X.argmin(axis=1) of a 200000 x 16 float32 X); bytes likewise
 //   strided/cpu/<kernel>/{aos_field,soa}/float/n:<n>  one float field of 2-float structs
 //                                           (tandem::field, stride 2) against the same values
-//                                           contiguous; GB/s counts the useful n*4 bytes
+//                                           contiguous; bytes_per_second counts the useful n*4
 //
 // Run:  bench_cpu [--benchmark_filter=REGEX] [--benchmark_min_time=SECONDS]
 //                 [--benchmark_out=FILE.json --benchmark_out_format=json]
@@ -245,7 +245,7 @@ void register_eigen_gemm(Suite& suite, const Shape& s) {
                                    c.noalias() = a * b;
                                    benchmark::ClobberMemory();
                                  }
-                                 set_flop_counter(state, s, suite.flop_counter, suite.flop_unit);
+                                 set_flop_counter(state, s);
                                }))
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
@@ -266,7 +266,7 @@ void register_eigen_gemm_openmp(Suite& suite, const Shape& s) {
                                    run();
                                    benchmark::ClobberMemory();
                                  }
-                                 set_flop_counter(state, s, suite.flop_counter, suite.flop_unit);
+                                 set_flop_counter(state, s);
                                  state.counters["threads"] = eigen_openmp_threads();
                                }))
       ->UseRealTime()
@@ -292,7 +292,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
-  Suite suite(Engine(tandem::Backend::cpu), time_read_sweep, "GFLOP/s", 1e9);
+  Suite suite(Engine(tandem::Backend::cpu), time_read_sweep);
   add_device_context(suite.eng);
 
   // 2^27 floats = 512 MiB; the largest input (2^27 doubles) and its sweep buffer take 2 GiB together.

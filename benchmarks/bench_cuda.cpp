@@ -8,13 +8,13 @@
 //                                             lists it), float/double/int32, n = 2^12 to
 //                                             2^30 (2^30 for float and int32 only, when the GPU has room)
 //   baseline/read_sweep/<type>/n:<n>          read_sweep.cu, a float4 grid-stride read of the same bytes, one
-//                                             sweep per pair of events: the rate pct_sweep divides by
+//                                             sweep per pair of events: sweep_bytes_per_second's reference
 //   matmul/cuda/<kernel>/<type>/<shape>       every matmul kernel of the engine that takes the type ("cublas",
 //                                             "cublas_tf32", "cublas_bf16" are cuBLAS), float and double;
 //                                             8192^3 for the float tf32 / bf16 kernels only
 //   overhead/cuda/{engine,raw_backend}/...    engine.sum() of 16 floats against BackendImpl::reduce()
 //   strided/cuda/<kernel>/{aos_field,soa}/float/n:<n>  every other float of a Buffer (BufferView stride 2)
-//                                             against the same values contiguous; GB/s counts n*4 bytes
+//                                             against the same values contiguous; bytes_per_second: n*4
 // Kernel level (the ladders themselves, backends/cuda/kernels.hpp, without the engine):
 //   kernel/cuda/<stage>/<op>/<type>/n:<n>     tandem::cuda::reduce() of every stage ("auto": the stage the
 //                                             engine would pick, named in the label; "cub": CUB's
@@ -23,13 +23,13 @@
 //   kernel/cuda/<stage>/gemm/<type>/<shape>   tandem::cuda::matmul() of every stage that takes the type
 //                                             (cublas* through a cuBLAS handle of this binary), same shapes
 //   baseline/read_sweep_batched/<type>/n:<n>  the read sweep timed like the kernel level (20 sweeps back to
-//                                             back per pair of events): the rate the kernel level's
-//                                             pct_sweep divides by
+//                                             back per pair of events): the kernel level's
+//                                             sweep_bytes_per_second reference
 //
 // Timing. Engine calls are synchronous and run on the engine's own stream, which this binary cannot
 // record events on, so they are timed on the host (real time): launch, the result copy and the
 // synchronisation are included, and at small n they are most of the time. The read sweep runs on this
-// binary's stream and is timed with CUDA events (manual time), so at small n the engine level's pct_sweep
+// binary's stream and is timed with CUDA events (manual time), so at small n the engine level's sweep ratio
 // compares a whole engine call with one kernel's device time.
 // The kernel level runs each stage on this binary's stream with its own Workspace and times it with CUDA
 // events (manual time): per iteration, `calls_per_iteration` calls back to back between two events (as
@@ -44,7 +44,7 @@
 // Without --benchmark_min_time each benchmark runs for 0.05 s (Google Benchmark's default of 0.5 s would
 // take the ~1,650 benchmarks far past ten minutes); the batched families (kernel level and
 // read_sweep_batched) get a twentieth of it, see batched_min_time. --benchmark_filter='^kernel/' runs the
-// kernel level alone (its pct_sweep still has its reference), and --benchmark_filter='(n:4096|/512)/'
+// kernel level alone (its sweep_bytes_per_second still has its reference), and --benchmark_filter='(n:4096|/512)/'
 // --benchmark_min_time=0.01 both levels at the smallest sizes only. Without a usable GPU it prints why
 // and exits 0, so CI can run it anywhere.
 #include <cublas_v2.h>
@@ -88,7 +88,7 @@ using tandem::Dtype;
 // that the events' resolution (about 0.5 us) is under 1% of it, with at most kMaxCallsPerIteration calls.
 constexpr double kKernelIterationSeconds = 200e-6;
 constexpr int kMaxCallsPerIteration = 20;
-// Sweeps per pair of events in baseline/read_sweep_batched and in the kernel level's pct_sweep.
+// Sweeps per pair of events in baseline/read_sweep_batched and in the kernel level's sweep reference.
 constexpr int kBatchedSweepCalls = 20;
 
 // The minimum time of the batched families (kernel level, read_sweep_batched). Google Benchmark sizes a
@@ -262,7 +262,7 @@ void register_kernel_matmuls(Suite& suite, KernelRunner& runner, const std::vect
             });
           const int calls = runner.calls_per_iteration(run);
           for (auto _ : state) state.SetIterationTime(runner.seconds_per_call(run, calls));
-          set_flop_counter(state, s, suite.flop_counter, suite.flop_unit);
+          set_flop_counter(state, s);
           state.counters["calls_per_iteration"] = calls;
           if (kernel == "auto") state.SetLabel(ran);
         }))
@@ -386,9 +386,8 @@ int main(int argc, char** argv) {
 
   try {
     ReadSweep sweep;
-    Suite suite(
-        Engine(tandem::Backend::cuda), [&sweep](const Buffer<float>& x) { return sweep.seconds(x.data(), x.size()); },
-        "TFLOP/s", 1e12);
+    Suite suite(Engine(tandem::Backend::cuda),
+                [&sweep](const Buffer<float>& x) { return sweep.seconds(x.data(), x.size()); });
     add_device_context(suite.eng);
     KernelRunner runner;
     SweepReference batched_sweep(suite.inputs, [&sweep](const Buffer<float>& x) {

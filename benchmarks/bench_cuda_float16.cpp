@@ -8,7 +8,7 @@
 //   float16/cuda/auto/sum/<dtype>/<n>              eng.sum_into() of a Buffer (float result)
 //   baseline/cub/sum/<dtype>/<n>                   cub::DeviceReduce::TransformReduce to float
 // <shape>: m x k x n, or batch:<count>/<m>x<k>x<n>. Timed with CUDA events on the engine's stream
-// (manual time); TFLOP/s counts 2 m n k per entry, GB/s the 16-bit input bytes.
+// (manual time); flop_per_second counts 2 m n k per entry, bytes_per_second the 16-bit input bytes.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -62,8 +62,7 @@ void register_matmul(const MatmulCase& c, const std::vector<std::string>& kernel
     return **ops;
   };
   auto tflops = [c](benchmark::State& state) {
-    const double flop = 2.0 * double(c.m) * double(c.k) * double(c.n) * double(c.batch);
-    state.counters["TFLOP/s"] = benchmark::Counter(flop / 1e12, benchmark::Counter::kIsIterationInvariantRate);
+    set_flop_counter(state, 2.0 * double(c.m) * double(c.k) * double(c.n) * double(c.batch));
   };
   const std::string tail = std::string("/matmul/") + tandem::dtype_traits<H>::name + "/" + label(c);
   for (const std::string& kernel : kernels) {
@@ -130,10 +129,7 @@ void register_sum(std::size_t n) {
     }
     return **ops;
   };
-  auto gbs = [n](benchmark::State& state) {
-    state.counters["GB/s"] =
-        benchmark::Counter(double(n * sizeof(H)) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
-  };
+  auto gbs = [n](benchmark::State& state) { set_bytes_counter(state, double(n * sizeof(H))); };
   const std::string tail = std::string("/sum/") + tandem::dtype_traits<H>::name + "/" + std::to_string(n);
   benchmark::RegisterBenchmark(("float16/cuda/auto" + tail).c_str(), guarded([get, gbs](benchmark::State& state) {
                                  Operands& o = get();

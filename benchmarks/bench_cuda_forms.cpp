@@ -6,7 +6,7 @@
 //   baseline/cublas/<form>/float/<shape>        cublasSgemm / cublasSgemmStridedBatched with the same
 //                                               transposes, alpha, beta and strides
 // <form>: nn, tn, nt, tt (op(A), op(B)), ab (alpha 2, beta 1), or batch:<count>. Timed with CUDA events
-// on the stream the engine was given (manual time); TFLOP/s counts 2 m n k per entry.
+// on the stream the engine was given (manual time); flop_per_second counts 2 m n k per entry.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -33,8 +33,7 @@ std::string label(const FormCase& f) {
 }
 
 void set_tflops(benchmark::State& state, const FormCase& f) {
-  const double flop = 2.0 * double(f.m) * double(f.k) * double(f.n) * double(f.batch);
-  state.counters["TFLOP/s"] = benchmark::Counter(flop / 1e12, benchmark::Counter::kIsIterationInvariantRate);
+  set_flop_counter(state, 2.0 * double(f.m) * double(f.k) * double(f.n) * double(f.batch));
 }
 
 void register_case(const FormCase& f, const std::vector<std::string>& kernels) {

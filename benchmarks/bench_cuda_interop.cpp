@@ -21,14 +21,6 @@ namespace tandem_bench {
 
 using tandem::Backend;
 
-namespace {
-// GB/s of `bytes` per iteration (no read-sweep reference for host data).
-void set_gbs(benchmark::State& state, double bytes) {
-  state.SetBytesProcessed(static_cast<std::int64_t>(bytes * double(state.iterations())));
-  state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
-}
-}  // namespace
-
 void register_cuda_interop(Suite& suite) {
   const std::size_t n = std::size_t(1) << 28;  // 1 GiB of floats
   static std::vector<float> host;              // made on first use, kept for the family
@@ -51,7 +43,7 @@ void register_cuda_interop(Suite& suite) {
                                    const Reference<float> ref = reference_of(x.data(), x.size());
                                    check_result<Op::sum, float>(eng.sum(x, opts), ref);
                                    for (auto _ : state) benchmark::DoNotOptimize(eng.sum(x, opts));
-                                   set_gbs(state, bytes);
+                                   set_bytes_counter(state, bytes);  // no read-sweep reference for host data
                                  }))
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond);
@@ -72,7 +64,7 @@ void register_cuda_interop(Suite& suite) {
                        "cudaMemcpyAsync");
             cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
           }
-          set_gbs(state, bytes);
+          set_bytes_counter(state, bytes);  // no read-sweep reference for host data
           cudaStreamDestroy(stream);
           if (src) cudaFreeHost(src);
           cudaFree(device);

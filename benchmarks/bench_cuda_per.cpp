@@ -6,7 +6,7 @@
 //   per/col/baseline/cublas_gemv/sum/float/<rows>x<cols>   cublasSgemv of the matrix with a ones vector
 // Shapes 2^14 x 2^14 and 2^20 x 64 (1 GiB and 256 MiB). Every benchmark checks its results against a
 // host double sum once before timing; the time is CUDA events around each call on the engine's stream
-// (manual time), and GB/s counts the matrix's bytes.
+// (manual time), and bytes_per_second counts the matrix's bytes.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -70,7 +70,7 @@ void verify(const std::vector<float>& got, const std::vector<float>& want, const
                                std::to_string(want[i]));
 }
 
-// Times `run` (enqueues one call on in.stream) with CUDA events; GB/s of the matrix's bytes.
+// Times `run` (enqueues one call on in.stream) with CUDA events; bytes_per_second of the matrix's bytes.
 void time_calls(benchmark::State& state, PerInput& in, const std::function<void()>& run) {
   cudaEvent_t start = nullptr, stop = nullptr;
   cuda_check(cudaEventCreate(&start), "cudaEventCreate");
@@ -87,8 +87,7 @@ void time_calls(benchmark::State& state, PerInput& in, const std::function<void(
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   const double bytes = double(in.s.rows * in.s.cols) * sizeof(float);
-  state.SetBytesProcessed(static_cast<std::int64_t>(bytes * double(state.iterations())));
-  state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  set_bytes_counter(state, bytes);
 }
 
 std::string label(const PerShape& s) { return std::to_string(s.rows) + "x" + std::to_string(s.cols); }

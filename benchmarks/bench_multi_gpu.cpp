@@ -1,11 +1,13 @@
 // bench_multi_gpu (issue #12): an engine over every GPU of the machine against one GPU, in the same run,
 // through the public API only. Every case runs with gpus:1 (a single-device engine on GPU 0) and
 // gpus:<D> (EngineOptions::devices = all D GPUs) on the same amount of work:
-//   multi/sum/buffer/float/<elements>/gpus:<g>      sum of a Buffer (sharded over the GPUs)      GB/s
-//   multi/sum_det/buffer/float/<elements>/gpus:<g>  the same, deterministic (canonical order)    GB/s
-//   multi/sum/host/float/<elements>/gpus:<g>        sum of a host span (split, copied in parallel) GB/s
+//   multi/sum/buffer/float/<elements>/gpus:<g>      sum of a Buffer (sharded over the GPUs)       bytes/s
+//   multi/sum_det/buffer/float/<elements>/gpus:<g>  the same, deterministic (canonical order)     bytes/s
+//   multi/sum/host/float/<elements>/gpus:<g>        sum of a host span (split, copied in parallel) bytes/s
 //   multi/matmul/<dtype>/<n>/gpus:<g>               C = A B, n x n x n, on Buffers; over several GPUs
-//                                                   rows of A and C per GPU, B broadcast with NCCL   TFLOP/s
+//                                                   rows of A and C per GPU, B broadcast with NCCL  FLOP/s
+// (counters bytes_per_second and flop_per_second, printed with decimal prefixes: "8.5T/s" is 8.5e12 per
+// second)
 // Wall-clock time per call (the result is back on the host, or synchronize() after a Buffer matmul).
 // Run with NCCL_NVLS_ENABLE=0. Flags: --benchmark_filter etc.; TANDEM_BENCH_SCALE=small shrinks the
 // sizes 16x (a quick check).
@@ -73,7 +75,8 @@ void sum_buffer(benchmark::State& state, int gpus, std::size_t n, bool determini
     o.deterministic = deterministic;
     benchmark::DoNotOptimize(eng.sum(x, o));
     for (auto _ : state) benchmark::DoNotOptimize(eng.sum(x, o));
-    state.counters["GB/s"] = benchmark::Counter(double(n) * 4 / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["bytes_per_second"] =
+        benchmark::Counter(double(n) * 4, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
   });
 }
 
@@ -81,8 +84,8 @@ void sum_host(benchmark::State& state, int gpus, const std::vector<float>& x) {
   guarded(state, [&] {
     const Engine& eng = engine(gpus);
     for (auto _ : state) benchmark::DoNotOptimize(eng.sum(x));
-    state.counters["GB/s"] =
-        benchmark::Counter(double(x.size()) * 4 / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["bytes_per_second"] = benchmark::Counter(
+        double(x.size()) * 4, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
   });
 }
 
@@ -98,8 +101,9 @@ void matmul(benchmark::State& state, int gpus, std::size_t n) {
     };
     run();
     for (auto _ : state) run();
-    state.counters["TFLOP/s"] = benchmark::Counter(2.0 * double(n) * double(n) * double(n) / 1e12,
-                                                   benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["flop_per_second"] =
+        benchmark::Counter(2.0 * double(n) * double(n) * double(n), benchmark::Counter::kIsIterationInvariantRate,
+                           benchmark::Counter::kIs1000);
   });
 }
 

@@ -1,5 +1,5 @@
-// The GPU read-sweep baseline of bench_cuda (read_sweep.cu): the plain read of a float array that
-// pct_sweep compares every CUDA reduction with, timed with CUDA events on its own stream.
+// The GPU read-sweep baseline of bench_cuda (read_sweep.cu): the plain read of a float array that every
+// CUDA reduction is compared with (sweep_bytes_per_second), timed with CUDA events on its own stream.
 #pragma once
 
 #include <cuda_runtime.h>
