@@ -146,16 +146,41 @@ def chart_strided(plt, run, out_dir):
     return path
 
 
-def write_charts(plt, runs, out_dir):
-    """Every chart of every run; the paths written."""
-    os.makedirs(out_dir, exist_ok=True)
-    written = []
+def has_ladder(run, level, n):
+    return any(rate(run, reduce_name(run, level, k, "sum", "float", n)) is not None for k in reduce_kernels(run, level))
+
+
+def has_gemm(run, level, dtype):
+    return bool(matmul_kernels(run, level, dtype)) and any("x" not in s for s in matmul_shapes(run, level, dtype))
+
+
+def chart_plan(runs):
+    """(file name, alt text, draw) of every chart the runs have data for, in page order; draw(plt, out_dir)
+    writes it. The names need no matplotlib (docs/PERFORMANCE.md lists them)."""
+    plan = []
     for run in runs.values():
+        where = "%s, %s" % ("GPU" if run.backend == "cuda" else "CPU", run.device())
         for level in levels(run):
             sizes = reduce_sizes(run, level, "float")
             for n in unique([s for s in (sizes[-1] if sizes else None, 1 << 20) if s in sizes]):
-                written.append(chart_reduce_ladder(plt, run, level, n, out_dir))
+                if has_ladder(run, level, n):
+                    name = "reduce_ladder_%s_%s_float_sum_n%s.png" % (run.backend, level, pow2(n).replace("^", ""))
+                    plan.append((name, "Reduction ladder, float sum, n = %s, %s level (%s)" % (pow2(n), level, where),
+                                 lambda plt, out, run=run, level=level, n=n: chart_reduce_ladder(plt, run, level, n,
+                                                                                                 out)))
             for dtype in ("float", "double"):
-                written.append(chart_gemm(plt, run, level, dtype, out_dir))
-        written.append(chart_strided(plt, run, out_dir))
-    return [p for p in written if p]
+                if has_gemm(run, level, dtype):
+                    plan.append(("gemm_%s_%s_%s.png" % (run.backend, level, dtype),
+                                 "Matrix product, %s, %s level (%s)" % (dtype, level, where),
+                                 lambda plt, out, run=run, level=level, dtype=dtype: chart_gemm(plt, run, level, dtype,
+                                                                                                 out)))
+        if run.names("strided/%s/" % run.backend):
+            plan.append(("strided_%s.png" % run.backend, "AoS field against SoA, float sum (%s)" % where,
+                         lambda plt, out, run=run: chart_strided(plt, run, out)))
+    return plan
+
+
+def write_charts(plt, runs, out_dir):
+    """Every chart of every run; the paths written."""
+    os.makedirs(out_dir, exist_ok=True)
+    return [p for p in (draw(plt, out_dir) for _, _, draw in chart_plan(runs)) if p]

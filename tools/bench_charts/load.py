@@ -9,7 +9,25 @@ import sys
 from .names import strip_suffix, unique
 
 TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+# The rates the tables and charts use. bench_* write bytes_per_second, sweep_bytes_per_second and
+# flop_per_second (plain bytes or FLOP per second); runs made before that wrote these four names
+# themselves, which are read as they are (rates_of).
 RATE_KEYS = ("GB/s", "pct_sweep", "TFLOP/s", "GFLOP/s")
+
+
+def rates_of(b):
+    """The RATE_KEYS of one benchmark entry, from the counters of either naming."""
+    values = {k: b[k] for k in RATE_KEYS if k in b}
+    bps, sweep = b.get("bytes_per_second"), b.get("sweep_bytes_per_second")
+    if "GB/s" not in values and bps is not None:
+        values["GB/s"] = bps / 1e9
+    if "pct_sweep" not in values and bps is not None and sweep:
+        values["pct_sweep"] = 100.0 * bps / sweep
+    flop = b.get("flop_per_second")
+    if flop is not None:
+        values.setdefault("TFLOP/s", flop / 1e12)
+        values.setdefault("GFLOP/s", flop / 1e9)
+    return values
 
 
 def warn(message):
@@ -97,14 +115,72 @@ def read_kernels(path, context, backend, kernels_file):
         return kernel_list(json.load(f), source)
 
 
+def read_results(data):
+    """(results, errors) of one JSON file: name (without the time suffix) -> dict of values, the median
+    of its repetitions; name -> error message for benchmarks that reported one."""
+    results, errors = {}, {}
+    samples = {}  # name -> list of per-repetition dicts
+    medians = {}  # name -> Google Benchmark's own median aggregate
+    for b in data.get("benchmarks", []):
+        name = strip_suffix(b.get("run_name", b["name"]))
+        if b.get("error_occurred"):
+            errors[name] = b.get("error_message", "error")
+            continue
+        values = rates_of(b)
+        values["time_ns"] = b["real_time"] * TO_NS.get(b.get("time_unit", "ns"), 1.0)
+        for k in ("label", "calls_per_iteration", "threads"):
+            if k in b:
+                values[k] = b[k]
+        if b.get("run_type") == "aggregate":
+            if b.get("aggregate_name") == "median":
+                medians[name] = values
+            continue
+        samples.setdefault(name, []).append(values)
+    for name in unique(list(samples) + list(medians)):  # aggregates only: --benchmark_report_aggregates_only
+        reps = samples.get(name, [])
+        if name in medians:
+            value = medians[name]
+            if reps and "label" in reps[0]:
+                value.setdefault("label", reps[0]["label"])
+        elif len(reps) == 1:
+            value = reps[0]
+        else:
+            value = dict(reps[0])
+            for k in list(RATE_KEYS) + ["time_ns"]:
+                if k in reps[0]:
+                    value[k] = statistics.median(r[k] for r in reps)
+        results[name] = value
+    return results, errors
+
+
+class MultiRun:
+    """A bench_multi_gpu run: multi/... benchmarks with gpus:<g> in their names, no kernel metadata."""
+
+    def __init__(self, context, path, results, errors):
+        self.context, self.path, self.results, self.errors = context, path, results, errors
+
+    def date(self):
+        return self.context.get("date", "?")[:10]
+
+
+def is_multi_gpu(data):
+    context = data.get("context", {})
+    return "bench_multi_gpu" in context.get("executable", "") or any(
+        b.get("name", "").startswith("multi/") for b in data.get("benchmarks", []))
+
+
 def load(paths, kernel_files=(), vendor_baselines=()):
-    """kernel_files[i]: the metadata file of paths[i] (None or absent: the default); vendor_baselines: the
+    """(runs, multi): one Run per backend, and the bench_multi_gpu runs (MultiRun) in input order.
+    kernel_files[i]: the metadata file of paths[i] (None or absent: the default); vendor_baselines: the
     kernels taken as vendor baselines where the metadata has no "baseline" field (targets.json)."""
-    runs = {}
+    runs, multi = {}, []
     for i, path in enumerate(paths):
         with open(path) as f:
             data = json.load(f)
         context = data.get("context", {})
+        if is_multi_gpu(data):
+            multi.append(MultiRun(context, path, *read_results(data)))
+            continue
         backend = context.get("tandem_backend", "cuda" if "bench_cuda" in context.get("executable", "") else "cpu")
         if backend in runs:
             warn("%s: a second %s run: its results replace the first's of the same name, and its device and "
@@ -114,36 +190,8 @@ def load(paths, kernel_files=(), vendor_baselines=()):
         kernels_file = kernel_files[i] if i < len(kernel_files) else None
         for k in read_kernels(path, context, backend, kernels_file):
             run.kernels[(k["kind"], k["name"])] = k
-        samples = {}  # name -> list of per-repetition dicts
-        medians = {}  # name -> Google Benchmark's own median aggregate
-        for b in data.get("benchmarks", []):
-            name = strip_suffix(b.get("run_name", b["name"]))
-            if b.get("error_occurred"):
-                run.errors[name] = b.get("error_message", "error")
-                continue
-            values = {k: b[k] for k in RATE_KEYS if k in b}
-            values["time_ns"] = b["real_time"] * TO_NS.get(b.get("time_unit", "ns"), 1.0)
-            for k in ("label", "calls_per_iteration", "threads"):
-                if k in b:
-                    values[k] = b[k]
-            if b.get("run_type") == "aggregate":
-                if b.get("aggregate_name") == "median":
-                    medians[name] = values
-                continue
-            samples.setdefault(name, []).append(values)
-        for name in unique(list(samples) + list(medians)):  # aggregates only: --benchmark_report_aggregates_only
-            reps = samples.get(name, [])
-            if name in medians:
-                value = medians[name]
-                if reps and "label" in reps[0]:
-                    value.setdefault("label", reps[0]["label"])
-            elif len(reps) == 1:
-                value = reps[0]
-            else:
-                value = dict(reps[0])
-                for k in list(RATE_KEYS) + ["time_ns"]:
-                    if k in reps[0]:
-                        value[k] = statistics.median(r[k] for r in reps)
-            run.results[name] = value
+        results, errors = read_results(data)
+        run.results.update(results)
+        run.errors.update(errors)
         runs[backend] = run
-    return runs
+    return runs, multi

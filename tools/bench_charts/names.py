@@ -18,8 +18,8 @@ MATMUL_REFERENCES = {
 
 def strip_suffix(name):
     # bench_cuda's batched families carry their own minimum time, warm-up and repetitions in the name
-    # ("/min_time:0.003", "/min_warmup_time:0.003", "/repeats:3").
-    name = re.sub(r"/(min_time|min_warmup_time|repeats):[^/]*", "", name)
+    # ("/min_time:0.003", "/min_warmup_time:0.003", "/repeats:3"), bench_multi_gpu its iterations.
+    name = re.sub(r"/(min_time|min_warmup_time|repeats|iterations):[^/]*", "", name)
     for suffix in TIME_SUFFIXES:
         if name.endswith(suffix):
             return name[: -len(suffix)]
@@ -149,7 +149,9 @@ def fmt(v):
 
 
 def fmt_ratio(r):
-    return "-" if r is None else "%.2f×" % r
+    if r is None:
+        return "-"
+    return "%.2f×" % r if r >= 0.095 else "%.2g×" % r
 
 
 def cases_label(cases):

@@ -7,70 +7,103 @@ from .names import (MATMUL_REFERENCES, REDUCE_REFERENCES, flop_key, fmt, fmt_rat
                     sweep_name, table, unique)
 
 
-def runs_table(runs):
+def suite_of(context):
+    """The benchmark binary's name (the context's executable without its folder)."""
+    return os.path.basename(context.get("executable", "?"))
+
+
+def runs_table(runs, multi=()):
     rows = []
     for backend, run in runs.items():
         c = run.context
         details = c.get("tandem_device_details", "")
-        rows.append((backend, run.device(), details, run.date(), "`%s`" % c.get("executable", "?"),
-                     os.path.basename(run.path)))
-    return table(["backend", "device", "details", "date", "executable", "file"], rows)
+        rows.append((backend, run.device(), details, run.date(), "`%s`" % suite_of(c), os.path.basename(run.path)))
+    for m in multi:
+        rows.append(("cuda", "%d GPUs" % max(multi_gpu_counts(m)), "", m.date(), "`%s`" % suite_of(m.context),
+                     os.path.basename(m.path)))
+    return table(["backend", "device", "details", "date", "suite", "file"], rows)
+
+
+def rate_cell(r):
+    """GB/s with the percentage of the read sweep: "4369 (100%)"."""
+    return "-" if r is None else "%s (%s%%)" % (fmt(r.get("GB/s")), fmt(r.get("pct_sweep")))
+
+
+def reduce_table(run, level, op, dtype):
+    """One operator and type at every size: a row per stage, then the read sweep (and on the CPU, for
+    sums, the plain baselines). "" when the run has none."""
+    sizes = reduce_sizes(run, level, dtype)
+    rows = []
+    for k in reduce_kernels(run, level):
+        cells = [rate_cell(run.results.get(reduce_name(run, level, k, op, dtype, n))) for n in sizes]
+        if any(c != "-" for c in cells):
+            rows.append(["`%s`" % k] + cells)
+    if not rows:
+        return ""
+    sweep = [fmt(rate(run, sweep_name(run, level, dtype, n))) for n in sizes]
+    rows.append(["*%s*" % sweep_name(run, level, dtype, sizes[0]).rsplit("/", 2)[0]] + sweep)
+    if level == "engine" and op == "sum":
+        for base, *_ in REDUCE_REFERENCES.get(run.backend, ()):
+            cells = [fmt(rate(run, "baseline/%s/sum/%s/n:%d" % (base, dtype, n))) for n in sizes]
+            if any(c != "-" for c in cells):
+                rows.append(["*baseline/%s*" % base] + cells)
+    return table(["stage"] + ["n = %s" % pow2(n) for n in sizes], rows)
 
 
 def reduce_tables(run, level):
     out = []
-    kernels = reduce_kernels(run, level)
     for dtype in ("float", "double", "int32"):
-        sizes = reduce_sizes(run, level, dtype)
-        if not sizes:
-            continue
         for op in ("sum", "min", "max"):
-            rows = []
-            for k in kernels:
-                cells = []
-                for n in sizes:
-                    r = run.results.get(reduce_name(run, level, k, op, dtype, n))
-                    cells.append("-" if r is None else "%s (%s%%)" % (fmt(r.get("GB/s")), fmt(r.get("pct_sweep"))))
-                if any(c != "-" for c in cells):
-                    rows.append(["`%s`" % k] + cells)
-            if not rows:
-                continue
-            sweep = []
-            for n in sizes:
-                v = rate(run, sweep_name(run, level, dtype, n))
-                sweep.append(fmt(v))
-            rows.append(["*%s*" % sweep_name(run, level, dtype, sizes[0]).rsplit("/", 2)[0]] + sweep)
-            if level == "engine" and op == "sum":
-                for base, *_ in REDUCE_REFERENCES.get(run.backend, ()):
-                    cells = [fmt(rate(run, "baseline/%s/sum/%s/n:%d" % (base, dtype, n))) for n in sizes]
-                    if any(c != "-" for c in cells):
-                        rows.append(["*baseline/%s*" % base] + cells)
-            out.append("#### %s %s, %s level: GB/s (%% of the read sweep)\n\n" % (op, dtype, level))
-            out.append(table(["stage"] + ["n = %s" % pow2(n) for n in sizes], rows))
-            out.append("\n")
+            t = reduce_table(run, level, op, dtype)
+            if t:
+                out.append("#### %s %s, %s level: GB/s (%% of the read sweep)\n\n" % (op, dtype, level))
+                out.append(t + "\n")
     return "".join(out)
+
+
+def reduce_grid(run, level, n=None):
+    """Every stage against every operator x type (sum/min/max x float/double/int32) at one size (the
+    largest float size by default): GB/s (% of the read sweep)."""
+    sizes = reduce_sizes(run, level, "float")
+    if not sizes:
+        return ""
+    n = n or sizes[-1]
+    cases = [(op, dtype) for dtype in ("float", "double", "int32") for op in ("sum", "min", "max")]
+    rows = []
+    for k in reduce_kernels(run, level):
+        cells = [rate_cell(run.results.get(reduce_name(run, level, k, op, dtype, n))) for op, dtype in cases]
+        if any(c != "-" for c in cells):
+            rows.append(["`%s`" % k] + cells)
+    rows.append(["*%s*" % sweep_name(run, level, "float", n).rsplit("/", 2)[0]] +
+                [fmt(rate(run, sweep_name(run, level, dtype, n))) for _, dtype in cases])
+    return table(["stage"] + ["%s %s" % c for c in cases], rows)
+
+
+def matmul_table(run, level, dtype):
+    key = flop_key(run)
+    kernels = matmul_kernels(run, level, dtype)
+    shapes = matmul_shapes(run, level, dtype)
+    if not kernels:
+        return ""
+    rows = []
+    for k in kernels:
+        cells = [fmt(rate(run, matmul_name(run, level, k, dtype, s), key)) for s in shapes]
+        rows.append(["`%s`" % k] + cells)
+    if level == "engine":
+        for base, _ in MATMUL_REFERENCES.get(run.backend, ()):
+            cells = [fmt(rate(run, "baseline/%s/%s/%s" % (base, dtype, s), key)) for s in shapes]
+            if any(c != "-" for c in cells):
+                rows.append(["*baseline/%s*" % base] + cells)
+    return table(["stage"] + shapes, rows)
 
 
 def matmul_tables(run, level):
     out = []
-    key = flop_key(run)
     for dtype in ("float", "double"):
-        kernels = matmul_kernels(run, level, dtype)
-        shapes = matmul_shapes(run, level, dtype)
-        if not kernels:
-            continue
-        rows = []
-        for k in kernels:
-            cells = [fmt(rate(run, matmul_name(run, level, k, dtype, s), key)) for s in shapes]
-            rows.append(["`%s`" % k] + cells)
-        if level == "engine":
-            for base, _ in MATMUL_REFERENCES.get(run.backend, ()):
-                cells = [fmt(rate(run, "baseline/%s/%s/%s" % (base, dtype, s), key)) for s in shapes]
-                if any(c != "-" for c in cells):
-                    rows.append(["*baseline/%s*" % base] + cells)
-        out.append("#### matmul %s, %s level: %s\n\n" % (dtype, level, key))
-        out.append(table(["stage"] + shapes, rows))
-        out.append("\n")
+        t = matmul_table(run, level, dtype)
+        if t:
+            out.append("#### matmul %s, %s level: %s\n\n" % (dtype, level, flop_key(run)))
+            out.append(t + "\n")
     return "".join(out)
 
 
@@ -101,6 +134,176 @@ def overhead_table(run):
             "\n")
 
 
+def gpu_overhead_table(run):
+    """The CUDA engine's cost per call: a synchronous engine.sum() of 16 floats, the same reduction through
+    the backend directly, the floor of any synchronous call, and the host time to enqueue a sum_into."""
+    rows = []
+    for name, what in (("overhead/cuda/engine/sum/float/n:16", "`engine.sum()` of 16 floats in a Buffer"),
+                       ("overhead/cuda/raw_backend/sum/float/n:16", "the same through `BackendImpl::reduce()`"),
+                       ("overhead/cuda/floor", "floor: one tiny kernel, an 8-byte copy, a stream synchronisation"),
+                       ("overhead/cuda/sum_into/enqueue/float/n:16", "enqueueing a `sum_into` (host time)")):
+        t = run.get(name, "time_ns")
+        if t is not None:
+            rows.append([what, fmt(t / 1e3)])
+    return table(["call", "µs"], rows) if rows else ""
+
+
+def per_table(run):
+    """Per-row and per-column sums on the GPU against the vendor call on the same matrix: CUB's
+    DeviceSegmentedReduce::Sum for rows, cuBLAS Sgemv with a vector of ones for columns (GB/s of the
+    matrix's bytes)."""
+    vendor = {"row": ("cub_segmented", "CUB segmented sum"), "col": ("cublas_gemv", "cuBLAS Sgemv")}
+    rows = []
+    for per in ("row", "col"):
+        prefix = "per/%s/%s/sum/float/" % (per, run.backend)
+        for shape in [n[len(prefix):] for n in run.names(prefix)]:
+            ours = rate(run, prefix + shape)
+            det = rate(run, "per/%s/%s/deterministic/sum/float/%s" % (per, run.backend, shape))
+            base, label = vendor[per]
+            theirs = rate(run, "per/%s/baseline/%s/sum/float/%s" % (per, base, shape))
+            rows.append(["%s of %s" % ("rows" if per == "row" else "columns", shape.replace("x", " x ")), fmt(ours),
+                         fmt(det), "%s %s" % (label, fmt(theirs)), fmt_ratio(ratio(ours, theirs)),
+                         fmt_ratio(ratio(det, theirs))])
+    if not rows:
+        return ""
+    return table(["float sums", "tandem", "deterministic", "vendor", "tandem / vendor", "deterministic / vendor"],
+                 rows)
+
+
+def forms_table(run):
+    """GEMM forms (transposes, alpha/beta, batches) through the engine against cuBLAS called directly with
+    the same form (TFLOP/s)."""
+    names = run.names("forms/%s/" % run.backend)
+    if not names:
+        return ""
+    kernels = unique(n.split("/")[2] for n in names)
+    cases = unique("/".join(n.split("/")[3:]) for n in names)
+    rows = []
+    for case in cases:
+        theirs = rate(run, "baseline/cublas/%s" % case, "TFLOP/s")
+        cells = []
+        for k in kernels:
+            ours = rate(run, "forms/%s/%s/%s" % (run.backend, k, case), "TFLOP/s")
+            cells += [fmt(ours), fmt_ratio(ratio(ours, theirs))]
+        rows.append(["`%s`" % case] + cells + [fmt(theirs)])
+    header = ["form / type / m x k x n"]
+    for k in kernels:
+        header += ["`%s`" % k, "%s / cuBLAS" % k]
+    return table(header + ["cuBLAS"], rows)
+
+
+def float16_table(run):
+    """Stored bfloat16 / half inputs through the engine against the vendor call on the same data:
+    cublasGemmEx (strided batched for batches) for products (TFLOP/s), CUB's TransformReduce to float for
+    sums (GB/s of the 16-bit input)."""
+    names = run.names("float16/%s/" % run.backend)
+    if not names:
+        return ""
+    rows = []
+    for case in unique("/".join(n.split("/")[3:]) for n in names):
+        matmul = case.startswith("matmul/")
+        key = "TFLOP/s" if matmul else "GB/s"
+        theirs = rate(run, ("baseline/cublas_gemm_ex/%s" if matmul else "baseline/cub/%s") % case, key)
+        for k in unique(n.split("/")[2] for n in names):
+            ours = rate(run, "float16/%s/%s/%s" % (run.backend, k, case), key)
+            if ours is not None:
+                rows.append(["`%s`" % case, "`%s`" % k, fmt(ours), "%s %s" % ("cublasGemmEx" if matmul else "CUB",
+                                                                               fmt(theirs)),
+                             fmt_ratio(ratio(ours, theirs)), key])
+    return table(["case", "stage", "tandem", "vendor", "tandem / vendor", "unit"], rows)
+
+
+def host_table(run):
+    """A sum of host data (a std::vector) through the CUDA engine, against the host-to-device copies."""
+    names = run.names("host/")
+    if not names:
+        return ""
+    n = size_of(names[0])
+    pinned = rate(run, "baseline/pinned_h2d/n:%d" % n)
+    rows = []
+    for name, what in (("host/cuda/sum/float/n:%d",
+                        "CUDA engine, `auto` (the GPU and the CPU's cores share the pieces)"),
+                       ("host/cuda/single_pass/sum/float/n:%d",
+                        "CUDA engine, `single_pass` (every piece staged to the GPU)"),
+                       ("host/cpu/sum/float/n:%d", "CPU engine"),
+                       ("baseline/pinned_h2d/n:%d", "`cudaMemcpyAsync` from pinned memory"),
+                       ("baseline/pageable_h2d/n:%d", "`cudaMemcpyAsync` from the vector itself (pageable)")):
+        v = rate(run, name % n)
+        if v is not None:
+            rows.append([what, fmt(v), fmt_ratio(ratio(v, pinned))])
+    return table(["sum of %s floats in host memory" % pow2(n), "GB/s", "/ pinned copy"], rows)
+
+
+def multi_gpu_counts(m):
+    return sorted({int(n.rsplit("gpus:", 1)[1]) for n in m.results if "gpus:" in n})
+
+
+MULTI_CASES = (("multi/sum/buffer/float/", "sum of {pow2} floats in a Buffer", "GB/s"),
+               ("multi/sum_det/buffer/float/", "the same, deterministic", "GB/s"),
+               ("multi/sum/host/float/", "sum of {pow2} floats in host memory", "GB/s"),
+               ("multi/matmul/float/", "float GEMM {n}^3 on Buffers, B broadcast included", "TFLOP/s"),
+               ("multi/matmul/bfloat16/", "bfloat16 GEMM {n}^3 on Buffers", "TFLOP/s"))
+
+
+def multi_table(m):
+    """One engine over every GPU of the machine against one GPU, same work."""
+    counts = multi_gpu_counts(m)
+    if len(counts) < 2:
+        return ""
+    one, many = counts[0], counts[-1]
+    rows = []
+    for prefix, what, key in MULTI_CASES:
+        for size in unique(n[len(prefix):].split("/")[0] for n in m.results if n.startswith(prefix)):
+            a = m.results.get("%s%s/gpus:%d" % (prefix, size, one), {}).get(key)
+            b = m.results.get("%s%s/gpus:%d" % (prefix, size, many), {}).get(key)
+            rows.append([what.format(n=size, pow2=pow2(int(size))), key, fmt(a), fmt(b), fmt_ratio(ratio(b, a))])
+    return table(["case", "unit", "%d GPU" % one, "%d GPUs" % many, "ratio"], rows)
+
+
+def deterministic_table(runs, multi=()):
+    """What deterministic mode costs, from every pair of benchmarks that differ only in it: (case, unit,
+    deterministic rate, default rate, ratio)."""
+    rows = []
+    for run in runs.values():
+        where = "GPU" if run.backend == "cuda" else "CPU"
+        for name in run.names("matmul_det/%s/" % run.backend):  # matmul_det/<backend>/<case>/<type>/<shape>/<mode>
+            if name.endswith("/deterministic"):
+                base = name[: -len("/deterministic")]
+                _, _, case, dtype, shape = base.split("/")
+                key = flop_key(run)
+                rows.append(["%s %s GEMM %s (%s)" % (where, dtype, shape, case), key, rate(run, name, key),
+                             rate(run, base + "/default", key)])
+        for per in ("row", "col"):
+            what = "rows" if per == "row" else "columns"
+            for prefix, det_prefix in (("per/%s/%s/sum/float/" % (per, run.backend),
+                                        "per/%s/%s/deterministic/sum/float/" % (per, run.backend)),
+                                       ("per/%s/%s/sum/float/" % (run.backend, per),
+                                        "per/%s/%s/deterministic/sum/float/" % (run.backend, per))):
+                for shape in [n[len(prefix):] for n in run.names(prefix)]:
+                    rows.append(["%s float sums of the %s of %s" % (where, what, shape.replace("x", " x ")), "GB/s",
+                                 rate(run, det_prefix + shape), rate(run, prefix + shape)])
+        if run.backend == "cuda":
+            shapes = [s for s in matmul_shapes(run, "kernel", "float") if "x" not in s and
+                      rate(run, matmul_name(run, "kernel", "register_tiled", "float", s), "TFLOP/s") and
+                      rate(run, matmul_name(run, "kernel", "auto", "float", s), "TFLOP/s")]
+            shapes.sort(key=lambda s: (int(s) & (int(s) - 1) == 0, int(s)))  # the largest power of two last
+            for s in shapes[-1:]:
+                rows.append(["GPU float GEMM %s^3: `register_tiled` (what deterministic mode runs) against `auto`" % s,
+                             "TFLOP/s", rate(run, matmul_name(run, "kernel", "register_tiled", "float", s), "TFLOP/s"),
+                             rate(run, matmul_name(run, "kernel", "auto", "float", s), "TFLOP/s")])
+    for m in multi:
+        for name in sorted(n for n in m.results if n.startswith("multi/sum_det/")):
+            gpus = int(name.rsplit("gpus:", 1)[1])
+            size = int(name.split("/")[4])
+            plain = m.results.get(name.replace("/sum_det/", "/sum/"), {}).get("GB/s")
+            rows.append(["sum of %s floats in a Buffer, %d GPU%s" % (pow2(size), gpus, "s" if gpus > 1 else ""), "GB/s",
+                         m.results[name].get("GB/s"), plain])
+    if not rows:
+        return ""
+    return table(["case", "unit", "deterministic", "default", "deterministic / default"],
+                 [[c, u, fmt(d), fmt(b), fmt_ratio(ratio(d, b))] for c, u, d, b in rows])
+
+
 def auto_below_table(below, required):
     if not below:
         return "No case of \"auto\" below %s× the fastest stage.\n" % required
@@ -119,4 +322,10 @@ def run_tables(run, run_levels):
         md.append(matmul_tables(run, level))
     md.append(strided_table(run))
     md.append(overhead_table(run))
+    for title, make in (("GPU engine overhead", gpu_overhead_table), ("Per row and per column", per_table),
+                        ("GEMM forms against cuBLAS", forms_table), ("Stored 16-bit inputs", float16_table),
+                        ("Host data", host_table)):
+        t = make(run) if run.backend == "cuda" else ""
+        if t:
+            md.append("#### %s\n\n%s\n" % (title, t))
     return "".join(md)

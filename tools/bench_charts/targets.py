@@ -101,6 +101,8 @@ def numerator(run, level, target, case):
         return None, ""
     if "kernel" in num:
         return kernel_rate(run, level, family, num["kernel"], case), ""
+    if "benchmark" in num:
+        return benchmark_rate(run, target, num["benchmark"], case), ""
     # The fastest own stage (not "auto", not a vendor baseline) of the precision asked for.
     want = num["best"].get("precision")
     kernels = reduce_kernels(run, level) if family == "reduce" else matmul_kernels(run, level, case["dtype"])
@@ -122,8 +124,14 @@ def denominator(run, level, target, case):
         return kernel_rate(run, level, target["family"], den["kernel"], case)
     if den.get("read_sweep"):
         return rate(run, sweep_name(run, level, case["dtype"], case["n"]))
+    return benchmark_rate(run, target, den["benchmark"], case)
+
+
+def benchmark_rate(run, target, pattern, case):
+    """The rate of the benchmark named by a pattern with {backend} {dtype} {op} {n} {shape}: GB/s for the
+    reduce family, FLOP/s for matmul."""
     key = "GB/s" if target["family"] == "reduce" else flop_key(run)
-    return rate(run, den["benchmark"].format(backend=run.backend, **fields(case)), key)
+    return rate(run, pattern.format(backend=run.backend, **fields(case)), key)
 
 
 def target_row(t, run, level, target, missing):
