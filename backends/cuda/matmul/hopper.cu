@@ -127,6 +127,24 @@ __device__ __forceinline__ void multiply_stage(float (&d)[BN / 2], std::uint32_t
   wgmma_commit();
 }
 
+// One warpgroup's whole 128 x BN tile times one k-tile (the persistent rung): rows 0-63 into d0, 64-127
+// into d1, eight instructions in one group.
+template <class In, int BN, bool MnMajorB>
+__device__ __forceinline__ void multiply_stage_whole(float (&d0)[BN / 2], float (&d1)[BN / 2], std::uint32_t stage) {
+  const std::uint32_t a = stage, b = stage + kBlockM * kRowBytes;
+  fence_registers(d0);
+  fence_registers(d1);
+  wgmma_fence();
+#pragma unroll
+  for (int step = 0; step < 4; ++step) {
+    const std::uint64_t b_desc = MnMajorB ? descriptor(b + step * kStepK<In> * kRowBytes, kTileK<In> * kRowBytes, 1024)
+                                          : descriptor(b + step * 32, 16, 1024);
+    wgmma_ss<In, BN, MnMajorB>(d0, descriptor(a + step * 32, 16, 1024), b_desc);
+    wgmma_ss<In, BN, MnMajorB>(d1, descriptor(a + 64 * kRowBytes + step * 32, 16, 1024), b_desc);
+  }
+  wgmma_commit();
+}
+
 // C = alpha * d + beta * C for warpgroup wg's part (thread t of 128); C is not read when beta is 0.
 // Accumulator layout (per warp, 16 rows): d[4j + {0,1}] at row lane / 4, columns 8j + 2 (lane % 4) + {0,1};
 // d[4j + {2,3}] the same 8 rows further down.
@@ -203,9 +221,13 @@ __global__ void __launch_bounds__(256, 1)
 }
 
 // ---- Rungs 2 and 3: wgmma_warp_specialized, wgmma_persistent --------------------------------------------
-// Warpgroup 0 loads (one thread issues the copies), warpgroups 1 and 2 multiply. Persistent: the grid has
-// at most one block per SM and each block takes tiles blockIdx.x, blockIdx.x + gridDim.x, ...; otherwise
-// one tile per block. Both sides count k-tiles across tiles (it), so stage and phase follow from it.
+// Warpgroup 0 loads (one thread issues the copies), warpgroups 1 and 2 multiply. Both sides count k-tiles
+// across tiles (it), so stage and phase follow from it.
+//   Cooperative (wgmma_warp_specialized): one tile per block; the two consumers take 64 rows each.
+//   Persistent (wgmma_persistent): at most one block per SM; block b takes the tiles b, b + gridDim.x, ...
+//   (its j-th tile starts at it = j * k_tiles), and the consumers take whole 128 x BN tiles in turn
+//   (ping-pong): consumer c the tiles j = c, c + 2, ..., so one stores its tile while the other multiplies,
+//   and the producer loads ahead across tiles.
 template <class In, int BN, int Stages, bool MnMajorB, bool Persistent>
 __global__ void __launch_bounds__(384, 1)
     specialized_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
@@ -220,7 +242,7 @@ __global__ void __launch_bounds__(384, 1)
   if (tid == 0) {
     for (int s = 0; s < Stages; ++s) {
       mbarrier_init(full(s), 1);
-      mbarrier_init(empty(s), 256);  // every consumer thread releases the stage
+      mbarrier_init(empty(s), Persistent ? 128 : 256);  // every thread of the stage's consumers releases it
     }
     fence_barrier_init();
   }
@@ -247,24 +269,45 @@ __global__ void __launch_bounds__(384, 1)
   }
 
   claim_registers<232>();
-  const int cw = wg - 1;  // consumer warpgroup 0 or 1: rows 64 * cw of the tile
-  int it = 0;
-  for (int t = blockIdx.x; t < tiles; t += step) {
-    const Tile tile = tile_of(p, t);
+  const int cw = wg - 1;  // consumer 0 or 1
+  if constexpr (Persistent) {
+    for (int j = cw, t = blockIdx.x + cw * step; t < tiles; j += 2, t += 2 * step) {
+      const Tile tile = tile_of(p, t);
+      float d0[BN / 2], d1[BN / 2];
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) d0[i] = d1[i] = 0.0f;
+      int it = j * p.k_tiles;
+      for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
+        const int s = it % Stages;
+        mbarrier_wait(full(s), (it / Stages) & 1);
+        multiply_stage_whole<In, BN, MnMajorB>(d0, d1, stage(s));
+        wgmma_wait<1>();
+        fence_registers(d0);
+        fence_registers(d1);
+        if (kt > 0) mbarrier_arrive(empty((it - 1) % Stages));
+      }
+      wgmma_wait<0>();
+      fence_registers(d0);
+      fence_registers(d1);
+      mbarrier_arrive(empty((it - 1) % Stages));
+      store_tile<BN>(d0, p, tile, 0, tid % 128);
+      store_tile<BN>(d1, p, tile, 1, tid % 128);
+    }
+  } else {
+    const Tile tile = tile_of(p, blockIdx.x);
     float d[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
-    for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
-      const int s = it % Stages;
-      mbarrier_wait(full(s), (it / Stages) & 1);
+    for (int kt = 0; kt < p.k_tiles; ++kt) {
+      const int s = kt % Stages;
+      mbarrier_wait(full(s), (kt / Stages) & 1);
       multiply_stage<In, BN, MnMajorB>(d, stage(s), cw);
       wgmma_wait<1>();
       fence_registers(d);
-      if (kt > 0) mbarrier_arrive(empty((it - 1) % Stages));  // k-tile kt - 1 is done with its stage
+      if (kt > 0) mbarrier_arrive(empty((kt - 1) % Stages));  // k-tile kt - 1 is done with its stage
     }
     wgmma_wait<0>();
     fence_registers(d);
-    mbarrier_arrive(empty((it - 1) % Stages));
     store_tile<BN>(d, p, tile, cw, tid % 128);
   }
 }
@@ -379,7 +422,7 @@ void launch(HopperRung rung, const CUtensorMap& a, const CUtensorMap& b, const P
     const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, false>;
     allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
     kernel<<<unsigned(tiles), 384, S::kSharedBytes, stream>>>(a, b, p);
-  } else {
+  } else if constexpr (BN == 128) {  // (a consumer holds a whole tile: 128 x 128 at most)
     const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, true>;
     allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
     kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, S::kSharedBytes, stream>>>(a, b, p);
@@ -441,7 +484,9 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
   }
 
   const std::int64_t tiles_m = (g.m + kBlockM - 1) / kBlockM;
-  const int block_n = choose_block_n(tiles_m * g.batch, g.n, multiprocessor_count());
+  // (The persistent rung's consumers hold a whole tile each: 128 x 128, 128 accumulators per thread.)
+  const int block_n =
+      rung == HopperRung::persistent ? 128 : choose_block_n(tiles_m * g.batch, g.n, multiprocessor_count());
   const std::int64_t tiles_n = (g.n + block_n - 1) / block_n;
   if (tiles_m * tiles_n * g.batch > 0x7FFFFFFF)
     throw Error(std::string("matmul kernel '") + name + "': too many tiles of C for one grid");
@@ -468,7 +513,7 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
     }
     launch<In, BN, Stages, false>(rung, a_map, tensor_map(In::kMapType, E, b, g.batch, kTileK<In>, BN), p, stream);
   };
-  if (block_n == 256)
+  if (block_n == 256 && rung != HopperRung::persistent)
     run_width.template operator()<256, 4>();
   else
     run_width.template operator()<128, 6>();
