@@ -16,7 +16,7 @@
 
 namespace tandem::detail {
 
-inline constexpr std::uint32_t kModuleInterface = 1;
+inline constexpr std::uint32_t kModuleInterface = 2;
 
 #define TANDEM_MODULE_STR2(x) #x
 #define TANDEM_MODULE_STR(x) TANDEM_MODULE_STR2(x)
@@ -60,8 +60,12 @@ struct CudaModule {
   // are the legacy and per-thread default streams). order_after makes later work on `consumer` wait for
   // the work enqueued so far on `producer` (a stream of GPU producer_device; -1: the current one).
   void (*order_after)(std::uintptr_t producer, int producer_device, std::uintptr_t consumer);
-  void (*copy_on_stream)(void* dst, const void* src, std::size_t bytes, std::uintptr_t stream);
   int (*device_of)(const void* p);  // the GPU that holds p, or -1
+  // The stage tables (BackendImpl::reduce_kernel_info() / matmul_kernel_info() of a CUDA backend: every
+  // stage in ladder order, without "auto"), fixed information that touches no device: callable where no
+  // GPU or driver is present (tandem::reduce_kernel_info(Backend::cuda)).
+  std::vector<KernelInfo> (*reduce_kernel_info)();
+  std::vector<KernelInfo> (*matmul_kernel_info)();
 };
 
 // The NCCL module's table (backends/cuda/nccl.cu).

@@ -1,9 +1,10 @@
 // The CUDA module's table (common/module_api.hpp): the backend's probe and factory, the GPU count for
-// engines over several GPUs, and the stream operations the Python module needs for device arrays (it
-// links no CUDA library itself).
+// engines over several GPUs, the stream operations the Python module needs for device arrays (it links
+// no CUDA library itself), and the stage tables, read without a GPU.
 #include <string>
 
 #include "backends/cuda/common.cuh"
+#include "backends/cuda/kernels.hpp"
 #include "backends/cuda/module.hpp"
 
 namespace tandem::cuda {
@@ -37,10 +38,6 @@ void order_after(std::uintptr_t producer, int producer_device, std::uintptr_t co
   check(restored, "restoring the current GPU");
 }
 
-void copy_on_stream(void* dst, const void* src, std::size_t bytes, std::uintptr_t stream) {
-  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, as_stream(stream)), "copying the result");
-}
-
 int device_of(const void* p) {
   cudaPointerAttributes attr{};
   const bool known = cudaPointerGetAttributes(&attr, p) == cudaSuccess;
@@ -50,7 +47,9 @@ int device_of(const void* p) {
 
 }  // namespace
 
-extern const detail::CudaModule module_table{&probe,       &make_backend,   &device_count,
-                                             &order_after, &copy_on_stream, &device_of};
+// The stage tables come from the ladders' own tables (reduce/dispatch.cu, matmul/dispatch.cu), which
+// touch no device: they are read where no GPU is present.
+extern const detail::CudaModule module_table{&probe,     &make_backend,      &device_count,     &order_after,
+                                             &device_of, &reduce_stage_info, &matmul_stage_info};
 
 }  // namespace tandem::cuda
