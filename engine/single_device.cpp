@@ -1,6 +1,7 @@
 // One device's executor (engine/executor.hpp): every call validated here, once, then dispatched to the
-// backend: the kernel tables with "auto", the checks of inputs, outputs and kernels, and the translation
-// of a call into the backend's arguments (ReduceArgs, MatrixReduceArgs, MatmulArgs).
+// backend: the kernel tables with "auto" (also read without an engine, tandem::reduce_kernel_info(Backend)),
+// the checks of inputs, outputs and kernels, and the translation of a call into the backend's arguments
+// (ReduceArgs, MatrixReduceArgs, MatmulArgs).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,6 +10,7 @@
 
 #include "common/backend.hpp"
 #include "common/dispatch.hpp"
+#include "common/modules.hpp"
 #include "common/reduce_ops.hpp"
 #include "engine/executor.hpp"
 #include "engine/extent.hpp"
@@ -87,16 +89,45 @@ void check_kernel_accepts(const KernelInfo& k, Dtype dtype, const Op* op, bool d
                       k.name + "')");
 }
 
+// The tables an engine checks its calls against, from a backend's stages: "auto" first.
+detail::BackendImpl::KernelTables tables_of(std::vector<KernelInfo> reduce, std::vector<KernelInfo> matmul) {
+  detail::BackendImpl::KernelTables t{with_auto(std::move(reduce)), with_auto(std::move(matmul))};
+  t.reduce.front().per_row_col = true;  // per-row / per-column reductions run "auto" on every backend
+  return t;
+}
+
+// A backend's tables without an engine or a device (tandem::reduce_kernel_info(Backend)). One case per
+// backend of TANDEM_BACKENDS (-Werror=switch: a backend added there and not here does not compile).
+detail::BackendImpl::KernelTables device_free_tables(Backend backend) {
+  switch (backend) {
+    case Backend::cpu:  // built into libtandem; making one touches no device
+      return detail::make_cpu_backend(EngineOptions{.device = 0})->kernel_tables();
+    case Backend::cuda: {  // the module's stage tables, fixed information that needs no GPU
+      std::string why;
+      const detail::CudaModule* m = detail::cuda_module(&why);
+      if (m == nullptr)
+#ifdef TANDEM_HAS_CUDA
+        throw Error("tandem: the CUDA kernel tables come from the CUDA module (no GPU is needed to read them): " + why +
+                    ". Install the libtandem_cuda.so built with this libtandem, with the CUDA libraries it links "
+                    "(cuBLAS) where the loader finds them");
+#else
+        throw Error("tandem: the CUDA kernel tables cannot be read: " + why);
+#endif
+      return tables_of(m->reduce_kernel_info(), m->matmul_kernel_info());
+    }
+  }
+  throw Error("tandem: unknown backend id " + std::to_string(int(backend)));
+}
+
 }  // namespace
 
 const detail::BackendImpl::KernelTables& detail::BackendImpl::kernel_tables() const {
-  std::call_once(tables_once_, [this] {
-    tables_.reduce = with_auto(reduce_kernel_info());
-    tables_.reduce.front().per_row_col = true;  // per-row / per-column reductions run "auto" on every backend
-    tables_.matmul = with_auto(matmul_kernel_info());
-  });
+  std::call_once(tables_once_, [this] { tables_ = tables_of(reduce_kernel_info(), matmul_kernel_info()); });
   return tables_;
 }
+
+std::vector<KernelInfo> reduce_kernel_info(Backend backend) { return device_free_tables(backend).reduce; }
+std::vector<KernelInfo> matmul_kernel_info(Backend backend) { return device_free_tables(backend).matmul; }
 
 // ---- validation helpers ------------------------------------------------------------------------------
 

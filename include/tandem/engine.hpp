@@ -116,7 +116,8 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   // The kernel names this engine's backend accepts: "auto" first, then every stage.
   std::vector<std::string> reduce_kernels() const;
   std::vector<std::string> matmul_kernels() const;
-  // What each of those kernels accepts and promises, in the same order ("auto" first).
+  // What each of those kernels accepts and promises, in the same order ("auto" first). (The same tables
+  // without an engine: tandem::reduce_kernel_info(Backend), below.)
   std::vector<KernelInfo> reduce_kernel_info() const;
   std::vector<KernelInfo> matmul_kernel_info() const;
 
@@ -319,6 +320,14 @@ struct BackendStatus {
   std::string module;
 };
 TANDEM_API std::vector<BackendStatus> backend_status();
+
+// A backend's kernel tables, read without an engine and without its device: exactly what an Engine of
+// that backend gives (Engine::reduce_kernel_info() / matmul_kernel_info(): "auto" first, then every
+// stage), also where the backend cannot run here. The CUDA tables come from the CUDA module, which needs
+// the CUDA libraries it links but no GPU or driver. Throws tandem::Error (ErrorKind::failure) with the
+// reason and what to do when the backend is not compiled into this build or its module cannot be loaded.
+TANDEM_API std::vector<KernelInfo> reduce_kernel_info(Backend backend);
+TANDEM_API std::vector<KernelInfo> matmul_kernel_info(Backend backend);
 
 // The backend modules this build of libtandem loads at run time (the CUDA backend is one, in
 // libtandem_cuda.so next to libtandem; NCCL for engines over several GPUs another): where each was
