@@ -18,19 +18,27 @@ namespace tandem_python {
 using tandem::Dtype;
 using tandem::Error;
 
+namespace {
+
+// A backend= argument: 'auto' (TANDEM_BACKEND if set, else what auto picks), or a backend's name. `who`
+// names the call in the error.
+tandem::Backend backend_arg(const std::string& backend, const char* who) {
+  if (backend == "auto") return tandem::backend_from_env();
+  try {
+    return tandem::parse_backend(backend);
+  } catch (const Error&) {
+    throw tandem::value_error(std::string(who) + ": backend must be 'auto', 'cpu' or 'cuda', not '" + backend + "'");
+  }
+}
+
+}  // namespace
+
 PyEngine::PyEngine(const std::string& backend, std::optional<int> device, std::optional<std::vector<int>> devices)
     : eng_([&] {
         tandem::EngineOptions o;
         if (device) o.device = *device;
         if (devices) o.devices = *devices;
-        if (backend == "auto") return tandem::Engine(tandem::backend_from_env(), o);
-        tandem::Backend b;
-        try {
-          b = tandem::parse_backend(backend);
-        } catch (const Error&) {
-          throw tandem::value_error("tandem.Engine: backend must be 'auto', 'cpu' or 'cuda', not '" + backend + "'");
-        }
-        return tandem::Engine(b, o);
+        return tandem::Engine(backend_arg(backend, "tandem.Engine"), o);
       }()),
       device_(eng_.impl().device_index()),
       several_devices_(eng_.devices().size() > 1) {}
@@ -126,6 +134,17 @@ py::dict kernel_dict(const tandem::KernelInfo& k) {
   d["auto_pick"] = k.auto_pick, d["baseline"] = k.baseline;
   d["per_row_col"] = k.per_row_col, d["requirement"] = k.requirement;
   return d;
+}
+
+// {'reduce': [...], 'matmul': [...]}: Engine.kernel_info() and tandem.kernel_info(backend).
+py::dict kernel_tables_dict(const std::vector<tandem::KernelInfo>& reduce,
+                            const std::vector<tandem::KernelInfo>& matmul) {
+  py::dict r;
+  py::list red, mat;
+  for (const auto& k : reduce) red.append(kernel_dict(k));
+  for (const auto& k : matmul) mat.append(kernel_dict(k));
+  r["reduce"] = red, r["matmul"] = mat;
+  return r;
 }
 
 std::string info_text() {
@@ -248,6 +267,17 @@ PYBIND11_MODULE(tandem, m) {
   m.def("info", &tandem_python::info_text,
         "What `tandem info` prints: the backends, whether each is usable and "
         "why, and what 'auto' picks.");
+  m.def(
+      "kernel_info",
+      [](const std::string& backend) {
+        const tandem::Backend b = tandem_python::backend_arg(backend, "tandem.kernel_info");
+        return tandem_python::kernel_tables_dict(tandem::reduce_kernel_info(b), tandem::matmul_kernel_info(b));
+      },
+      py::arg("backend"),
+      "kernel_info(backend)\n\nWhat Engine(backend).kernel_info() gives, read without an engine and without the "
+      "backend's device: {'reduce': [...], 'matmul': [...]}, 'auto' first. backend: 'cpu', 'cuda' or 'auto'. The "
+      "CUDA tables come from tandem's CUDA module, which needs the CUDA libraries but no GPU; raises tandem.Error "
+      "where the backend is not compiled in or its module cannot be loaded.");
   py::class_<PyEngine> e(m, "Engine",
                          "An engine on one backend: tandem.Engine(backend='auto', device=None, devices=None).");
   e.def(py::init<const std::string&, std::optional<int>, std::optional<std::vector<int>>>(),
@@ -277,15 +307,11 @@ PYBIND11_MODULE(tandem, m) {
   e.def(
       "kernel_info",
       [](const PyEngine& s) {
-        py::dict r;
-        py::list red, mat;
-        for (const auto& k : s.engine().reduce_kernel_info()) red.append(tandem_python::kernel_dict(k));
-        for (const auto& k : s.engine().matmul_kernel_info()) mat.append(tandem_python::kernel_dict(k));
-        r["reduce"] = red, r["matmul"] = mat;
-        return r;
+        return tandem_python::kernel_tables_dict(s.engine().reduce_kernel_info(), s.engine().matmul_kernel_info());
       },
       "What each kernel takes and promises: {'reduce': [...], 'matmul': [...]}, dicts of name, dtypes, ops, "
-      "precision, deterministic, determinism, auto_pick, baseline, per_row_col, requirement.");
+      "precision, deterministic, determinism, auto_pick, baseline, per_row_col, requirement ('auto' first). "
+      "tandem.kernel_info(backend) gives the same without an engine.");
   e.def("__repr__", &PyEngine::repr);
   using tandem_python::ReduceArgs;
   for (const tandem::OpInfo& o : tandem::ops) {  // one method per op of the table (include/tandem/ops.hpp)

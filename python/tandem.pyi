@@ -22,6 +22,11 @@ class TypeError(Error, builtins.TypeError):
 def info() -> str:
     """What `tandem info` prints: the backends, whether each is usable and why, and what 'auto' picks."""
 
+def kernel_info(backend: str) -> dict[str, list[dict[str, Any]]]:
+    """What Engine(backend).kernel_info() gives, read without an engine and without the backend's device
+    ('cpu', 'cuda' or 'auto'); raises tandem.Error where the backend is not compiled in or its module cannot
+    be loaded."""
+
 class Engine:
     def __init__(self, backend: str = "auto", device: Optional[int] = None,
                  devices: Optional[Sequence[int]] = None) -> None: ...

@@ -1,0 +1,50 @@
+"""tandem.kernel_info(backend): a backend's kernel tables without an engine or its device, the same dicts
+as Engine.kernel_info(). The CUDA tables come from the CUDA module wherever it loads, with or without a
+GPU; where it cannot be loaded (or the build has no CUDA) they raise tandem.Error with the reason."""
+import pytest
+
+import tandem
+
+INFO = tandem.info()
+CUDA_USABLE = "cuda: usable" in INFO
+CUDA_MODULE = "  cuda: loaded from " in INFO  # (the probes behind info() load the module where they can)
+
+
+def check_shape(tables):
+    assert set(tables) == {"reduce", "matmul"}
+    for kind, kernels in tables.items():
+        assert kernels[0]["name"] == "auto"
+        assert kernels[0]["per_row_col"] == (kind == "reduce")
+        names = [k["name"] for k in kernels]
+        assert len(set(names)) == len(names) > 1
+
+
+def test_cpu_equals_engine():
+    tables = tandem.kernel_info("cpu")
+    check_shape(tables)
+    assert tables == tandem.Engine("cpu").kernel_info()
+
+
+def test_auto_equals_default_engine():
+    assert tandem.kernel_info("auto") == tandem.Engine().kernel_info()
+
+
+@pytest.mark.skipif(not CUDA_MODULE, reason="the CUDA module does not load here")
+def test_cuda_from_module_with_or_without_gpu():
+    tables = tandem.kernel_info("cuda")
+    check_shape(tables)
+    assert tables != tandem.kernel_info("cpu")
+    if CUDA_USABLE:
+        assert tables == tandem.Engine("cuda").kernel_info()
+
+
+@pytest.mark.skipif(CUDA_MODULE, reason="the CUDA module loads here")
+def test_cuda_without_module_raises():
+    with pytest.raises(tandem.Error, match="CUDA") as e:
+        tandem.kernel_info("cuda")
+    assert not isinstance(e.value, (tandem.ValueError, tandem.TypeError))  # a failure, not a bad argument
+
+
+def test_bad_backend_name():
+    with pytest.raises(tandem.ValueError, match="tandem.kernel_info: backend must be"):
+        tandem.kernel_info("tpu")
