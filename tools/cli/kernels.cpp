@@ -19,17 +19,21 @@ cuBLAS), and what it needs beyond the backend (requirement, e.g. a compute capab
 first. The deterministic column says why a kernel that deterministic mode may not run is "no", from
 its determinism. The engine refuses, with tandem::Error, a call that a kernel's KernelInfo does not list.
 
+The tables are fixed information: a backend that cannot run here is listed too, with a header line that
+says so and why (the CUDA table comes from the CUDA module, which needs the CUDA libraries but no GPU).
+
 options:
   --backend cpu|cuda|auto|all   the backend to list; all (the default, unless TANDEM_BACKEND names
-                                one): every usable backend, and why each other one is not listed. A
-                                named backend that cannot run here is an error (exit status 1): the
-                                CUDA table comes from the CUDA module through an engine on a usable
-                                GPU, so without one only the CUDA kernel names are printed
+                                one): every backend whose table can be read, and why each other one
+                                is not listed. A named backend whose table cannot be read here (not
+                                compiled in, or its module cannot be loaded) is an error (exit
+                                status 1); one that merely has no usable device is listed (exit 0)
   --json                        a JSON list, one object per kernel:
-                                {"backend", "kind": "reduce"|"matmul", "name", "dtypes": [...],
+                                {"backend", "usable", "kind": "reduce"|"matmul", "name", "dtypes": [...],
                                  "ops": [...], "precision", "deterministic", "determinism",
                                  "auto_pick", "baseline", "requirement", "per_row_col"}
-                                (backends not listed are named on stderr)
+                                ("usable": whether the backend can run here; backends listed without
+                                a usable device, and those not listed, are named on stderr)
 )";
 
 std::string names(const std::vector<tandem::Dtype>& dtypes) {
@@ -57,28 +61,48 @@ std::string deterministic_cell(const tandem::KernelInfo& k) {
   }
 }
 
-// Why a backend's table is not listed, and the kernel names that can be listed without it.
-std::string not_listed_line(tandem::Backend b, const std::string& reason) {
-  std::string line = std::string(tandem::to_string(b)) + " not listed: " + cli_terms(reason);
-  if (b == tandem::Backend::cuda) {
-    line +=
-        ". The CUDA kernel table (KernelInfo) comes from the CUDA module, which gives it only through an "
-        "engine on a usable GPU, so it cannot be listed on this machine; the CUDA kernel names are: reduce " +
-        join(cuda_kernel_names("reduce")) + "; matmul " + join(cuda_kernel_names("matmul")) +
-        ". Run 'tandem kernels --backend cuda' on a machine with a usable NVIDIA GPU for their metadata";
-  }
-  return line;
+// One backend's tables as the command lists them: from its engine where the backend can run here (the
+// header names its device), else read without one (tandem::reduce_kernel_info(Backend)), saying why it
+// cannot run here.
+struct Listing {
+  tandem::Backend backend;
+  bool usable;
+  std::string where;  // the device's name, or why the backend cannot run here
+  std::vector<tandem::KernelInfo> reduce, matmul;
+};
+
+// The device a backend lacks when it cannot run, in the header's words.
+const char* device_word(tandem::Backend b) { return b == tandem::Backend::cuda ? "GPU" : "device"; }
+
+// The header line of a listing.
+std::string header(const Listing& l) {
+  const std::string name = tandem::to_string(l.backend);
+  if (l.usable) return "kernels: " + name + " (" + l.where + ")";
+  return "kernels: " + name + ", listed without a usable " + device_word(l.backend) +
+         " (none of these kernels can run here): " + l.where;
 }
 
-void print_table(const tandem::Engine& eng) {
-  const auto reduce = eng.reduce_kernel_info(), matmul = eng.matmul_kernel_info();
+// Backend s.backend's listing; throws tandem::Error where its table cannot be read here.
+Listing listing(const tandem::BackendStatus& s) {
+  if (s.usable) {
+    const tandem::Engine eng(s.backend);
+    return {s.backend, true, eng.device().name, eng.reduce_kernel_info(), eng.matmul_kernel_info()};
+  }
+  return {s.backend, false, describe(s), tandem::reduce_kernel_info(s.backend), tandem::matmul_kernel_info(s.backend)};
+}
+
+std::string not_listed_line(tandem::Backend b, const std::string& reason) {
+  return std::string(tandem::to_string(b)) + " not listed: " + cli_terms(reason);
+}
+
+void print_table(const Listing& l) {
   struct Row {
     const char* kind;
     const tandem::KernelInfo* k;
   };
   std::vector<Row> rows;
-  for (const auto& k : reduce) rows.push_back({"reduce", &k});
-  for (const auto& k : matmul) rows.push_back({"matmul", &k});
+  for (const auto& k : l.reduce) rows.push_back({"reduce", &k});
+  for (const auto& k : l.matmul) rows.push_back({"matmul", &k});
   std::vector<std::vector<std::string>> cells;
   for (const Row& r : rows)
     cells.push_back({r.kind, r.k->name, names(r.k->dtypes), names(r.k->ops), tandem::to_string(r.k->precision),
@@ -90,7 +114,7 @@ void print_table(const tandem::Engine& eng) {
     for (const auto& row : cells) w = std::max(w, display_width(row[column]));
     return w;
   };
-  std::printf("kernels: %s (%s)\n", tandem::to_string(eng.backend()), eng.device().name.c_str());
+  std::printf("%s\n", header(l).c_str());
   const Table table({{"kind", width(0), true},
                      {"name", width(1), true},
                      {"dtypes", width(2), true},
@@ -110,50 +134,57 @@ void print_table(const tandem::Engine& eng) {
       "  in an order of its own; not_guaranteed: none; every_backend: the canonical order's bits)\n");
 }
 
-void add_json(std::vector<std::string>& objects, const tandem::Engine& eng) {
-  const char* backend = tandem::to_string(eng.backend());
-  for (const auto& k : eng.reduce_kernel_info()) objects.push_back(tandem_test::kernel_json(k, "reduce", backend));
-  for (const auto& k : eng.matmul_kernel_info()) objects.push_back(tandem_test::kernel_json(k, "matmul", backend));
+void add_json(std::vector<std::string>& objects, const Listing& l) {
+  // {"backend":..,"usable":..,} and then the kernel's own fields (tests/support/kernels.hpp)
+  const std::string head = "{\"backend\":" + tandem_test::json_string(tandem::to_string(l.backend)) +
+                           ",\"usable\":" + (l.usable ? "true" : "false") + ",";
+  for (const auto& k : l.reduce) objects.push_back(head + tandem_test::kernel_json(k, "reduce").substr(1));
+  for (const auto& k : l.matmul) objects.push_back(head + tandem_test::kernel_json(k, "matmul").substr(1));
 }
 
 int cmd_kernels(const Options& o) {
   const std::string backend = named_backend(o, /*allow_all=*/true);  // --backend, else TANDEM_BACKEND
   const bool json = o.has("--json");
-  std::vector<tandem::Engine> engines;
+  std::vector<Listing> listings;
   std::vector<std::string> not_listed;
   if (backend.empty() || backend == "all") {
     for (const auto& s : tandem::backend_status()) {
-      if (s.usable)
-        engines.emplace_back(s.backend);
-      else
-        not_listed.push_back(not_listed_line(s.backend, describe(s)));
+      try {
+        listings.push_back(listing(s));
+      } catch (const tandem::Error& e) {
+        not_listed.push_back(not_listed_line(s.backend, e.what()));
+      }
     }
   } else {
-    try {
-      engines.push_back(make_engine(backend));
-    } catch (const tandem::Error& e) {  // a backend the user named that cannot run here: an error
-      const tandem::Backend b = tandem::parse_backend(backend);
-      if (b != tandem::Backend::cuda) throw;
-      std::fflush(stdout);
-      std::fprintf(stderr, "tandem: kernels: %s\n", not_listed_line(b, e.what()).c_str());
-      return kExitFailed;
+    const tandem::Backend b = tandem::parse_backend(backend);  // (auto: the usable backend it picks)
+    for (const auto& s : tandem::backend_status()) {
+      if (s.backend != b) continue;
+      try {
+        listings.push_back(listing(s));
+      } catch (const tandem::Error& e) {  // a backend the user named whose table cannot be read: an error
+        std::fflush(stdout);
+        std::fprintf(stderr, "tandem: kernels: %s\n", not_listed_line(b, e.what()).c_str());
+        return kExitFailed;
+      }
     }
   }
 
   if (json) {
     std::vector<std::string> objects;
-    for (const auto& eng : engines) add_json(objects, eng);
+    for (const auto& l : listings) add_json(objects, l);
     std::printf("[\n");
     for (std::size_t i = 0; i < objects.size(); ++i)
       std::printf("  %s%s\n", objects[i].c_str(), i + 1 < objects.size() ? "," : "");
     std::printf("]\n");
     std::fflush(stdout);
+    for (const auto& l : listings)
+      if (!l.usable) std::fprintf(stderr, "%s\n", header(l).c_str());
     for (const auto& line : not_listed) std::fprintf(stderr, "kernels: %s\n", line.c_str());
     return 0;
   }
-  for (std::size_t i = 0; i < engines.size(); ++i) {
+  for (std::size_t i = 0; i < listings.size(); ++i) {
     if (i > 0) std::printf("\n");
-    print_table(engines[i]);
+    print_table(listings[i]);
   }
   for (const auto& line : not_listed) std::printf("kernels: %s\n", line.c_str());
   return 0;

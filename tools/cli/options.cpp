@@ -124,41 +124,15 @@ std::string named_backend(const Options& o, bool allow_all) {
 
 namespace {
 
-// The kernel names of the CUDA backend (the stages of backends/cuda/reduce/dispatch.cu and
-// backends/cuda/matmul/dispatch.cu), for naming the backend of a kernel where no CUDA engine can be made:
-// the CUDA module gives its KernelInfo tables only through an engine on a usable GPU. Where one is usable,
-// its engine's own table is read instead.
-const std::vector<std::string> kCudaReduce = {"interleaved_divergent",
-                                              "interleaved_strided_index",
-                                              "sequential_addressing",
-                                              "first_add_during_load",
-                                              "unroll4_blocks",
-                                              "unroll8_blocks",
-                                              "unroll_last_warp",
-                                              "complete_unroll",
-                                              "multiple_adds_per_thread",
-                                              "warp_shuffle",
-                                              "single_pass",
-                                              "cub"};
-const std::vector<std::string> kCudaMatmul = {
-    "naive",      "tiled_16",   "tiled_32", "register_tiled", "tensor_core_tf32", "tensor_core_bf16",
-    "wgmma_tf32", "wgmma_bf16", "cublas",   "cublas_tf32",    "cublas_bf16"};
-
-}  // namespace
-
-const std::vector<std::string>& cuda_kernel_names(std::string_view kind) {
-  return kind == "reduce" ? kCudaReduce : kCudaMatmul;
-}
-
-namespace {
-
-// Backend b's kernel names of `kind`: from its engine where one can be made here, else the list above.
+// Backend b's kernel names of `kind`, read without an engine (also where b cannot run here); empty where
+// its table cannot be read (not compiled in, or its module cannot be loaded).
 std::vector<std::string> kernel_names(tandem::Backend b, std::string_view kind) {
   try {
-    const tandem::Engine eng(b);
-    return kind == "reduce" ? eng.reduce_kernels() : eng.matmul_kernels();
+    const auto infos = kind == "reduce" ? tandem::reduce_kernel_info(b) : tandem::matmul_kernel_info(b);
+    std::vector<std::string> names;
+    for (const auto& k : infos) names.push_back(k.name);
+    return names;
   } catch (const tandem::Error&) {
-    if (b == tandem::Backend::cuda) return kind == "reduce" ? kCudaReduce : kCudaMatmul;
     return {};
   }
 }
@@ -176,15 +150,18 @@ void check_kernel_name(const tandem::Engine& eng, std::string_view kind, const s
   const char* here = tandem::to_string(eng.backend());
   const std::string valid = "; the " + std::string(here) + " " + std::string(kind) + " kernels are " + join(names) +
                             ", deterministic and all";
+  std::string unread;  // the backends whose tables cannot be read here
   for (tandem::Backend other : tandem::all_backends) {
     if (other == eng.backend()) continue;
     const auto theirs = kernel_names(other, kind);
+    if (theirs.empty()) unread += std::string(unread.empty() ? "" : ", ") + tandem::to_string(other);
     if (std::find(theirs.begin(), theirs.end(), name) != theirs.end())
       throw UsageError("'" + name + "' is a " + label(other) + " " + std::string(kind) + " kernel, not a " + here +
                        " one; use --backend " + tandem::to_string(other) + " to run it" + valid);
   }
-  throw UsageError("unknown " + std::string(kind) + " kernel '" + name + "'" + valid +
-                   " ('tandem kernels' lists every backend's)");
+  throw UsageError(
+      "unknown " + std::string(kind) + " kernel '" + name + "'" + valid + " ('tandem kernels' lists every backend's" +
+      (unread.empty() ? std::string(")") : ", and says why the " + unread + " kernels cannot be read here)"));
 }
 
 std::string cli_terms(std::string message) {

@@ -65,10 +65,6 @@ std::string named_backend(const Options& o, bool allow_all = false);
 // valid names.
 void check_kernel_name(const tandem::Engine& eng, std::string_view kind, const std::string& name);
 
-// The CUDA backend's kernel names of `kind` ("reduce" or "matmul"), known without a GPU: the CUDA module
-// gives its KernelInfo tables only through an engine on a usable GPU.
-const std::vector<std::string>& cuda_kernel_names(std::string_view kind);
-
 // A library message in the CLI's terms: the C++ names of its hints become the options and variables that
 // do the same here ("TANDEM_BACKEND=cpu or Backend::cpu" -> "--backend cpu or TANDEM_BACKEND=cpu",
 // "EngineOptions::device" -> "TANDEM_DEVICE", ...).
