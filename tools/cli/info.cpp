@@ -55,13 +55,13 @@ int cmd_info(const Options&) {
       status = 1;
     }
   }
-  // Where to keep data (README, "Where to keep your data"; docs/PERFORMANCE.md, issue #10).
+  // Where to keep data: the advice only; the measurements behind it are in docs/PERFORMANCE.md.
   std::printf(
-      "\nwhere to keep data (measured on an H100 machine, sum of 2^28 floats): host data is reduced fastest by the\n"
-      "  cpu engine (129-137 GB/s on 16 cores); the cuda engine reduces host data at 90-98 GB/s with kernel auto\n"
-      "  (pieces staged to the GPU through pinned memory while the CPU's cores reduce others) and at 46-47 with a\n"
-      "  named stage (the pinned copy to the GPU alone runs at 55); device Buffers and wrapped device memory reduce\n"
-      "  on the GPU (about 3000 GB/s)\n");
+      "\nwhere to keep data: on the machines measured, host data was reduced fastest by the cpu engine; the cuda\n"
+      "  engine reduces host data by staging it to the GPU through pinned memory (with kernel auto the CPU's cores\n"
+      "  reduce part of it meanwhile; a named stage stages all of it, which is slower), and reduces device Buffers\n"
+      "  and wrapped device memory on the GPU, by far the fastest. The measurements: docs/PERFORMANCE.md (\"GPU: data\n"
+      "  in host memory\") and the README's \"Where to keep your data\"\n");
   return status;
 }
 
