@@ -65,7 +65,7 @@ constexpr int kStepK = 32 / int(sizeof(typename In::Element));  // K per wgmma i
 template <int BN, int Stages>
 struct Shape {
   static constexpr int kStageBytes = (kBlockM + BN) * kRowBytes;
-  static constexpr int kSharedBytes = Stages * kStageBytes + 1024 + 2 * Stages * 8;  // + alignment, barriers
+  static constexpr int kSharedBytes = Stages * kStageBytes + 1024 + (2 * Stages + 2) * 8;  // + alignment, barriers
   static_assert(kSharedBytes <= 227 * 1024);
 };
 
@@ -238,12 +238,15 @@ __global__ void __launch_bounds__(384, 1)
   auto stage = [&](int s) { return base + s * S::kStageBytes; };
   auto full = [&](int s) { return bars + s * 8; };
   auto empty = [&](int s) { return bars + (Stages + s) * 8; };
+  auto turn = [&](int c) { return bars + (2 * Stages + c) * 8; };  // persistent: consumer c may start a tile
   const int tid = threadIdx.x, wg = tid / 128;
   if (tid == 0) {
     for (int s = 0; s < Stages; ++s) {
       mbarrier_init(full(s), 1);
       mbarrier_init(empty(s), Persistent ? 128 : 256);  // every thread of the stage's consumers releases it
     }
+    mbarrier_init(turn(0), 128);
+    mbarrier_init(turn(1), 128);
     fence_barrier_init();
   }
   __syncthreads();
@@ -271,7 +274,11 @@ __global__ void __launch_bounds__(384, 1)
   claim_registers<232>();
   const int cw = wg - 1;  // consumer 0 or 1
   if constexpr (Persistent) {
-    for (int j = cw, t = blockIdx.x + cw * step; t < tiles; j += 2, t += 2 * step) {
+    // The consumers take turns (turn barriers): one starts a tile's k-tiles only once the other has taken
+    // all of the tile before, so a consumer waits on a stage's full barrier only for the phase in progress
+    // (a parity names a phase only among two).
+    for (int j = cw, n = 0, t = blockIdx.x + cw * step; t < tiles; j += 2, ++n, t += 2 * step) {
+      if (j > 0) mbarrier_wait(turn(cw), (cw == 0 ? n - 1 : n) & 1);
       const Tile tile = tile_of(p, t);
       float d0[BN / 2], d1[BN / 2];
 #pragma unroll
@@ -286,6 +293,7 @@ __global__ void __launch_bounds__(384, 1)
         fence_registers(d1);
         if (kt > 0) mbarrier_arrive(empty((it - 1) % Stages));
       }
+      mbarrier_arrive(turn(1 - cw));  // the other consumer's tile j + 1 may start
       wgmma_wait<0>();
       fence_registers(d0);
       fence_registers(d1);
