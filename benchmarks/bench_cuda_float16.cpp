@@ -2,7 +2,10 @@
 // the same data and stream.
 //   float16/cuda/<kernel>/matmul/<dtype>/<shape>   eng.matmul() on Buffers: 16-bit A and B, float C;
 //                                                  auto (cuBLAS on the 16-bit inputs) or an own stage
-//                                                  (wgmma_bf16, register_tiled: A and B widened first)
+//                                                  (wgmma_bf16, register_tiled: A and B widened first;
+//                                                  the Hopper rungs where the build offers them)
+//   float16/cuda/<kernel>/matmul/float/<shape>     float A and B on the tensor cores as tf32: cublas_tf32
+//                                                  (the baseline), wgmma_tf32 and the Hopper rungs
 //   baseline/cublas_gemm_ex/matmul/<dtype>/<shape> cublasGemmEx / cublasGemmStridedBatchedEx, 16-bit A
 //                                                  and B, float C, CUBLAS_COMPUTE_32F
 //   float16/cuda/auto/sum/<dtype>/<n>              eng.sum_into() of a Buffer (float result)
@@ -26,6 +29,7 @@ namespace {
 
 template <class H>
 std::vector<H> random16(std::size_t n, std::uint64_t seed) {
+  if constexpr (std::is_same_v<H, float>) return random_vector<float>(n, seed);  // (the tf32 cases)
   const std::vector<float> f = random_vector<float>(n, seed);
   return std::vector<H>(f.begin(), f.end());
 }
@@ -42,8 +46,9 @@ std::string label(const MatmulCase& c) {
   return c.batch == 1 ? shape : "batch:" + std::to_string(c.batch) + "/" + shape;
 }
 
+// baseline: cublasGemmEx on the same data too (16-bit A and B only).
 template <class H>
-void register_matmul(const MatmulCase& c, const std::vector<std::string>& kernels) {
+void register_matmul(const MatmulCase& c, const std::vector<std::string>& kernels, bool baseline = true) {
   struct Operands {
     StreamTimer s;
     Engine eng{tandem::Backend::cuda, tandem::EngineOptions{.stream = s.stream}};
@@ -81,6 +86,7 @@ void register_matmul(const MatmulCase& c, const std::vector<std::string>& kernel
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
+  if (!baseline) return;
   const std::string name = "baseline/cublas_gemm_ex" + tail;
   benchmark::RegisterBenchmark(
       name.c_str(), guarded([get, c, tflops](benchmark::State& state) {
@@ -160,14 +166,34 @@ void register_sum(std::size_t n) {
 
 }  // namespace
 
-void register_cuda_float16() {
-  for (std::size_t s : {4096, 8192}) {
-    register_matmul<tandem::bfloat16>({s, s, s, 1}, {"auto", "wgmma_bf16"});
-    register_matmul<tandem::half>({s, s, s, 1}, {"auto"});
+// The Hopper rungs (backends/cuda/matmul/hopper.hpp) where this build offers them (TANDEM_LAB_KERNELS).
+std::vector<std::string> hopper_rungs() {
+  std::vector<std::string> rungs;
+  try {
+    for (const auto& k : Engine(tandem::Backend::cuda).matmul_kernels())
+      if (k == "wgmma_tma" || k == "wgmma_warp_specialized" || k == "wgmma_persistent") rungs.push_back(k);
+  } catch (const tandem::Error&) {  // no usable GPU: bench_cuda says so before it runs anything
   }
-  register_matmul<tandem::bfloat16>({64, 64, 64, 4096}, {"auto"});
-  register_matmul<tandem::bfloat16>({512, 512, 512, 64}, {"auto"});
-  register_matmul<tandem::half>({512, 512, 512, 64}, {"auto"});
+  return rungs;
+}
+
+void register_cuda_float16() {
+  const std::vector<std::string> rungs = hopper_rungs();
+  auto with_rungs = [&](std::vector<std::string> v) {
+    v.insert(v.end(), rungs.begin(), rungs.end());
+    return v;
+  };
+  for (std::size_t s : {1024, 2048, 4096, 8192}) {
+    register_matmul<tandem::bfloat16>({s, s, s, 1}, with_rungs({"auto", "wgmma_bf16"}));
+    register_matmul<tandem::half>({s, s, s, 1}, with_rungs({"auto"}));
+    // float inputs on the tensor cores as tf32: cuBLAS's tf32 stage is the baseline.
+    register_matmul<float>({s, s, s, 1}, with_rungs({"cublas_tf32", "wgmma_tf32"}), false);
+  }
+  register_matmul<float>({8192, 64, 8192, 1}, with_rungs({"cublas_tf32", "wgmma_tf32"}), false);
+  for (const MatmulCase c : {MatmulCase{64, 64, 64, 4096}, MatmulCase{512, 512, 512, 64}}) {
+    register_matmul<tandem::bfloat16>(c, with_rungs({"auto"}));
+    register_matmul<tandem::half>(c, with_rungs({"auto"}));
+  }
   for (std::size_t n : {std::size_t(1) << 20, std::size_t(1) << 28}) {
     register_sum<tandem::bfloat16>(n);
     register_sum<tandem::half>(n);
