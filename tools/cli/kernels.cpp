@@ -82,13 +82,18 @@ std::string header(const Listing& l) {
          " (none of these kernels can run here): " + l.where;
 }
 
-// Backend s.backend's listing; throws tandem::Error where its table cannot be read here.
-Listing listing(const tandem::BackendStatus& s) {
-  if (s.usable) {
-    const tandem::Engine eng(s.backend);
-    return {s.backend, true, eng.device().name, eng.reduce_kernel_info(), eng.matmul_kernel_info()};
+// Backend b's listing: its engine's tables where one can be made here, else its tables read without one
+// and why it cannot run (backend_status(), asked only then); throws tandem::Error where neither works.
+Listing listing(tandem::Backend b) {
+  try {
+    const tandem::Engine eng(b);
+    return {b, true, eng.device().name, eng.reduce_kernel_info(), eng.matmul_kernel_info()};
+  } catch (const tandem::Error&) {
+    for (const auto& s : tandem::backend_status())
+      if (s.backend == b && !s.usable)
+        return {b, false, describe(s), tandem::reduce_kernel_info(b), tandem::matmul_kernel_info(b)};
+    throw;  // usable, yet no engine: the engine's error
   }
-  return {s.backend, false, describe(s), tandem::reduce_kernel_info(s.backend), tandem::matmul_kernel_info(s.backend)};
 }
 
 std::string not_listed_line(tandem::Backend b, const std::string& reason) {
@@ -148,24 +153,21 @@ int cmd_kernels(const Options& o) {
   std::vector<Listing> listings;
   std::vector<std::string> not_listed;
   if (backend.empty() || backend == "all") {
-    for (const auto& s : tandem::backend_status()) {
+    for (tandem::Backend b : tandem::all_backends) {
       try {
-        listings.push_back(listing(s));
+        listings.push_back(listing(b));
       } catch (const tandem::Error& e) {
-        not_listed.push_back(not_listed_line(s.backend, e.what()));
+        not_listed.push_back(not_listed_line(b, e.what()));
       }
     }
   } else {
     const tandem::Backend b = tandem::parse_backend(backend);  // (auto: the usable backend it picks)
-    for (const auto& s : tandem::backend_status()) {
-      if (s.backend != b) continue;
-      try {
-        listings.push_back(listing(s));
-      } catch (const tandem::Error& e) {  // a backend the user named whose table cannot be read: an error
-        std::fflush(stdout);
-        std::fprintf(stderr, "tandem: kernels: %s\n", not_listed_line(b, e.what()).c_str());
-        return kExitFailed;
-      }
+    try {
+      listings.push_back(listing(b));
+    } catch (const tandem::Error& e) {  // a backend the user named whose table cannot be read: an error
+      std::fflush(stdout);
+      std::fprintf(stderr, "tandem: kernels: %s\n", not_listed_line(b, e.what()).c_str());
+      return kExitFailed;
     }
   }
 
