@@ -65,7 +65,7 @@ constexpr int kStepK = 32 / int(sizeof(typename In::Element));  // K per wgmma i
 template <int BN, int Stages>
 struct Shape {
   static constexpr int kStageBytes = (kBlockM + BN) * kRowBytes;
-  static constexpr int kSharedBytes = Stages * kStageBytes + 1024 + (2 * Stages + 2) * 8;  // + alignment, barriers
+  static constexpr int kSharedBytes = Stages * kStageBytes + 1024 + 2 * Stages * 8;  // + alignment, barriers
   static_assert(kSharedBytes <= 227 * 1024);
 };
 
@@ -123,24 +123,6 @@ __device__ __forceinline__ void multiply_stage(float (&d)[BN / 2], std::uint32_t
     const std::uint64_t b_desc = MnMajorB ? descriptor(b + step * kStepK<In> * kRowBytes, kTileK<In> * kRowBytes, 1024)
                                           : descriptor(b + step * 32, 16, 1024);
     wgmma_ss<In, BN, MnMajorB>(d, a_desc, b_desc);
-  }
-  wgmma_commit();
-}
-
-// One warpgroup's whole 128 x BN tile times one k-tile (the persistent rung): rows 0-63 into d0, 64-127
-// into d1, eight instructions in one group.
-template <class In, int BN, bool MnMajorB>
-__device__ __forceinline__ void multiply_stage_whole(float (&d0)[BN / 2], float (&d1)[BN / 2], std::uint32_t stage) {
-  const std::uint32_t a = stage, b = stage + kBlockM * kRowBytes;
-  fence_registers(d0);
-  fence_registers(d1);
-  wgmma_fence();
-#pragma unroll
-  for (int step = 0; step < 4; ++step) {
-    const std::uint64_t b_desc = MnMajorB ? descriptor(b + step * kStepK<In> * kRowBytes, kTileK<In> * kRowBytes, 1024)
-                                          : descriptor(b + step * 32, 16, 1024);
-    wgmma_ss<In, BN, MnMajorB>(d0, descriptor(a + step * 32, 16, 1024), b_desc);
-    wgmma_ss<In, BN, MnMajorB>(d1, descriptor(a + 64 * kRowBytes + step * 32, 16, 1024), b_desc);
   }
   wgmma_commit();
 }
@@ -221,13 +203,12 @@ __global__ void __launch_bounds__(256, 1)
 }
 
 // ---- Rungs 2 and 3: wgmma_warp_specialized, wgmma_persistent --------------------------------------------
-// Warpgroup 0 loads (one thread issues the copies), warpgroups 1 and 2 multiply. Both sides count k-tiles
-// across tiles (it), so stage and phase follow from it.
-//   Cooperative (wgmma_warp_specialized): one tile per block; the two consumers take 64 rows each.
-//   Persistent (wgmma_persistent): at most one block per SM; block b takes the tiles b, b + gridDim.x, ...
-//   (its j-th tile starts at it = j * k_tiles), and the consumers take whole 128 x BN tiles in turn
-//   (ping-pong): consumer c the tiles j = c, c + 2, ..., so one stores its tile while the other multiplies,
-//   and the producer loads ahead across tiles.
+// Warpgroup 0 loads (one thread issues the copies), warpgroups 1 and 2 multiply, 64 rows of the tile each.
+// Persistent: at most one block per SM, block b takes the tiles b, b + gridDim.x, ...; otherwise one tile
+// per block. Both sides count k-tiles across tiles (it), so stage and phase follow from it, and the
+// producer runs ahead into the next tile while the consumers store this one. (Consumers taking whole
+// 128 x 128 tiles in turns, "ping-pong", so that one stores while the other multiplies, ran at 0.73x of this
+// at 8192^3 on an H100: one warpgroup's instructions alone leave the tensor cores idle part of the time.)
 template <class In, int BN, int Stages, bool MnMajorB, bool Persistent>
 __global__ void __launch_bounds__(384, 1)
     specialized_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
@@ -238,15 +219,12 @@ __global__ void __launch_bounds__(384, 1)
   auto stage = [&](int s) { return base + s * S::kStageBytes; };
   auto full = [&](int s) { return bars + s * 8; };
   auto empty = [&](int s) { return bars + (Stages + s) * 8; };
-  auto turn = [&](int c) { return bars + (2 * Stages + c) * 8; };  // persistent: consumer c may start a tile
   const int tid = threadIdx.x, wg = tid / 128;
   if (tid == 0) {
     for (int s = 0; s < Stages; ++s) {
       mbarrier_init(full(s), 1);
-      mbarrier_init(empty(s), Persistent ? 128 : 256);  // every thread of the stage's consumers releases it
+      mbarrier_init(empty(s), 256);  // every consumer thread releases the stage
     }
-    mbarrier_init(turn(0), 128);
-    mbarrier_init(turn(1), 128);
     fence_barrier_init();
   }
   __syncthreads();
@@ -272,50 +250,24 @@ __global__ void __launch_bounds__(384, 1)
   }
 
   claim_registers<232>();
-  const int cw = wg - 1;  // consumer 0 or 1
-  if constexpr (Persistent) {
-    // The consumers take turns (turn barriers): one starts a tile's k-tiles only once the other has taken
-    // all of the tile before, so a consumer waits on a stage's full barrier only for the phase in progress
-    // (a parity names a phase only among two).
-    for (int j = cw, n = 0, t = blockIdx.x + cw * step; t < tiles; j += 2, ++n, t += 2 * step) {
-      if (j > 0) mbarrier_wait(turn(cw), (cw == 0 ? n - 1 : n) & 1);
-      const Tile tile = tile_of(p, t);
-      float d0[BN / 2], d1[BN / 2];
-#pragma unroll
-      for (int i = 0; i < BN / 2; ++i) d0[i] = d1[i] = 0.0f;
-      int it = j * p.k_tiles;
-      for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
-        const int s = it % Stages;
-        mbarrier_wait(full(s), (it / Stages) & 1);
-        multiply_stage_whole<In, BN, MnMajorB>(d0, d1, stage(s));
-        wgmma_wait<1>();
-        fence_registers(d0);
-        fence_registers(d1);
-        if (kt > 0) mbarrier_arrive(empty((it - 1) % Stages));
-      }
-      mbarrier_arrive(turn(1 - cw));  // the other consumer's tile j + 1 may start
-      wgmma_wait<0>();
-      fence_registers(d0);
-      fence_registers(d1);
-      mbarrier_arrive(empty((it - 1) % Stages));
-      store_tile<BN>(d0, p, tile, 0, tid % 128);
-      store_tile<BN>(d1, p, tile, 1, tid % 128);
-    }
-  } else {
-    const Tile tile = tile_of(p, blockIdx.x);
+  const int cw = wg - 1;  // consumer 0 or 1: rows 64 * cw of the tile
+  int it = 0;
+  for (int t = blockIdx.x; t < tiles; t += step) {
+    const Tile tile = tile_of(p, t);
     float d[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
-    for (int kt = 0; kt < p.k_tiles; ++kt) {
-      const int s = kt % Stages;
-      mbarrier_wait(full(s), (kt / Stages) & 1);
+    for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
+      const int s = it % Stages;
+      mbarrier_wait(full(s), (it / Stages) & 1);
       multiply_stage<In, BN, MnMajorB>(d, stage(s), cw);
       wgmma_wait<1>();
       fence_registers(d);
-      if (kt > 0) mbarrier_arrive(empty((kt - 1) % Stages));  // k-tile kt - 1 is done with its stage
+      if (kt > 0) mbarrier_arrive(empty((it - 1) % Stages));  // k-tile kt - 1 is done with its stage
     }
     wgmma_wait<0>();
     fence_registers(d);
+    mbarrier_arrive(empty((it - 1) % Stages));
     store_tile<BN>(d, p, tile, cw, tid % 128);
   }
 }
@@ -430,7 +382,7 @@ void launch(HopperRung rung, const CUtensorMap& a, const CUtensorMap& b, const P
     const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, false>;
     allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
     kernel<<<unsigned(tiles), 384, S::kSharedBytes, stream>>>(a, b, p);
-  } else if constexpr (BN == 128) {  // (a consumer holds a whole tile: 128 x 128 at most)
+  } else {
     const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, true>;
     allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
     kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, S::kSharedBytes, stream>>>(a, b, p);
@@ -438,13 +390,14 @@ void launch(HopperRung rung, const CUtensorMap& a, const CUtensorMap& b, const P
   TANDEM_CUDA_CHECK_LAUNCH();
 }
 
-// The tile width: 256 is the fastest per tile; where C has few tiles, 128 keeps more SMs busy (each
-// width's estimate: its speed per tile relative to 256 times the busy fraction of its waves).
+// The tile width: 256 is the fastest per tile; where C has few tiles, 128 keeps more SMs busy, and where
+// n is narrow, it computes fewer zero columns. Each width's estimate: its speed per tile relative to 256,
+// times the busy fraction of its waves, times the share of its columns inside C.
 int choose_block_n(std::int64_t tiles_m_batch, std::int64_t n, int sms) {
   auto rate = [&](int bn, double speed) {
     const std::int64_t tiles = tiles_m_batch * round_up(n, bn) / bn;
     const std::int64_t waves = (tiles + sms - 1) / sms;
-    return speed * double(tiles) / double(waves * sms);
+    return speed * double(tiles) / double(waves * sms) * double(n) / double(round_up(n, bn));
   };
   return rate(256, 1.0) >= rate(128, 0.8) ? 256 : 128;
 }
@@ -492,9 +445,7 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
   }
 
   const std::int64_t tiles_m = (g.m + kBlockM - 1) / kBlockM;
-  // (The persistent rung's consumers hold a whole tile each: 128 x 128, 128 accumulators per thread.)
-  const int block_n =
-      rung == HopperRung::persistent ? 128 : choose_block_n(tiles_m * g.batch, g.n, multiprocessor_count());
+  const int block_n = choose_block_n(tiles_m * g.batch, g.n, multiprocessor_count());
   const std::int64_t tiles_n = (g.n + block_n - 1) / block_n;
   if (tiles_m * tiles_n * g.batch > 0x7FFFFFFF)
     throw Error(std::string("matmul kernel '") + name + "': too many tiles of C for one grid");
@@ -521,7 +472,7 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
     }
     launch<In, BN, Stages, false>(rung, a_map, tensor_map(In::kMapType, E, b, g.batch, kTileK<In>, BN), p, stream);
   };
-  if (block_n == 256 && rung != HopperRung::persistent)
+  if (block_n == 256)
     run_width.template operator()<256, 4>();
   else
     run_width.template operator()<128, 6>();
