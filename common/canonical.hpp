@@ -19,13 +19,21 @@
 // 32 lanes are SIMD registers.) Integer sums, min and max are order-independent already.
 //
 // Matrix product C = alpha * op(A) * op(B) + beta * C (in the element type T, alpha and beta rounded
-// to T; 16-bit A and B are converted to float, exactly, and the product is the float one): every acc(i, j) starts at
-// +0.0 and takes acc = fma(op(A)(i, k), op(B)(k, j), acc) for k = 0 .. K-1 in order, one accumulator, no split over k
-// (a transpose only changes where an element is read). Then C(i, j) = gemm_epilogue(acc, C(i, j), alpha, beta) below;
-// with alpha = 0 or K = 0 no product is computed and C(i, j) = beta == 0 ? +0.0 : beta * C(i, j). A NaN result is
-// stored as the canonical quiet NaN. Each entry of a batch is one such product.
+// to T; 16-bit A and B are converted to float, exactly, and the product is the float one), for each C(i, j):
+//   1. K is cut into chunks of kMatmulChunk = 4096 consecutive k (the last one may be shorter): q = ceil(K / 4096).
+//   2. Chunk c's value v_c starts at +0.0 and takes v = fma(op(A)(i, k), op(B)(k, j), v) for the chunk's k in
+//      increasing order, one accumulator (a transpose only changes where an element is read).
+//   3. acc(i, j) = the canonical sum above, steps 1-4, of v_0 .. v_{q-1} (lanes from -0.0). With q = 1 that is v_0
+//      itself, bit for bit (-0.0 + v_0 = v_0 and v_0 + -0.0 = v_0 for every v_0, +0.0 and -0.0 included): a product
+//      with K <= 4096 is the one fma chain over k from +0.0.
+//   4. C(i, j) = gemm_epilogue(acc, C(i, j), alpha, beta) below; with alpha = 0 or K = 0 no product is computed and
+//      C(i, j) = beta == 0 ? +0.0 : beta * C(i, j). A NaN result is stored as the canonical quiet NaN.
+// Each entry of a batch is one such product. matmul_element() below is the reference of steps 1-3. (The chunks let
+// a long K run in parallel: the CPU computes the chunk values of row x column blocks x chunks as tasks, the GPU
+// one chunk per grid z, then both combine them per element with chunk_sum_of.)
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -60,8 +68,9 @@ inline constexpr std::int64_t kChunk = 4096;
 
 // Step 2 and 3 for one chunk x[0], x[stride], ... (len <= kChunk elements) of an additive operator Op
 // (reduce_ops.hpp): lanes add Op::load(x) (a 16-bit input's elements converted to float, exactly).
+// (Host and device: the GPU's matmul combines its chunk values with it.)
 template <class Op, class T = typename Op::Acc>
-T chunk_sum_of(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
+TANDEM_HD T chunk_sum_of(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
   static_assert(additive<Op>, "the canonical order is the order of sums");
   T lane[kLanes];
   for (T& l : lane) l = T(-0.0);
@@ -80,7 +89,7 @@ T chunk_sum_of(const typename Op::In* x, std::int64_t len, std::int64_t stride) 
 }
 // The sum's: the elements themselves.
 template <class In, class T = compute_t<In>>
-T chunk_sum(const In* x, std::int64_t len, std::int64_t stride) {
+TANDEM_HD T chunk_sum(const In* x, std::int64_t len, std::int64_t stride) {
   return chunk_sum_of<SumOp<In>>(x, len, stride);
 }
 
@@ -108,6 +117,37 @@ T sum_of_chunk_values(std::vector<T> values) {
     values.swap(next);
   }
   return values.empty() ? T(0) : values[0];
+}
+
+// The canonical sum, steps 1-4, of n >= 1 values x[0], x[stride], ..., x[(n - 1) * stride] (a matmul's chunk values:
+// n <= 4096, one chunk, unless K > 2^24).
+template <class T>
+T canonical_sum_strided(const T* x, std::int64_t n, std::int64_t stride) {
+  if (n <= kChunk) return chunk_sum(x, n, stride);
+  std::vector<T> values(chunk_count(n));
+  for (std::int64_t c = 0; c < std::int64_t(values.size()); ++c)
+    values[c] = chunk_sum(x + c * kChunk * stride, std::min(kChunk, n - c * kChunk), stride);
+  return sum_of_chunk_values(std::move(values));
+}
+
+// ---- Matrix products: the chunks of K (steps 1-3 of the product above) ----
+
+inline constexpr std::int64_t kMatmulChunk = 4096;
+TANDEM_HD constexpr std::int64_t matmul_chunk_count(std::int64_t k) { return (k + kMatmulChunk - 1) / kMatmulChunk; }
+
+// The reference of steps 1-3 for one element of C, written as the definition reads (for tests; the backends compute
+// the same values blockwise): acc = the canonical sum of the chunk values, each an fma chain from +0.0 over its k.
+// opa(k) = op(A)(i, k) and opb(k) = op(B)(k, j) as T (16-bit inputs converted to float). K = 0: +0.0.
+template <class T, class OpA, class OpB>
+T matmul_element(std::int64_t K, OpA&& opa, OpB&& opb) {
+  std::vector<T> values(std::size_t(matmul_chunk_count(K)));
+  for (std::int64_t c = 0; c < std::int64_t(values.size()); ++c) {
+    T v = T(0);
+    for (std::int64_t k = c * kMatmulChunk; k < std::min(K, (c + 1) * kMatmulChunk); ++k)
+      v = std::fma(opa(k), opb(k), v);
+    values[std::size_t(c)] = v;
+  }
+  return sum_of_chunk_values(std::move(values));
 }
 
 }  // namespace tandem::detail::canonical

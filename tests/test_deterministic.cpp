@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/canonical.hpp"
 #include "tests/support.hpp"
 
 namespace {
@@ -141,6 +142,168 @@ TANDEM_BACKEND_TEST(deterministic_matmul, "deterministic: float and double matmu
     if constexpr (!tandem::is_storage_type_v<T>) check_deterministic_matmul<T>(eng);
   });
 }
+// ---- Products with K > 4096: chunks of K, combined by the canonical sum (common/canonical.hpp) ----------------
+
+namespace {
+
+// The definition written out apart from the backends and from common/: each chunk of 4096 consecutive k is one
+// fma chain from +0.0, and the chunk values are summed in the canonical order by the test-support canonical_sum
+// (one chunk: its value itself; NaN canonical).
+template <class C, class OpA, class OpB>
+C chunked_reference(std::size_t K, OpA&& opa, OpB&& opb) {
+  std::vector<C> values;
+  for (std::size_t k0 = 0; k0 < K; k0 += 4096) {
+    C v = C(0);
+    for (std::size_t k = k0; k < std::min(K, k0 + 4096); ++k) v = std::fma(opa(k), opb(k), v);
+    values.push_back(v);
+  }
+  return test::canonical_sum<C>(values);
+}
+
+struct ChunkForm {
+  std::size_t m, k, n;
+  bool ta, tb;
+  double alpha, beta;
+  std::size_t batch;  // entries; B shared (stride 0) when shared_b
+  bool shared_b;
+};
+
+// C = alpha op(A) op(B) + beta C in deterministic mode against chunked_reference and the epilogue, bit for bit,
+// padding and gaps included; and common/'s reference (canonical::matmul_element) against the same values.
+template <class T>
+void check_chunked_form(const tandem::Engine& eng, const ChunkForm& f, test::SplitMix64& g) {
+  using C = tandem::compute_t<T>;
+  CAPTURE(f.m);
+  CAPTURE(f.k);
+  CAPTURE(f.n);
+  CAPTURE(f.ta);
+  CAPTURE(f.tb);
+  CAPTURE(f.alpha);
+  CAPTURE(f.beta);
+  CAPTURE(f.batch);
+  const std::size_t ar = f.ta ? f.k : f.m, ac = f.ta ? f.m : f.k, br = f.tb ? f.n : f.k, bc = f.tb ? f.k : f.n;
+  const std::size_t lda = ac + 1, ldb = bc + 2, ldc = f.n + 3;
+  const std::size_t sa = ar * lda + 5, sb = f.shared_b ? 0 : br * ldb + 7, sc = f.m * ldc + 2;
+  // Half's range ends at 65504: uniform values; the others a wide range, where another order changes the bits.
+  const auto kind = std::is_same_v<T, tandem::half> ? test::Values::uniform : test::Values::wide_range;
+  auto a = test::random_vector<T>(sa * f.batch, g, kind);
+  auto b = test::random_vector<T>(f.shared_b ? br * ldb : sb * f.batch, g, kind);
+  auto c = test::random_vector<C>(sc * f.batch, g, test::Values::uniform);
+  auto at = [&](std::size_t e, std::size_t i, std::size_t p) -> T& {  // op(A)(i, p) of entry e
+    return a[e * sa + (f.ta ? p * lda + i : i * lda + p)];
+  };
+  auto bt = [&](std::size_t e, std::size_t p, std::size_t j) -> T& {
+    return b[e * sb + (f.tb ? j * ldb + p : p * ldb + j)];
+  };
+  // Row 0 of op(A) times column 0 of op(B): products that underflow to -0.0 in every chunk, so C(0, 0) is -0.0
+  // only if the combine's lanes start at -0.0 (not for half: its products do not underflow in float). An infinity
+  // in the last chunk meets a zero (NaN) in column 1 and finite values elsewhere.
+  constexpr bool kUnderflows = !std::is_same_v<T, tandem::half>;
+  const C tiny = std::is_same_v<T, double> ? C(1e-200) : C(1e-30f);
+  for (std::size_t e = 0; e < f.batch; ++e) {
+    const bool own_b = e == 0 || !f.shared_b;
+    for (std::size_t p = 0; p < f.k && kUnderflows; ++p) {
+      at(e, 0, p) = T(tiny);
+      if (own_b) bt(e, p, 0) = T(-tiny);
+    }
+    if (f.m > 2 && f.n > 2) {
+      at(e, 2, f.k - 1) = T(std::numeric_limits<float>::infinity());
+      if (own_b) bt(e, f.k - 1, 1) = T(0);
+    }
+  }
+  std::vector<C> want = c;
+  const C alpha = C(f.alpha), beta = C(f.beta);
+  std::size_t common_differ = 0;
+  for (std::size_t e = 0; e < f.batch; ++e)
+    for (std::size_t i = 0; i < f.m; ++i)
+      for (std::size_t j = 0; j < f.n; ++j) {
+        const auto opa = [&](std::size_t p) { return C(at(e, i, p)); };
+        const auto opb = [&](std::size_t p) { return C(bt(f.shared_b ? 0 : e, p, j)); };
+        const C acc = chunked_reference<C>(f.k, opa, opb);
+        const C common = tandem::detail::canonical::matmul_element<C>(std::int64_t(f.k), opa, opb);
+        common_differ += !test::same_bits(tandem::detail::canonical_nan(common), acc);
+        C& out = want[e * sc + i * ldc + j];
+        const C r = beta == C(0) ? alpha * acc : std::fma(beta, out, alpha * acc);
+        out = std::isnan(r) ? std::numeric_limits<C>::quiet_NaN() : r;
+      }
+  CHECK_MESSAGE(common_differ == 0, common_differ << " elements of canonical::matmul_element differ");
+  tandem::MatmulOptions o{"auto", true};
+  o.trans_a = f.ta, o.trans_b = f.tb, o.alpha = f.alpha, o.beta = f.beta;
+  if (f.batch == 1)
+    eng.matmul<T>({a.data(), ar, ac, lda}, {b.data(), br, bc, ldb}, {c.data(), f.m, f.n, ldc}, o);
+  else
+    eng.matmul(tandem::BatchView<const T>{a.data(), ar, ac, lda, f.batch, sa},
+               tandem::BatchView<const T>{b.data(), br, bc, ldb, f.batch, sb},
+               tandem::BatchView<C>{c.data(), f.m, f.n, ldc, f.batch, sc}, o);
+  std::size_t differ = 0, first = c.size();
+  for (std::size_t x = 0; x < c.size(); ++x)
+    if (!test::same_bits(c[x], want[x])) ++differ, first = std::min(first, x);
+  CHECK_MESSAGE(differ == 0, differ << " elements differ from the chunked definition (padding included), first at "
+                                    << first << ": " << test::show(c[std::min(first, c.size() - 1)]) << ", expected "
+                                    << test::show(want[std::min(first, c.size() - 1)]));
+  if (kUnderflows && f.alpha == 1 && f.beta == 0) CHECK(test::same_bits(c[0], C(-0.0)));
+}
+
+}  // namespace
+
+TANDEM_BACKEND_TEST(
+    deterministic_matmul_chunks,
+    "deterministic: K > 4096 is chunks of 4096 combined by the canonical sum, every form, bit for bit") {
+  // K around the chunk (one chunk: the one fma chain, bit for bit as before), several chunks (3 * 4096 + 5 and
+  // 20000: four and five chunk values, whose canonical sum is not the left-to-right one), C wider than tall and
+  // taller than wide (the CPU computes C^T where op(A) is transposed and C is tall), transposes, alpha / beta,
+  // batches (B shared by stride 0 or not), every element type.
+  const std::size_t ks[] = {1, 4095, 4096, 4097, 2 * 4096, 3 * 4096 + 5, 20000};
+  const std::size_t shapes[][2] = {{9, 35}, {37, 3}, {1, 1}, {17, 16}};
+  const double scalars[][2] = {{1, 0}, {-2, 0}, {0.5, 1.5}};
+  test::SplitMix64 g{35};
+  test::for_each_type<tandem::matmul_element_types>([&]<class T>() {
+    CAPTURE(std::string(tandem::to_string(tandem::dtype_of<T>)));
+    for (std::size_t ki = 0; ki < std::size(ks); ++ki)
+      for (std::size_t t = 0; t < 4; ++t) {
+        if (test::quick() && (t % 2 != ki % 2)) continue;
+        const std::size_t v = ki + t;
+        const ChunkForm f{shapes[v % 4][0],  ks[ki],          shapes[v % 4][1],
+                          (t & 1) != 0,      (t & 2) != 0,    scalars[v % 3][0],
+                          scalars[v % 3][1], v % 2 ? 2u : 1u, v % 4 == 3};
+        check_chunked_form<T>(eng, f, g);
+      }
+  });
+}
+
+TANDEM_BACKEND_TEST(deterministic_matmul_chunk_panels,
+                    "deterministic: K > 4096 with more chunk values than the scratch holds (C in panels), sampled") {
+  if (test::quick()) return;
+  // The backends compute C in panels whose q chunk values fit their scratch (CPU 16 MiB, CUDA 64 MiB): here q * m * n
+  // doubles exceed it, for C and for C^T (trans_a, C taller than wide, which the CPU computes transposed). Every
+  // element of three whole rows and three whole columns is checked against the definition.
+  const std::size_t side = eng.backend() == tandem::Backend::cpu ? 1100 : 2100, k = 2 * 4096 + 1;
+  test::SplitMix64 g{36};
+  for (bool ta : {false, true}) {
+    const std::size_t m = side, n = ta ? side - 100 : side;
+    CAPTURE(ta);
+    const auto a = random_reals<double>(m * k, g), b = random_reals<double>(k * n, g);
+    std::vector<double> c(m * n);
+    tandem::MatmulOptions o{"auto", true};
+    o.trans_a = ta;
+    eng.matmul<double>({a.data(), ta ? k : m, ta ? m : k, ta ? m : k}, {b.data(), k, n, n}, {c.data(), m, n, n}, o);
+    std::size_t checked = 0, differ = 0;
+    auto check = [&](std::size_t i, std::size_t j) {
+      const double want = chunked_reference<double>(
+          k, [&](std::size_t p) { return ta ? a[p * m + i] : a[i * k + p]; },
+          [&](std::size_t p) { return b[p * n + j]; });
+      ++checked;
+      if (!test::same_bits(c[i * n + j], want) && differ++ == 0)
+        MESSAGE("C(" << i << ", " << j << ") = " << test::show(c[i * n + j]) << ", expected " << test::show(want));
+    };
+    for (std::size_t x : {std::size_t(0), std::size_t(517), std::size_t(n - 1)}) {
+      for (std::size_t i = 0; i < m; ++i) check(i, x);
+      for (std::size_t j = 0; j < n; ++j) check(x, j);
+    }
+    CHECK_MESSAGE(differ == 0, differ << " of " << checked << " sampled elements differ from the chunked definition");
+  }
+}
+
 TANDEM_BACKEND_TEST(deterministic_matmul_k0, "deterministic: K = 0 writes +0.0 (found by fuzz/fuzz_api)") {
   std::vector<double> a(1), b(1), c(12, 5.0);
   eng.matmul<double>({a.data(), 3, 0, 0}, {b.data(), 0, 4, 4}, {c.data(), 3, 4, 4}, {"auto", true});

@@ -59,8 +59,9 @@ template <class T>
 void matmul_cases(const tandem::Engine& eng, Report& report) {
   using C = tandem::compute_t<T>;  // C's type and the products' (float for 16-bit A and B)
   const bool quick = report.options.quick;
-  std::vector<Shape> shapes = {{1, 1, 1}, {4, 0, 3}, {17, 33, 9}};
-  if (!quick) shapes.insert(shapes.end(), {{33, 65, 130}, {65, 64, 17}, {2, 129, 1}});
+  // (K > 4096: deterministic mode's chunks of K, combined by the canonical sum; 3 * 4096 + 5: four chunk values)
+  std::vector<Shape> shapes = {{1, 1, 1}, {4, 0, 3}, {17, 33, 9}, {3, 4097, 2}};
+  if (!quick) shapes.insert(shapes.end(), {{33, 65, 130}, {65, 64, 17}, {2, 129, 1}, {5, 3 * 4096 + 5, 4}});
   std::vector<Scalars> scalars = {{1, 0}, {-2, 0}, {0.5, 1.5}};
   if (!quick) scalars.push_back({0, 0.5});
   const auto infos = eng.matmul_kernel_info();
@@ -99,20 +100,24 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
                 return C(tb ? b.at(eb, j, p) : b.at(eb, p, j));
               };
               const C alpha = C(sc.alpha), beta = C(sc.beta);
-              // References: in long double with sum |a b| (the bound), and deterministic mode's fma chain
-              // and epilogue (common/canonical.hpp's formula, written out here).
+              // References: in long double with sum |a b| (the bound), and deterministic mode's chunked fma
+              // chains, their canonical sum and the epilogue (common/canonical.hpp's formula, written out here:
+              // one fma chain from +0.0 per 4096 k, the chunk values summed by the test-support canonical_sum).
               std::vector<long double> want(c0.arena.size()), bound(c0.arena.size());
               std::vector<C> chain(c0.arena.size());
               for (std::size_t e = 0; e < l.count; ++e)
                 for (std::size_t i = 0; i < s.m; ++i)
                   for (std::size_t j = 0; j < s.n; ++j) {
                     long double acc = 0, abs = 0;
-                    C fma_acc = C(0);
+                    C chunk = C(0);
+                    std::vector<C> chunks;
                     for (std::size_t p = 0; p < s.k; ++p) {
                       acc += (long double)opa(e, i, p) * opb(e, p, j);
                       abs += std::fabs((long double)opa(e, i, p) * opb(e, p, j));
-                      fma_acc = std::fma(opa(e, i, p), opb(e, p, j), fma_acc);
+                      chunk = std::fma(opa(e, i, p), opb(e, p, j), chunk);
+                      if ((p + 1) % 4096 == 0 || p + 1 == s.k) chunks.push_back(chunk), chunk = C(0);
                     }
+                    const C fma_acc = canonical_sum<C>(std::span<const C>(chunks));
                     const std::size_t at = c0.first + e * c0.stride + i * c0.ld + j;
                     const C old = c0.arena[at];
                     const bool product = s.k > 0 && alpha != C(0);
@@ -177,7 +182,8 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
                                                       ", " + std::to_string(in % c0.ld) + ") = " + show(c[at]);
                             if (det) {
                               if (!same_bits(c[at], chain[at]))
-                                return where + ", expected " + show(chain[at]) + " (the fma chain, bit for bit)";
+                                return where + ", expected " + show(chain[at]) +
+                                       " (the chunked fma chains, bit for bit)";
                               continue;
                             }
                             // The product's bound by the kernel's precision, plus the roundings of alpha * acc
