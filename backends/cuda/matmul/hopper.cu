@@ -483,6 +483,8 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
 
 namespace tandem::cuda {
 
+bool hopper_runs_here() { return hopper::device_is_sm90(); }
+
 void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream) {
   using namespace hopper;
   switch (g.dtype) {

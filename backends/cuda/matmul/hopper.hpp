@@ -1,5 +1,5 @@
-// The top rungs of the matmul ladder (hopper.cu, sm_90a only), built on TANDEM_LAB_KERNELS: each adds one
-// Hopper technique to the wgmma stages (wgmma.cu):
+// The top rungs of the matmul ladder (hopper.cu, sm_90a only): each adds one Hopper technique to the wgmma
+// stages (wgmma.cu):
 //   wgmma_tma               the tiles come by the bulk tensor copy engine (TMA) into an mbarrier pipeline
 //   wgmma_warp_specialized  a producer warpgroup loads, two consumer warpgroups multiply (setmaxnreg)
 //   wgmma_persistent        one block per SM walks the tiles of every batch entry; loads of the next tile
@@ -21,6 +21,8 @@ enum class HopperRung { tma, warp_specialized, persistent };
 // float, k >= 1, alpha != 0, sizes below 2^31. Throws tandem::Error on a GPU other than compute
 // capability 9.0.
 void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream);
+// Whether the current GPU runs them (compute capability 9.0).
+bool hopper_runs_here();
 
 namespace matmul_stages {
 template <HopperRung R>
