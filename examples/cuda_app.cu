@@ -1,5 +1,5 @@
-// A CUDA app's own memory, stream and kernels with tandem's reductions in between, in stream order (the
-// README's "Inside your CUDA application"). Built by examples/CMakeLists.txt when CMake finds nvcc; runs
+// A CUDA app's own memory, stream and kernels with tandem's reductions in between, in stream order
+// (docs/API.md, "Inside a CUDA application"). Built by examples/CMakeLists.txt when CMake finds nvcc; runs
 // on a usable GPU and says so and exits 0 elsewhere.
 #include <cuda_runtime.h>
 

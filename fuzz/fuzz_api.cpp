@@ -2,8 +2,8 @@
 // strides, lds, offsets, kernel names, options and sizes (0, 1, small, and huge values near SIZE_MAX,
 // PTRDIFF_MAX and PTRDIFF_MAX / sizeof(T)).
 //
-// For every call the harness decides from the API's contract (include/tandem/*.hpp, README) whether the
-// input is valid, and hands the library only memory that really is valid for what the input declares:
+// For every call the harness decides from the API's contract (include/tandem/*.hpp, docs/API.md) whether
+// the input is valid, and hands the library only memory that really is valid for what the input declares:
 // when a valid shape is larger than the harness allocates, the pointer is null (so the call must throw).
 // Then:
 //   - a valid call must return, with the result of a plain loop (sums of integers and of small-integer

@@ -55,13 +55,14 @@ int cmd_info(const Options&) {
       status = 1;
     }
   }
-  // Where to keep data: the advice only; the measurements behind it are in docs/PERFORMANCE.md.
+  // Where to keep data: the advice only (docs/API.md, "Where to keep your data", explains it); the measurements
+  // behind it are in docs/PERFORMANCE.md.
   std::printf(
       "\nwhere to keep data: on the machines measured, host data was reduced fastest by the cpu engine; the cuda\n"
       "  engine reduces host data by staging it to the GPU through pinned memory (with kernel auto the CPU's cores\n"
       "  reduce part of it meanwhile; a named stage stages all of it, which is slower), and reduces device Buffers\n"
-      "  and wrapped device memory on the GPU, by far the fastest. The measurements: docs/PERFORMANCE.md (\"GPU: data\n"
-      "  in host memory\") and the README's \"Where to keep your data\"\n");
+      "  and wrapped device memory on the GPU, by far the fastest. Why: docs/API.md (\"Where to keep your data\");\n"
+      "  the measurements: docs/PERFORMANCE.md (\"GPU: data in host memory\")\n");
   return status;
 }
 
