@@ -93,7 +93,7 @@ TANDEM_HD T chunk_sum(const In* x, std::int64_t len, std::int64_t stride) {
   return chunk_sum_of<SumOp<In>>(x, len, stride);
 }
 
-inline std::int64_t chunk_count(std::int64_t n) { return (n + kChunk - 1) / kChunk; }
+TANDEM_HD constexpr std::int64_t chunk_count(std::int64_t n) { return (n + kChunk - 1) / kChunk; }
 
 // Whether deterministic mode runs op (a backend op) of dtype in the canonical order: a sum-like op
 // (reduce_ops.hpp's kAdditive operators: sum, sumsq) of floating-point elements. (Integer sums, min,

@@ -23,6 +23,10 @@
 //   (H100, kernel level, TFLOP/s against cuBLAS SGEMM in the same call: 1024^3 20.1 -> 30.0 of 34.7;
 //   512^3 4.9 -> 10.9 of 12.0; 2048^3 and up unchanged; docs/PERFORMANCE.md). Every shape computes
 //   each C(i, j) as the same fma chain.
+// K > 4096 (common/canonical.hpp: K cut into chunks of kMatmulChunk = 4096, each chunk one fma chain, C(i, j) the
+// canonical sum of the chunk values): launch_register_tiled_chunks runs the same kernel with a chunk of K per grid z
+// (kChunked) into panels of scratch, then sums each element's chunk values (chunk_combine.cuh). K <= 4096 is the one
+// chunk: the launch as before.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,7 +34,9 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backends/cuda/matmul/chunk_combine.cuh"
 #include "backends/cuda/matmul/tile_io.cuh"
+#include "common/canonical.hpp"
 
 namespace tandem::cuda::matmul_stages {
 
@@ -83,10 +89,24 @@ template <class Shape>
 inline constexpr int kRegisterTiledThreads = (Shape::kBlockRows / Shape::kThreadRows) *
                                              (Shape::kBlockCols / Shape::kThreadCols);
 
-// kAligned: a, b, c, lda, ldb and ldc allow 16-byte vector access.
-template <class T, class Shape, bool kAligned>
+// The product of chunk blockIdx.z of K (canonical.hpp's chunks of kMatmulChunk): k in [z * 4096, min(K, (z + 1) *
+// 4096)), into C + z * chunk_stride.
+template <class T>
+__device__ __forceinline__ GemmParams<T> chunk_of(GemmParams<T> p, std::int64_t chunk_stride) {
+  const std::int64_t z = blockIdx.z, k0 = z * detail::canonical::kMatmulChunk;
+  p.a += k0;
+  p.b += k0 * p.ldb;
+  p.c += z * chunk_stride;
+  p.k = p.k - k0 < detail::canonical::kMatmulChunk ? p.k - k0 : detail::canonical::kMatmulChunk;
+  return p;
+}
+
+// kAligned: a, b, c, lda, ldb and ldc allow 16-byte vector access. kChunked: block z computes chunk z of K
+// (chunk_of) into C + z * chunk_stride; otherwise gridDim.z is 1 and chunk_stride unused.
+template <class T, class Shape, bool kAligned, bool kChunked = false>
 __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlocksPerSM)
-    register_tiled_matmul_kernel(const GemmParams<T> p) {
+    register_tiled_matmul_kernel(const GemmParams<T> whole, const std::int64_t chunk_stride) {
+  const GemmParams<T> p = kChunked ? chunk_of(whole, chunk_stride) : whole;
   const T* __restrict__ const a = p.a;
   const T* __restrict__ const b = p.b;
   T* __restrict__ const c = p.c;
@@ -268,12 +288,81 @@ void launch_register_tiled_shape(const GemmParams<T>& p, const GemmContext& ctx)
   const dim3 grid = tile_grid(ceil_div(p.m, Shape::kBlockRows), ceil_div(p.n, Shape::kBlockCols));
   const auto kernel = all_vector_aligned(p) ? register_tiled_matmul_kernel<T, Shape, true>
                                             : register_tiled_matmul_kernel<T, Shape, false>;
-  kernel<<<grid, block, 0, ctx.stream>>>(p);
+  kernel<<<grid, block, 0, ctx.stream>>>(p, 0);
   TANDEM_CUDA_CHECK_LAUNCH();
+}
+
+// ---- K > 4096: chunk values, then their canonical sum ----------------------------------------------------------
+
+// The chunk values of a panel: chunk z of p's product into p.c + z * chunk_stride, for z < chunks (grid z, at most
+// 65535 chunks a launch).
+template <class T, class Shape>
+void launch_register_tiled_chunk_values(const GemmParams<T>& p, std::int64_t chunk_stride, std::int64_t chunks,
+                                        const GemmContext& ctx) {
+  const dim3 block(kRegisterTiledThreads<Shape>);
+  dim3 grid = tile_grid(ceil_div(p.m, Shape::kBlockRows), ceil_div(p.n, Shape::kBlockCols));
+  const auto kernel = all_vector_aligned(p) ? register_tiled_matmul_kernel<T, Shape, true, true>
+                                            : register_tiled_matmul_kernel<T, Shape, false, true>;
+  for (std::int64_t z0 = 0; z0 < chunks; z0 += 65535) {
+    const std::int64_t k0 = z0 * detail::canonical::kMatmulChunk;
+    GemmParams<T> from = p;  // chunks z0, z0 + 1, ...: k0 multiple of 4096 keeps a and b 16-byte aligned
+    from.a += k0;
+    from.b += k0 * p.ldb;
+    from.c += z0 * chunk_stride;
+    from.k -= k0;
+    grid.z = static_cast<unsigned>(std::min<std::int64_t>(65535, chunks - z0));
+    kernel<<<grid, block, 0, ctx.stream>>>(from, chunk_stride);
+    TANDEM_CUDA_CHECK_LAUNCH();
+  }
+}
+
+// The scratch of the chunk values: C is done in panels whose q values (and the second level's, q > 4096) fit.
+inline constexpr std::int64_t kChunkValuesBytes = std::int64_t(64) << 20;
+
+// C = A * B with K > kMatmulChunk in the canonical order (common/canonical.hpp): for each panel of C, the chunk values
+// (one launch, a chunk per grid z; the tile shape counts the chunks' blocks), then sum_chunk_values into C.
+template <class T>
+void launch_register_tiled_chunks(const GemmParams<T>& p, const GemmContext& ctx) {
+  using detail::canonical::chunk_count;
+  const std::int64_t q = detail::canonical::matmul_chunk_count(p.k);
+  const std::int64_t slabs = q + (q > detail::canonical::kChunk ? chunk_count(q) : 0);
+  // Panels: whole rows of C where one row's q values fit (columns otherwise, in multiples of 128), rows in
+  // multiples of 128 where they are cut; each slab's rows padded to a 16-byte multiple (the vector stores).
+  const std::int64_t budget = std::max<std::int64_t>(1, kChunkValuesBytes / std::int64_t(sizeof(T)) / slabs);
+  std::int64_t pc = std::min(p.n, budget);
+  if (pc < p.n && pc > 128) pc -= pc % 128;
+  const std::int64_t ldv = ceil_div(pc, kVectorWidth<T>) * kVectorWidth<T>;
+  std::int64_t pr = std::min(p.m, std::max<std::int64_t>(1, budget / ldv));
+  if (pr < p.m && pr > 128) pr -= pr % 128;
+  const std::int64_t slab = pr * ldv;
+  T* const values = static_cast<T*>(ctx.ws.get(std::size_t(slabs * slab) * sizeof(T)));
+  for (std::int64_t r0 = 0; r0 < p.m; r0 += pr)
+    for (std::int64_t c0 = 0; c0 < p.n; c0 += pc) {
+      const GemmParams<T> panel{
+          p.a + r0 * p.lda, p.b + c0, values, std::min(pr, p.m - r0), p.k, std::min(pc, p.n - c0), p.lda, p.ldb, ldv};
+      // (float: the size classes of launch_register_tiled, counting every chunk's tiles)
+      if constexpr (std::is_same_v<T, float>) {
+        const std::int64_t sms = multiprocessor_count();
+        auto tiles = [&]<class Shape>(Shape) {
+          return ceil_div(panel.m, Shape::kBlockRows) * ceil_div(panel.n, Shape::kBlockCols) * q;
+        };
+        if (tiles(RegisterTiledShape<T>{}) >= sms)
+          launch_register_tiled_chunk_values<T, RegisterTiledShape<T>>(panel, slab, q, ctx);
+        else if (tiles(RegisterTiled128x64{}) >= sms / 2)
+          launch_register_tiled_chunk_values<T, RegisterTiled128x64>(panel, slab, q, ctx);
+        else
+          launch_register_tiled_chunk_values<T, RegisterTiled64x64>(panel, slab, q, ctx);
+      } else {
+        launch_register_tiled_chunk_values<T, RegisterTiledShape<T>>(panel, slab, q, ctx);
+      }
+      sum_chunk_values<T>(values, q, slab, panel.m, panel.n, ldv, p.c + r0 * p.ldc + c0, p.ldc, values + q * slab,
+                          ctx.stream);
+    }
 }
 
 template <class T>
 void launch_register_tiled(const GemmParams<T>& p, const GemmContext& ctx) {
+  if (p.k > detail::canonical::kMatmulChunk) return launch_register_tiled_chunks(p, ctx);
   if constexpr (std::is_same_v<T, float>) {
     const std::int64_t sms = multiprocessor_count();  // (common.cuh)
     auto tiles = [&p]<class Shape>(Shape) {
