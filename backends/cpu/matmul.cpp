@@ -242,24 +242,61 @@ std::vector<T> transposed(const T* x, std::int64_t rows, std::int64_t cols, std:
   return t;
 }
 
-// fma_chain_tile where B is stored transposed (B(p, j) = b[j * ldb + p]): each block of 256 k of columns
-// [c0, c1) is packed row-major into this thread's buffer (in L2), and the chains continue across the blocks.
+#if defined(__AVX2__)
+// dst[p * ldd + j] = src[j * lds + p] for an 8 x 8 block of floats, through registers.
+inline void transpose_8x8(const float* src, std::int64_t lds, float* dst, std::int64_t ldd) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * lds);
+  for (int i = 0; i < 8; i += 2)
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]), t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  for (int i = 0; i < 8; i += 4)
+    for (int h = 0; h < 2; ++h) {
+      r[i + 2 * h] = _mm256_shuffle_ps(t[i + h], t[i + h + 2], 0x44);
+      r[i + 2 * h + 1] = _mm256_shuffle_ps(t[i + h], t[i + h + 2], 0xEE);
+    }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(dst + i * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * ldd, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+#endif
+
+// packed[p * w + j] = b[j * ldb + p] for p < kb, j < w (floats 8 x 8 through registers where the build has AVX2:
+// 2-3x the loop's speed; doubles ran no faster that way).
+template <class T>
+void pack_transposed(const T* b, std::int64_t ldb, std::int64_t kb, std::int64_t w, T* packed) {
+  std::int64_t j0 = 0;
+#if defined(__AVX2__)
+  if constexpr (std::is_same_v<T, float>)
+    for (; j0 + 8 <= w; j0 += 8) {
+      std::int64_t p0 = 0;
+      for (; p0 + 8 <= kb; p0 += 8) transpose_8x8(b + j0 * ldb + p0, ldb, packed + p0 * w + j0, w);
+      for (; p0 < kb; ++p0)
+        for (std::int64_t j = j0; j < j0 + 8; ++j) packed[p0 * w + j] = b[j * ldb + p0];
+    }
+#endif
+  for (; j0 < w; ++j0)
+    for (std::int64_t p = 0; p < kb; ++p) packed[p * w + j0] = b[j0 * ldb + p];
+}
+
+// fma_chain_tile where B is stored transposed (B(p, j) = b[j * ldb + p]): columns [c0, c1) 256 bytes at a time,
+// each block of 256 k of them packed row-major into this thread's buffer (pack_transposed; 64 floats x 64 k: in L1),
+// the chains continuing across the blocks.
 template <class T, bool kATrans>
 void fma_chain_tile_packed_b(const Plain<T>& g, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
-  constexpr std::int64_t kBlockK = 256;
-  const std::int64_t w = c1 - c0;
+  constexpr std::int64_t kBlockK = 256, kPackCols = 256 / std::int64_t(sizeof(T));
   thread_local std::vector<T> buffer;
-  buffer.resize(std::size_t(kBlockK * w));
+  buffer.resize(std::size_t(kBlockK * kPackCols));
   T* const packed = buffer.data();
-  for (std::int64_t k0 = 0; k0 < g.k; k0 += kBlockK) {
-    const std::int64_t kb = std::min(kBlockK, g.k - k0);
-    for (std::int64_t j = 0; j < w; ++j) {
-      const T* col = g.b + (c0 + j) * g.ldb + k0;
-      for (std::int64_t p = 0; p < kb; ++p) packed[p * w + j] = col[p];
+  for (std::int64_t j0 = c0; j0 < c1; j0 += kPackCols) {
+    const std::int64_t w = std::min(kPackCols, c1 - j0);
+    for (std::int64_t k0 = 0; k0 < g.k; k0 += kBlockK) {
+      const std::int64_t kb = std::min(kBlockK, g.k - k0);
+      pack_transposed(g.b + j0 * g.ldb + k0, g.ldb, kb, w, packed);
+      const Plain<T> block{
+          kATrans ? g.a + k0 * g.lda : g.a + k0, packed, g.c + j0, g.m, kb, w, g.lda, w, g.ldc, g.continues || k0 > 0};
+      fma_chain_tile<T, kATrans>(block, r0, r1, 0, w);
     }
-    const Plain<T> block{
-        kATrans ? g.a + k0 * g.lda : g.a + k0, packed, g.c + c0, g.m, kb, w, g.lda, w, g.ldc, g.continues || k0 > 0};
-    fma_chain_tile<T, kATrans>(block, r0, r1, 0, w);
   }
 }
 
