@@ -49,9 +49,9 @@ std::vector<int> parse_device_list(const std::string& value, const BackendEntry&
 
 // Throws unless `a` is a Buffer of this engine (a sharded one; empty Buffers have no memory to check).
 void check_owned(const Allocation* a, const BackendImpl& first, const std::string& what) {
-  if (a == nullptr) throw Error(what + " has no buffer; make it with this engine's buffer() or upload()");
+  if (a == nullptr) throw value_error(what + " has no buffer; make it with this engine's buffer() or upload()");
   if (&a->impl() != &first || (!a->sharded() && a->bytes() > 0))
-    throw Error(what + "'s buffer belongs to another engine; use buffers of the engine that runs the operation");
+    throw value_error(what + "'s buffer belongs to another engine; use buffers of the engine that runs the operation");
 }
 
 // Elements from the first to the last of a matrix or batch (as engine.cpp counts them), or throws.
@@ -96,7 +96,7 @@ std::vector<int> resolve_devices(Backend backend, const EngineOptions& options) 
       return {};  // (a caller's device or stream means one GPU; a backend without a device count has one)
     const char* one = std::getenv("TANDEM_DEVICE");
     if (one != nullptr && *one != 0)
-      throw Error(
+      throw value_error(
           "TANDEM_DEVICE and TANDEM_DEVICES are both set; set TANDEM_DEVICES for an engine over several GPUs "
           "or TANDEM_DEVICE for one, not both");
     list = parse_device_list(env, entry);
@@ -107,9 +107,9 @@ std::vector<int> resolve_devices(Backend backend, const EngineOptions& options) 
   }
   std::set<int> seen;
   for (int d : list) {
-    if (d < 0) throw Error(what + " lists " + std::to_string(d) + "; device indices are 0, 1, ...");
+    if (d < 0) throw value_error(what + " lists " + std::to_string(d) + "; device indices are 0, 1, ...");
     if (!seen.insert(d).second)
-      throw Error(what + " lists device " + std::to_string(d) + " twice; list each device once");
+      throw value_error(what + " lists device " + std::to_string(d) + " twice; list each device once");
   }
   if (list.size() > 1 && options.stream != nullptr)
     throw value_error(
@@ -219,9 +219,9 @@ MatrixInput Group::on_member(const MatrixInput& v, int member, std::vector<Stage
   if (ext == 0) return {v.dtype, nullptr, v.rows, v.cols, v.ld, true, nullptr, 0, 0, v.count, v.stride};
   check_owned(v.allocation, *first(), what);
   if (v.offset > v.buffer_size || ext > v.buffer_size - v.offset)
-    throw Error(what + " (offset " + std::to_string(v.offset) + ", " + std::to_string(v.rows) + "x" +
-                std::to_string(v.cols) + ", ld " + std::to_string(v.ld) + ") reaches past its buffer of " +
-                std::to_string(v.buffer_size) + " elements");
+    throw value_error(what + " (offset " + std::to_string(v.offset) + ", " + std::to_string(v.rows) + "x" +
+                      std::to_string(v.cols) + ", ld " + std::to_string(v.ld) + ") reaches past its buffer of " +
+                      std::to_string(v.buffer_size) + " elements");
   keep.push_back(stage(v.allocation, v.offset * e, ext * e, member));
   const Staged& s = keep.back();
   return {v.dtype, s.data, v.rows, v.cols, v.ld, true, s.view.get(), 0, ext, v.count, v.stride};
@@ -356,11 +356,11 @@ void Group::reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void
 void Group::reduce_into(Op op, const ReduceInput& in, const OutSlot& out, const ReduceOptions& opts) const {
   const std::string name = std::string(to_string(op)) + "_into";
   if (out.allocation == nullptr)
-    throw Error(name + ": the output Buffer is empty; make it with Engine::buffer<R>(n) (n > index)");
+    throw value_error(name + ": the output Buffer is empty; make it with Engine::buffer<R>(n) (n > index)");
   check_owned(out.allocation, *first(), name + ": the output Buffer");
   if (out.index >= out.size)
-    throw Error(name + ": index " + std::to_string(out.index) + " is outside the output Buffer of " +
-                std::to_string(out.size) + " elements");
+    throw value_error(name + ": index " + std::to_string(out.index) + " is outside the output Buffer of " +
+                      std::to_string(out.size) + " elements");
   unsigned char value[8] = {};
   reduce(op, in, opts, value);
   const std::size_t e = size_of(out.dtype);
@@ -382,7 +382,7 @@ void Group::reduce_per(Op op, Per per, const MatrixInput& in, const ReduceOutput
     check_owned(out.allocation, *first(), name + ": the output Buffer");
     if (out.allocation == in.allocation &&
         overlap(0, count * out.element_size, in.offset * size_of(in.dtype), extent_of(in, name) * size_of(in.dtype)))
-      throw Error(name + ": the output overlaps the matrix; the results must go to separate memory");
+      throw value_error(name + ": the output overlaps the matrix; the results must go to separate memory");
     staged_out = stage(out.allocation, 0, count * out.element_size, 0);
     o.allocation = staged_out->view.get();
     o.size = count;

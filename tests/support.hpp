@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,15 @@ std::string message_of(auto&& f) {
     return e.what();
   }
   return "(no tandem::Error thrown)";
+}
+// The kind of the tandem::Error f throws, or nothing when it throws none.
+std::optional<tandem::ErrorKind> kind_of(auto&& f) {
+  try {
+    f();
+  } catch (const tandem::Error& e) {
+    return e.kind();
+  }
+  return std::nullopt;
 }
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 

@@ -553,6 +553,16 @@ TEST_CASE("Error::kind: value, type and failure" * doctest::test_suite("common")
   CHECK(kind_of([&] { cpu.sum(std::span<const float>(x), {.kernel = "no_such_kernel"}); }) == K::value);
   CHECK(kind_of([&] { cpu.min(std::span<const float>(x.data(), 0)); }) == K::value);  // empty
   CHECK(kind_of([&] { (void)cpu.reduce<tandem::Op::sum>(tandem::StridedView<float>{x.data(), 2, 0}); }) == K::value);
+  // A Buffer's upload / download outside it, or from / into a null span with elements: the caller's values.
+  auto buf = cpu.upload<float>(x);
+  std::vector<float> host(4);
+  CHECK(kind_of([&] { buf.upload(std::span<const float>(host), 8); }) == K::value);
+  CHECK(kind_of([&] { buf.download(std::span<float>(host), 7); }) == K::value);
+  CHECK(kind_of([&] { buf.download(std::span<float>(host), 11); }) == K::value);
+  CHECK(kind_of([&] { buf.upload(std::span<const float>(static_cast<const float*>(nullptr), 2)); }) == K::value);
+  CHECK(kind_of([&] { buf.download(std::span<float>(static_cast<float*>(nullptr), 2)); }) == K::value);
+  CHECK(kind_of([&] { (void)cpu.upload(std::span<const float>(static_cast<const float*>(nullptr), 3)); }) == K::value);
+  CHECK(kind_of([&] { buf.upload(std::span<const float>(host), 6); }) == std::nullopt);  // [6, 10): inside
   if (test::cuda_usable()) {
     const Engine gpu(Backend::cuda);
     const std::vector<tandem::half> h(10, tandem::half(1.0f));

@@ -230,6 +230,20 @@ void check_engine(Backend backend, int devices) {
     const auto b = multi.upload(x);
     CHECK(contains(message_of([&] { (void)single.sum(b); }), "another engine"));
     CHECK(contains(message_of([&] { (void)multi.sum(single.upload(x)); }), "another engine"));
+    using K = tandem::ErrorKind;
+    // The caller's mistakes are ErrorKind::value, as on a single-device engine.
+    CHECK(test::kind_of([&] { (void)multi.sum(single.upload(x)); }) == K::value);
+    CHECK(test::kind_of([&] { (void)single.sum(b); }) == K::value);
+    auto out = multi.buffer<float>(4);
+    CHECK(contains(message_of([&] { multi.sum_into(b, out, 4); }), "outside the output"));
+    CHECK(test::kind_of([&] { multi.sum_into(b, out, 4); }) == K::value);
+    CHECK(test::kind_of([&] { multi.sum_into(b, tandem::Buffer<float>(), 0); }) == K::value);
+    CHECK(test::kind_of([&] { multi.sum_into(b, single.buffer<float>(1), 0); }) == K::value);
+    CHECK(test::kind_of([&] { multi.sum(b.matrix(4, 4), tandem::Per::row, b); }) == K::value);  // overlaps
+    CHECK(contains(message_of([&] { multi.sum(b.matrix(4, 4), tandem::Per::row, b); }), "overlaps"));
+    const auto past = [&] { multi.sum(b.matrix(4, 4, 4, b.size() - 8), tandem::Per::row, out); };
+    CHECK(contains(message_of(past), "past its buffer"));
+    CHECK(test::kind_of(past) == K::value);
     CHECK(contains(message_of([&] { (void)multi.sum(b.view(1, x.size())); }), "past the buffer"));
     CHECK(contains(message_of([&] { (void)multi.min(std::span<const float>()); }), "empty"));
     float dummy = 0;
@@ -238,11 +252,19 @@ void check_engine(Backend backend, int devices) {
     CHECK_NOTHROW(multi.matmul(ab.matrix(64, 64), ab.matrix(64, 64), ab.matrix(64, 64, 64, 4096)));  // apart
     CHECK(contains(message_of([&] { multi.matmul(ab.matrix(64, 64), ab.matrix(64, 64), ab.matrix(64, 64, 64, 100)); }),
                    "overlaps"));
+    auto cb = multi.buffer<float>(64 * 64);
+    CHECK(contains(
+        message_of([&] { multi.matmul(ab.matrix(64, 64, 64, 64 * 64 * 3 + 1), ab.matrix(64, 64), cb.matrix(64, 64)); }),
+        "past its buffer"));
+    CHECK(test::kind_of([&] {
+            multi.matmul(ab.matrix(64, 64, 64, 64 * 64 * 3 + 1), ab.matrix(64, 64), cb.matrix(64, 64));
+          }) == K::value);
     CHECK(contains(message_of([&] { multi.matmul(ab.matrix(64, 64), ab.matrix(63, 64), ab.matrix(64, 64, 64, 8192)); }),
                    "shapes do not match"));
     const tandem::Buffer<float> none;
     CHECK(
         contains(message_of([&] { multi.matmul(ab.matrix(2, 2), ab.matrix(2, 2), none.matrix(2, 2)); }), "no buffer"));
+    CHECK(test::kind_of([&] { multi.matmul(ab.matrix(2, 2), ab.matrix(2, 2), none.matrix(2, 2)); }) == K::value);
     std::vector<float> host(64 * 64 * 3);
     CHECK(contains(message_of([&] {
                      multi.matmul<float>({host.data(), 64, 64, 64}, {host.data() + 4096, 64, 64, 64},
@@ -266,10 +288,13 @@ TEST_CASE("cuda: an engine over every GPU of the machine (up to 4)" * doctest::t
 
 TEST_CASE("device lists: EngineOptions::devices and TANDEM_DEVICES are checked" * doctest::test_suite("common")) {
   EngineOptions o;
+  using K = tandem::ErrorKind;
   o.devices = {0, 0};
   CHECK(contains(message_of([&] { Engine e(Backend::cpu, o); }), "twice"));
+  CHECK(test::kind_of([&] { Engine e(Backend::cpu, o); }) == K::value);
   o.devices = {1, -2};
   CHECK(contains(message_of([&] { Engine e(Backend::cpu, o); }), "-2"));
+  CHECK(test::kind_of([&] { Engine e(Backend::cpu, o); }) == K::value);
   o.devices = {0, 1};
   o.device = 1;
   CHECK(contains(message_of([&] { Engine e(Backend::cpu, o); }), "both set"));
@@ -290,10 +315,12 @@ TEST_CASE("device lists: EngineOptions::devices and TANDEM_DEVICES are checked" 
     test::ScopedVar v("TANDEM_DEVICES", "1,1");
     test::ScopedVar one("TANDEM_DEVICE", nullptr);
     CHECK(contains(message_of([] { Engine e(Backend::cuda); }), "twice"));
+    CHECK(test::kind_of([] { Engine e(Backend::cuda); }) == K::value);
   }
   {
     test::ScopedVar v("TANDEM_DEVICES", "0,1");
     test::ScopedVar one("TANDEM_DEVICE", "0");
     CHECK(contains(message_of([] { Engine e(Backend::cuda); }), "both set"));
+    CHECK(test::kind_of([] { Engine e(Backend::cuda); }) == K::value);
   }
 }

@@ -153,12 +153,12 @@ class Buffer {
 
   void check_range(std::size_t offset, std::size_t count, const char* what, const void* host) const {
     if (count > 0 && host == nullptr)
-      throw Error(std::string("tandem::Buffer::") + what + ": the host span is null but has " + std::to_string(count) +
-                  " elements");
+      throw value_error(std::string("tandem::Buffer::") + what + ": the host span is null but has " +
+                        std::to_string(count) + " elements");
     if (offset > size_ || count > size_ - offset)
-      throw Error(std::string("tandem::Buffer::") + what + ": elements [" + std::to_string(offset) + ", " +
-                  std::to_string(offset) + " + " + std::to_string(count) + ") are outside the buffer of " +
-                  std::to_string(size_) + " elements");
+      throw value_error(std::string("tandem::Buffer::") + what + ": elements [" + std::to_string(offset) + ", " +
+                        std::to_string(offset) + " + " + std::to_string(count) + ") are outside the buffer of " +
+                        std::to_string(size_) + " elements");
   }
 
   std::shared_ptr<detail::Allocation> mem_;

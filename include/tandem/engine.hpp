@@ -210,7 +210,7 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   }
   template <Element T>
   Buffer<T> upload(std::span<const T> host) const {
-    if (!host.empty() && host.data() == nullptr) throw Error("upload: data is null but size is non-zero");
+    if (!host.empty() && host.data() == nullptr) throw value_error("upload: data is null but size is non-zero");
     Buffer<T> b = buffer<T>(host.size());
     b.upload(host);
     return b;
