@@ -115,9 +115,10 @@ BatchLauncher<T> batch_launcher_of(const Stage& s) {
 // size measured, so auto runs it; cuBLAS takes 32-bit sizes, so larger problems go to register_tiled.
 // Where MatmulOptions::precision allows it, float products run on cuBLAS's tensor cores: tf32 (410
 // TFLOP/s at 4096^3 on an H200) or, where bf16 is allowed too, bf16 (461, the fastest).
-// 16-bit inputs run on wgmma_persistent on an H100 / H200 (against cublasGemmEx on an H100, medians of 5:
-// bfloat16 1024^3 1.15x, 2048^3 1.06x, 4096^3 0.98x, 8192^3 1.01x, 4096 x 64^3 1.01x, 64 x 512^3 1.06x;
-// half 1.11x, 1.05x, 0.97x, 1.02x, 1.00x, 1.05x), elsewhere on cuBLAS.
+// 16-bit inputs run on wgmma_persistent on an H100 / H200 where C has whole 128 x 128 tiles (auto so run
+// against cublasGemmEx on an H200, medians of 5: bfloat16 1024^3 0.99x, 2048^3 1.03x, 4096^3 0.98x,
+// 8192^3 0.98x, 64 x 512^3 1.07x; half 0.99x, 1.00x, 1.03x, 1.01x, 1.01x), elsewhere on cuBLAS
+// (wgmma_persistent on 4096 products of 64^3: 0.84x).
 constexpr const char* kAutoStage = "cublas";
 constexpr const char* kAutoStage16 = "wgmma_persistent";
 constexpr const char* kAutoStageTf32 = "cublas_tf32";
@@ -159,7 +160,8 @@ std::vector<KernelInfo> matmul_stage_info() {
 std::string auto_matmul_stage(const detail::MatmulArgs& g) {
   const std::int64_t largest = std::max({g.m, g.k, g.n, g.lda, g.ldb, g.ldc, g.batch});
   if (g.deterministic || largest > std::int64_t(INT_MAX)) return kAutoStageBeyondInt32;
-  if (info(g.dtype).storage) return hopper_runs_here() ? kAutoStage16 : kAutoStage;  // the 16-bit inputs as stored
+  // 16-bit inputs as stored; products narrower than a 128 x 128 tile (batches of 64 x 64) on cuBLAS.
+  if (info(g.dtype).storage) return g.m >= 128 && g.n >= 128 && hopper_runs_here() ? kAutoStage16 : kAutoStage;
   if (g.dtype == Dtype::f32 && g.precision == Precision::bf16) return kAutoStageBf16;
   if (g.dtype == Dtype::f32 && g.precision == Precision::tf32) return kAutoStageTf32;
   return kAutoStage;
