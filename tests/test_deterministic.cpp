@@ -304,6 +304,25 @@ TANDEM_BACKEND_TEST(deterministic_matmul_chunk_panels,
   }
 }
 
+TANDEM_BACKEND_TEST(deterministic_matmul_chunk_levels,
+                    "deterministic: K > 2^25 has more than 8192 chunk values, summed in two levels, bit for bit") {
+  if (test::quick()) return;
+  // 8198 chunk values: their chunk values (4096, 4096 and 6 of them) are three, summed by the tree (not in order)
+  const std::size_t m = 1, n = 2, k = 4096 * 8197 + 7;
+  test::SplitMix64 g{37};
+  const auto a = random_reals<float>(m * k, g), b = random_reals<float>(k * n, g);
+  std::vector<float> c(m * n);
+  eng.matmul<float>({a.data(), m, k, k}, {b.data(), k, n, n}, {c.data(), m, n, n}, {"auto", true});
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      CAPTURE(i);
+      CAPTURE(j);
+      const float want = chunked_reference<float>(
+          k, [&](std::size_t p) { return a[i * k + p]; }, [&](std::size_t p) { return b[p * n + j]; });
+      CHECK_MESSAGE(test::same_bits(c[i * n + j], want), test::show(c[i * n + j]) << ", expected " << test::show(want));
+    }
+}
+
 TANDEM_BACKEND_TEST(deterministic_matmul_k0, "deterministic: K = 0 writes +0.0 (found by fuzz/fuzz_api)") {
   std::vector<double> a(1), b(1), c(12, 5.0);
   eng.matmul<double>({a.data(), 3, 0, 0}, {b.data(), 0, 4, 4}, {c.data(), 3, 4, 4}, {"auto", true});
