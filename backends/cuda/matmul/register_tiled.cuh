@@ -249,8 +249,8 @@ __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlock
           buf ^= 1;
         }
         if (kk < kTileK - 1 || has_next) load_frags(buf, (kk + 1) % kTileK, (kk + 1) % 2);
-          // One fma per step: every element is one fma chain over k from +0.0, the canonical order of
-          // deterministic mode (common/canonical.hpp), bit for bit like the CPU's. Steps past the end of
+          // One fma per step: every element is one fma chain over k (kChunked: over the chunk's k) from +0.0,
+          // the canonical order's chunk value (common/canonical.hpp), bit for bit like the CPU's. Steps past the end of
           // k multiply A's fill, -0.0, by B's fill, +0.0: fma(-0, +0, acc) = acc + (-0) = acc exactly for
           // every acc, -0.0 (from an underflowing product) included, so they change no bit. (Skipping them
           // with a branch per step cost 20% of the speed.)
