@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The two charts of docs/TUTORIAL.md that docs/perf/ does not have: each ladder beside its classic.
 
-    /usr/bin/python3 tools/tutorial_charts.py [--json docs/perf/json/bench_cuda_h200.json] [--out docs/perf]
+    /usr/bin/python3 tools/tutorial_charts.py [--json docs/perf/json/bench_cuda_h200.json]
+        [--matmul16 docs/perf/json/bench_matmul16_h200.json] [--out docs/perf]
 
 writes
   tutorial_reduce_classic.png  the reduction ladder against Mark Harris's seven kernels: speed-up over the
@@ -10,7 +11,11 @@ writes
                                throughput over cuBLAS SGEMM on the same GPU (4096^3, kernel level)
 
 Our numbers come from the bench_cuda JSON (kernel level: kernel/cuda/..., baseline/read_sweep_batched/...;
-the median where a benchmark ran several times). The classic numbers are constants below, with their
+the median where a benchmark ran several times). Where a run has no kernel-level products
+(kernel/cuda/<stage>/gemm/float/4096), the matmul chart uses the engine-level rows of the same run
+(matmul/cuda/<stage>/float/4096, for every stage and for cuBLAS alike, and says so in its title); a stage
+missing there too is taken from the bench_cuda_float16 JSON (float16/cuda/<stage>/matmul/float/4096x4096x4096,
+float as tf32), if given. The classic numbers are constants below, with their
 sources. Needs matplotlib (Debian: python3-matplotlib).
 """
 
@@ -56,7 +61,8 @@ REDUCE_STAGES = ["interleaved_divergent", "interleaved_strided_index", "sequenti
                  "first_add_during_load", "unroll4_blocks", "unroll8_blocks", "unroll_last_warp",
                  "complete_unroll", "multiple_adds_per_thread", "warp_shuffle", "single_pass", "cub"]
 MATMUL_STAGES = ["naive", "tiled_16", "tiled_32", "register_tiled", "tensor_core_tf32", "tensor_core_bf16",
-                 "wgmma_tf32", "wgmma_bf16", "cublas", "cublas_tf32", "cublas_bf16"]
+                 "wgmma_tf32", "wgmma_bf16", "wgmma_tma", "wgmma_warp_specialized", "wgmma_persistent",
+                 "cublas", "cublas_tf32", "cublas_bf16"]
 REDUCE_SIZES = [(20, "n = 2^20 (4 MiB, in L2)"), (24, "n = 2^24 (64 MiB)"), (30, "n = 2^30 (4 GiB)")]
 GEMM_SIZE = "4096"
 
@@ -69,8 +75,12 @@ def load_rates(path):
     for b in data["benchmarks"]:
         if b.get("run_type", "iteration") != "iteration" or b.get("error_occurred"):
             continue
-        name = re.sub(r"/(min_time|min_warmup_time|repeats):[^/]+|/(manual|real)_time$", "", b["name"])
+        name = re.sub(r"/(min_time|min_warmup_time|repeats):[^/]+|/(manual|real)_time(_median)?$", "", b["name"])
         rate = b.get("GB/s", b.get("TFLOP/s"))
+        if rate is None and "bytes_per_second" in b:
+            rate = b["bytes_per_second"] / 1e9
+        if rate is None and "flop_per_second" in b:
+            rate = b["flop_per_second"] / 1e12
         if rate is not None:
             values.setdefault(name, []).append(rate)
     context = data.get("context", {})
@@ -136,10 +146,25 @@ def chart_reduce(plt, rates, run, out):
     return path
 
 
-def chart_gemm(plt, rates, run, out):
-    cublas = rates["kernel/cuda/cublas/gemm/float/%s" % GEMM_SIZE]
-    ours = [(s, rates.get("kernel/cuda/%s/gemm/float/%s" % (s, GEMM_SIZE))) for s in MATMUL_STAGES]
-    ours = [(s, v / cublas) for s, v in ours if v is not None]
+def gemm_rates(rates, rates16):
+    """{stage: TFLOP/s at GEMM_SIZE^3, float}, and the level they were timed at."""
+    kernel = "kernel/cuda/%s/gemm/float/" + GEMM_SIZE
+    engine = "matmul/cuda/%s/float/" + GEMM_SIZE
+    pattern, level = (kernel, "kernel level") if kernel % "cublas" in rates else (engine, "engine level")
+    found = {}
+    for s in MATMUL_STAGES:
+        v = rates.get(pattern % s)
+        if v is None:
+            v = rates16.get("float16/cuda/%s/matmul/float/%sx%sx%s" % ((s,) + (GEMM_SIZE,) * 3))
+        if v is not None:
+            found[s] = v
+    return found, level
+
+
+def chart_gemm(plt, rates, rates16, run, out):
+    found, level = gemm_rates(rates, rates16)
+    cublas = found["cublas"]
+    ours = [(s, found[s] / cublas) for s in MATMUL_STAGES if s in found]
     boehm = [(label, v / BOEHM_CUBLAS) for label, v in BOEHM] + [("0: cuBLAS", 1.0)]
 
     fig, ax = plt.subplots(figsize=(15, 5.6))
@@ -161,8 +186,8 @@ def chart_gemm(plt, rates, run, out):
             ha="center", fontsize=9)
     ax.text(xs_o[len(ours) // 2], 25, "tandem: %s, float, %s^3\nblue: fp32 FMA units, purple: tf32/bf16 "
             "tensor cores, orange: cuBLAS" % (run, GEMM_SIZE), ha="center", fontsize=9)
-    ax.set_title("Matmul ladder beside Boehm's SGEMM worklog: the whole fp32 ladder sits below the first "
-                 "tensor-core rung")
+    ax.set_title("Matmul ladder beside Boehm's SGEMM worklog (tandem: %s): the whole fp32 ladder sits below "
+                 "the first tensor-core rung" % level)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     path = os.path.join(out, "tutorial_gemm_classic.png")
@@ -174,6 +199,8 @@ def chart_gemm(plt, rates, run, out):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", default=os.path.join(ROOT, "docs", "perf", "json", "bench_cuda_h200.json"))
+    parser.add_argument("--matmul16", default=os.path.join(ROOT, "docs", "perf", "json", "bench_matmul16_h200.json"),
+                        help="bench_cuda_float16 JSON for stages the main JSON lacks (skipped if absent)")
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "perf"))
     args = parser.parse_args(argv)
     try:
@@ -184,7 +211,8 @@ def main(argv):
     import matplotlib.pyplot as plt
 
     rates, run = load_rates(args.json)
-    for path in (chart_reduce(plt, rates, run, args.out), chart_gemm(plt, rates, run, args.out)):
+    rates16 = load_rates(args.matmul16)[0] if os.path.exists(args.matmul16) else {}
+    for path in (chart_reduce(plt, rates, run, args.out), chart_gemm(plt, rates, rates16, run, args.out)):
         print("tutorial_charts: wrote " + os.path.relpath(path, os.getcwd()))
     return 0
 
