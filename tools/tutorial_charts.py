@@ -71,10 +71,15 @@ def load_rates(path):
     """{benchmark name without its min_time / timing suffixes: median of GB/s or TFLOP/s}."""
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
-    values = {}
+    values, medians = {}, {}
     for b in data["benchmarks"]:
-        if b.get("run_type", "iteration") != "iteration" or b.get("error_occurred"):
+        if b.get("error_occurred"):
             continue
+        target = values
+        if b.get("run_type", "iteration") != "iteration":
+            if b.get("aggregate_name") != "median":
+                continue
+            target = medians  # a run that kept only its aggregates
         name = re.sub(r"/(min_time|min_warmup_time|repeats):[^/]+|/(manual|real)_time(_median)?$", "", b["name"])
         rate = b.get("GB/s", b.get("TFLOP/s"))
         if rate is None and "bytes_per_second" in b:
@@ -82,7 +87,9 @@ def load_rates(path):
         if rate is None and "flop_per_second" in b:
             rate = b["flop_per_second"] / 1e12
         if rate is not None:
-            values.setdefault(name, []).append(rate)
+            target.setdefault(name, []).append(rate)
+    for name, rate in medians.items():
+        values.setdefault(name, rate)
     context = data.get("context", {})
     device = context.get("tandem_device", "GPU")
     date = context.get("date", "")[:10]
