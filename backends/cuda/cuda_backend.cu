@@ -192,7 +192,8 @@ class CudaBackend final : public detail::BackendImpl {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);
     if (!g.resident) require_not_capturing("a matmul of host matrices");
-    // register_tiled computes each element as one fma chain over k: the canonical order.
+    // register_tiled computes each element in the canonical order (an fma chain per 4096-k chunk, the chunk
+    // values summed canonically).
     const std::string stage = g.deterministic ? std::string("register_tiled") : std::string(kernel);
     const cuda::MatmulWorkspaces forms{form_a_, form_b_, form_c_, wide_a_, wide_b_};
     finish_on_error([&] {

@@ -47,7 +47,8 @@ void reduce_canonical_chunk_values(Op op, Dtype dtype, const void* x, std::int64
 // Every stage in ladder order, cuBLAS last, with what it accepts; without "auto".
 std::vector<KernelInfo> matmul_stage_info();
 // The stage "auto" runs for a plain product in full precision (never tf32/bf16; the benchmarks).
-// Deterministic mode runs register_tiled, whose per-element fma chain is the canonical order.
+// Deterministic mode runs register_tiled, which computes each element in the canonical order (an fma chain
+// per 4096-k chunk, the chunk values summed canonically: common/canonical.hpp).
 // Sizes or leading dimensions past 2^31 - 1 (which cuBLAS cannot take) go to register_tiled.
 std::string auto_matmul_stage(Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n, std::int64_t lda,
                               std::int64_t ldb, std::int64_t ldc);

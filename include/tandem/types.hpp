@@ -142,8 +142,9 @@ struct ReduceOptions {
 // C^T = op(B)^T op(A)^T, so pass B as `a` and A as `b` with the same trans flags and C's own ld.
 struct MatmulOptions {
   std::string kernel = "auto";  // one of Engine::matmul_kernels()
-  // Bitwise-identical results on every backend: each C(i, j) is one fma chain over k = 0 .. K-1, then
-  // the canonical epilogue (common/canonical.hpp). Needs a kernel whose KernelInfo says
+  // Bitwise-identical results on every backend: each C(i, j) in the canonical order (common/canonical.hpp):
+  // one fma chain per chunk of 4096 k (K <= 4096: one chain over k = 0 .. K-1), the chunk values summed in
+  // the canonical order of sums, then the canonical epilogue. Needs a kernel whose KernelInfo says
   // deterministic ("auto" always does).
   bool deterministic = false;
   bool trans_a = false, trans_b = false;

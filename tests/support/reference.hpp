@@ -13,7 +13,8 @@
 //             canonical_sum(): deterministic mode's documented association order, bit for bit.
 // Matmul      matmul_reference(): every element of C (or a sample, for large products), accumulated
 //             in double for float inputs and long double for double inputs, with sum_k |a_ik b_kj|.
-//             fma_chain_matmul(): deterministic mode's one fma chain per element, bit for bit.
+//             fma_chain_matmul(): one fma chain per element: deterministic mode's bits for K <= 4096 (longer K
+//             is chunked: common/canonical.hpp, canonical::matmul_element).
 #pragma once
 
 #include <algorithm>

@@ -41,7 +41,7 @@ struct Stage {
   Precision precision;
   Launcher<float> f32;
   Launcher<double> f64;
-  bool deterministic = false;  // each C(i, j) is one fma chain over k: the canonical order
+  bool deterministic = false;  // each C(i, j) in the canonical order: an fma chain per 4096-k chunk, summed canonically
   bool baseline = false;       // cuBLAS
   const char* requirement = "";
   BatchLauncher<float> f32_batch = nullptr;
