@@ -32,7 +32,10 @@ pct_sweep, TFLOP/s and GFLOP/s (JSON written before them); load.rates_of reads b
 
 Several runs of one benchmark (--benchmark_repetitions) count as their median; Google Benchmark's
 aggregate rows (_mean, _median, ...) are used only for their median. Names are compared without the
-"/real_time" or "/manual_time" suffix. The charts need Debian's python3-matplotlib (Agg backend, no
+"/real_time" or "/manual_time" suffix. Several files of one backend (a suite run in parts, or a second
+run of some families) make one run: each adds its benchmarks, a later file's result replaces an earlier
+one of the same name (with a warning), the first file's context is the run's, and the machines and runs
+tables list every file with its context's "tandem_run_note" (how it was run) where it has one. The charts need Debian's python3-matplotlib (Agg backend, no
 display); the tables and the page need Python 3's standard library only.
 
 Modules: load (the JSON, counters, medians, kernel metadata), names (benchmark names and formatting),

@@ -43,6 +43,7 @@ class Run:
         self.vendor_baselines = vendor_baselines  # for metadata without a "baseline" field
         self.context = context
         self.path = path
+        self.sources = [(path, context)]  # every JSON file of this backend, in input order
         self.results = {}
         self.errors = {}
         self.kernels = {}
@@ -128,7 +129,7 @@ def read_results(data):
             continue
         values = rates_of(b)
         values["time_ns"] = b["real_time"] * TO_NS.get(b.get("time_unit", "ns"), 1.0)
-        for k in ("label", "calls_per_iteration", "threads"):
+        for k in ("label", "calls_per_iteration", "threads", "iterations"):
             if k in b:
                 values[k] = b[k]
         if b.get("run_type") == "aggregate":
@@ -182,15 +183,19 @@ def load(paths, kernel_files=(), vendor_baselines=()):
             multi.append(MultiRun(context, path, *read_results(data)))
             continue
         backend = context.get("tandem_backend", "cuda" if "bench_cuda" in context.get("executable", "") else "cpu")
-        if backend in runs:
-            warn("%s: a second %s run: its results replace the first's of the same name, and its device and "
-                 "date are shown" % (path, backend))
-        run = runs.get(backend) or Run(backend, context, path, vendor_baselines)
-        run.context, run.path = context, path
+        run = runs.get(backend)
+        if run is None:
+            run = Run(backend, context, path, vendor_baselines)
+        else:  # a further file of the same backend adds its benchmarks; the first file's context stays the run's
+            run.sources.append((path, context))
         kernels_file = kernel_files[i] if i < len(kernel_files) else None
         for k in read_kernels(path, context, backend, kernels_file):
             run.kernels[(k["kind"], k["name"])] = k
         results, errors = read_results(data)
+        both = [n for n in results if n in run.results]
+        if both:
+            warn("%s: %d benchmarks of the %s run are in an earlier file too (e.g. %s): this file's results "
+                 "replace them" % (path, len(both), backend, both[0]))
         run.results.update(results)
         run.errors.update(errors)
         runs[backend] = run

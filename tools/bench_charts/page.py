@@ -16,7 +16,7 @@ import sys
 
 from .charts import chart_plan
 from .names import fmt, levels, matmul_name, matmul_shapes, pow2, rate, reduce_sizes, sweep_name, table
-from .tables import (deterministic_table, gpu_overhead_table, host_table, matmul_table, multi_gpu_counts,
+from .tables import (deterministic_table, gpu_overhead_table, hopper_table, host_table, matmul_table, multi_gpu_counts,
                      multi_table, per_table, reduce_grid, reduce_table, suite_of)
 
 SECTION = re.compile(r"(<!-- generated: ([a-z0-9-]+) -->\n)(.*?)(<!-- end generated -->)", re.S)
@@ -56,26 +56,42 @@ def link(path, page_dir):
     return "[%s](%s)" % (os.path.basename(path), os.path.relpath(path, page_dir).replace(os.sep, "/"))
 
 
+def run_notes(runs):
+    """The files whose context carries a tandem_run_note (how the run was made), one sentence each."""
+    out = []
+    for run in runs.values():
+        for path, c in run.sources:
+            note = c.get("tandem_run_note")
+            if note:
+                out.append("`%s` is one whole `%s` run made in %s." % (os.path.basename(path), suite_of(c),
+                                                                     note.rstrip(".")))
+    return " ".join(out)
+
+
 def machines(runs, multi, page_dir):
     rows = []
     for backend, run in runs.items():
-        c = run.context
-        device = run.device()
-        if backend == "cuda":
-            units = c.get("tandem_compute_units")
-            peak = c.get("tandem_peak_bandwidth_gbs")
-            extra = ["%s SMs" % units] if units else []
-            if peak:
-                extra.append("memory %s GB/s peak" % fmt(float(peak)))
-            device += " (%s)" % ", ".join(extra) if extra else ""
-        rows.append(["`%s`" % suite_of(c), link(run.path, page_dir), device, c.get("tandem_device_details", ""),
-                     host_of(c), run.date(), c.get("library_build_type", "?")])
+        for path, c in run.sources:
+            device = c.get("tandem_device", "?")
+            if backend == "cpu":
+                device += " (%s cores)" % c.get("tandem_compute_units", c.get("num_cpus", "?"))
+            if backend == "cuda":
+                units = c.get("tandem_compute_units")
+                peak = c.get("tandem_peak_bandwidth_gbs")
+                extra = ["%s SMs" % units] if units else []
+                if peak:
+                    extra.append("memory %s GB/s peak" % fmt(float(peak)))
+                device += " (%s)" % ", ".join(extra) if extra else ""
+            rows.append(["`%s`" % suite_of(c), link(path, page_dir), device, c.get("tandem_device_details", ""),
+                         host_of(c), c.get("date", "?")[:10], c.get("library_build_type", "?")])
     for m in multi:
         c = m.context
         device = "%d GPUs (the JSON does not name them)" % max(multi_gpu_counts(m))
         rows.append(["`%s`" % suite_of(c), link(m.path, page_dir), device, "", host_of(c), m.date(),
                      c.get("library_build_type", "?")])
-    return table(["suite", "JSON", "device", "details", "host", "date", "Google Benchmark build"], rows)
+    text = table(["suite", "JSON", "device", "details", "host", "date", "Google Benchmark build"], rows)
+    notes = run_notes(runs)
+    return text + ("\n" + notes + "\n" if notes else "")
 
 
 def targets_summary(targets):
@@ -105,6 +121,13 @@ def engine_floor(run):
     engine = run.get("overhead/%s/engine/sum/float/n:16" % run.backend, "time_ns")
     if engine is None:
         return ""
+    if run.get("overhead/%s/engine/sum/float/n:16" % run.backend, "iterations") == 1:
+        floor = run.get("overhead/%s/raw_backend/sum/float/n:16" % run.backend, "time_ns")
+        return ("An engine call on the GPU waits for its result: a sum of 16 floats through the backend directly "
+                "(`BackendImpl::reduce()`) takes %s µs, so engine-level rates of small inputs measure that floor, "
+                "not the kernel (`engine.sum()` of 16 floats ran one iteration in this run, %s µs, start-up costs "
+                "included)." %
+                (fmt(floor / 1e3) if floor else "-", fmt(engine / 1e3)))
     return ("An engine call on the GPU waits for its result: `engine.sum()` of 16 floats takes %s µs, so "
             "engine-level rates of small inputs measure that floor, not the kernel." % fmt(engine / 1e3))
 
@@ -182,8 +205,9 @@ def sections(runs, multi, targets, page_dir):
         "targets": lambda: targets.markdown(),
         "gpu-sweep": lambda: gpu_sweep(cuda) if has(cuda, "kernel") else "",
         "gpu-sum-ladder": lambda: reduce_table(cuda, "kernel", "sum", "float") if has(cuda, "kernel") else "",
-        "gpu-gemm-float": lambda: matmul_table(cuda, "kernel", "float") if has(cuda, "kernel") else "",
-        "gpu-gemm-double": lambda: matmul_table(cuda, "kernel", "double") if has(cuda, "kernel") else "",
+        "gpu-gemm-float": lambda: matmul_table(cuda, "engine", "float") if has(cuda, "engine") else "",
+        "gpu-gemm-double": lambda: matmul_table(cuda, "engine", "double") if has(cuda, "engine") else "",
+        "gpu-hopper": lambda: hopper_table(cuda) if cuda else "",
         "gpu-floor": lambda: engine_floor(cuda) if cuda else "",
         "gpu-overhead": lambda: gpu_overhead_table(cuda) if cuda else "",
         "gpu-per": lambda: per_table(cuda) if cuda else "",

@@ -15,13 +15,16 @@ def suite_of(context):
 def runs_table(runs, multi=()):
     rows = []
     for backend, run in runs.items():
-        c = run.context
-        details = c.get("tandem_device_details", "")
-        rows.append((backend, run.device(), details, run.date(), "`%s`" % suite_of(c), os.path.basename(run.path)))
+        for path, c in run.sources:
+            device = c.get("tandem_device", "?")
+            if backend == "cpu":
+                device += " (%s cores)" % c.get("tandem_compute_units", c.get("num_cpus", "?"))
+            rows.append((backend, device, c.get("tandem_device_details", ""), c.get("date", "?")[:10],
+                         "`%s`" % suite_of(c), os.path.basename(path), c.get("tandem_run_note", "")))
     for m in multi:
         rows.append(("cuda", "%d GPUs" % max(multi_gpu_counts(m)), "", m.date(), "`%s`" % suite_of(m.context),
-                     os.path.basename(m.path)))
-    return table(["backend", "device", "details", "date", "suite", "file"], rows)
+                     os.path.basename(m.path), m.context.get("tandem_run_note", "")))
+    return table(["backend", "device", "details", "date", "suite", "file", "how it was run"], rows)
 
 
 def rate_cell(r):
@@ -129,8 +132,10 @@ def overhead_table(run):
     if engine is None and raw is None:
         return ""
     diff = None if engine is None or raw is None else engine - raw
+    once = run.get("overhead/%s/engine/sum/float/n:16" % run.backend, "iterations") == 1
     return ("#### Engine overhead, sum of 16 floats: ns per call\n\n" +
             table(["engine.sum()", "BackendImpl::reduce()", "difference"], [[fmt(engine), fmt(raw), fmt(diff)]]) +
+            ("\n`engine.sum()` ran one iteration in this run: its time includes start-up costs.\n" if once else "") +
             "\n")
 
 
@@ -144,7 +149,8 @@ def gpu_overhead_table(run):
                        ("overhead/cuda/sum_into/enqueue/float/n:16", "enqueueing a `sum_into` (host time)")):
         t = run.get(name, "time_ns")
         if t is not None:
-            rows.append([what, fmt(t / 1e3)])
+            once = run.get(name, "iterations") == 1  # a single iteration: start-up costs included
+            rows.append([what + (" (one iteration, start-up costs included)" if once else ""), fmt(t / 1e3)])
     return table(["call", "µs"], rows) if rows else ""
 
 
@@ -203,14 +209,60 @@ def float16_table(run):
     for case in unique("/".join(n.split("/")[3:]) for n in names):
         matmul = case.startswith("matmul/")
         key = "TFLOP/s" if matmul else "GB/s"
-        theirs = rate(run, ("baseline/cublas_gemm_ex/%s" if matmul else "baseline/cub/%s") % case, key)
+        if case.startswith("matmul/float/"):  # float data as tf32: against cuBLAS's TF32 mode
+            vendor, theirs = "cublas_tf32", rate(run, "float16/%s/cublas_tf32/%s" % (run.backend, case), key)
+        else:
+            vendor = "cublasGemmEx" if matmul else "CUB"
+            theirs = rate(run, ("baseline/cublas_gemm_ex/%s" if matmul else "baseline/cub/%s") % case, key)
         for k in unique(n.split("/")[2] for n in names):
+            if k == vendor:
+                continue
             ours = rate(run, "float16/%s/%s/%s" % (run.backend, k, case), key)
             if ours is not None:
-                rows.append(["`%s`" % case, "`%s`" % k, fmt(ours), "%s %s" % ("cublasGemmEx" if matmul else "CUB",
-                                                                               fmt(theirs)),
+                rows.append(["`%s`" % case, "`%s`" % k, fmt(ours), "%s %s" % (vendor, fmt(theirs)),
                              fmt_ratio(ratio(ours, theirs)), key])
-    return table(["case", "stage", "tandem", "vendor", "tandem / vendor", "unit"], rows)
+    text = table(["case", "stage", "tandem", "vendor", "tandem / vendor", "unit"], rows)
+    if not any(n.split("/")[3] != "matmul" for n in names):
+        text += "\nThe runs have no 16-bit sums (against CUB's TransformReduce): products only.\n"
+    return text
+
+
+HOPPER_DTYPES = (("bfloat16", "bfloat16"), ("float16", "float16"), ("float", "float as tf32"))
+
+
+def hopper_table(run):
+    """The 16-bit and tf32 products of the float16/ family: per type and shape the fastest own stage against
+    cuBLAS (cublasGemmEx, strided batched for batches, on stored 16-bit data; cublas_tf32 for float), and
+    auto against the fastest own stage (TFLOP/s)."""
+    prefix = "float16/%s/" % run.backend
+    names = [n for n in run.names(prefix) if n.split("/")[3] == "matmul"]
+    if not names:
+        return ""
+    own = [k for k in unique(n.split("/")[2] for n in names) if run.is_own("matmul", k)]
+    rows = []
+    for dtype, shown in HOPPER_DTYPES:
+        shapes = unique("/".join(n.split("/")[5:]) for n in names if n.split("/")[4] == dtype)
+        for shape in shapes:
+            rates = [(rate(run, "%s%s/matmul/%s/%s" % (prefix, k, dtype, shape), "TFLOP/s"), k) for k in own]
+            rates = [x for x in rates if x[0]]
+            if not rates:
+                continue
+            best = max(rates)
+            if dtype == "float":
+                vendor = "cublas_tf32"
+                theirs = rate(run, "%scublas_tf32/matmul/%s/%s" % (prefix, dtype, shape), "TFLOP/s")
+            else:
+                vendor = "cublasGemm%sEx" % ("StridedBatched" if shape.startswith("batch:") else "")
+                theirs = rate(run, "baseline/cublas_gemm_ex/matmul/%s/%s" % (dtype, shape), "TFLOP/s")
+            auto = rate(run, "%sauto/matmul/%s/%s" % (prefix, dtype, shape), "TFLOP/s")
+            what = shape
+            if shape.startswith("batch:"):
+                count, dims = shape[len("batch:"):].split("/")
+                what = "batch of %s x %s" % (count, dims)
+            rows.append([shown, what, "`%s`" % best[1], fmt(best[0]), "%s %s" % (vendor, fmt(theirs)),
+                         fmt_ratio(ratio(best[0], theirs)), fmt_ratio(ratio(auto, best[0]))])
+    return table(["type", "m x k x n", "best own stage", "TFLOP/s", "cuBLAS", "best / cuBLAS",
+                  "auto / best own stage"], rows)
 
 
 def host_table(run):
@@ -283,14 +335,16 @@ def deterministic_table(runs, multi=()):
                     rows.append(["%s float sums of the %s of %s" % (where, what, shape.replace("x", " x ")), "GB/s",
                                  rate(run, det_prefix + shape), rate(run, prefix + shape)])
         if run.backend == "cuda":
-            shapes = [s for s in matmul_shapes(run, "kernel", "float") if "x" not in s and
-                      rate(run, matmul_name(run, "kernel", "register_tiled", "float", s), "TFLOP/s") and
-                      rate(run, matmul_name(run, "kernel", "auto", "float", s), "TFLOP/s")]
+            # the kernel level where the run has products there, else the engine level
+            lvl = "kernel" if matmul_kernels(run, "kernel", "float") else "engine"
+            shapes = [s for s in matmul_shapes(run, lvl, "float") if "x" not in s and
+                      rate(run, matmul_name(run, lvl, "register_tiled", "float", s), "TFLOP/s") and
+                      rate(run, matmul_name(run, lvl, "auto", "float", s), "TFLOP/s")]
             shapes.sort(key=lambda s: (int(s) & (int(s) - 1) == 0, int(s)))  # the largest power of two last
             for s in shapes[-1:]:
                 rows.append(["GPU float GEMM %s^3: `register_tiled` (what deterministic mode runs) against `auto`" % s,
-                             "TFLOP/s", rate(run, matmul_name(run, "kernel", "register_tiled", "float", s), "TFLOP/s"),
-                             rate(run, matmul_name(run, "kernel", "auto", "float", s), "TFLOP/s")])
+                             "TFLOP/s", rate(run, matmul_name(run, lvl, "register_tiled", "float", s), "TFLOP/s"),
+                             rate(run, matmul_name(run, lvl, "auto", "float", s), "TFLOP/s")])
     for m in multi:
         for name in sorted(n for n in m.results if n.startswith("multi/sum_det/")):
             gpus = int(name.rsplit("gpus:", 1)[1])
@@ -324,6 +378,7 @@ def run_tables(run, run_levels):
     md.append(overhead_table(run))
     for title, make in (("GPU engine overhead", gpu_overhead_table), ("Per row and per column", per_table),
                         ("GEMM forms against cuBLAS", forms_table), ("Stored 16-bit inputs", float16_table),
+                        ("Hopper stages against cuBLAS", hopper_table),
                         ("Host data", host_table)):
         t = make(run) if run.backend == "cuda" else ""
         if t:

@@ -103,6 +103,8 @@ def numerator(run, level, target, case):
         return kernel_rate(run, level, family, num["kernel"], case), ""
     if "benchmark" in num:
         return benchmark_rate(run, target, num["benchmark"], case), ""
+    if "best_benchmark" in num:
+        return best_benchmark(run, target, num["best_benchmark"], case)
     # The fastest own stage (not "auto", not a vendor baseline) of the precision asked for.
     want = num["best"].get("precision")
     kernels = reduce_kernels(run, level) if family == "reduce" else matmul_kernels(run, level, case["dtype"])
@@ -122,6 +124,8 @@ def denominator(run, level, target, case):
         return None
     if "kernel" in den:
         return kernel_rate(run, level, target["family"], den["kernel"], case)
+    if "best_benchmark" in den:
+        return best_benchmark(run, target, den["best_benchmark"], case)[0]
     if den.get("read_sweep"):
         return rate(run, sweep_name(run, level, case["dtype"], case["n"]))
     return benchmark_rate(run, target, den["benchmark"], case)
@@ -132,6 +136,20 @@ def benchmark_rate(run, target, pattern, case):
     reduce family, FLOP/s for matmul."""
     key = "GB/s" if target["family"] == "reduce" else flop_key(run)
     return rate(run, pattern.format(backend=run.backend, **fields(case)), key)
+
+
+def best_benchmark(run, target, pattern, case):
+    """(rate, stage) of the fastest own stage (not auto, not a vendor baseline) among the benchmarks named by
+    a pattern with {kernel}; (None, "") when none was measured."""
+    best = None
+    for kind, k in run.kernels:
+        if kind != target["family"] or not run.is_own(kind, k):
+            continue
+        v = rate(run, pattern.format(backend=run.backend, kernel=k, **fields(case)),
+                 "GB/s" if target["family"] == "reduce" else flop_key(run))
+        if v and (best is None or v > best[0]):
+            best = (v, k)
+    return best if best else (None, "")
 
 
 def target_row(t, run, level, target, missing):
