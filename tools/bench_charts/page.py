@@ -16,8 +16,8 @@ import sys
 
 from .charts import chart_plan
 from .names import fmt, levels, matmul_name, matmul_shapes, pow2, rate, reduce_sizes, sweep_name, table
-from .tables import (deterministic_table, gpu_overhead_table, hopper_table, host_table, matmul_table, multi_gpu_counts,
-                     multi_table, per_table, reduce_grid, reduce_table, suite_of)
+from .tables import (deterministic_table, device_of, gpu_overhead_table, hopper_table, host_table, matmul_table,
+                     multi_gpu_counts, multi_table, per_table, reduce_grid, reduce_table, suite_of)
 
 SECTION = re.compile(r"(<!-- generated: ([a-z0-9-]+) -->\n)(.*?)(<!-- end generated -->)", re.S)
 INPUTS = re.compile(r"<!-- bench_charts inputs: (.*?) -->")
@@ -72,9 +72,7 @@ def machines(runs, multi, page_dir):
     rows = []
     for backend, run in runs.items():
         for path, c in run.sources:
-            device = c.get("tandem_device", "?")
-            if backend == "cpu":
-                device += " (%s cores)" % c.get("tandem_compute_units", c.get("num_cpus", "?"))
+            device = device_of(backend, c)
             if backend == "cuda":
                 units = c.get("tandem_compute_units")
                 peak = c.get("tandem_peak_bandwidth_gbs")

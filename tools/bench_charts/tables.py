@@ -12,14 +12,19 @@ def suite_of(context):
     return os.path.basename(context.get("executable", "?"))
 
 
+def device_of(backend, context):
+    """The run's device as the tables name it: a CPU with its core count."""
+    device = context.get("tandem_device", "?")
+    if backend == "cpu":
+        device += " (%s cores)" % context.get("tandem_compute_units", context.get("num_cpus", "?"))
+    return device
+
+
 def runs_table(runs, multi=()):
     rows = []
     for backend, run in runs.items():
         for path, c in run.sources:
-            device = c.get("tandem_device", "?")
-            if backend == "cpu":
-                device += " (%s cores)" % c.get("tandem_compute_units", c.get("num_cpus", "?"))
-            rows.append((backend, device, c.get("tandem_device_details", ""), c.get("date", "?")[:10],
+            rows.append((backend, device_of(backend, c), c.get("tandem_device_details", ""), c.get("date", "?")[:10],
                          "`%s`" % suite_of(c), os.path.basename(path), c.get("tandem_run_note", "")))
     for m in multi:
         rows.append(("cuda", "%d GPUs" % max(multi_gpu_counts(m)), "", m.date(), "`%s`" % suite_of(m.context),
