@@ -330,6 +330,32 @@ TANDEM_BACKEND_TEST(deterministic_matmul_chunk_levels,
     }
 }
 
+// K past 2^28: more than 65535 chunk values, so the GPU launches its chunks in two grids (grid z is at most 65535)
+// and sums them in two levels. 2 GB of operands: runs with TANDEM_TEST_LARGE=1.
+TANDEM_BACKEND_TEST(deterministic_matmul_past_2_28, "deterministic: K past 2^28, bit for bit (TANDEM_TEST_LARGE=1)") {
+  const char* large = std::getenv("TANDEM_TEST_LARGE");
+  if (!large || std::string(large) != "1") {
+    MESSAGE("set TANDEM_TEST_LARGE=1 to run the deterministic matmul with K past 2^28");
+    return;
+  }
+  const std::size_t m = 1, n = 1, k = 4096 * 65537 + 4099;  // 65539 chunk values
+  test::SplitMix64 g{41};
+  const auto a = random_reals<float>(k, g), b = random_reals<float>(k, g);
+  const float want = chunked_reference<float>(
+      k, [&](std::size_t p) { return a[p]; }, [&](std::size_t p) { return b[p]; });
+  auto da = eng.upload<float>(a), db = eng.upload<float>(b);
+  auto dc = eng.buffer<float>(1);
+#ifndef TANDEM_LAB_KERNELS  // the GPU's second combine level is offered once it has passed on a GPU
+  if (eng.backend() == tandem::Backend::cuda) {
+    CHECK_THROWS_AS(eng.matmul(da.matrix(m, k), db.matrix(k, n), dc.matrix(m, n), {"auto", true}), tandem::Error);
+    return;
+  }
+#endif
+  eng.matmul(da.matrix(m, k), db.matrix(k, n), dc.matrix(m, n), {"auto", true});
+  const float got = dc.to_vector()[0];
+  CHECK_MESSAGE(test::same_bits(got, want), test::show(got) << ", expected " << test::show(want));
+}
+
 TANDEM_BACKEND_TEST(deterministic_matmul_k0, "deterministic: K = 0 writes +0.0 (found by fuzz/fuzz_api)") {
   std::vector<double> a(1), b(1), c(12, 5.0);
   eng.matmul<double>({a.data(), 3, 0, 0}, {b.data(), 0, 4, 4}, {c.data(), 3, 4, 4}, {"auto", true});
