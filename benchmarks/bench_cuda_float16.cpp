@@ -5,7 +5,8 @@
 //                                                  (wgmma_bf16, register_tiled: A and B widened first;
 //                                                  the Hopper rungs where the build offers them)
 //   float16/cuda/<kernel>/matmul/float/<shape>     float A and B on the tensor cores as tf32: cublas_tf32
-//                                                  (the baseline), wgmma_tf32 and the Hopper rungs
+//                                                  (the baseline), wgmma_tf32 and the Hopper rungs; with
+//                                                  /trans_b, B stored n x k (no transposing pass)
 //   baseline/cublas_gemm_ex/matmul/<dtype>/<shape> cublasGemmEx / cublasGemmStridedBatchedEx, 16-bit A
 //                                                  and B, float C, CUBLAS_COMPUTE_32F
 //   float16/cuda/auto/sum/<dtype>/<n>              eng.sum_into() of a Buffer (float result)
@@ -39,11 +40,12 @@ constexpr cudaDataType_t kCudaType = std::is_same_v<H, tandem::bfloat16> ? CUDA_
 
 struct MatmulCase {
   std::size_t m, k, n, batch;
+  bool trans_b = false;  // B stored n x k (K-major: what tf32 wgmma reads in place)
 };
 
 std::string label(const MatmulCase& c) {
   const std::string shape = std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n);
-  return c.batch == 1 ? shape : "batch:" + std::to_string(c.batch) + "/" + shape;
+  return (c.batch == 1 ? shape : "batch:" + std::to_string(c.batch) + "/" + shape) + (c.trans_b ? "/trans_b" : "");
 }
 
 // baseline: cublasGemmEx on the same data too (16-bit A and B only).
@@ -72,17 +74,20 @@ void register_matmul(const MatmulCase& c, const std::vector<std::string>& kernel
   const std::string tail = std::string("/matmul/") + tandem::dtype_traits<H>::name + "/" + label(c);
   for (const std::string& kernel : kernels) {
     const std::string name = "float16/cuda/" + kernel + tail;
-    benchmark::RegisterBenchmark(name.c_str(), guarded([get, c, kernel, tflops](benchmark::State& state) {
-                                   Operands& o = get();
-                                   auto run = [&] {
-                                     o.eng.matmul(o.a.batch(c.m, c.k, c.batch, c.m * c.k),
-                                                  o.b.batch(c.k, c.n, c.batch, c.k * c.n),
-                                                  o.out.batch(c.m, c.n, c.batch, c.m * c.n), {kernel});
-                                   };
-                                   run();  // sizes the engine's scratch memory
-                                   for (auto _ : state) state.SetIterationTime(o.s.seconds(run));
-                                   tflops(state);
-                                 }))
+    benchmark::RegisterBenchmark(
+        name.c_str(), guarded([get, c, kernel, tflops](benchmark::State& state) {
+          Operands& o = get();
+          tandem::MatmulOptions opt{kernel};
+          opt.trans_b = c.trans_b;
+          auto run = [&] {
+            o.eng.matmul(o.a.batch(c.m, c.k, c.batch, c.m * c.k),
+                         c.trans_b ? o.b.batch(c.n, c.k, c.batch, c.k * c.n) : o.b.batch(c.k, c.n, c.batch, c.k * c.n),
+                         o.out.batch(c.m, c.n, c.batch, c.m * c.n), opt);
+          };
+          run();  // sizes the engine's scratch memory
+          for (auto _ : state) state.SetIterationTime(o.s.seconds(run));
+          tflops(state);
+        }))
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
@@ -190,6 +195,10 @@ void register_cuda_float16() {
     register_matmul<float>({s, s, s, 1}, with_rungs({"cublas_tf32", "wgmma_tf32"}), false);
   }
   register_matmul<float>({8192, 64, 8192, 1}, with_rungs({"cublas_tf32", "wgmma_tf32"}), false);
+  // B stored transposed (K-major): tf32 wgmma reads it in place, where a row-major B is first transposed into
+  // the workspace; the difference to the cases above is what that pass costs.
+  for (std::size_t s : {2048, 4096, 8192})
+    register_matmul<float>({s, s, s, 1, true}, with_rungs({"cublas_tf32", "wgmma_tf32"}), false);
   for (const MatmulCase c : {MatmulCase{64, 64, 64, 4096}, MatmulCase{512, 512, 512, 64}}) {
     register_matmul<tandem::bfloat16>(c, with_rungs({"auto"}));
     register_matmul<tandem::half>(c, with_rungs({"auto"}));
