@@ -312,13 +312,6 @@ TANDEM_BACKEND_TEST(deterministic_matmul_chunk_levels,
   test::SplitMix64 g{37};
   const auto a = random_reals<float>(m * k, g), b = random_reals<float>(k * n, g);
   std::vector<float> c(m * n);
-#ifndef TANDEM_LAB_KERNELS  // the GPU's second combine level is offered once it has passed on a GPU
-  if (eng.backend() == tandem::Backend::cuda) {
-    CHECK_THROWS_AS(eng.matmul<float>({a.data(), m, k, k}, {b.data(), k, n, n}, {c.data(), m, n, n}, {"auto", true}),
-                    tandem::Error);
-    return;
-  }
-#endif
   eng.matmul<float>({a.data(), m, k, k}, {b.data(), k, n, n}, {c.data(), m, n, n}, {"auto", true});
   for (std::size_t i = 0; i < m; ++i)
     for (std::size_t j = 0; j < n; ++j) {
@@ -345,12 +338,6 @@ TANDEM_BACKEND_TEST(deterministic_matmul_past_2_28, "deterministic: K past 2^28,
       k, [&](std::size_t p) { return a[p]; }, [&](std::size_t p) { return b[p]; });
   auto da = eng.upload<float>(a), db = eng.upload<float>(b);
   auto dc = eng.buffer<float>(1);
-#ifndef TANDEM_LAB_KERNELS  // the GPU's second combine level is offered once it has passed on a GPU
-  if (eng.backend() == tandem::Backend::cuda) {
-    CHECK_THROWS_AS(eng.matmul(da.matrix(m, k), db.matrix(k, n), dc.matrix(m, n), {"auto", true}), tandem::Error);
-    return;
-  }
-#endif
   eng.matmul(da.matrix(m, k), db.matrix(k, n), dc.matrix(m, n), {"auto", true});
   const float got = dc.to_vector()[0];
   CHECK_MESSAGE(test::same_bits(got, want), test::show(got) << ", expected " << test::show(want));

@@ -22,6 +22,7 @@
 #include <array>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include "backends/cuda/common.cuh"
@@ -47,6 +48,13 @@ class DeviceGuard {
   explicit DeviceGuard(int device) {
     TANDEM_CUDA_CHECK(cudaGetDevice(&previous_));
     if (previous_ != device) TANDEM_CUDA_CHECK(cudaSetDevice(device));
+    device_ = device;
+  }
+  // For destructors: never throws. An engine in static storage is destroyed during exit, when the CUDA runtime
+  // may already be unloading (cudaErrorCudartUnloading); then there is nothing left to free.
+  DeviceGuard(int device, std::nothrow_t) noexcept {
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = device;
+    if (previous_ != device) cudaSetDevice(device);
     device_ = device;
   }
   ~DeviceGuard() {
@@ -108,7 +116,7 @@ class CudaBackend final : public detail::BackendImpl {
   }
 
   ~CudaBackend() override {
-    DeviceGuard guard(device_);
+    DeviceGuard guard(device_, std::nothrow);
     cudaStreamSynchronize(stream_);
     if (cublas_) cublasDestroy(cublas_);
     staging_.release();

@@ -7,6 +7,8 @@
 //                       usable, auto runs on the CPU, and Engine(Backend::cuda) throws naming both versions.
 //   concurrent_first_use  eight threads probe at once: one load, one outcome for all.
 //   cpu_loads_nothing   an engine of TANDEM_BACKEND=cpu runs without loading any module.
+//   static_engine_exit  a CUDA engine and a Buffer in static storage: their destructors run during exit, when the
+//                       CUDA runtime may already be unloading, and must not throw (std::terminate). 77 without a GPU.
 // Exits 0 when every check holds, 1 otherwise (each failed check printed).
 #include <cstdio>
 #include <string>
@@ -89,9 +91,18 @@ int main(int argc, char** argv) {
     std::vector<double> x{1, 2, 3};
     check(eng.backend() == tandem::Backend::cpu && eng.sum(x) == 6.0, "the CPU engine runs", "");
     for (const auto& m : tandem::module_status()) check(!m.loaded, "no module is loaded: " + m.name, m.reason);
+  } else if (scenario == "static_engine_exit") {
+    if (!status_of(tandem::Backend::cuda).usable) {
+      std::printf("static_engine_exit: skipped: %s\n", cuda_reason().c_str());
+      return 77;
+    }
+    static const tandem::Engine eng(tandem::Backend::cuda);
+    static const tandem::Buffer<float> x = eng.upload<float>(std::vector<float>{1, 2, 3});
+    check(eng.sum(x) == 6.0f, "the static engine sums its Buffer", "");
   } else {
     std::printf(
-        "usage: tandem_module_tests refused_then_found | only_refused | concurrent_first_use | cpu_loads_nothing\n");
+        "usage: tandem_module_tests refused_then_found | only_refused | concurrent_first_use | cpu_loads_nothing | "
+        "static_engine_exit\n");
     return 2;
   }
   std::printf("%s: %s\n", scenario.c_str(), failures == 0 ? "ok" : "FAILED");

@@ -325,13 +325,6 @@ template <class T>
 void launch_register_tiled_chunks(const GemmParams<T>& p, const GemmContext& ctx) {
   using detail::canonical::chunk_count;
   const std::int64_t q = detail::canonical::matmul_chunk_count(p.k);
-#ifndef TANDEM_LAB_KERNELS  // (the combine's second level, chunk_combine.cuh, has not yet run on a GPU)
-  if (q > detail::canonical::kChunk)
-    throw Error(
-        "matmul: deterministic mode on the GPU takes K up to 2^24 in this build (got K = " + std::to_string(p.k) +
-        "): its combine of more than 4096 chunk values has not yet run on a GPU; use the CPU engine (the "
-        "same bits) or build with -DTANDEM_LAB_KERNELS=ON");
-#endif
   const std::int64_t slabs = q + (q > detail::canonical::kChunk ? chunk_count(q) : 0);
   // Panels: whole rows of C where one row's q values fit (columns otherwise, in multiples of 128), rows in
   // multiples of 128 where they are cut; each slab's rows padded to a 16-byte multiple (the vector stores).
