@@ -28,9 +28,10 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA, 2007),
+# Mark Harris, "Optimizing Parallel Reduction in CUDA" (NVIDIA Developer Technology, 2007, slides),
 # https://developer.download.nvidia.com/assets/cuda/files/reduction.pdf: 2^22 ints on a G80, GB/s per
-# kernel, and the G80's peak of 86.4 GB/s. Each kernel beside the tandem stage that makes the same change.
+# kernel (slide 34, "Performance for 4M element reduction"), and the G80's peak of 86.4 GB/s (slide 6).
+# Each kernel beside the tandem stage that makes the same change.
 HARRIS_PEAK_GBS = 86.4
 HARRIS = [
     ("1: interleaved, divergent", "interleaved_divergent", 2.083),
