@@ -166,6 +166,7 @@ struct ChunkForm {
   double alpha, beta;
   std::size_t batch;  // entries; B shared (stride 0) when shared_b
   bool shared_b;
+  bool aligned = false;  // leading dimensions and entry strides multiples of 16 bytes (else odd)
 };
 
 // C = alpha op(A) op(B) + beta C in deterministic mode against chunked_reference and the epilogue, bit for bit,
@@ -182,8 +183,9 @@ void check_chunked_form(const tandem::Engine& eng, const ChunkForm& f, test::Spl
   CAPTURE(f.beta);
   CAPTURE(f.batch);
   const std::size_t ar = f.ta ? f.k : f.m, ac = f.ta ? f.m : f.k, br = f.tb ? f.n : f.k, bc = f.tb ? f.k : f.n;
-  const std::size_t lda = ac + 1, ldb = bc + 2, ldc = f.n + 3;
-  const std::size_t sa = ar * lda + 5, sb = f.shared_b ? 0 : br * ldb + 7, sc = f.m * ldc + 2;
+  const auto up = [&](std::size_t x, std::size_t odd) { return f.aligned ? (x + 7) / 8 * 8 : x + odd; };
+  const std::size_t lda = up(ac, 1), ldb = up(bc, 2), ldc = up(f.n, 3);
+  const std::size_t sa = up(ar * lda, 5), sb = f.shared_b ? 0 : up(br * ldb, 7), sc = up(f.m * ldc, 2);
   // Half's range ends at 65504: uniform values; the others a wide range, where another order changes the bits.
   const auto kind = std::is_same_v<T, tandem::half> ? test::Values::uniform : test::Values::wide_range;
   auto a = test::random_vector<T>(sa * f.batch, g, kind);
@@ -254,7 +256,9 @@ TANDEM_BACKEND_TEST(
   // taller than wide (the CPU computes C^T where op(A) is transposed and C is tall), transposes, alpha / beta,
   // batches (B shared by stride 0 or not), every element type.
   const std::size_t ks[] = {1, 4095, 4096, 4097, 2 * 4096, 3 * 4096 + 5, 20000};
-  const std::size_t shapes[][2] = {{9, 35}, {37, 3}, {1, 1}, {17, 16}};
+  // (C narrow, small or neither: CUDA's register_tiled takes n <= 4, m <= 4 and m * n <= 4096 with K > 4096 in
+  // kernels of their own, chunk_dot.cuh)
+  const std::size_t shapes[][2] = {{9, 35}, {37, 3}, {1, 1}, {17, 16}, {3, 70}, {70, 66}};
   const double scalars[][2] = {{1, 0}, {-2, 0}, {0.5, 1.5}};
   test::SplitMix64 g{35};
   test::for_each_type<tandem::matmul_element_types>([&]<class T>() {
@@ -263,11 +267,55 @@ TANDEM_BACKEND_TEST(
       for (std::size_t t = 0; t < 4; ++t) {
         if (test::quick() && (t % 2 != ki % 2)) continue;
         const std::size_t v = ki + t;
-        const ChunkForm f{shapes[v % 4][0],  ks[ki],          shapes[v % 4][1],
-                          (t & 1) != 0,      (t & 2) != 0,    scalars[v % 3][0],
-                          scalars[v % 3][1], v % 2 ? 2u : 1u, v % 4 == 3};
+        const ChunkForm f{
+            shapes[v % 6][0],  ks[ki],          shapes[v % 6][1], (t & 1) != 0, (t & 2) != 0, scalars[v % 3][0],
+            scalars[v % 3][1], v % 2 ? 2u : 1u, v % 4 == 3,       v % 3 != 1};
         check_chunked_form<T>(eng, f, g);
       }
+  });
+}
+
+TANDEM_BACKEND_TEST(deterministic_matmul_tall_skinny,
+                    "deterministic: products of a tall X (X^T r, X^T X, X b, r^T X, X^T Y^T), bit for bit") {
+  // The gradient-shaped products, natural leading dimensions (16-byte rows): every element against the definition.
+  const std::size_t rows = test::quick() ? 9000 : 20011, cols = 64;
+  struct Case {
+    std::size_t m, k, n;
+    bool ta, tb;
+  };
+  const Case cases[] = {{cols, rows, 1, true, false},  {cols, rows, cols, true, false}, {rows, cols, 1, false, false},
+                        {1, rows, cols, false, false}, {cols, rows, 3, true, true},     {4, rows, 8, false, true},
+                        {rows, cols, 4, false, true}};
+  test::SplitMix64 g{38};
+  test::for_each_type<tandem::matmul_element_types>([&]<class T>() {
+    using C = tandem::compute_t<T>;
+    CAPTURE(std::string(tandem::to_string(tandem::dtype_of<T>)));
+    for (const Case& t : cases) {
+      CAPTURE(t.m);
+      CAPTURE(t.k);
+      CAPTURE(t.n);
+      CAPTURE(t.ta);
+      CAPTURE(t.tb);
+      const auto kind = std::is_same_v<T, tandem::half> ? test::Values::uniform : test::Values::wide_range;
+      const std::size_t lda = t.ta ? t.m : t.k, ldb = t.tb ? t.k : t.n;
+      const auto a = test::random_vector<T>(t.m * t.k, g, kind), b = test::random_vector<T>(t.k * t.n, g, kind);
+      std::vector<C> c(t.m * t.n);
+      tandem::MatmulOptions o{"auto", true};
+      o.trans_a = t.ta, o.trans_b = t.tb;
+      eng.matmul<T>({a.data(), t.ta ? t.k : t.m, t.ta ? t.m : t.k, lda},
+                    {b.data(), t.tb ? t.n : t.k, t.tb ? t.k : t.n, ldb}, {c.data(), t.m, t.n, t.n}, o);
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < t.m; ++i)
+        for (std::size_t j = 0; j < t.n; ++j) {
+          const C want = tandem::detail::canonical_nan(chunked_reference<C>(
+              t.k, [&](std::size_t p) { return C(t.ta ? a[p * lda + i] : a[i * lda + p]); },
+              [&](std::size_t p) { return C(t.tb ? b[j * ldb + p] : b[p * ldb + j]); }));
+          if (!test::same_bits(c[i * t.n + j], want) && differ++ == 0)
+            MESSAGE("C(" << i << ", " << j << ") = " << test::show(c[i * t.n + j]) << ", expected "
+                         << test::show(want));
+        }
+      CHECK_MESSAGE(differ == 0, differ << " elements differ from the chunked definition");
+    }
   });
 }
 

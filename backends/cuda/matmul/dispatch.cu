@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cuda/kernels.hpp"
+#include "backends/cuda/matmul/chunk_dot.cuh"
 #include "backends/cuda/matmul/cublas_gemm.cuh"
 #include "backends/cuda/matmul/forms.cuh"
 #include "backends/cuda/matmul/hopper.hpp"
@@ -202,6 +203,11 @@ void matmul(std::string_view stage, const detail::MatmulArgs& g, Workspace& ws, 
                                    g.stride_c};
           const GemmContext ctx{ws, cublas, stream};
           if (g.k == 0 || batch.alpha == T(0)) return scale_only(batch, stream);
+        // register_tiled (the canonical fma chains) on a narrow or small C: chunk_dot.cuh's kernel, same bits
+#ifdef TANDEM_LAB_KERNELS  // (not yet run on a GPU)
+          if (s.deterministic && chunk_dot_kind(g.m, g.k, g.n) != DotKind::none)
+            return chunk_dot_matmul(batch, ctx, forms);
+#endif
           if (const BatchLauncher<T> whole = batch_launcher_of<T>(s)) return whole(batch, ctx);
           run_as_plain_products(batch, launch, ctx, forms);
         }
