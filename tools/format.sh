@@ -3,11 +3,11 @@
 #   tools/format.sh          rewrites the files in place
 #   tools/format.sh --check  changes nothing; lists the files that differ and exits 1 if any does (CI)
 # Generated files are left as their generator writes them: backends/cuda/matmul/wgmma_ops.cuh
-# (tools/gen_wgmma_ops.py) and backends/cuda/matmul/hopper_ops.cuh (tools/gen_hopper_ops.py).
+# (tools/gen_wgmma_ops.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang-format >/dev/null || { echo "format: clang-format not found (apt-get install clang-format)"; exit 1; }
-mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh' | grep -v -x -e 'backends/cuda/matmul/wgmma_ops.cuh' -e 'backends/cuda/matmul/hopper_ops.cuh')
+mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh' | grep -v -x -e 'backends/cuda/matmul/wgmma_ops.cuh')
 if [ "${1:-}" = "--check" ]; then
   bad=()
   for f in "${files[@]}"; do

@@ -28,9 +28,11 @@ using tandem::Op;
 // After every kernel launch: catches bad launch configurations at once.
 #define TANDEM_CUDA_CHECK_LAUNCH() TANDEM_CUDA_CHECK(cudaGetLastError())
 
-// The current device, and its number of SMs (queried once per device).
+// The current device, its number of SMs, and whether it runs sm_90a code: compute capability 9.0 (H100,
+// H200). The number of SMs and the compute capability are queried once per device.
 int current_device();
 int multiprocessor_count();
+bool device_is_sm90();
 
 // A kernel needs cudaFuncSetAttribute before it may use more than 48 KB of dynamic shared memory. The
 // setting belongs to the kernel on the current device, so it is made once per (kernel, device).

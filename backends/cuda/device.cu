@@ -1,4 +1,5 @@
-// The CUDA device layer: errors, scratch memory, the dynamic shared-memory opt-in, the availability probe.
+// The CUDA device layer: errors, scratch memory, the device's SM count and compute capability (each queried
+// once per device), the dynamic shared-memory opt-in, the availability probe.
 #include <map>
 #include <mutex>
 #include <set>
@@ -24,6 +25,31 @@ int multiprocessor_count() {
   int& sms = cache[device];
   if (sms == 0) TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   return sms;
+}
+
+namespace {
+struct ComputeCapability {
+  int major, minor;
+};
+ComputeCapability compute_capability() {
+  static std::mutex mutex;
+  static std::map<int, ComputeCapability> cache;
+  const int device = current_device();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(device);
+  if (it == cache.end()) {  // cached only once both queries have succeeded
+    ComputeCapability cc{0, 0};
+    TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&cc.major, cudaDevAttrComputeCapabilityMajor, device));
+    TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&cc.minor, cudaDevAttrComputeCapabilityMinor, device));
+    it = cache.emplace(device, cc).first;
+  }
+  return it->second;
+}
+}  // namespace
+
+bool device_is_sm90() {
+  const ComputeCapability cc = compute_capability();
+  return cc.major == 9 && cc.minor == 0;
 }
 
 void allow_dynamic_shared_memory(const void* kernel, std::size_t bytes) {

@@ -26,8 +26,8 @@
 
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/matmul/hopper.hpp"
-#include "backends/cuda/matmul/hopper_ops.cuh"
 #include "backends/cuda/matmul/hopper_ptx.cuh"
+#include "backends/cuda/matmul/wgmma_ops.cuh"
 #include "tandem/float16.hpp"
 
 namespace tandem::cuda::hopper {
@@ -35,6 +35,7 @@ namespace tandem::cuda::hopper {
 struct HopperTf32 {
   using Element = float;  // tf32 values in float's bits
   static constexpr CUtensorMapDataType kMapType = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  static constexpr WgmmaType kWgmma = WgmmaType::tf32;
   __device__ static float convert(float x) {
     std::uint32_t r;
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
@@ -44,11 +45,13 @@ struct HopperTf32 {
 struct HopperBf16 {
   using Element = bfloat16;
   static constexpr CUtensorMapDataType kMapType = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  static constexpr WgmmaType kWgmma = WgmmaType::bf16;
   __device__ static bfloat16 convert(bfloat16 x) { return x; }
 };
 struct HopperF16 {
   using Element = half;
   static constexpr CUtensorMapDataType kMapType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  static constexpr WgmmaType kWgmma = WgmmaType::f16;
   __device__ static half convert(half x) { return x; }
 };
 
@@ -122,7 +125,7 @@ __device__ __forceinline__ void multiply_stage(float (&d)[BN / 2], std::uint32_t
     const std::uint64_t a_desc = descriptor(a + step * 32, 16, 1024);
     const std::uint64_t b_desc = MnMajorB ? descriptor(b + step * kStepK<In> * kRowBytes, kTileK<In> * kRowBytes, 1024)
                                           : descriptor(b + step * 32, 16, 1024);
-    wgmma_ss<In, BN, MnMajorB>(d, a_desc, b_desc);
+    wgmma_ss<In::kWgmma, BN, MnMajorB>(d, a_desc, b_desc);
   }
   wgmma_commit();
 }
@@ -356,14 +359,6 @@ bool readable(const void* p, std::int64_t ld, std::int64_t stride, std::int64_t 
          (batch == 1 || (stride > 0 && (stride * elem_bytes) % 16 == 0));
 }
 
-bool device_is_sm90() {
-  int device = 0, major = 0, minor = 0;
-  TANDEM_CUDA_CHECK(cudaGetDevice(&device));
-  TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  return major == 9 && minor == 0;
-}
-
 const char* rung_name(HopperRung r) {
   return r == HopperRung::tma                ? "wgmma_tma"
          : r == HopperRung::warp_specialized ? "wgmma_warp_specialized"
@@ -482,8 +477,6 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
 }  // namespace tandem::cuda::hopper
 
 namespace tandem::cuda {
-
-bool hopper_runs_here() { return hopper::device_is_sm90(); }
 
 void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream) {
   using namespace hopper;

@@ -22,7 +22,7 @@ enum class HopperRung { tma, warp_specialized, persistent };
 // capability 9.0.
 void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream);
 // Whether the current GPU runs them (compute capability 9.0).
-bool hopper_runs_here();
+inline bool hopper_runs_here() { return device_is_sm90(); }
 
 namespace matmul_stages {
 template <HopperRung R>

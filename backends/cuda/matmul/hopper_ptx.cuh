@@ -1,8 +1,9 @@
-// The Hopper instructions the top rungs of the matmul ladder (hopper.cu) are built from, each wrapped once:
-// mbarriers (a 64-bit counter in shared memory that threads arrive on and wait for, one phase at a time,
-// and that also counts the bytes an asynchronous copy still has to deliver), the bulk tensor copy (TMA:
-// one thread asks the copy engine for a whole 2-D tile, described by a CUtensorMap made on the host), the
-// shared-memory matrix descriptors wgmma reads its operands through, and register reallocation between
+// The Hopper instructions the top rungs of the matmul ladder (hopper.cu) and the wgmma stages (wgmma.cu)
+// are built from, each wrapped once (the wgmma instructions themselves: wgmma_ops.cuh): mbarriers (a 64-bit
+// counter in shared memory that threads arrive on and wait for, one phase at a time, and that also counts
+// the bytes an asynchronous copy still has to deliver), the bulk tensor copy (TMA: one thread asks the copy
+// engine for a whole 2-D tile, described by a CUtensorMap made on the host), the shared-memory matrix
+// descriptors wgmma reads its operands through, the wgmma fences, and register reallocation between
 // warpgroups (setmaxnreg). sm_90a only.
 #pragma once
 

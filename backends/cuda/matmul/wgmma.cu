@@ -29,12 +29,13 @@
 #include <type_traits>
 
 #include "backends/cuda/common.cuh"
+#include "backends/cuda/matmul/hopper_ptx.cuh"
 #include "backends/cuda/matmul/wgmma.hpp"
 #include "backends/cuda/matmul/wgmma_ops.cuh"
 
 namespace tandem::cuda::wgmma_stages {
 
-// ---- Input types (declared in wgmma_ops.cuh) ----------------------------------------------------------
+// ---- Input types ---------------------------------------------------------------------------------------
 
 struct Tf32Wgmma {
   using Element = std::uint32_t;  // a float rounded to tf32 (the low 13 mantissa bits zero)
@@ -74,19 +75,26 @@ template <class Input>
 constexpr int kTileK = kRowBytes / int(sizeof(typename Input::Element));  // elements of K per k-tile
 
 // ---- PTX helpers ---------------------------------------------------------------------------------------
-
-__device__ __forceinline__ std::uint32_t shared_address(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
+// The wgmma fences, commit and wait, and the shared-memory addresses and descriptors come from
+// hopper_ptx.cuh, the instructions themselves from wgmma_ops.cuh; the cp.async pipeline is this file's own.
+using hopper::fence_registers;
+using hopper::shared_address;
+using hopper::wgmma_commit;
+using hopper::wgmma_fence;
+using hopper::wgmma_wait;
 
 // The matrix descriptor of a K-major tile in the 128-byte swizzle starting at shared address `addr`
-// (1024-byte aligned for the first of 8 rows): bits 0-13 address / 16, 16-29 the leading-dimension byte
-// offset / 16 (unused by this layout: 1), 32-45 the stride byte offset / 16 (1024 bytes from one group of
-// 8 rows to the next), 62-63 the swizzle mode (1 = 128 bytes). Stepping along K inside the 128-byte row
-// adds the byte offset to the address; the hardware applies the swizzle.
-__device__ __forceinline__ std::uint64_t descriptor(std::uint32_t addr) {
-  return std::uint64_t((addr & 0x3FFFF) >> 4) | (std::uint64_t(1) << 16) | (std::uint64_t(1024 >> 4) << 32) |
-         (std::uint64_t(1) << 62);
+// (1024-byte aligned for the first of 8 rows): the leading byte offset is unused by this layout (16 bytes:
+// the field holds 1), the stride is 1024 bytes (from one group of 8 rows to the next). Stepping along K
+// inside the 128-byte row adds the byte offset to the address; the hardware applies the swizzle.
+__device__ __forceinline__ std::uint64_t descriptor(std::uint32_t addr) { return hopper::descriptor(addr, 16, 1024); }
+
+// One m64nNk instruction for the input type, A and B K-major.
+template <class Input, int N>
+__device__ __forceinline__ void wgmma(float (&d)[N / 2], std::uint64_t a, std::uint64_t b) {
+  constexpr hopper::WgmmaType type =
+      std::is_same_v<Input, Tf32Wgmma> ? hopper::WgmmaType::tf32 : hopper::WgmmaType::bf16;
+  hopper::wgmma_ss<type, N, false>(d, a, b);
 }
 
 __device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src) {
@@ -103,18 +111,6 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 // Makes this thread's shared-memory writes (cp.async is the generic proxy) visible to wgmma (the async proxy).
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
-}
-// Keeps the compiler from moving reads or writes of the accumulators across an asynchronous wgmma.
-template <int N>
-__device__ __forceinline__ void fence_registers(float (&d)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
 
 // ---- Packing ---------------------------------------------------------------------------------------------
 
@@ -289,16 +285,6 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_matmul_kernel(const WgmmaPa
 }
 
 std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
-
-// Whether the current device runs sm_90a code (compute capability 9.0).
-bool device_is_sm90() {
-  int device = 0;
-  TANDEM_CUDA_CHECK(cudaGetDevice(&device));
-  int major = 0, minor = 0;
-  TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  return major == 9 && minor == 0;
-}
 
 template <class Input, int BN, int Stages, class Src>
 void run_shape(const char* name, const Src* a, const Src* b, float* c, std::int64_t m, std::int64_t k, std::int64_t n,
