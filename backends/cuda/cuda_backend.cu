@@ -168,8 +168,13 @@ class CudaBackend final : public detail::BackendImpl {
       TANDEM_CUDA_CHECK(cudaMemsetAsync(a.out, 0, size_of(result_dtype(a.op, a.dtype)), stream_));
       return;
     }
-    if (a.out && a.resident && !(a.deterministic && detail::canonical::in_canonical_order(a.op, a.dtype)) &&
-        (kernel == "auto" ? auto_reduce_stage(a.op, a.dtype, a.n, a.stride) : std::string(kernel)) == "single_pass") {
+    // A resident input reduced into a Buffer element: "auto" is worked out once, here, and the stage it
+    // names goes on to reduce_resident below unless it is single_pass.
+    const bool into_buffer =
+        a.out && a.resident && !(a.deterministic && detail::canonical::in_canonical_order(a.op, a.dtype));
+    const std::string stage =
+        into_buffer && kernel == "auto" ? auto_reduce_stage(a.op, a.dtype, a.n, a.stride) : std::string(kernel);
+    if (into_buffer && stage == "single_pass") {
       // One launch: single_pass's last block stores the result into the Buffer element.
       finish_on_error([&] {
         cuda::reduce_single_pass_into(a.op, a.dtype, a.data, a.n, a.stride, a.out, a.divide, scratch_, stream_);
@@ -179,7 +184,7 @@ class CudaBackend final : public detail::BackendImpl {
     void* d_result = result_.get(64);
     finish_on_error([&] {
       if (a.resident)
-        reduce_resident(a, kernel, a.data, a.n, a.stride, d_result);
+        reduce_resident(a, stage, a.data, a.n, a.stride, d_result);
       else
         reduce_host(a, kernel, d_result);
     });
