@@ -41,17 +41,10 @@ struct DotShape {
   static constexpr int kStepK = kStepBytes / int(sizeof(T)), kStages = 5;
   static constexpr int kThreads = (kRows / kThreadRows) * (kCols / kThreadCols);
 };
-// Each thread's chains are long and its warp issues an instruction every few cycles (fma, shared loads, copies): a
-// few warps per SM keep its schedulers busy, whether or not a warp has 32 lanes. Where the tiles are few, smaller
-// ones make more warps (H200, X 200000 x 64: X^T r 1 -> 3 warps per SM; X^T X 3 -> 6).
 template <class T>
 using DotColumn = DotShape<T, 32, 1, 1, 1, 256>;  // one warp: 32 rows of one column
 template <class T>
-using DotColumn8 = DotShape<T, 8, 1, 1, 1, 256>;  // 8 rows (32 bytes of a row of A^T)
-template <class T>
 using DotSmall = DotShape<T, 32, 32, 4, 4, 128>;  // 64 threads, 4 x 4 elements each
-template <class T>
-using DotSmall16 = DotShape<T, 16, 16, 4, 4, 128>;  // 16 threads
 
 template <class T>
 struct DotVector;
@@ -122,8 +115,7 @@ __device__ __forceinline__ void load_across(const T* tile, int pitch, T (&out)[k
 // z0 + blockIdx.z. Shared layouts: op(A) stored k-major (kTransA) as [k][row], else [row][k] (pitch padded by a
 // vector, so that a warp's vector reads of different rows fall in different banks); B likewise.
 template <class T, class S, bool kTransA, bool kTransB>
-__global__ void __launch_bounds__(S::kThreads)
-    chunk_dot_kernel(const DotProblem<T> p, std::int64_t z0, bool vec_a, bool vec_b) {
+__global__ void __launch_bounds__(S::kThreads) chunk_dot_kernel(const DotProblem<T> p, std::int64_t z0, bool vec_a, bool vec_b) {
   constexpr int kWidth = 16 / int(sizeof(T)), kK = S::kStepK, kPitch = kK + kWidth;
   constexpr int kASize = kTransA ? kK * S::kRows : S::kRows * kPitch;
   constexpr int kBSize = kTransB ? S::kCols * kPitch : kK * S::kCols;
@@ -246,11 +238,10 @@ void chunk_dot_values(DotProblem<T> p, bool trans_a, bool trans_b, std::int64_t 
     if (trans_b) return launch_chunk_dot_shape<T, S, false, true>(p, chunks, stream);
     launch_chunk_dot_shape<T, S, false, false>(p, chunks, stream);
   };
-  const std::int64_t few = 8 * multiprocessor_count();  // fewer blocks than this: the smaller tiles
   if (kind == DotKind::column)
-    ceil_div(p.m, 32) * chunks < few ? run(DotColumn8<T>{}) : run(DotColumn<T>{});
+    run(DotColumn<T>{});
   else
-    ceil_div(p.m, 32) * ceil_div(p.n, 32) * chunks < few ? run(DotSmall16<T>{}) : run(DotSmall<T>{});
+    run(DotSmall<T>{});
 }
 
 // C = alpha op(A) op(B) + beta C for each entry of g (chunk_dot_kind(m, k, n) != none), in the canonical order:
