@@ -41,10 +41,12 @@ struct DotShape {
   static constexpr int kStepK = kStepBytes / int(sizeof(T)), kStages = 5;
   static constexpr int kThreads = (kRows / kThreadRows) * (kCols / kThreadCols);
 };
+// A thread's chains are long, and a warp issues its instructions in order: each thread takes a few chains (one vector
+// of rows of A^T, or 2 x 2 elements), so that their loads are vectors and their fmas independent.
 template <class T>
-using DotColumn = DotShape<T, 32, 1, 1, 1, 256>;  // one warp: 32 rows of one column
+using DotColumn = DotShape<T, 32 * (16 / int(sizeof(T))), 1, 16 / int(sizeof(T)), 1, 128>;  // 32 threads
 template <class T>
-using DotSmall = DotShape<T, 32, 32, 4, 4, 128>;  // 64 threads, 4 x 4 elements each
+using DotSmall = DotShape<T, 32, 32, 2, 2, 128>;  // 256 threads, 2 x 2 elements each
 
 template <class T>
 struct DotVector;
@@ -57,9 +59,9 @@ struct DotVector<double> {
   using type = double2;
 };
 
-// The shared copy of one operand for one stage: kSlow rows of kFast elements from src + row * ld + col (rows
-// past rows_ok or columns past cols_ok zero-filled), row stride kPitch. vec: 16-byte copies (src and ld aligned)
-// where a row holds whole vectors; element copies otherwise.
+// The shared copy of one operand for one stage: kSlow rows of kFast elements from src + row * ld + col, row stride
+// kPitch; rows past rows_ok and columns past cols_ok are not copied (they feed only outputs outside C, or steps of k
+// past the end, which are skipped). vec: 16-byte copies (src and ld aligned) where a row holds whole vectors.
 template <class T, int kSlow, int kFast, int kPitch, int kThreads>
 __device__ __forceinline__ void copy_stage(T* dst, const T* src, std::int64_t ld, std::int64_t rows_ok,
                                            std::int64_t cols_ok, bool vec) {
@@ -71,42 +73,48 @@ __device__ __forceinline__ void copy_stage(T* dst, const T* src, std::int64_t ld
     if (kUnit > 1 && vec && r < rows_ok && c + kUnit <= cols_ok) {
       __pipeline_memcpy_async(d, s, 16);
     } else {
-      for (int u = 0; u < kUnit; ++u) {
-        const bool ok = r < rows_ok && c + u < cols_ok;
-        __pipeline_memcpy_async(d + u, ok ? s + u : src, sizeof(T), ok ? 0 : sizeof(T));
-      }
+      for (int u = 0; u < kUnit; ++u)
+        if (r < rows_ok && c + u < cols_ok) __pipeline_memcpy_async(d + u, s + u, sizeof(T));
     }
+  }
+}
+
+// out[0 .. kN) = p[0 .. kN) from shared memory, in one load where kN elements make 8 or 16 aligned bytes.
+template <class T, int kN>
+__device__ __forceinline__ void load_n(const T* p, T* out) {
+  if constexpr (kN * sizeof(T) == 16) {
+    const typename DotVector<T>::type v = *reinterpret_cast<const typename DotVector<T>::type*>(p);
+    if constexpr (sizeof(T) == 4)
+      out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
+    else
+      out[0] = v.x, out[1] = v.y;
+  } else if constexpr (kN == 2 && sizeof(T) == 4) {
+    const float2 v = *reinterpret_cast<const float2*>(p);
+    out[0] = v.x, out[1] = v.y;
+  } else {
+#pragma unroll
+    for (int e = 0; e < kN; ++e) out[e] = p[e];
   }
 }
 
 template <class T>
 __device__ __forceinline__ void load_vector(const T* p, T* out) {
-  const typename DotVector<T>::type v = *reinterpret_cast<const typename DotVector<T>::type*>(p);
-  if constexpr (sizeof(T) == 4) {
-    out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
-  } else {
-    out[0] = v.x, out[1] = v.y;
-  }
+  load_n<T, 16 / int(sizeof(T))>(p, out);
 }
 
-// out[e][u] = tile[u * pitch + e] for e < kCount, u < kSteps: kCount consecutive elements of kSteps rows of a
-// k-major tile (as vectors where kCount allows).
-template <class T, int kCount, int kSteps>
-__device__ __forceinline__ void load_across(const T* tile, int pitch, T (&out)[kCount][kSteps]) {
-  constexpr int kWidth = 16 / int(sizeof(T));
+// out[e][u] = tile[u * kPitch + e] for e < kCount, u < kSteps: kCount consecutive elements of kSteps rows of a
+// k-major tile (kPitch 1: the kSteps values of one column, consecutive).
+template <class T, int kCount, int kSteps, int kPitch>
+__device__ __forceinline__ void load_across(const T* tile, T (&out)[kCount][kSteps]) {
+  if constexpr (kCount == 1 && kPitch == 1) {
+    load_n<T, kSteps>(tile, out[0]);
+  } else {
 #pragma unroll
-  for (int u = 0; u < kSteps; ++u) {
-    if constexpr (kCount % kWidth == 0) {
+    for (int u = 0; u < kSteps; ++u) {
+      T w[kCount];
+      load_n<T, kCount>(tile + u * kPitch, w);
 #pragma unroll
-      for (int v = 0; v < kCount; v += kWidth) {
-        T w[kWidth];
-        load_vector(tile + u * pitch + v, w);
-#pragma unroll
-        for (int e = 0; e < kWidth; ++e) out[v + e][u] = w[e];
-      }
-    } else {
-#pragma unroll
-      for (int e = 0; e < kCount; ++e) out[e][u] = tile[u * pitch + e];
+      for (int e = 0; e < kCount; ++e) out[e][u] = w[e];
     }
   }
 }
@@ -115,12 +123,14 @@ __device__ __forceinline__ void load_across(const T* tile, int pitch, T (&out)[k
 // z0 + blockIdx.z. Shared layouts: op(A) stored k-major (kTransA) as [k][row], else [row][k] (pitch padded by a
 // vector, so that a warp's vector reads of different rows fall in different banks); B likewise.
 template <class T, class S, bool kTransA, bool kTransB>
-__global__ void __launch_bounds__(S::kThreads) chunk_dot_kernel(const DotProblem<T> p, std::int64_t z0, bool vec_a, bool vec_b) {
+__global__ void __launch_bounds__(S::kThreads)
+    chunk_dot_kernel(const DotProblem<T> p, std::int64_t z0, bool vec_a, bool vec_b) {
   constexpr int kWidth = 16 / int(sizeof(T)), kK = S::kStepK, kPitch = kK + kWidth;
   constexpr int kASize = kTransA ? kK * S::kRows : S::kRows * kPitch;
   constexpr int kBSize = kTransB ? S::kCols * kPitch : kK * S::kCols;
   constexpr int kStageSize = kASize + kBSize;
-  __shared__ __align__(16) T smem[S::kStages * kStageSize];
+  extern __shared__ __align__(16) unsigned char dot_smem[];  // kStages * kStageSize elements (dot_smem_bytes)
+  T* const smem = reinterpret_cast<T*>(dot_smem);
 
   constexpr int kThreadsAcross = S::kCols / S::kThreadCols;
   const int tc = threadIdx.x % kThreadsAcross, tr = threadIdx.x / kThreadsAcross;
@@ -153,7 +163,7 @@ __global__ void __launch_bounds__(S::kThreads) chunk_dot_kernel(const DotProblem
   auto group = [&](const T* as, const T* bs, int kk, bool guarded, int kn) {
     T av[S::kThreadRows][kWidth], bv[S::kThreadCols][kWidth];
     if constexpr (kTransA)
-      load_across<T, S::kThreadRows, kWidth>(as + kk * S::kRows + tr * S::kThreadRows, S::kRows, av);
+      load_across<T, S::kThreadRows, kWidth, S::kRows>(as + kk * S::kRows + tr * S::kThreadRows, av);
     else
 #pragma unroll
       for (int ii = 0; ii < S::kThreadRows; ++ii) load_vector(as + (tr * S::kThreadRows + ii) * kPitch + kk, av[ii]);
@@ -161,7 +171,7 @@ __global__ void __launch_bounds__(S::kThreads) chunk_dot_kernel(const DotProblem
 #pragma unroll
       for (int jj = 0; jj < S::kThreadCols; ++jj) load_vector(bs + (tc * S::kThreadCols + jj) * kPitch + kk, bv[jj]);
     else
-      load_across<T, S::kThreadCols, kWidth>(bs + kk * S::kCols + tc * S::kThreadCols, S::kCols, bv);
+      load_across<T, S::kThreadCols, kWidth, S::kCols>(bs + kk * S::kCols + tc * S::kThreadCols, bv);
 #pragma unroll
     for (int u = 0; u < kWidth; ++u) {
       if (guarded && kk + u >= kn) break;
@@ -203,12 +213,24 @@ __global__ void __launch_bounds__(S::kThreads) chunk_dot_kernel(const DotProblem
 }
 
 template <class T, class S, bool kTransA, bool kTransB>
+constexpr int dot_smem_bytes() {
+  constexpr int kK = S::kStepK, kPitch = kK + 16 / int(sizeof(T));
+  constexpr int kASize = kTransA ? kK * S::kRows : S::kRows * kPitch;
+  constexpr int kBSize = kTransB ? S::kCols * kPitch : kK * S::kCols;
+  return S::kStages * (kASize + kBSize) * int(sizeof(T));
+}
+
+template <class T, class S, bool kTransA, bool kTransB>
 void launch_chunk_dot_shape(const DotProblem<T>& p, std::int64_t chunks, cudaStream_t stream) {
+  constexpr int kBytes = dot_smem_bytes<T, S, kTransA, kTransB>();
+  const auto kernel = chunk_dot_kernel<T, S, kTransA, kTransB>;
+  if constexpr (kBytes > 48 * 1024)
+    TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes));
   const bool vec_a = vector_aligned<T>(p.a, p.lda), vec_b = vector_aligned<T>(p.b, p.ldb);
   dim3 grid(static_cast<unsigned>(ceil_div(p.m, S::kRows)), static_cast<unsigned>(ceil_div(p.n, S::kCols)));
   for (std::int64_t z0 = 0; z0 < chunks; z0 += 65535) {  // grid z is at most 65535
     grid.z = static_cast<unsigned>(std::min<std::int64_t>(65535, chunks - z0));
-    chunk_dot_kernel<T, S, kTransA, kTransB><<<grid, S::kThreads, 0, stream>>>(p, z0, vec_a, vec_b);
+    kernel<<<grid, S::kThreads, kBytes, stream>>>(p, z0, vec_a, vec_b);
     TANDEM_CUDA_CHECK_LAUNCH();
   }
 }
