@@ -203,11 +203,9 @@ void matmul(std::string_view stage, const detail::MatmulArgs& g, Workspace& ws, 
                                    g.stride_c};
           const GemmContext ctx{ws, cublas, stream};
           if (g.k == 0 || batch.alpha == T(0)) return scale_only(batch, stream);
-        // register_tiled (the canonical fma chains) on a narrow or small C: chunk_dot.cuh's kernel, same bits
-#ifdef TANDEM_LAB_KERNELS  // (not yet run on a GPU)
+          // register_tiled (the canonical fma chains) on a narrow or small C: chunk_dot.cuh's kernel, same bits
           if (s.deterministic && chunk_dot_kind(g.m, g.k, g.n) != DotKind::none)
             return chunk_dot_matmul(batch, ctx, forms);
-#endif
           if (const BatchLauncher<T> whole = batch_launcher_of<T>(s)) return whole(batch, ctx);
           run_as_plain_products(batch, launch, ctx, forms);
         }
