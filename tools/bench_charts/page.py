@@ -63,8 +63,7 @@ def run_notes(runs):
         for path, c in run.sources:
             note = c.get("tandem_run_note")
             if note:
-                out.append("`%s` is one whole `%s` run made in %s." % (os.path.basename(path), suite_of(c),
-                                                                     note.rstrip(".")))
+                out.append("`%s` is %s." % (os.path.basename(path), note.rstrip(".")))
     return " ".join(out)
 
 
