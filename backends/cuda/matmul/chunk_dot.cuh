@@ -50,17 +50,6 @@ using DotColumn = DotShape<T, 32, 1, 1, 1, 256>;  // one warp: 32 rows of one co
 template <class T>
 using DotSmall = DotShape<T, 32, 32, 2, 2, 128>;  // 256 threads, 2 x 2 elements each
 
-template <class T>
-struct DotVector;
-template <>
-struct DotVector<float> {
-  using type = float4;
-};
-template <>
-struct DotVector<double> {
-  using type = double2;
-};
-
 // The shared copy of one operand for one stage: kSlow rows of kFast elements from src + row * ld + col, row stride
 // kPitch; rows past rows_ok and columns past cols_ok are not copied (they feed only outputs outside C, or steps of k
 // past the end, which are skipped). vec: 16-byte copies (src and ld aligned) where a row holds whole vectors.
@@ -85,7 +74,7 @@ __device__ __forceinline__ void copy_stage(T* dst, const T* src, std::int64_t ld
 template <class T, int kN>
 __device__ __forceinline__ void load_n(const T* p, T* out) {
   if constexpr (kN * sizeof(T) == 16) {
-    const typename DotVector<T>::type v = *reinterpret_cast<const typename DotVector<T>::type*>(p);
+    const typename Vector16<T>::type v = *reinterpret_cast<const typename Vector16<T>::type*>(p);
     if constexpr (sizeof(T) == 4)
       out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
     else
