@@ -17,28 +17,39 @@ int current_device() {
   return device;
 }
 
-namespace {
-// An attribute of the current device, queried once per device (cached only once the query has succeeded).
-int device_attribute(cudaDeviceAttr attr) {
+int multiprocessor_count() {
   static std::mutex mutex;
-  static std::map<std::pair<int, int>, int> cache;  // (device, attribute) -> value
-  const std::pair<int, int> key(current_device(), int(attr));
+  static std::map<int, int> cache;
+  const int device = current_device();
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(key);
-  if (it == cache.end()) {
-    int value = 0;
-    TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&value, attr, key.first));
-    it = cache.emplace(key, value).first;
+  int& sms = cache[device];
+  if (sms == 0) TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
+namespace {
+struct ComputeCapability {
+  int major, minor;
+};
+ComputeCapability compute_capability() {
+  static std::mutex mutex;
+  static std::map<int, ComputeCapability> cache;
+  const int device = current_device();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(device);
+  if (it == cache.end()) {  // cached only once both queries have succeeded
+    ComputeCapability cc{0, 0};
+    TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&cc.major, cudaDevAttrComputeCapabilityMajor, device));
+    TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&cc.minor, cudaDevAttrComputeCapabilityMinor, device));
+    it = cache.emplace(device, cc).first;
   }
   return it->second;
 }
 }  // namespace
 
-int multiprocessor_count() { return device_attribute(cudaDevAttrMultiProcessorCount); }
-
 bool device_is_sm90() {
-  return device_attribute(cudaDevAttrComputeCapabilityMajor) == 9 &&
-         device_attribute(cudaDevAttrComputeCapabilityMinor) == 0;
+  const ComputeCapability cc = compute_capability();
+  return cc.major == 9 && cc.minor == 0;
 }
 
 void allow_dynamic_shared_memory(const void* kernel, std::size_t bytes) {
