@@ -110,27 +110,17 @@ __device__ __forceinline__ void load_across(const T* tile, T (&out)[kCount][kSte
   }
 }
 
-// The shared-memory layout of one stage (elements) and of the kernel (bytes): op(A) stored k-major (kTransA) as
-// [k][row], else [row][k] with the pitch padded by a vector, so that a warp's vector reads of different rows fall in
-// different banks; B likewise.
-template <class T, class S, bool kTransA, bool kTransB>
-struct DotLayout {
-  static constexpr int kWidth = 16 / int(sizeof(T)), kK = S::kStepK, kPitch = kK + kWidth;
-  static constexpr int kASize = kTransA ? kK * S::kRows : S::kRows * kPitch;
-  static constexpr int kBSize = kTransB ? S::kCols * kPitch : kK * S::kCols;
-  static constexpr int kStageSize = kASize + kBSize;
-  static constexpr int kBytes = S::kStages * kStageSize * int(sizeof(T));
-};
-
 // Block (blockIdx.x, blockIdx.y) computes rows blockIdx.x * kRows.. and columns blockIdx.y * kCols.. of chunk
-// z0 + blockIdx.z, its stages in shared memory as DotLayout says.
+// z0 + blockIdx.z. Shared layouts: op(A) stored k-major (kTransA) as [k][row], else [row][k] (pitch padded by a
+// vector, so that a warp's vector reads of different rows fall in different banks); B likewise.
 template <class T, class S, bool kTransA, bool kTransB>
 __global__ void __launch_bounds__(S::kThreads)
     chunk_dot_kernel(const DotProblem<T> p, std::int64_t z0, bool vec_a, bool vec_b) {
-  using L = DotLayout<T, S, kTransA, kTransB>;
-  constexpr int kWidth = L::kWidth, kK = L::kK, kPitch = L::kPitch;
-  constexpr int kASize = L::kASize, kStageSize = L::kStageSize;
-  extern __shared__ __align__(16) unsigned char dot_smem[];  // L::kBytes
+  constexpr int kWidth = 16 / int(sizeof(T)), kK = S::kStepK, kPitch = kK + kWidth;
+  constexpr int kASize = kTransA ? kK * S::kRows : S::kRows * kPitch;
+  constexpr int kBSize = kTransB ? S::kCols * kPitch : kK * S::kCols;
+  constexpr int kStageSize = kASize + kBSize;
+  extern __shared__ __align__(16) unsigned char dot_smem[];  // kStages * kStageSize elements (dot_smem_bytes)
   T* const smem = reinterpret_cast<T*>(dot_smem);
 
   constexpr int kThreadsAcross = S::kCols / S::kThreadCols;
@@ -214,10 +204,19 @@ __global__ void __launch_bounds__(S::kThreads)
 }
 
 template <class T, class S, bool kTransA, bool kTransB>
+constexpr int dot_smem_bytes() {
+  constexpr int kK = S::kStepK, kPitch = kK + 16 / int(sizeof(T));
+  constexpr int kASize = kTransA ? kK * S::kRows : S::kRows * kPitch;
+  constexpr int kBSize = kTransB ? S::kCols * kPitch : kK * S::kCols;
+  return S::kStages * (kASize + kBSize) * int(sizeof(T));
+}
+
+template <class T, class S, bool kTransA, bool kTransB>
 void launch_chunk_dot_shape(const DotProblem<T>& p, std::int64_t chunks, cudaStream_t stream) {
-  constexpr int kBytes = DotLayout<T, S, kTransA, kTransB>::kBytes;
+  constexpr int kBytes = dot_smem_bytes<T, S, kTransA, kTransB>();
   const auto kernel = chunk_dot_kernel<T, S, kTransA, kTransB>;
-  allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), kBytes);
+  if constexpr (kBytes > 48 * 1024)
+    TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes));
   const bool vec_a = vector_aligned<T>(p.a, p.lda), vec_b = vector_aligned<T>(p.b, p.ldb);
   dim3 grid(static_cast<unsigned>(ceil_div(p.m, S::kRows)), static_cast<unsigned>(ceil_div(p.n, S::kCols)));
   for (std::int64_t z0 = 0; z0 < chunks; z0 += 65535) {  // grid z is at most 65535
