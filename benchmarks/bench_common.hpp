@@ -423,10 +423,20 @@ inline void register_overhead(Suite& suite, const std::string& kernel) {
       ("overhead/" + suite.backend + "/raw_backend" + tail).c_str(), guarded([&suite, kernel](benchmark::State& state) {
         const Buffer<float>& x = suite.inputs.vector<float>(n).buffer;
         using namespace tandem::detail;
-        const ReduceArgs args{Op::sum, tandem::Dtype::f32, x.data(), std::int64_t(n), 1, /*resident=*/true};
+        KernelId id;  // the kernel's row, as the engine finds it by name ("auto" first, then the stages)
+        const std::vector<tandem::KernelInfo> table = suite.eng.reduce_kernel_info();
+        for (std::size_t i = 1; i < table.size(); ++i)
+          if (table[i].name == kernel) id.stage = std::uint32_t(i - 1);
+        const ReduceArgs args{.op = Op::sum,
+                              .kernel = id,
+                              .dtype = tandem::Dtype::f32,
+                              .data = x.data(),
+                              .n = std::int64_t(n),
+                              .stride = 1,
+                              .resident = true};
         float out = 0;
         for (auto _ : state) {
-          suite.eng.impl().reduce(args, kernel, &out);
+          suite.eng.impl().reduce(args, &out);
           benchmark::DoNotOptimize(out);
         }
       }))

@@ -197,7 +197,8 @@ void register_kernel_reductions(Suite& suite, KernelRunner& runner, SweepReferen
             const VectorInput<T>& in = suite.inputs.vector<T>(n);
             constexpr Dtype dtype = tandem::dtype_of<T>;
             const std::int64_t count = std::int64_t(n);
-            const std::string ran = stage == "auto" ? tandem::cuda::auto_reduce_stage(op, dtype, count, 1) : stage;
+            const std::size_t ran = stage == "auto" ? tandem::cuda::auto_reduce_stage(op, dtype, count, 1)
+                                                    : tandem::cuda::reduce_stage_named(stage);
             auto run = [&] {
               tandem::cuda::reduce(ran, op, dtype, in.buffer.data(), count, 1, runner.result(), runner.workspace(),
                                    runner.stream());
@@ -209,7 +210,7 @@ void register_kernel_reductions(Suite& suite, KernelRunner& runner, SweepReferen
             for (auto _ : state) state.SetIterationTime(runner.seconds_per_call(run, calls));
             set_bandwidth_counters(state, double(n * sizeof(T)), batched_sweep.bytes_per_second(n * sizeof(T)));
             state.counters["calls_per_iteration"] = calls;
-            if (stage == "auto") state.SetLabel(ran);
+            if (stage == "auto") state.SetLabel(tandem::cuda::reduce_stage_name(ran));
           }))
           ->UseManualTime()
           ->MinTime(batched_min_time)
@@ -250,7 +251,8 @@ void register_kernel_matmuls(Suite& suite, KernelRunner& runner, const std::vect
           const MatmulInput<T>& in = suite.inputs.matrices<T>(s);
           constexpr Dtype dtype = tandem::dtype_of<T>;
           const std::int64_t m = std::int64_t(s.m), k = std::int64_t(s.k), n = std::int64_t(s.n);
-          const std::string ran = kernel == "auto" ? tandem::cuda::auto_matmul_stage(dtype, m, k, n, k, n, n) : kernel;
+          const std::size_t ran = kernel == "auto" ? tandem::cuda::auto_matmul_stage(dtype, m, k, n, k, n, n)
+                                                   : tandem::cuda::matmul_stage_named(kernel);
           auto run = [&] {
             tandem::cuda::matmul(ran, dtype, in.a.data(), in.b.data(), in.c.data(), m, k, n, k, n, n,
                                  runner.workspace(), runner.cublas(), runner.stream());
@@ -264,7 +266,7 @@ void register_kernel_matmuls(Suite& suite, KernelRunner& runner, const std::vect
           for (auto _ : state) state.SetIterationTime(runner.seconds_per_call(run, calls));
           set_flop_counter(state, s);
           state.counters["calls_per_iteration"] = calls;
-          if (kernel == "auto") state.SetLabel(ran);
+          if (kernel == "auto") state.SetLabel(tandem::cuda::matmul_stage_name(ran));
         }))
         ->UseManualTime()
         ->MinTime(batched_min_time)

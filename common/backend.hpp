@@ -2,7 +2,7 @@
 // a backend may assume: n >= 1 for ops whose empty input is an error (n >= 0 for the others), stride >=
 // 1, pointers valid for the extent they describe, ld >= cols, matching shapes, C not overlapping A or B, an
 // op the backends run themselves (is_backend_op: never mean, which arrives as sum with `divide`), and a
-// kernel name that is "auto" or one of its own whose KernelInfo accepts the dtype and op.
+// kernel (KernelId) that is "auto" or one of its own stages whose KernelInfo accepts the dtype, op and mode.
 #pragma once
 
 #include <cstdint>
@@ -16,10 +16,20 @@
 
 namespace tandem::detail {
 
+// The kernel a call runs, as the engine found it by name in the backend's table: "auto", or the stage at
+// index `stage` of the backend's reduce_kernel_info() / matmul_kernel_info() (ladder order, without
+// "auto"). Backends run a stage by its row of their own table, never by its name.
+struct KernelId {
+  static constexpr std::uint32_t automatic = 0xffffffffu;
+  std::uint32_t stage = automatic;
+  bool is_auto() const noexcept { return stage == automatic; }
+};
+
 // n elements data[0], data[stride], ... ; `resident` means data lives in the backend's own memory
 // (a Buffer), otherwise in host memory.
 struct ReduceArgs {
   Op op;  // an op the backends run (is_backend_op); its result as detail::result_of gives it
+  KernelId kernel;
   Dtype dtype;
   const void* data;
   std::int64_t n;
@@ -43,6 +53,7 @@ struct ReduceArgs {
 // wait); host calls return when out is written.
 struct MatrixReduceArgs {
   Op op;  // an op the backends run (is_backend_op)
+  KernelId kernel;
   Dtype dtype;
   const void* data;
   std::int64_t rows, cols, ld;
@@ -57,6 +68,7 @@ struct MatrixReduceArgs {
 // k x n. For e < batch, entry e of each operand starts stride_x elements after entry e - 1 (0: the same
 // matrix for every entry; C's entries never overlap). m, n, batch >= 1; k may be 0.
 struct MatmulArgs {
+  KernelId kernel;
   Dtype dtype;  // A's and B's, a dtype with dtype_traits<T>::matmul; C is compute_t<T> (float for 16-bit A, B)
   const void* a;
   const void* b;
@@ -116,11 +128,10 @@ class BackendImpl {
 
   // Writes the result to *result: an int64_t for integer sums and arg indices, otherwise a value of the
   // input's compute type (compute_t: the input's type, float for 16-bit inputs).
-  // kernel is "auto" or one of reduce_kernel_info()'s names.
-  virtual void reduce(const ReduceArgs& args, std::string_view kernel, void* result) = 0;
-  virtual void matmul(const MatmulArgs& args, std::string_view kernel) = 0;
-  // kernel is "auto" (the only kernel whose KernelInfo::per_row_col is set today).
-  virtual void reduce_matrix(const MatrixReduceArgs& args, std::string_view kernel, void* out) = 0;
+  virtual void reduce(const ReduceArgs& args, void* result) = 0;
+  virtual void matmul(const MatmulArgs& args) = 0;
+  // args.kernel is "auto" (the only kernel whose KernelInfo::per_row_col is set today).
+  virtual void reduce_matrix(const MatrixReduceArgs& args, void* out) = 0;
 
   // The canonical chunk values (common/canonical.hpp, steps 1-3) of a sum-like op (sum; sumsq:
   // of the squares) over n > 0 elements of a floating dtype, stride apart, from data (backend memory when
@@ -158,7 +169,7 @@ class BackendImpl {
   virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
 
   // reduce_kernel_info() and matmul_kernel_info() with "auto" first, made once per backend: the engine
-  // checks every call against them (engine/engine.cpp).
+  // checks every call against them (engine/validate.cpp) and finds the KernelId there.
   struct KernelTables {
     std::vector<KernelInfo> reduce, matmul;
   };

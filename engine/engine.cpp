@@ -9,23 +9,20 @@
 #include "engine/executor.hpp"
 #include "engine/multi_device.hpp"
 #include "engine/registry.hpp"
+#include "engine/validate.hpp"
 
 namespace tandem {
 
 // ---- backends ------------------------------------------------------------------------------------
 
-const char* to_string(Backend b) noexcept {
-  for (std::size_t i = 0; i < detail::backend_count; ++i)
-    if (detail::backend_table()[i].id == b) return detail::backend_table()[i].name;
-  return "?";
-}
+const char* to_string(Backend b) noexcept { return std::size_t(b) < std::size(backends) ? info(b).name : "?"; }
 
 namespace {
 
 // "cpu, cuda and auto"
 std::string backend_names() {
   std::string s;
-  for (std::size_t i = 0; i < detail::backend_count; ++i) s += std::string(detail::backend_table()[i].name) + ", ";
+  for (const BackendInfo& b : backends) s += std::string(b.name) + ", ";
   return s.substr(0, s.size() - 2) + " and auto";
 }
 
@@ -33,43 +30,42 @@ std::string backend_names() {
 
 Backend parse_backend(std::string_view name) {
   if (name.empty() || name == "auto") return auto_backend().backend;
-  for (std::size_t i = 0; i < detail::backend_count; ++i)
-    if (name == detail::backend_table()[i].name) return detail::backend_table()[i].id;
-  throw value_error("'" + std::string(name) + "' is not a backend; valid values are " + backend_names());
+  for (const BackendInfo& b : backends)
+    if (name == b.name) return b.id;
+  throw value_error(Arg::backend,
+                    Message("'", std::string(name), "' is not a backend; valid values are ", backend_names()));
 }
 
 AutoChoice auto_backend() {
   // The usable backend of highest priority; the reason names why each better one was passed over.
-  const detail::BackendEntry* best = nullptr;
-  for (std::size_t i = 0; i < detail::backend_count; ++i) {
-    const auto& e = detail::backend_table()[i];
-    if ((!best || e.auto_priority > best->auto_priority) && e.probe().usable) best = &e;
-  }
+  const BackendInfo* best = nullptr;
+  for (const BackendInfo& b : backends)
+    if ((!best || b.auto_priority > best->auto_priority) && detail::backend_entry(b.id).probe().usable) best = &b;
   if (!best) throw Error("tandem: no backend is usable on this machine");
   std::string reason;
-  for (std::size_t i = 0; i < detail::backend_count; ++i) {
-    const auto& e = detail::backend_table()[i];
-    if (e.auto_priority <= best->auto_priority) continue;
-    const detail::Probe p = e.probe();
+  for (const BackendInfo& b : backends) {
+    if (b.auto_priority <= best->auto_priority) continue;
+    const detail::Probe p = detail::backend_entry(b.id).probe();
     reason += std::string(reason.empty() ? "" : "; ") +
-              (p.compiled_in ? "no usable " + std::string(e.device) + ": " + p.reason
-                             : "this build has no " + std::string(e.label) + " backend (" + p.reason + ")");
+              (p.compiled_in ? "no usable " + std::string(b.device) + ": " + p.reason
+                             : "this build has no " + std::string(b.label) + " backend (" + p.reason + ")");
   }
-  if (reason.empty()) reason = "a usable " + std::string(best->device) + " is present (" + best->probe().reason + ")";
+  if (reason.empty())
+    reason = "a usable " + std::string(best->device) + " is present (" +
+             detail::backend_entry(best->id).probe().reason + ")";
   return {best->id, reason};
 }
 
 std::vector<BackendStatus> backend_status() {
   std::vector<BackendStatus> out;
-  for (std::size_t i = 0; i < detail::backend_count; ++i) {
-    const auto& e = detail::backend_table()[i];
-    auto p = e.probe();
-    out.push_back({e.id, p.compiled_in, p.usable, p.reason, p.devices, "built into libtandem"});
+  for (const BackendInfo& b : backends) {
+    const detail::Probe p = detail::backend_entry(b.id).probe();
+    out.push_back({b.id, p.compiled_in, p.usable, p.reason, p.devices, "built into libtandem"});
   }
   // Once the probes have loaded the modules: each backend that lives in one gives that module's state.
   for (const ModuleStatus& m : module_status())
     for (BackendStatus& s : out)
-      if (m.name == to_string(s.backend)) s.module = m.reason;
+      if (const char* module = detail::backend_entry(s.backend).module; module && m.name == module) s.module = m.reason;
   return out;
 }
 
@@ -80,8 +76,9 @@ Backend backend_from_env() {
   try {
     return parse_backend(name);
   } catch (const Error&) {
-    throw value_error("TANDEM_BACKEND='" + std::string(name) + "' is not a backend; allowed values are " +
-                      backend_names() + " (or leave it unset for auto)");
+    throw value_error(Arg::backend,
+                      Message("TANDEM_BACKEND='", std::string(name), "' is not a backend; allowed values are ",
+                              backend_names(), " (or leave it unset for auto)"));
   }
 }
 
@@ -92,8 +89,8 @@ namespace {
 EngineOptions resolve_device(Backend backend, EngineOptions options) {
   if (options.device >= 0) return options;
   if (options.device < -1)
-    throw value_error("EngineOptions::device is " + std::to_string(options.device) +
-                      "; use a GPU index (0, 1, ...) or -1 for TANDEM_DEVICE / device 0");
+    throw value_error(Arg::device, Message(Arg::device, " is ", options.device),
+                      Message("use a GPU index (0, 1, ...) or -1 for TANDEM_DEVICE / device 0"));
   if (!detail::backend_entry(backend).device_count) {
     options.device = 0;
     return options;
@@ -106,8 +103,9 @@ EngineOptions resolve_device(Backend backend, EngineOptions options) {
   const std::string value = v;
   const bool digits = value.size() <= 6 && value.find_first_not_of("0123456789") == std::string::npos;
   if (!digits)
-    throw value_error("TANDEM_DEVICE='" + value + "' is not a GPU index; set it to 0, 1, ... (a device number as " +
-                      "nvidia-smi lists it) or leave it unset for device 0");
+    throw value_error(Arg::device, Message("TANDEM_DEVICE='", value, "' is not a GPU index"),
+                      Message("set it to 0, 1, ... (a device number as nvidia-smi lists it) or leave it unset for "
+                              "device 0"));
   options.device = std::stoi(value);
   return options;
 }
@@ -133,32 +131,39 @@ DeviceInfo Engine::device() const { return impl_->device(); }
 std::vector<DeviceInfo> Engine::devices() const { return exec_->devices(); }
 std::vector<KernelInfo> Engine::reduce_kernel_info() const { return impl_->kernel_tables().reduce; }
 std::vector<KernelInfo> Engine::matmul_kernel_info() const { return impl_->kernel_tables().matmul; }
-std::vector<std::string> Engine::reduce_kernels() const { return detail::kernel_names(reduce_kernel_info()); }
-std::vector<std::string> Engine::matmul_kernels() const { return detail::kernel_names(matmul_kernel_info()); }
+namespace {
+std::vector<std::string> names_of(const std::vector<KernelInfo>& infos) {
+  std::vector<std::string> names;
+  for (const auto& k : infos) names.push_back(k.name);
+  return names;
+}
+}  // namespace
+std::vector<std::string> Engine::reduce_kernels() const { return names_of(reduce_kernel_info()); }
+std::vector<std::string> Engine::matmul_kernels() const { return names_of(matmul_kernel_info()); }
 
-// ---- the exported entries: each hands its call to the executor (one device, or a Group) -----------------
+// ---- the exported entries: each checks its call (engine/validate.cpp), then hands it to the executor ------
 
 void Engine::check_reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts) const {
-  detail::SingleDevice(impl_).check_reduce(op, in, opts);
+  detail::check_reduce_part(*exec_, op, in, opts);
 }
 
 void Engine::reduce_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const {
-  exec_->reduce(op, in, opts, result);
+  exec_->reduce(detail::check_reduce(*exec_, op, in, opts), result);
 }
 
 void Engine::reduce_into_entry(Op op, const detail::ReduceInput& in, const detail::OutSlot& out,
                                const ReduceOptions& opts) const {
-  exec_->reduce_into(op, in, out, opts);
+  exec_->reduce_into(detail::check_reduce_into(*exec_, op, in, out, opts), out);
 }
 
 void Engine::reduce_per(Op op, Per per, const detail::MatrixInput& in, const detail::ReduceOutput& out,
                         const ReduceOptions& opts) const {
-  exec_->reduce_per(op, per, in, out, opts);
+  exec_->reduce_per(detail::check_reduce_per(*exec_, op, per, in, out, opts));
 }
 
 void Engine::run_matmul(const detail::MatrixInput& a, const detail::MatrixInput& b, const detail::MatrixInput& c,
                         const MatmulOptions& opts) const {
-  exec_->matmul(a, b, c, opts);
+  exec_->matmul(detail::check_matmul(*exec_, a, b, c, opts));
 }
 
 void Engine::synchronize() const { exec_->synchronize(); }

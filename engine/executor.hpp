@@ -1,7 +1,9 @@
-// How an Engine runs its calls: an executor. A single-device engine has a SingleDevice (the checks and
-// the dispatch to its backend: engine/single_device.cpp); an engine over several devices has a Group
-// (engine/multi_device.hpp), whose members are SingleDevices. Engine's exported entries hand every call
-// to their executor, which is the only place that knows how many devices there are.
+// How an Engine runs its calls: an executor. Every call is checked first, in one place
+// (engine/validate.hpp), which hands the executor a checked call: every argument valid, the kernel found
+// in the backend's table. A single-device engine's executor is a SingleDevice (the translation into the
+// backend's arguments: engine/single_device.cpp); an engine over several devices has a Group
+// (engine/multi_device.hpp), which only splits a checked call among its members, SingleDevices, and
+// combines their results. Engine's exported entries (engine/engine.cpp) check, then hand the call over.
 #pragma once
 
 #include <memory>
@@ -13,18 +15,47 @@
 
 namespace tandem::detail {
 
+// A checked reduction: op (mean too) over `in`, with the kernel of the backend's table.
+struct ReduceCall {
+  Op op;
+  ReduceInput in;
+  KernelId kernel;
+  bool deterministic = false;
+};
+
+// A checked per-row / per-column reduction: one result per row (column) of `in` into `out`.
+struct ReducePerCall {
+  Op op;
+  Per per;
+  MatrixInput in;
+  ReduceOutput out;
+  KernelId kernel;
+  bool deterministic = false;
+};
+
+// A checked product C = alpha * op(A) * op(B) + beta * C: op(A) is m x k, op(B) k x n, C m x n (m and n
+// may be 0: nothing to compute), every entry of C's batch.
+struct MatmulCall {
+  MatrixInput a, b, c;
+  std::size_t m, k, n;
+  KernelId kernel;
+  bool deterministic = false, trans_a = false, trans_b = false;
+  double alpha = 1.0, beta = 0.0;
+  Precision precision = Precision::full;
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
-  // The backend of the (first) device.
+  // The backend of the (first) device: its kernel tables are the engine's.
   virtual const std::shared_ptr<BackendImpl>& first() const noexcept = 0;
   virtual std::vector<DeviceInfo> devices() const = 0;
-  virtual void reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void* result) const = 0;
-  virtual void reduce_into(Op op, const ReduceInput& in, const OutSlot& out, const ReduceOptions& opts) const = 0;
-  virtual void reduce_per(Op op, Per per, const MatrixInput& in, const ReduceOutput& out,
-                          const ReduceOptions& opts) const = 0;
-  virtual void matmul(const MatrixInput& a, const MatrixInput& b, const MatrixInput& c,
-                      const MatmulOptions& opts) const = 0;
+  // Whether `a` is the memory of one of this engine's Buffers (the checks take no other).
+  virtual bool owns(const Allocation& a) const noexcept = 0;
+  virtual void reduce(const ReduceCall& call, void* result) const = 0;
+  virtual void reduce_into(const ReduceCall& call, const OutSlot& out) const = 0;
+  virtual void reduce_per(const ReducePerCall& call) const = 0;
+  virtual void matmul(const MatmulCall& call) const = 0;
   // count * element_size fits in the address space, and data is not null when count > 0 (Engine checks).
   virtual std::shared_ptr<Allocation> allocate(std::size_t count, std::size_t element_size) const = 0;
   virtual std::shared_ptr<Allocation> wrap(void* data, std::size_t count, std::size_t element_size) const = 0;
@@ -37,26 +68,19 @@ class SingleDevice final : public Executor {
 
   const std::shared_ptr<BackendImpl>& first() const noexcept override { return impl_; }
   std::vector<DeviceInfo> devices() const override { return {impl_->device()}; }
-  void reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void* result) const override;
-  void reduce_into(Op op, const ReduceInput& in, const OutSlot& out, const ReduceOptions& opts) const override;
-  void reduce_per(Op op, Per per, const MatrixInput& in, const ReduceOutput& out,
-                  const ReduceOptions& opts) const override;
-  void matmul(const MatrixInput& a, const MatrixInput& b, const MatrixInput& c,
-              const MatmulOptions& opts) const override;
+  bool owns(const Allocation& a) const noexcept override { return &a.impl() == impl_.get(); }
+  void reduce(const ReduceCall& call, void* result) const override;
+  void reduce_into(const ReduceCall& call, const OutSlot& out) const override;
+  void reduce_per(const ReducePerCall& call) const override;
+  void matmul(const MatmulCall& call) const override;
   std::shared_ptr<Allocation> allocate(std::size_t count, std::size_t element_size) const override;
   std::shared_ptr<Allocation> wrap(void* data, std::size_t count, std::size_t element_size) const override;
   void synchronize() const override;
 
-  // reduce()'s checks of the input, kernel and options, without running anything (tandem::mpi::Engine
-  // checks every rank's part before the ranks exchange anything).
-  void check_reduce(Op op, const ReduceInput& in, const ReduceOptions& opts) const;
   BackendImpl& impl() const noexcept { return *impl_; }
 
  private:
   std::shared_ptr<BackendImpl> impl_;
 };
-
-// The names of a kernel table, in order.
-std::vector<std::string> kernel_names(const std::vector<KernelInfo>& infos);
 
 }  // namespace tandem::detail

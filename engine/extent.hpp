@@ -1,5 +1,5 @@
-// The empty-input rule, and extents and overlaps of the engine's inputs (and of shards), shared by engine/engine.cpp
-// (every call) and engine/multi_device.cpp (the whole operands of a multi-device call, before they are split).
+// The empty-input rule, and extents and overlaps of the engine's inputs (and of shards), shared by
+// engine/validate.cpp (every call), engine/multi_device.cpp (splitting a call) and engine/mpi.cpp.
 #pragma once
 
 #include <algorithm>
@@ -18,7 +18,8 @@ namespace tandem::detail {
 // empty input is undefined. `what` names the call (and, for several parts, says whose parts were empty).
 inline void require_nonempty(Op op, std::uint64_t count, const std::string& what) {
   if (count == 0 && info(op).empty == EmptyRule::error)
-    throw value_error(what + " of an empty input is undefined; check for count == 0 before calling");
+    throw value_error(Arg::input, Message(what, " of an empty input is undefined"),
+                      Message("check for an empty input first"));
 }
 
 // Matrix extent in elements: (rows-1)*ld + cols, or throws. `what` names the matrix in messages

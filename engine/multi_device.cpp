@@ -27,7 +27,7 @@ constexpr std::size_t kChunk = std::size_t(canonical::kChunk);
 std::vector<int> parse_device_list(const std::string& value, const BackendEntry& backend) {
   if (value == "all") {
     const int count = backend.device_count();
-    if (count == 0) throw Error("TANDEM_DEVICES=all: this machine has no usable " + std::string(backend.device));
+    if (count == 0) throw Error("TANDEM_DEVICES=all: this machine has no usable " + std::string(backend.info->device));
     std::vector<int> all(static_cast<std::size_t>(count));
     for (int d = 0; d < count; ++d) all[std::size_t(d)] = d;
     return all;
@@ -38,26 +38,19 @@ std::vector<int> parse_device_list(const std::string& value, const BackendEntry&
     const std::size_t comma = value.find(',', start);
     const std::string item = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (item.empty() || item.size() > 6 || item.find_first_not_of("0123456789") != std::string::npos)
-      throw value_error("TANDEM_DEVICES='" + value +
-                        "' is not a device list; set it to all, or to GPU indices separated by commas such as 0,1,3 "
-                        "(or leave it unset for one GPU)");
+      throw value_error(Arg::devices, Message("TANDEM_DEVICES='", value, "' is not a device list"),
+                        Message("set it to all, or to GPU indices separated by commas such as 0,1,3 (or leave it "
+                                "unset for one GPU)"));
     list.push_back(std::stoi(item));
     if (comma == std::string::npos) return list;
     start = comma + 1;
   }
 }
 
-// Throws unless `a` is a Buffer of this engine (a sharded one; empty Buffers have no memory to check).
-void check_owned(const Allocation* a, const BackendImpl& first, const std::string& what) {
-  if (a == nullptr) throw value_error(what + " has no buffer; make it with this engine's buffer() or upload()");
-  if (&a->impl() != &first || (!a->sharded() && a->bytes() > 0))
-    throw value_error(what + "'s buffer belongs to another engine; use buffers of the engine that runs the operation");
-}
-
-// Elements from the first to the last of a matrix or batch (as engine.cpp counts them), or throws.
-std::size_t extent_of(const MatrixInput& v, const std::string& what) {
+// Elements from the first to the last of a (checked) matrix or batch.
+std::size_t extent_of(const MatrixInput& v) {
   const std::size_t e = size_of(v.dtype);
-  return batch_extent(matrix_extent(v.rows, v.cols, v.ld, e, what), v.count, v.stride, e, what);
+  return batch_extent(matrix_extent(v.rows, v.cols, v.ld, e, ""), v.count, v.stride, e, "");
 }
 
 // The chunks [first, last) of `chunks` that member d of n holds: an even split, or one chunk for each
@@ -88,7 +81,7 @@ std::unique_ptr<Collectives> make_host_collectives(const std::vector<std::shared
 
 std::vector<int> resolve_devices(Backend backend, const EngineOptions& options) {
   std::vector<int> list = options.devices;
-  std::string what = "EngineOptions::devices";
+  Message what(Arg::devices);
   if (list.empty()) {
     const char* env = std::getenv("TANDEM_DEVICES");
     const BackendEntry& entry = backend_entry(backend);
@@ -97,24 +90,23 @@ std::vector<int> resolve_devices(Backend backend, const EngineOptions& options) 
     const char* one = std::getenv("TANDEM_DEVICE");
     if (one != nullptr && *one != 0)
       throw value_error(
-          "TANDEM_DEVICE and TANDEM_DEVICES are both set; set TANDEM_DEVICES for an engine over several GPUs "
-          "or TANDEM_DEVICE for one, not both");
+          Arg::devices, Message("TANDEM_DEVICE and TANDEM_DEVICES are both set"),
+          Message("set TANDEM_DEVICES for an engine over several GPUs or TANDEM_DEVICE for one, not both"));
     list = parse_device_list(env, entry);
-    what = "TANDEM_DEVICES";
+    what = Message("TANDEM_DEVICES");
   } else if (options.device >= 0) {
-    throw value_error("EngineOptions: device (" + std::to_string(options.device) +
-                      ") and devices are both set; set devices alone for several GPUs, or device alone for one");
+    throw value_error(Arg::devices, Message(Arg::device, " (", options.device, ") and ", Arg::devices, " are both set"),
+                      Message("set ", Arg::devices, " alone for several GPUs, or ", Arg::device, " alone for one"));
   }
   std::set<int> seen;
   for (int d : list) {
-    if (d < 0) throw value_error(what + " lists " + std::to_string(d) + "; device indices are 0, 1, ...");
+    if (d < 0) throw value_error(Arg::devices, Message(what, " lists ", d), Message("device indices are 0, 1, ..."));
     if (!seen.insert(d).second)
-      throw value_error(what + " lists device " + std::to_string(d) + " twice; list each device once");
+      throw value_error(Arg::devices, Message(what, " lists device ", d, " twice"), Message("list each device once"));
   }
   if (list.size() > 1 && options.stream != nullptr)
-    throw value_error(
-        "EngineOptions::stream is one GPU's stream, but " + what +
-        " lists several devices; an engine over several GPUs makes a stream per device: leave stream null");
+    throw value_error(Arg::stream, Message(Arg::stream, " is one GPU's stream, but ", what, " lists several devices"),
+                      Message("an engine over several GPUs makes a stream per device: leave ", Arg::stream, " null"));
   return list;
 }
 
@@ -127,6 +119,10 @@ Group::Group(Backend backend, const std::vector<int>& devices) {
   std::vector<std::shared_ptr<BackendImpl>> impls;
   for (const SingleDevice& m : members_) impls.push_back(m.first());
   collectives_ = backend_entry(backend).make_collectives(impls);
+}
+
+bool Group::owns(const Allocation& a) const noexcept {
+  return &a.impl() == first().get() && (a.sharded() || a.bytes() == 0);
 }
 
 Group::~Group() {
@@ -149,9 +145,8 @@ void Group::synchronize() const {
 // ---- memory --------------------------------------------------------------------------------------
 
 std::shared_ptr<Allocation> Group::wrap(void*, std::size_t, std::size_t) const {
-  throw Error(
-      "wrap: an engine over several devices shards its Buffers itself; wrap the memory with a single-device "
-      "engine of its GPU (EngineOptions::device)");
+  throw Error(ErrorKind::failure, Arg::none, Message("wrap: an engine over several devices shards its Buffers itself"),
+              Message("wrap the memory with a single-device engine of its GPU (", Arg::device, ")"));
 }
 
 std::shared_ptr<Allocation> Group::allocate(std::size_t count, std::size_t e) const {
@@ -212,16 +207,10 @@ void Group::write_back(const Staged& s) const {
 
 // A Buffer matrix (or batch) as a Buffer matrix of one member: its whole extent staged there. Host
 // matrices pass through.
-MatrixInput Group::on_member(const MatrixInput& v, int member, std::vector<Staged>& keep,
-                             const std::string& what) const {
+MatrixInput Group::on_member(const MatrixInput& v, int member, std::vector<Staged>& keep) const {
   if (!v.in_buffer) return v;
-  const std::size_t ext = extent_of(v, what), e = size_of(v.dtype);
+  const std::size_t ext = extent_of(v), e = size_of(v.dtype);
   if (ext == 0) return {v.dtype, nullptr, v.rows, v.cols, v.ld, true, nullptr, 0, 0, v.count, v.stride};
-  check_owned(v.allocation, *first(), what);
-  if (v.offset > v.buffer_size || ext > v.buffer_size - v.offset)
-    throw value_error(what + " (offset " + std::to_string(v.offset) + ", " + std::to_string(v.rows) + "x" +
-                      std::to_string(v.cols) + ", ld " + std::to_string(v.ld) + ") reaches past its buffer of " +
-                      std::to_string(v.buffer_size) + " elements");
   keep.push_back(stage(v.allocation, v.offset * e, ext * e, member));
   const Staged& s = keep.back();
   return {v.dtype, s.data, v.rows, v.cols, v.ld, true, s.view.get(), 0, ext, v.count, v.stride};
@@ -280,8 +269,7 @@ bool Group::whole_chunks(const ReduceInput& in, const std::vector<Part>& pieces)
 }
 
 template <class T>
-compute_t<T> Group::resident_deterministic_sum(Op local, const std::vector<Part>& pieces, std::uint64_t total,
-                                               const ReduceOptions& opts) const {
+compute_t<T> Group::resident_deterministic_sum(Op local, const std::vector<Part>& pieces, std::uint64_t total) const {
   using V = compute_t<T>;
   const std::size_t chunks = std::size_t(canonical::chunk_count(std::int64_t(total)));
   const auto values = std::make_shared<Allocation>(first(), chunks * sizeof(V));
@@ -299,22 +287,23 @@ compute_t<T> Group::resident_deterministic_sum(Op local, const std::vector<Part>
     if (own[i])
       collectives_->copy(static_cast<char*>(values->data()) + pieces[i].offset / kChunk * sizeof(V), 0, own[i]->data(),
                          pieces[i].member, own[i]->bytes());
-  ReduceOptions det = opts;
-  det.kernel = "auto";
-  V s{};  // (the chunk values are summed as they are, whatever op made them)
-  members_.front().reduce(Op::sum, {dtype_of<V>, values->data(), chunks, 1, true, values.get(), 0, chunks}, det, &s);
+  V s{};  // (the chunk values are summed as they are, whatever op made them: a deterministic sum, kernel auto)
+  const ReduceInput all{dtype_of<V>, values->data(), chunks, 1, true, values.get(), 0, chunks};
+  members_.front().reduce(ReduceCall{Op::sum, all, KernelId{}, true}, &s);
   return s;
 }
 
-void Group::reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void* result) const {
-  members_.front().check_reduce(op, in, opts);  // the whole input (a sharded Buffer's bounds), kernel, options
-  require_nonempty(op, in.count, to_string(op));
-  const Op local = info(op).computed_as;
+void Group::reduce(const ReduceCall& call, void* result) const {
+  const Op op = call.op, local = info(op).computed_as;
+  const ReduceInput& in = call.in;
   const std::vector<Part> pieces = split(in);
+  // A part's reduction on its member: the checked call's kernel and mode on the part (op: local, or an
+  // op parts.hpp asks for).
+  auto part_call = [&](Op o, const Part& p) { return ReduceCall{o, p.in, call.kernel, call.deterministic}; };
   visit(in.dtype, [&]<class T>(std::type_identity<T>) {
-    const bool canonical = parts::by_chunks(op, in.dtype, opts.deterministic) && in.count > 0;
+    const bool canonical = parts::by_chunks(op, in.dtype, call.deterministic) && in.count > 0;
     if (canonical && whole_chunks(in, pieces))
-      return parts::finish<T>(op, resident_deterministic_sum<T>(local, pieces, in.count, opts), in.count, result);
+      return parts::finish<T>(op, resident_deterministic_sum<T>(local, pieces, in.count), in.count, result);
     if (canonical) {
       std::vector<parts::Chunks<T>> chunks(pieces.size());
       run_all(pieces.size(), [&](std::size_t i) {
@@ -329,7 +318,7 @@ void Group::reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void
       std::vector<std::shared_ptr<Allocation>> slots;
       for (const Part& p : pieces) {
         slots.push_back(std::make_shared<Allocation>(members_[std::size_t(p.member)].first(), 8));
-        members_[std::size_t(p.member)].reduce_into(local, p.in, {out, slots.back().get(), 1, 0}, opts);
+        members_[std::size_t(p.member)].reduce_into(part_call(local, p), {out, slots.back().get(), 1, 0});
       }
       for (std::size_t i = 0; i < pieces.size(); ++i) {
         const Part& p = pieces[i];
@@ -346,102 +335,58 @@ void Group::reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void
     run_all(pieces.size(), [&](std::size_t i) {
       const Part& p = pieces[i];
       records[i] = parts::record<T>(local, p.in, p.offset,
-                                    [&](Op o, void* r) { members_[std::size_t(p.member)].reduce(o, p.in, opts, r); });
+                                    [&](Op o, void* r) { members_[std::size_t(p.member)].reduce(part_call(o, p), r); });
     });
     parts::combine<T>(op, records, in.count, result);
   });
 }
 
 // The result is computed (waiting), then written into out's element.
-void Group::reduce_into(Op op, const ReduceInput& in, const OutSlot& out, const ReduceOptions& opts) const {
-  const std::string name = std::string(to_string(op)) + "_into";
-  if (out.allocation == nullptr)
-    throw value_error(name + ": the output Buffer is empty; make it with Engine::buffer<R>(n) (n > index)");
-  check_owned(out.allocation, *first(), name + ": the output Buffer");
-  if (out.index >= out.size)
-    throw value_error(name + ": index " + std::to_string(out.index) + " is outside the output Buffer of " +
-                      std::to_string(out.size) + " elements");
+void Group::reduce_into(const ReduceCall& call, const OutSlot& out) const {
   unsigned char value[8] = {};
-  reduce(op, in, opts, value);
+  reduce(call, value);
   const std::size_t e = size_of(out.dtype);
   const_cast<Allocation*>(out.allocation)->upload(out.index * e, value, e);
 }
 
 // On the first member, Buffers staged there.
-void Group::reduce_per(Op op, Per per, const MatrixInput& in, const ReduceOutput& out,
-                       const ReduceOptions& opts) const {
-  if (!in.in_buffer) return members_.front().reduce_per(op, per, in, out, opts);
-  const std::string name = std::string(to_string(op)) + " (per " + to_string(per) + ")";
+void Group::reduce_per(const ReducePerCall& call) const {
+  if (!call.in.in_buffer) return members_.front().reduce_per(call);
   std::lock_guard lock(collective_mutex_);
   std::vector<Staged> keep;
-  const MatrixInput m = on_member(in, 0, keep, name + ": the matrix");
-  ReduceOutput o = out;
-  const std::size_t count = std::min(out.size, per == Per::row ? in.rows : in.cols);
+  ReducePerCall staged = call;
+  staged.in = on_member(call.in, 0, keep);
+  const std::size_t count = std::min(call.out.size, call.per == Per::row ? call.in.rows : call.in.cols);
   std::optional<Staged> staged_out;
-  if (out.allocation != nullptr && count > 0) {
-    check_owned(out.allocation, *first(), name + ": the output Buffer");
-    if (out.allocation == in.allocation &&
-        overlap(0, count * out.element_size, in.offset * size_of(in.dtype), extent_of(in, name) * size_of(in.dtype)))
-      throw value_error(name + ": the output overlaps the matrix; the results must go to separate memory");
-    staged_out = stage(out.allocation, 0, count * out.element_size, 0);
-    o.allocation = staged_out->view.get();
-    o.size = count;
+  if (call.out.allocation != nullptr && count > 0) {
+    staged_out = stage(call.out.allocation, 0, count * call.out.element_size, 0);
+    staged.out.allocation = staged_out->view.get();
+    staged.out.size = count;
   }
-  members_.front().reduce_per(op, per, m, o, opts);
+  members_.front().reduce_per(staged);
   if (staged_out) write_back(*staged_out);
 }
 
 // ---- matmul --------------------------------------------------------------------------------------
 
-void Group::matmul(const MatrixInput& a, const MatrixInput& b, const MatrixInput& c, const MatmulOptions& opts) const {
-  const std::size_t m = opts.trans_a ? a.cols : a.rows, k = opts.trans_a ? a.rows : a.cols;
-  const std::size_t kb = opts.trans_b ? b.cols : b.rows, n = opts.trans_b ? b.rows : b.cols;
-  if (k != kb || c.rows != m || c.cols != n)
-    throw value_error("matmul: shapes do not match: op(A) is " + std::to_string(m) + "x" + std::to_string(k) +
-                      ", op(B) is " + std::to_string(kb) + "x" + std::to_string(n) + ", C is " +
-                      std::to_string(c.rows) + "x" + std::to_string(c.cols) +
-                      "; need op(A).cols == op(B).rows, C = op(A).rows x op(B).cols");
-  // Whole-operand checks before anything is split: Buffers of this engine within their bounds, and C
-  // apart from A and B (each member sees only its own block).
-  const MatrixInput* operands[] = {&a, &b, &c};
-  const char* names[] = {"matmul: A", "matmul: B", "matmul: C"};
-  std::size_t begin[3] = {}, bytes[3] = {};
-  for (int i = 0; i < 3; ++i) {
-    const MatrixInput& v = *operands[i];
-    const std::size_t e = size_of(v.dtype), ext = extent_of(v, names[i]);
-    bytes[i] = ext * e;
-    if (!v.in_buffer) {
-      begin[i] = reinterpret_cast<std::uintptr_t>(v.data);
-      if (ext > 0 && v.data == nullptr) throw value_error(std::string(names[i]) + ".data is null but it has elements");
-      continue;
-    }
-    begin[i] = v.offset * e;
-    if (ext == 0) continue;
-    check_owned(v.allocation, *first(), names[i]);
-    if (v.offset > v.buffer_size || ext > v.buffer_size - v.offset)
-      throw value_error(std::string(names[i]) + " reaches past its buffer of " + std::to_string(v.buffer_size) +
-                        " elements");
-  }
-  for (int i = 0; i < 2; ++i)
-    if ((c.in_buffer ? operands[i]->allocation == c.allocation : true) &&
-        overlap(begin[2], bytes[2], begin[i], bytes[i]))
-      throw value_error("matmul: C overlaps A or B; the output must be separate memory");
-  const bool batch = a.count > 1 || b.count > 1 || c.count > 1;
-  if (!batch && m > 0 && n > 0) return matmul_rows(a, b, c, opts);
+void Group::matmul(const MatmulCall& call) const {
+  const bool batch = call.a.count > 1 || call.b.count > 1 || call.c.count > 1;
+  if (!batch && call.m > 0 && call.n > 0) return matmul_rows(call);
   // Batches (and empty products): on the first member.
-  if (!c.in_buffer) return members_.front().matmul(a, b, c, opts);
+  if (!call.c.in_buffer) return members_.front().matmul(call);
   std::lock_guard lock(collective_mutex_);
   std::vector<Staged> keep;
-  const MatrixInput a0 = on_member(a, 0, keep, "matmul: A"), b0 = on_member(b, 0, keep, "matmul: B");
-  const MatrixInput c0 = on_member(c, 0, keep, "matmul: C");
-  members_.front().matmul(a0, b0, c0, opts);
-  if (c0.allocation != nullptr) write_back(keep.back());
+  MatmulCall staged = call;
+  staged.a = on_member(call.a, 0, keep), staged.b = on_member(call.b, 0, keep);
+  staged.c = on_member(call.c, 0, keep);
+  members_.front().matmul(staged);
+  if (staged.c.allocation != nullptr) write_back(keep.back());
 }
 
 // Row blocks of C and op(A) per member; B whole on every member.
-void Group::matmul_rows(const MatrixInput& a, const MatrixInput& b, const MatrixInput& c,
-                        const MatmulOptions& o) const {
-  const std::size_t m = c.rows, k = o.trans_a ? a.rows : a.cols, D = members_.size();
+void Group::matmul_rows(const MatmulCall& call) const {
+  const MatrixInput &a = call.a, &b = call.b, &c = call.c;
+  const std::size_t m = call.m, k = call.k, D = members_.size();
   const std::size_t e = size_of(a.dtype), ce = size_of(c.dtype);
   // Member d computes rows [rows[d], rows[d + 1]): even blocks for host matrices; for Buffers the rows
   // that start in the member's shard of C, so that its block of C is in place.
@@ -459,10 +404,17 @@ void Group::matmul_rows(const MatrixInput& a, const MatrixInput& b, const Matrix
       }
     rows[d] = std::max(rows[d], rows[d - 1]);
   }
+  // The member's share of the call: rows r0 .. r1 - 1 of op(A) and C.
+  auto share = [&](std::size_t r0, std::size_t r1, const MatrixInput& ad, const MatrixInput& bd,
+                   const MatrixInput& cd) {
+    MatmulCall one = call;
+    one.a = ad, one.b = bd, one.c = cd, one.m = r1 - r0;
+    return one;
+  };
   // op(A)'s rows r0 .. r1 - 1 and C's, as a sub-matrix at element `first` of the operand.
   auto a_rows = [&](std::size_t r0, std::size_t r1, std::size_t& first) {
     MatrixInput x = a;
-    if (o.trans_a)
+    if (call.trans_a)
       first = r0, x.cols = r1 - r0;
     else
       first = r0 * a.ld, x.rows = r1 - r0;
@@ -476,18 +428,18 @@ void Group::matmul_rows(const MatrixInput& a, const MatrixInput& b, const Matrix
       if (ad.data && k > 0) ad.data = static_cast<const char*>(a.data) + first * e;
       if (cd.data) cd.data = static_cast<const char*>(c.data) + rows[d] * c.ld * ce;
       cd.rows = rows[d + 1] - rows[d];
-      members_[d].matmul(ad, b, cd, o);
+      members_[d].matmul(share(rows[d], rows[d + 1], ad, b, cd));
     });
     return;
   }
   std::lock_guard lock(collective_mutex_);
   // B on every member: one group of NCCL broadcasts, each from the member holding that piece of B.
-  const std::size_t b_bytes = extent_of(b, "matmul: B") * e;
+  const std::size_t b_bytes = extent_of(b) * e;
   std::vector<std::shared_ptr<Allocation>> b_copies(D), b_views(D);
   std::vector<void*> dst(D);
   std::vector<Collectives::Piece> pieces;
   if (b_bytes > 0) {
-    const std::size_t b0 = b.offset * e;  // (B's engine and bounds: checked in Group::matmul)
+    const std::size_t b0 = b.offset * e;
     for (const Allocation::Shard& sh : b.allocation->shards()) {
       const auto [lo, hi] = bytes_in(sh, b0, b_bytes);
       if (lo < hi)
@@ -505,8 +457,8 @@ void Group::matmul_rows(const MatrixInput& a, const MatrixInput& b, const Matrix
     MatrixInput x = a_rows(rows[d], rows[d + 1], first_a), y = c;
     y.rows = rows[d + 1] - rows[d];
     x.offset = a.offset + first_a, y.offset = c.offset + rows[d] * c.ld;
-    ad[d] = on_member(x, int(d), keep, "matmul: A");
-    cd[d] = on_member(y, int(d), keep, "matmul: C");
+    ad[d] = on_member(x, int(d), keep);
+    cd[d] = on_member(y, int(d), keep);
     if (keep.back().copy) c_staged[d] = keep.size() - 1;
   }
   collectives_->broadcast(pieces, dst);
@@ -517,7 +469,7 @@ void Group::matmul_rows(const MatrixInput& a, const MatrixInput& b, const Matrix
       b_views[d] = std::make_shared<Allocation>(members_[d].first(), dst[d], b_bytes);
       bd.allocation = b_views[d].get();
     }
-    members_[d].matmul(ad[d], bd, cd[d], o);  // enqueued on the member's stream
+    members_[d].matmul(share(rows[d], rows[d + 1], ad[d], bd, cd[d]));  // enqueued on the member's stream
   }
   for (std::size_t d = 0; d < D; ++d)
     if (c_staged[d] != SIZE_MAX) write_back(keep[c_staged[d]]);

@@ -36,12 +36,11 @@ class Group final : public Executor {
   const std::shared_ptr<BackendImpl>& first() const noexcept override { return members_.front().first(); }
   std::vector<DeviceInfo> devices() const override;
 
-  void reduce(Op op, const ReduceInput& in, const ReduceOptions& opts, void* result) const override;
-  void reduce_into(Op op, const ReduceInput& in, const OutSlot& out, const ReduceOptions& opts) const override;
-  void reduce_per(Op op, Per per, const MatrixInput& in, const ReduceOutput& out,
-                  const ReduceOptions& opts) const override;
-  void matmul(const MatrixInput& a, const MatrixInput& b, const MatrixInput& c,
-              const MatmulOptions& opts) const override;
+  bool owns(const Allocation& a) const noexcept override;
+  void reduce(const ReduceCall& call, void* result) const override;
+  void reduce_into(const ReduceCall& call, const OutSlot& out) const override;
+  void reduce_per(const ReducePerCall& call) const override;
+  void matmul(const MatmulCall& call) const override;
   std::shared_ptr<Allocation> allocate(std::size_t count, std::size_t element_size) const override;
   std::shared_ptr<Allocation> wrap(void* data, std::size_t count, std::size_t element_size) const override;
   void synchronize() const override;
@@ -57,14 +56,13 @@ class Group final : public Executor {
   std::vector<Part> split(const ReduceInput& in) const;
   static bool whole_chunks(const ReduceInput& in, const std::vector<Part>& pieces);
   template <class T>
-  compute_t<T> resident_deterministic_sum(Op local, const std::vector<Part>& pieces, std::uint64_t total,
-                                          const ReduceOptions& opts) const;
+  compute_t<T> resident_deterministic_sum(Op local, const std::vector<Part>& pieces, std::uint64_t total) const;
   // Elements of a Buffer operand in one member's memory (see multi_device.cpp).
   struct Staged;
   Staged stage(const Allocation* src, std::size_t first_byte, std::size_t bytes, int member) const;
   void write_back(const Staged& s) const;
-  MatrixInput on_member(const MatrixInput& v, int member, std::vector<Staged>& keep, const std::string& what) const;
-  void matmul_rows(const MatrixInput& a, const MatrixInput& b, const MatrixInput& c, const MatmulOptions& o) const;
+  MatrixInput on_member(const MatrixInput& v, int member, std::vector<Staged>& keep) const;
+  void matmul_rows(const MatmulCall& call) const;
 
   std::vector<SingleDevice> members_;  // one per device, in list order
   std::unique_ptr<Collectives> collectives_;

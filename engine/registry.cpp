@@ -1,6 +1,6 @@
-// The table of backends (TANDEM_BACKENDS in include/tandem/types.hpp) with each one's probe and factory.
-// Each is compiled in by a CMake option (TANDEM_WITH_CUDA defines TANDEM_HAS_CUDA, and the CUDA backend
-// is then a module loaded at run time); the CPU backend is always there.
+// The table of backends (TANDEM_BACKENDS in include/tandem/types.hpp) with each one's probe, factory, kernel
+// tables and columns. Each is compiled in by a CMake option (TANDEM_WITH_CUDA defines TANDEM_HAS_CUDA, and
+// the CUDA backend is then a module loaded at run time); the CPU backend is always there.
 #include "engine/registry.hpp"
 
 #include <string>
@@ -10,8 +10,17 @@
 
 namespace tandem::detail {
 
-// The CUDA backend lives in its module (common/modules.hpp), loaded by the first of these calls;
-// cuda_module() throws what a build without it, or a missing module, means.
+// ---- CPU ----------------------------------------------------------------------------------------------
+
+namespace {
+DeviceFreeTables cpu_tables() {  // (built into libtandem; making one touches no device)
+  const auto cpu = make_cpu_backend(EngineOptions{.device = 0});
+  return {cpu->reduce_kernel_info(), cpu->matmul_kernel_info()};
+}
+}  // namespace
+
+// ---- CUDA: the backend lives in its module (common/modules.hpp), loaded by the first of these calls --------
+
 Probe cuda_probe() {
 #ifdef TANDEM_HAS_CUDA
   std::string why;
@@ -26,6 +35,22 @@ int cuda_device_count() {
   const CudaModule* m = cuda_module(nullptr);
   return m ? m->device_count() : 0;
 }
+
+namespace {
+DeviceFreeTables cuda_tables() {  // the module's stage tables, fixed information that needs no GPU
+  std::string why;
+  const CudaModule* m = cuda_module(&why);
+  if (m == nullptr)
+#ifdef TANDEM_HAS_CUDA
+    throw Error("tandem: the CUDA kernel tables come from the CUDA module (no GPU is needed to read them): " + why +
+                ". Install the libtandem_cuda.so built with this libtandem, with the CUDA libraries it links "
+                "(cuBLAS) where the loader finds them");
+#else
+    throw Error("tandem: the CUDA kernel tables cannot be read: " + why);
+#endif
+  return {m->reduce_kernel_info(), m->matmul_kernel_info()};
+}
+}  // namespace
 
 // NCCL lives in its own module, loaded when the first engine over several GPUs (or over CUDA ranks) is made.
 std::unique_ptr<Collectives> make_nccl_collectives(const std::vector<std::shared_ptr<BackendImpl>>& members) {
@@ -44,39 +69,43 @@ std::unique_ptr<RankCollectives> make_nccl_ranks(int device, void* stream, const
   return m ? m->make_ranks(device, stream, id, rank, size) : nullptr;
 }
 
+// ---- the table: one row per backend of TANDEM_BACKENDS, in its order ----------------------------------------
+
 namespace {
 constexpr BackendEntry kBackends[] = {
-    {Backend::cpu, "cpu", 0, "CPU", "CPU", &cpu_probe, &make_cpu_backend, nullptr, &make_host_collectives, false,
-     false},
-    {Backend::cuda, "cuda", 10, "CUDA", "CUDA GPU", &cuda_probe, &make_cuda_backend, &cuda_device_count,
-     &make_nccl_collectives, true, true},
+    {.info = &info(Backend::cpu),
+     .probe = &cpu_probe,
+     .make = &make_cpu_backend,
+     .kernel_tables = &cpu_tables,
+     .make_collectives = &make_host_collectives},
+    {.info = &info(Backend::cuda),
+     .probe = &cuda_probe,
+     .make = &make_cuda_backend,
+     .kernel_tables = &cuda_tables,
+     .module = "cuda",
+     .device_count = &cuda_device_count,
+     .make_collectives = &make_nccl_collectives,
+     .device_per_rank = true,
+     .rank_groups = true},
 };
-// The rows follow TANDEM_BACKENDS (include/tandem/types.hpp), whose names, priorities and words they repeat:
-// checked here, so that the two cannot drift apart.
-constexpr bool same(const char* a, const char* b) { return *a == *b && (*a == 0 || same(a + 1, b + 1)); }
-#define TANDEM_BACKEND_CHECK(id_, priority_, label_, device_, ...)                     \
-  static_assert(kBackends[std::size_t(Backend::id_)].id == Backend::id_ &&             \
-                    same(kBackends[std::size_t(Backend::id_)].name, #id_) &&           \
-                    kBackends[std::size_t(Backend::id_)].auto_priority == priority_ && \
-                    same(kBackends[std::size_t(Backend::id_)].label, label_) &&        \
-                    same(kBackends[std::size_t(Backend::id_)].device, device_),        \
-                "engine/registry.cpp: the row of backend " #id_ " differs from TANDEM_BACKENDS");
-TANDEM_BACKENDS(TANDEM_BACKEND_CHECK)
-#undef TANDEM_BACKEND_CHECK
-static_assert(std::size(kBackends) == backend_count);
+static_assert(
+    [] {
+      if (std::size(kBackends) != std::size(backends)) return false;
+      for (std::size_t i = 0; i < std::size(kBackends); ++i)
+        if (kBackends[i].info != &backends[i]) return false;
+      return true;
+    }(),
+    "engine/registry.cpp: one row per backend of TANDEM_BACKENDS, in its order");
 }  // namespace
 
-const BackendEntry* backend_table() { return kBackends; }
+const BackendEntry& backend_entry(Backend b) {
+  if (std::size_t(b) >= std::size(kBackends)) throw Error("tandem: unknown backend id " + std::to_string(int(b)));
+  return kBackends[std::size_t(b)];
+}
 
 RankColumns rank_columns(Backend b) {
   const BackendEntry& e = backend_entry(b);
   return {e.device_per_rank, e.rank_groups};
-}
-
-const BackendEntry& backend_entry(Backend b) {
-  for (const BackendEntry& e : kBackends)
-    if (e.id == b) return e;
-  throw Error("tandem: unknown backend id " + std::to_string(int(b)));
 }
 
 }  // namespace tandem::detail

@@ -90,7 +90,7 @@ TANDEM_BACKEND_TEST(kernel_lists, "kernel lists start with auto and every name r
   CHECK(r[0] == "auto");
   CHECK(m[0] == "auto");
   if (eng.backend() == Backend::cpu) {
-    CHECK(r == std::vector<std::string>{"auto", "tbb_vectorized", "tbb_deterministic", "serial"});
+    CHECK(r == std::vector<std::string>{"auto", "tbb_vectorized", "tbb_fixed_split", "serial"});
     CHECK(m == std::vector<std::string>{"auto", "eigen_tbb", "eigen_serial"});
   } else {
     for (const char* stage : {"interleaved_divergent", "interleaved_strided_index", "sequential_addressing",

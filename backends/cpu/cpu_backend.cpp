@@ -3,15 +3,15 @@
 // Reductions split the input into blocked ranges with oneTBB; a float or double sum leaf is one Eigen
 // expression over a Map (vectorised by Eigen), the other leaves are backends/cpu/leaves.hpp's (SIMD
 // lanes, vectorised by the compiler), and leaves are combined with the operators of
-// common/reduce_ops.hpp.
-//   tbb_vectorized    tbb::parallel_reduce, auto_partitioner: leaves as the threads steal them
-//   tbb_deterministic tbb::parallel_deterministic_reduce with leaves of a size set by n alone (auto runs
-//                     it): the same association order, and so the same float bits, for any number of
-//                     threads
-//   serial            one leaf over the whole input on the calling thread
-// Matmul (eigen_tbb, eigen_serial) lives in backends/cpu/matmul.cpp.
-// Deterministic mode (common/canonical.hpp) runs its own kernel: canonical_sum (chunks in
-// parallel, 32 SIMD lanes per chunk); matmul.cpp has the canonical fma chain.
+// common/reduce_ops.hpp. The kernels are the rows of kReduceKernels (below), each a way to split the input:
+//   tbb_vectorized   tbb::parallel_reduce, auto_partitioner: leaves as the threads steal them
+//   tbb_fixed_split  tbb::parallel_deterministic_reduce with leaves of a size set by n alone (auto runs
+//                    it): the same association order, and so the same float bits, for any number of
+//                    threads
+//   serial           one leaf over the whole input on the calling thread
+// Matmul (eigen_tbb, eigen_serial) lives in backends/cpu/matmul.cpp, with its own table.
+// Deterministic mode (common/canonical.hpp) runs its own code whatever the kernel: canonical_sum (chunks
+// in parallel, 32 SIMD lanes per chunk); matmul.cpp has the canonical fma chain.
 #include <tbb/blocked_range.h>
 #include <tbb/blocked_range2d.h>
 #include <tbb/info.h>
@@ -43,9 +43,9 @@ using cpu_leaves::integer_sum_leaf;
 using cpu_leaves::min_max_leaf;
 using cpu_leaves::storage_sum_leaf;
 
-constexpr std::int64_t kGrain = 1 << 14;  // smallest leaf of tbb_vectorized and tbb_deterministic
+constexpr std::int64_t kGrain = 1 << 14;  // smallest leaf of tbb_vectorized and tbb_fixed_split
 
-// The leaves of tbb_deterministic (and auto) for n elements: from n alone, never from the thread count,
+// The leaves of tbb_fixed_split (and auto) for n elements: from n alone, never from the thread count,
 // so that every call splits the input the same way (at most about 256 leaves: enough for 64 cores, few
 // enough that a task's overhead is small against its reads).
 std::int64_t deterministic_leaf(std::int64_t n) { return std::clamp<std::int64_t>(n / 256, kGrain, 1 << 20); }
@@ -84,22 +84,91 @@ typename OpFor<O, T>::type::Acc reduce_leaf(const T* x, std::int64_t begin, std:
   }
 }
 
+// ---- The kernels: how each splits x[0], x[stride], ..., x[(n-1)*stride] among the threads -----------
+// Split::reduce<O>(x, n, stride) gives the accumulator of backend op O over the n >= 1 elements.
 template <Op O, class T>
-typename OpFor<O, T>::type::Acc reduce_with(std::string_view kernel, const T* x, std::int64_t n, std::int64_t stride) {
-  using Operator = typename OpFor<O, T>::type;
-  using Acc = typename Operator::Acc;
-  auto leaf = [&](const tbb::blocked_range<std::int64_t>& r, Acc acc) {
-    return Operator::combine(acc, reduce_leaf<O>(x, r.begin(), r.end(), stride));
-  };
-  auto join = [](Acc a, Acc b) { return Operator::combine(a, b); };
-  if (kernel == "serial") return reduce_leaf<O>(x, 0, n, stride);
-  if (kernel == "tbb_vectorized")  // TBB's auto_partitioner: leaves as the threads steal them
-    return tbb::parallel_reduce(tbb::blocked_range<std::int64_t>(0, n, kGrain), Operator::identity(), leaf, join);
-  // tbb_deterministic and auto: a fixed split of the range, halved the same way on every call, and a
-  // fixed tree of joins: the same bits for any thread count.
-  return tbb::parallel_deterministic_reduce(tbb::blocked_range<std::int64_t>(0, n, deterministic_leaf(n)),
-                                            Operator::identity(), leaf, join, tbb::simple_partitioner());
+using AccOf = typename OpFor<O, T>::type::Acc;
+
+struct Stealing {  // TBB's auto_partitioner: leaves as the threads steal them
+  template <Op O, class T>
+  static AccOf<O, T> reduce(const T* x, std::int64_t n, std::int64_t stride) {
+    using Operator = typename OpFor<O, T>::type;
+    return tbb::parallel_reduce(
+        tbb::blocked_range<std::int64_t>(0, n, kGrain), Operator::identity(),
+        [&](const tbb::blocked_range<std::int64_t>& r, AccOf<O, T> acc) {
+          return Operator::combine(acc, reduce_leaf<O>(x, r.begin(), r.end(), stride));
+        },
+        [](AccOf<O, T> a, AccOf<O, T> b) { return Operator::combine(a, b); });
+  }
+};
+
+struct FixedSplit {  // a fixed split of the range, halved the same way on every call, and a fixed tree of
+                     // joins: the same bits for any thread count
+  template <Op O, class T>
+  static AccOf<O, T> reduce(const T* x, std::int64_t n, std::int64_t stride) {
+    using Operator = typename OpFor<O, T>::type;
+    return tbb::parallel_deterministic_reduce(
+        tbb::blocked_range<std::int64_t>(0, n, deterministic_leaf(n)), Operator::identity(),
+        [&](const tbb::blocked_range<std::int64_t>& r, AccOf<O, T> acc) {
+          return Operator::combine(acc, reduce_leaf<O>(x, r.begin(), r.end(), stride));
+        },
+        [](AccOf<O, T> a, AccOf<O, T> b) { return Operator::combine(a, b); }, tbb::simple_partitioner());
+  }
+};
+
+struct Serial {  // one leaf over the whole input on the calling thread
+  template <Op O, class T>
+  static AccOf<O, T> reduce(const T* x, std::int64_t n, std::int64_t stride) {
+    return reduce_leaf<O>(x, 0, n, stride);
+  }
+};
+
+// Runs Split for a run-time op and dtype: the accumulator into *acc.
+template <class Split>
+void run_split(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* acc) {
+  visit(dtype, [&]<class T>(std::type_identity<T>) {
+    visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      const auto v = Split::template reduce<O>(static_cast<const T*>(x), n, stride);
+      std::memcpy(acc, &v, sizeof v);
+    });
+  });
 }
+
+// The table: one row per kernel, with the function that runs it. Every kernel takes every dtype and op.
+// tbb_vectorized splits the work as TBB's auto_partitioner decides at run time (its float sums' bits may
+// differ between calls); auto runs tbb_fixed_split, whose fixed split gives the same bits for any thread
+// count (at the same speed: docs/PERFORMANCE.md), but which is not the canonical order of deterministic mode.
+struct ReduceKernel {
+  const char* name;
+  Determinism determinism;
+  bool auto_pick = false;  // the one kernel "auto" runs
+  void (*run)(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* acc);
+};
+constexpr ReduceKernel kReduceKernels[] = {
+    {.name = "tbb_vectorized", .determinism = Determinism::not_guaranteed, .run = &run_split<Stealing>},
+    {.name = "tbb_fixed_split",
+     .determinism = Determinism::run_to_run,
+     .auto_pick = true,
+     .run = &run_split<FixedSplit>},
+    {.name = "serial", .determinism = Determinism::run_to_run, .run = &run_split<Serial>},
+};
+constexpr const ReduceKernel& kAutoReduce = []() -> const ReduceKernel& {
+  for (const ReduceKernel& k : kReduceKernels)
+    if (k.auto_pick) return k;
+  throw "backends/cpu: no reduce kernel has auto_pick";
+}();
+static_assert(
+    [] {
+      int picked = 0;
+      for (const ReduceKernel& k : kReduceKernels) {
+        if (k.run == nullptr) return false;
+        picked += k.auto_pick;
+      }
+      return picked == 1;
+    }(),
+    "backends/cpu: every reduce kernel needs its function, and exactly one is auto's");
+
+const ReduceKernel& reduce_kernel(KernelId id) { return id.is_auto() ? kAutoReduce : kReduceKernels[id.stage]; }
 
 // canonical::chunk_sum_of for a full, contiguous chunk: the same lane-wise adds, with the 32 lanes held
 // in SIMD registers as one fixed-size Eigen array (2 AVX-512 registers of floats).
@@ -151,15 +220,21 @@ T canonical_sum(const typename Op::In* x, std::int64_t n, std::int64_t stride) {
   return canonical::sum_of_chunk_values(std::move(values));
 }
 
-// The accumulator of backend op O over a's n >= 1 elements: the kernel's, or in deterministic mode the
+// The accumulator of a's op over its n >= 1 elements into *acc: the kernel's, or in deterministic mode the
 // canonical order's for additive operators on floating types (the others are order-independent).
-template <Op O, class T>
-typename OpFor<O, T>::type::Acc reduce_acc(const ReduceArgs& a, std::string_view kernel) {
-  using Operator = typename OpFor<O, T>::type;
-  const T* x = static_cast<const T*>(a.data);
-  if constexpr (additive<Operator> && is_floating_v<T>)
-    if (a.deterministic) return canonical_sum<Operator>(x, a.n, a.stride);
-  return reduce_with<O>(kernel, x, a.n, a.stride);
+void reduce_acc(const ReduceArgs& a, void* acc) {
+  visit(a.dtype, [&]<class T>(std::type_identity<T>) {
+    visit_backend_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
+      using Operator = typename OpFor<O, T>::type;
+      if constexpr (additive<Operator> && is_floating_v<T>)
+        if (a.deterministic) {
+          const auto v = canonical_sum<Operator>(static_cast<const T*>(a.data), a.n, a.stride);
+          std::memcpy(acc, &v, sizeof v);
+          return;
+        }
+      reduce_kernel(a.kernel).run(a.op, a.dtype, a.data, a.n, a.stride, acc);
+    });
+  });
 }
 
 std::string cpu_model_name() {
@@ -201,30 +276,22 @@ class CpuBackend final : public BackendImpl {
     return d;
   }
 
-  // The kernel table: every stage takes every dtype and op. tbb_vectorized splits the work as TBB's
-  // auto_partitioner decides at run time (its float sums' bits may differ between calls); auto runs
-  // tbb_deterministic, whose fixed split gives the same bits for any thread count (at the same speed:
-  // docs/PERFORMANCE.md), but which is not the canonical order of deterministic mode (its own kernel).
   std::vector<KernelInfo> reduce_kernel_info() const override {
-    auto stage = [](const char* name, bool auto_pick, Determinism d) {
-      return KernelInfo{
-          .name = name, .dtypes = every_dtype(), .ops = every_op(), .determinism = d, .auto_pick = auto_pick};
-    };
-    return {stage("tbb_vectorized", false, Determinism::not_guaranteed),
-            stage("tbb_deterministic", true, Determinism::run_to_run), stage("serial", false, Determinism::run_to_run)};
+    std::vector<KernelInfo> infos;
+    for (const ReduceKernel& k : kReduceKernels)
+      infos.push_back(KernelInfo{.name = k.name,
+                                 .dtypes = every_dtype(),
+                                 .ops = every_op(),
+                                 .precisions = std::vector<Precision>(every_dtype().size(), Precision::full),
+                                 .determinism = k.determinism,
+                                 .auto_pick = k.auto_pick});
+    return infos;
   }
-  // Both split C into the same blocks on every call (so Eigen's blocking of each is the same).
-  std::vector<KernelInfo> matmul_kernel_info() const override {
-    auto stage = [](const char* name, bool auto_pick) {
-      return KernelInfo{
-          .name = name, .dtypes = matmul_dtypes(), .determinism = Determinism::run_to_run, .auto_pick = auto_pick};
-    };
-    return {stage("eigen_tbb", true), stage("eigen_serial", false)};
-  }
+  std::vector<KernelInfo> matmul_kernel_info() const override { return cpu_matmul_kernel_info(); }
 
   // The result (detail::result_of), or with a.out (Engine::*_into) stored in the Buffer element, which
   // is host memory here: computed now either way.
-  void reduce(const ReduceArgs& a, std::string_view kernel, void* result) override {
+  void reduce(const ReduceArgs& a, void* result) override {
     visit(a.dtype, [&]<class T>(std::type_identity<T>) {
       visit_backend_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
         if (a.n == 0) {  // EmptyRule::zero (the engine rejects the others): +0.0 or 0
@@ -232,7 +299,8 @@ class CpuBackend final : public BackendImpl {
           std::memcpy(a.out ? a.out : result, &zero, sizeof zero);
           return;
         }
-        const auto acc = reduce_acc<O, T>(a, kernel);
+        AccOf<O, T> acc;
+        reduce_acc(a, &acc);
         if (a.out) return store_result<O, T>(acc, a.n, a.divide, a.out, 0);
         const auto v = result_of<O, T>(acc);
         std::memcpy(result, &v, sizeof v);
@@ -241,7 +309,7 @@ class CpuBackend final : public BackendImpl {
   }
 
   // Per-row / per-column reductions: backends/cpu/per_matrix.cpp.
-  void reduce_matrix(const MatrixReduceArgs& a, std::string_view, void* out) override { cpu_reduce_matrix(a, out); }
+  void reduce_matrix(const MatrixReduceArgs& a, void* out) override { cpu_reduce_matrix(a, out); }
 
   void canonical_chunk_values(Op op, Dtype dtype, const void* data, std::int64_t n, std::int64_t stride, bool,
                               void* host_values) override {
@@ -252,7 +320,7 @@ class CpuBackend final : public BackendImpl {
   // Host memory: the CPU backend cannot tell it from other memory, and takes any readable address.
   void check_external(const void*, std::size_t) const override {}
 
-  void matmul(const MatmulArgs& a, std::string_view kernel) override { cpu_matmul(a, kernel); }
+  void matmul(const MatmulArgs& a) override { cpu_matmul(a); }
 
   void* allocate(std::size_t bytes) override {
     void* p = ::operator new(bytes, std::align_val_t(64), std::nothrow);
@@ -270,12 +338,7 @@ class CpuBackend final : public BackendImpl {
 }  // namespace
 
 void cpu_reduce_acc(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* acc) {
-  visit(dtype, [&]<class T>(std::type_identity<T>) {
-    visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
-      const auto v = reduce_with<O>("auto", static_cast<const T*>(x), n, stride);
-      std::memcpy(acc, &v, sizeof v);
-    });
-  });
+  kAutoReduce.run(op, dtype, x, n, stride, acc);
 }
 
 void cpu_reduce_acc_each(Op op, Dtype dtype, const void* x, std::int64_t count, std::int64_t vstride, std::int64_t n,

@@ -457,8 +457,7 @@ void eigen_entry(const MatmulArgs& g, const T* a, const T* b, T* c, bool serial)
 }
 
 template <class T>
-void matmul_typed(const MatmulArgs& g, std::string_view kernel) {
-  const bool serial = kernel == "eigen_serial";
+void matmul_typed(const MatmulArgs& g, bool serial) {
   auto entry = [&](std::int64_t e) {
     // (An empty operand, k == 0, comes as a null pointer: it is not offset.)
     const T* a = g.a ? static_cast<const T*>(g.a) + e * g.stride_a : nullptr;
@@ -495,23 +494,65 @@ std::vector<float> widened(const T* x, const OperandLayout& o) {
   return w;
 }
 
-}  // namespace
-
 // 16-bit A and B (float C): both are widened to packed floats (exact), then the float product runs, so
 // every kernel and deterministic mode give what they give for the converted matrices.
-void cpu_matmul(const MatmulArgs& g, std::string_view kernel) {
+template <bool kSerial>
+void run_eigen(const MatmulArgs& g) {
   visit(
       g.dtype,
       [&]<class T>(std::type_identity<T>) {
         if constexpr (is_storage_type_v<T>) {
           const std::vector<float> a = widened(static_cast<const T*>(g.a), operand_a(g));
           const std::vector<float> b = widened(static_cast<const T*>(g.b), operand_b(g));
-          matmul_typed<float>(on_packed_operands(g, Dtype::f32, a.data(), b.data()), kernel);
+          matmul_typed<float>(on_packed_operands(g, Dtype::f32, a.data(), b.data()), kSerial);
         } else {
-          matmul_typed<T>(g, kernel);
+          matmul_typed<T>(g, kSerial);
         }
       },
       matmul_types{});
 }
+
+// The table: one row per kernel, with the function that runs it (every entry of the batch; deterministic
+// mode, whatever the kernel, the canonical fma chain). Both split C into the same blocks on every call (so
+// Eigen's blocking of each is the same): run to run.
+struct MatmulKernel {
+  const char* name;
+  bool auto_pick = false;  // the one kernel "auto" runs
+  void (*run)(const MatmulArgs& g);
+};
+constexpr MatmulKernel kMatmulKernels[] = {
+    {.name = "eigen_tbb", .auto_pick = true, .run = &run_eigen<false>},
+    {.name = "eigen_serial", .run = &run_eigen<true>},
+};
+constexpr const MatmulKernel& kAutoMatmul = []() -> const MatmulKernel& {
+  for (const MatmulKernel& k : kMatmulKernels)
+    if (k.auto_pick) return k;
+  throw "backends/cpu: no matmul kernel has auto_pick";
+}();
+static_assert(
+    [] {
+      int picked = 0;
+      for (const MatmulKernel& k : kMatmulKernels) {
+        if (k.run == nullptr) return false;
+        picked += k.auto_pick;
+      }
+      return picked == 1;
+    }(),
+    "backends/cpu: every matmul kernel needs its function, and exactly one is auto's");
+
+}  // namespace
+
+std::vector<KernelInfo> cpu_matmul_kernel_info() {
+  std::vector<KernelInfo> infos;
+  for (const MatmulKernel& k : kMatmulKernels)
+    infos.push_back(KernelInfo{.name = k.name,
+                               .dtypes = matmul_dtypes(),
+                               .precisions = std::vector<Precision>(matmul_dtypes().size(), Precision::full),
+                               .determinism = Determinism::run_to_run,
+                               .auto_pick = k.auto_pick});
+  return infos;
+}
+
+void cpu_matmul(const MatmulArgs& g) { (g.kernel.is_auto() ? kAutoMatmul : kMatmulKernels[g.kernel.stage]).run(g); }
 
 }  // namespace tandem::detail

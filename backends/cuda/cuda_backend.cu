@@ -157,9 +157,12 @@ class CudaBackend final : public detail::BackendImpl {
   }
 
   std::vector<KernelInfo> reduce_kernel_info() const override { return reduce_stage_info(); }
-  std::vector<KernelInfo> matmul_kernel_info() const override { return matmul_stage_info(); }
+  std::vector<KernelInfo> matmul_kernel_info() const override {
+    DeviceGuard guard(device_);  // (runs_here: on this engine's GPU)
+    return matmul_stage_info(true);
+  }
 
-  void reduce(const ReduceArgs& a, std::string_view kernel, void* result) override {
+  void reduce(const ReduceArgs& a, void* result) override {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);
     if (!a.out || !a.resident)
@@ -168,17 +171,13 @@ class CudaBackend final : public detail::BackendImpl {
       TANDEM_CUDA_CHECK(cudaMemsetAsync(a.out, 0, size_of(result_dtype(a.op, a.dtype)), stream_));
       return;
     }
-    // A resident input reduced into a Buffer element: "auto" is worked out once, here, and the stage it
-    // names goes on to reduce_resident below unless it is single_pass.
-    const bool into_buffer =
-        a.out && a.resident && !(a.deterministic && detail::canonical::in_canonical_order(a.op, a.dtype));
-    const std::string stage =
-        into_buffer && kernel == "auto" ? auto_reduce_stage(a.op, a.dtype, a.n, a.stride) : std::string(kernel);
-    if (into_buffer && stage == "single_pass") {
-      // One launch: single_pass's last block stores the result into the Buffer element.
-      finish_on_error([&] {
-        cuda::reduce_single_pass_into(a.op, a.dtype, a.data, a.n, a.stride, a.out, a.divide, scratch_, stream_);
-      });
+    // A resident input: the stage is worked out once, here (auto's choice for the whole input).
+    const std::size_t stage = reduce_stage(a.kernel, a.op, a.dtype, a.n, a.stride);
+    const bool canonical = a.deterministic && detail::canonical::in_canonical_order(a.op, a.dtype);
+    if (a.out && a.resident && !canonical && reduce_stores_into(stage)) {
+      // One launch: the stage stores the result into the Buffer element itself.
+      finish_on_error(
+          [&] { reduce_into(stage, a.op, a.dtype, a.data, a.n, a.stride, a.out, a.divide, scratch_, stream_); });
       return;
     }
     void* d_result = result_.get(64);
@@ -186,7 +185,7 @@ class CudaBackend final : public detail::BackendImpl {
       if (a.resident)
         reduce_resident(a, stage, a.data, a.n, a.stride, d_result);
       else
-        reduce_host(a, kernel, d_result);
+        reduce_host(a, d_result);
     });
     if (a.out) return store_into(a, d_result);
     // The accumulator, converted to the engine's result (integer sums: uint64 wraps to int64; argmin /
@@ -201,17 +200,20 @@ class CudaBackend final : public detail::BackendImpl {
     });
   }
 
-  void matmul(const MatmulArgs& g, std::string_view kernel) override {
+  void matmul(const MatmulArgs& g) override {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);
     if (!g.resident) require_not_capturing("a matmul of host matrices");
-    // register_tiled computes each element in the canonical order (an fma chain per 4096-k chunk, the chunk
-    // values summed canonically).
-    const std::string stage = g.deterministic ? std::string("register_tiled") : std::string(kernel);
+    // The stage: the one named, or auto's for the problem the GPU gets (in deterministic mode the engine
+    // took only a canonical stage, or auto, whose choice is then the canonical stage).
+    auto stage_for = [&](const MatmulArgs& on_gpu) {
+      return g.kernel.is_auto() ? auto_matmul_stage(on_gpu) : std::size_t(g.kernel.stage);
+    };
     const cuda::MatmulWorkspaces forms{form_a_, form_b_, form_c_, wide_a_, wide_b_};
     finish_on_error([&] {
       if (!cublas_) create_cublas();
-      if (g.resident) return cuda::matmul(stage, g, scratch_, forms, cublas_, stream_);  // stream-ordered, no wait
+      if (g.resident)
+        return cuda::matmul(stage_for(g), g, scratch_, forms, cublas_, stream_);  // stream-ordered, no wait
       // Host matrices, one entry at a time: stage A and B as stored, compactly (ld = stored cols; an
       // entry of stride 0 once), and C when beta reads it; compute into a compact C and copy its rows
       // back with the caller's ld, so C's padding is never touched.
@@ -235,7 +237,7 @@ class CudaBackend final : public detail::BackendImpl {
         one.lda = a_cols, one.ldb = b_cols, one.ldc = g.n;
         one.resident = true;
         one.batch = 1, one.stride_a = one.stride_b = one.stride_c = 0;
-        cuda::matmul(stage, one, scratch_, forms, cublas_, stream_);
+        cuda::matmul(stage_for(one), one, scratch_, forms, cublas_, stream_);
         staging_.download_rows(c, g.ldc, dc, g.m, g.n, ec);  // waits: C is complete on return
       }
     });
@@ -243,7 +245,7 @@ class CudaBackend final : public detail::BackendImpl {
 
   // Per-row / per-column reductions (backends/cuda/reduce/per_matrix.cu). Host matrices are staged compactly
   // (upload_rows), their results come back before the call returns.
-  void reduce_matrix(const detail::MatrixReduceArgs& a, std::string_view, void* out) override {
+  void reduce_matrix(const detail::MatrixReduceArgs& a, void* out) override {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);
     if (!a.resident) require_not_capturing("a per-row / per-column reduction of host data");
@@ -375,21 +377,20 @@ class CudaBackend final : public detail::BackendImpl {
     }
   }
 
-  // x in device memory: one reduction into d_result (Acc of the op).
-  void reduce_resident(const ReduceArgs& a, std::string_view kernel, const void* x, std::int64_t n, std::int64_t stride,
+  // x in device memory: one reduction into d_result (Acc of the op), by `stage` (or in deterministic mode
+  // the canonical order, for the ops that have one).
+  void reduce_resident(const ReduceArgs& a, std::size_t stage, const void* x, std::int64_t n, std::int64_t stride,
                        void* d_result) {
-    if (a.deterministic && detail::canonical::in_canonical_order(a.op, a.dtype)) {
+    if (a.deterministic && detail::canonical::in_canonical_order(a.op, a.dtype))
       reduce_canonical_sum(a.op, a.dtype, x, n, stride, d_result, scratch_, stream_);
-    } else {
-      const std::string stage = kernel == "auto" ? auto_reduce_stage(a.op, a.dtype, n, stride) : std::string(kernel);
+    else
       cuda::reduce(stage, a.op, a.dtype, x, n, stride, d_result, scratch_, stream_);
-    }
   }
 
   // x in host memory, in pieces through the pinned staging buffers (see the top of the file). With
   // kernel "auto" and more than one piece, the CPU's cores reduce pieces from the back of x while this
   // thread streams pieces from the front to the GPU, until the two meet (HostSplit).
-  void reduce_host(const ReduceArgs& a, std::string_view kernel, void* d_result) {
+  void reduce_host(const ReduceArgs& a, void* d_result) {
     const std::size_t elem = size_of(a.dtype);
     const std::int64_t piece = std::int64_t(kStagingBytes / elem);
     const std::int64_t pieces = (a.n + piece - 1) / piece;
@@ -401,12 +402,13 @@ class CudaBackend final : public detail::BackendImpl {
     auto piece_len = [&](std::int64_t i) { return std::min(piece, a.n - i * piece); };
     if (pieces == 1) {
       staging_.stage_piece(0, piece_data(0), a.n, a.stride, elem, device_slots);
-      return reduce_resident(a, kernel, device_slots, a.n, 1, d_result);
+      return reduce_resident(a, reduce_stage(a.kernel, a.op, a.dtype, a.n, 1), device_slots, a.n, 1, d_result);
     }
     // Sum-like ops of floats: the pieces' canonical chunk values, which the CPU's cores and the GPU compute
     // bit for bit alike, so that the result does not depend on where the two sides meet (that varies from
     // call to call): deterministic mode, and kernel auto, which shares the pieces.
-    const bool chunked = (a.deterministic || kernel == "auto") && detail::canonical::in_canonical_order(a.op, a.dtype);
+    const bool chunked =
+        (a.deterministic || a.kernel.is_auto()) && detail::canonical::in_canonical_order(a.op, a.dtype);
     // Per piece: its result (Acc, at most 16 bytes), or its canonical chunk values (pieces are whole
     // chunks but the last), in the compute type (float for 16-bit inputs).
     const Dtype value_dtype = info(a.dtype).compute;
@@ -414,7 +416,7 @@ class CudaBackend final : public detail::BackendImpl {
     const std::size_t per_piece = chunked ? std::size_t(piece / detail::canonical::kChunk) * value_size : 16;
     auto* partials = static_cast<unsigned char*>(staging_b_.get(std::size_t(pieces) * per_piece + 256));
     std::vector<unsigned char> host(std::size_t(pieces) * per_piece);  // the CPU's pieces, then all
-    detail::HostSplit split(pieces, kernel == "auto");
+    detail::HostSplit split(pieces, a.kernel.is_auto());
     split.run_cpu([&](std::int64_t i) {
       unsigned char* out = host.data() + std::size_t(i) * per_piece;
       if (chunked)
@@ -429,7 +431,7 @@ class CudaBackend final : public detail::BackendImpl {
       if (chunked)
         reduce_canonical_chunk_values(a.op, a.dtype, dev, piece_len(i), 1, out, stream_);
       else
-        reduce_resident(a, kernel, dev, piece_len(i), 1, out);
+        reduce_resident(a, reduce_stage(a.kernel, a.op, a.dtype, piece_len(i), 1), dev, piece_len(i), 1, out);
     }
     split.wait();
     const std::int64_t gpu_pieces = split.front();

@@ -16,18 +16,27 @@
 namespace tandem::cuda {
 
 // ---- Reductions (backends/cuda/reduce/) --------------------------------------------------------
+// Stages are rows of reduce/dispatch.cu's table, numbered in ladder order (a KernelId's stage).
 // Every stage in ladder order, "cub" last, with what it accepts; without "auto".
 std::vector<KernelInfo> reduce_stage_info();
 // The stage "auto" runs for this problem.
-std::string auto_reduce_stage(Op op, Dtype dtype, std::int64_t n, std::int64_t stride);
+std::size_t auto_reduce_stage(Op op, Dtype dtype, std::int64_t n, std::int64_t stride);
+// The stage a call runs: the one `kernel` names, or auto's choice for this problem.
+std::size_t reduce_stage(detail::KernelId kernel, Op op, Dtype dtype, std::int64_t n, std::int64_t stride);
+// The stage of that name (the benchmarks' kernel level), or tandem::Error; and a stage's name.
+std::size_t reduce_stage_named(std::string_view name);
+std::string reduce_stage_name(std::size_t stage);
 // Reduces x[0], x[stride], ..., x[(n-1)*stride] with `stage` and writes the accumulator of op's operator
 // (common/reduce_ops.hpp: uint64 for integer sums, wrapping; compute_t for values; an ArgAcc)
 // to the device pointer d_result.
-void reduce(std::string_view stage, Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride,
-            void* d_result, Workspace& ws, cudaStream_t stream);
-
-// single_pass with the op's result stored into out as detail::store_result writes it (a *_into call in
-// one launch: the stage's last block stores it; `divide`: a mean, divided by n).
+void reduce(std::size_t stage, Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,
+            Workspace& ws, cudaStream_t stream);
+// Whether `stage` stores the op's result into a Buffer element itself, as detail::store_result writes it
+// (a *_into call in one launch; `divide`: a mean, divided by n), and that launch.
+bool reduce_stores_into(std::size_t stage);
+void reduce_into(std::size_t stage, Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* out,
+                 bool divide, Workspace& ws, cudaStream_t stream);
+// single_pass's: its last block stores the result.
 void reduce_single_pass_into(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* out,
                              bool divide, Workspace& ws, cudaStream_t stream);
 
@@ -44,17 +53,20 @@ void reduce_canonical_chunk_values(Op op, Dtype dtype, const void* x, std::int64
                                    cudaStream_t stream);
 
 // ---- Matrix products (backends/cuda/matmul/) ---------------------------------------------------
-// Every stage in ladder order, cuBLAS last, with what it accepts; without "auto".
-std::vector<KernelInfo> matmul_stage_info();
-// The stage "auto" runs for a plain product in full precision (never tf32/bf16; the benchmarks).
-// Deterministic mode runs register_tiled, which computes each element in the canonical order (an fma chain
-// per 4096-k chunk, the chunk values summed canonically: common/canonical.hpp).
-// Sizes or leading dimensions past 2^31 - 1 (which cuBLAS cannot take) go to register_tiled.
-std::string auto_matmul_stage(Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n, std::int64_t lda,
+// Stages are rows of matmul/dispatch.cu's table, numbered in ladder order (a KernelId's stage).
+// Every stage in ladder order, cuBLAS last, with what it accepts; without "auto". on_device: whether each
+// runs on the current GPU (KernelInfo::runs_here; without a device: whether it needs nothing more).
+std::vector<KernelInfo> matmul_stage_info(bool on_device);
+// The stage "auto" runs for the whole problem: the canonical stage (register_tiled) in deterministic mode
+// or past 32-bit sizes, else cuBLAS in the lowest precision MatmulArgs::precision allows (tf32 / bf16:
+// float only), or for 16-bit inputs wgmma_persistent where it runs well.
+std::size_t auto_matmul_stage(const detail::MatmulArgs& g);
+// The same for a plain product in full precision (the benchmarks).
+std::size_t auto_matmul_stage(Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n, std::int64_t lda,
                               std::int64_t ldb, std::int64_t ldc);
-// The stage "auto" runs for the whole problem: register_tiled in deterministic mode or past 32-bit
-// sizes, else cuBLAS in the lowest precision MatmulArgs::precision allows (tf32 / bf16: float only).
-std::string auto_matmul_stage(const detail::MatmulArgs& g);
+// The stage of that name (the benchmarks' kernel level), or tandem::Error; and a stage's name.
+std::size_t matmul_stage_named(std::string_view name);
+std::string matmul_stage_name(std::size_t stage);
 
 // Scratch memory for the GEMM forms (matmul/forms.cuh), apart from the stages' workspace.
 struct MatmulWorkspaces {
@@ -64,15 +76,16 @@ struct MatmulWorkspaces {
   Workspace& wide_a;  // 16-bit A and B widened to float (matmul/storage16.cuh)
   Workspace& wide_b;
 };
-// C = alpha * op(A) * op(B) + beta * C for every entry of g (device memory; m, n, batch >= 1, k >= 0):
-// cuBLAS stages take the whole problem, the others one plain product per entry (matmul/forms.cuh).
-void matmul(std::string_view stage, const detail::MatmulArgs& g, Workspace& ws, const MatmulWorkspaces& forms,
+// C = alpha * op(A) * op(B) + beta * C for every entry of g (device memory; m, n, batch >= 1, k >= 0) with
+// `stage`: stages with batch launchers take the whole problem, the others one plain product per entry
+// (matmul/forms.cuh).
+void matmul(std::size_t stage, const detail::MatmulArgs& g, Workspace& ws, const MatmulWorkspaces& forms,
             cublasHandle_t cublas, cudaStream_t stream);
 
 // The plain product of one entry (the benchmarks' kernel level):
 // C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), row-major, dtype f32 or f64. Throws tandem::Error
 // for a stage whose KernelInfo does not take the dtype (tensor-core stages take float only).
-void matmul(std::string_view stage, Dtype dtype, const void* a, const void* b, void* c, std::int64_t m, std::int64_t k,
+void matmul(std::size_t stage, Dtype dtype, const void* a, const void* b, void* c, std::int64_t m, std::int64_t k,
             std::int64_t n, std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws, cublasHandle_t cublas,
             cudaStream_t stream);
 

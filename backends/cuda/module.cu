@@ -45,11 +45,18 @@ int device_of(const void* p) {
   return known ? attr.device : -1;
 }
 
+std::vector<KernelInfo> device_free_matmul_stage_info() { return matmul_stage_info(false); }
+
 }  // namespace
 
 // The stage tables come from the ladders' own tables (reduce/dispatch.cu, matmul/dispatch.cu), which
 // touch no device: they are read where no GPU is present.
-extern const detail::CudaModule module_table{&probe,     &make_backend,      &device_count,     &order_after,
-                                             &device_of, &reduce_stage_info, &matmul_stage_info};
+extern const detail::CudaModule module_table{.probe = &probe,
+                                             .make = &make_backend,
+                                             .device_count = &device_count,
+                                             .order_after = &order_after,
+                                             .device_of = &device_of,
+                                             .reduce_kernel_info = &reduce_stage_info,
+                                             .matmul_kernel_info = &device_free_matmul_stage_info};
 
 }  // namespace tandem::cuda

@@ -23,9 +23,9 @@ namespace tandem {
 // The table of backends, X(name, auto_priority, label, device, ...): the Backend enumerators, their
 // names, TANDEM_BACKEND parsing, the auto choice (the usable backend of highest priority) and its
 // reason in words (label: the backend's name in prose, device: what it runs on), backend_status(), the
-// CLI's --backend and the per-backend test registration (tests/CMakeLists.txt reads this macro) all
-// come from it. Each backend provides <name>_probe() and make_<name>_backend() (engine/registry.cpp).
-// Arguments after X are passed on to every X(...) (the test registration uses them).
+// CLI's --backend and words, Python's names and the per-backend test runs all come from it (through
+// `backends` below). Each backend provides <name>_probe() and make_<name>_backend() (engine/registry.cpp).
+// Arguments after X are passed on to every X(...).
 #define TANDEM_BACKENDS(X, ...)        \
   X(cpu, 0, "CPU", "CPU", __VA_ARGS__) \
   X(cuda, 10, "CUDA", "CUDA GPU", __VA_ARGS__)
@@ -36,11 +36,29 @@ enum class Backend {
 #undef TANDEM_BACKEND_ENUMERATOR
 };
 
+// One row of the table.
+struct BackendInfo {
+  Backend id;
+  const char* name;    // "cuda": TANDEM_BACKEND, --backend, tandem.Engine('cuda')
+  int auto_priority;   // auto picks the usable backend with the highest
+  const char* label;   // the backend in prose: "CUDA"
+  const char* device;  // what it runs on, in prose: "CUDA GPU"
+};
+
+// One BackendInfo per backend, indexed by Backend.
+inline constexpr BackendInfo backends[] = {
+#define TANDEM_BACKEND_ROW(name_, priority_, label_, device_, ...) {Backend::name_, #name_, priority_, label_, device_},
+    TANDEM_BACKENDS(TANDEM_BACKEND_ROW)
+#undef TANDEM_BACKEND_ROW
+};
+
 inline constexpr Backend all_backends[] = {
 #define TANDEM_BACKEND_VALUE(name, ...) Backend::name,
     TANDEM_BACKENDS(TANDEM_BACKEND_VALUE)
 #undef TANDEM_BACKEND_VALUE
 };
+
+constexpr const BackendInfo& info(Backend b) { return backends[static_cast<std::size_t>(b)]; }
 
 // "cpu" or "cuda".
 TANDEM_API const char* to_string(Backend b) noexcept;
@@ -188,19 +206,35 @@ struct DeviceInfo {
   std::string details;            // e.g. "sm_90, 50 MiB L2"
 };
 
+// The precision a kernel that rounds its inputs to `rounding` (Precision::full: rounds nothing) computes
+// element type d in: `rounding`, or full where d's values are exact in that format (bfloat16 and half
+// values are exact in tf32; bfloat16 values in bf16).
+constexpr Precision precision_for(Dtype d, Precision rounding) {
+  auto bits = [](Precision p) { return p == Precision::tf32 ? 10 : p == Precision::bf16 ? 7 : 64; };
+  const int own = d == Dtype::bf16 ? 7 : d == Dtype::f16 ? 10 : d == Dtype::f32 ? 23 : 64;  // significand bits
+  return own > bits(rounding) ? rounding : Precision::full;
+}
+
 // What one kernel (a stage of a ladder, a vendor baseline, or "auto") accepts and promises. The engine
 // rejects a call the kernel does not accept (dtype, op, deterministic) before it reaches the backend.
 struct KernelInfo {
   std::string name;
   std::vector<Dtype> dtypes;  // the element types it takes
   std::vector<Op> ops;        // reductions: the ops it runs; empty for matmul kernels
-  Precision precision = Precision::full;
-  bool deterministic = false;  // deterministic mode may run it (its results follow the canonical order)
+  // The precision it computes each element type of `dtypes` in, in that order: full, or the inputs rounded
+  // to tf32 or bf16 (a tensor-core stage's float inputs; its 16-bit inputs are exact in those formats).
+  std::vector<Precision> precisions;
+  Precision precision = Precision::full;  // the lowest of `precisions` (its float inputs')
+  bool deterministic = false;             // deterministic mode may run it (its results follow the canonical order)
   Determinism determinism = Determinism::not_guaranteed;  // the bits of its default mode (Determinism)
   bool auto_pick = false;                                 // "auto" may pick it
   bool baseline = false;                                  // a vendor library (CUB, cuBLAS), the reference of the ladder
   bool per_row_col = false;  // per-row / per-column reductions (Engine::sum(MatrixView, Per, ...)) run it
-  std::string requirement;   // e.g. "compute capability 9.0"; empty: runs wherever the backend does
+  std::string requirement;   // what it needs beyond the backend, in words, e.g. "compute capability 9.0"
+  // Whether it runs here: in an engine's tables, on the engine's device (false: a call throws
+  // tandem::Error naming the requirement); in tables read without a device (tandem::reduce_kernel_info(
+  // Backend)), whether it needs nothing beyond the backend (requirement is empty).
+  bool runs_here = true;
 
   bool accepts(Dtype d) const {
     for (Dtype x : dtypes)
@@ -211,6 +245,12 @@ struct KernelInfo {
     for (Op x : ops)
       if (x == op) return true;
     return false;
+  }
+  // The precision it computes element type d in (full for a type it does not take).
+  Precision precision_of(Dtype d) const {
+    for (std::size_t i = 0; i < dtypes.size() && i < precisions.size(); ++i)
+      if (dtypes[i] == d) return precisions[i];
+    return Precision::full;
   }
 };
 

@@ -124,7 +124,7 @@ run 0 env TANDEM_DEVICE=abc "$tandem" kernels --backend cpu
 
 # kernels: a "no" in the deterministic column says why.
 run 0 "$tandem" kernels --backend cpu &&
-  expect out '^reduce +tbb_deterministic .*no \(run-to-run, not the canonical order\)' "tbb_deterministic's reason"
+  expect out '^reduce +tbb_fixed_split .*no \(run-to-run, not the canonical order\)' "tbb_fixed_split's reason"
 
 # reduce --op all: every line of the table has the same width (argmin / argmax included).
 if run 0 "$tandem" reduce --backend cpu --n 1000 --op all --repeat 1; then

@@ -33,54 +33,125 @@ using Launcher = void (*)(const GemmParams<T>&, const GemmContext&);
 template <class T>
 using BatchLauncher = void (*)(const GemmBatch<T>&, const GemmContext&);
 
+// What a stage needs beyond a CUDA GPU.
+enum class Needs : std::uint8_t { nothing, sm90 };
+constexpr const char* words(Needs n) { return n == Needs::sm90 ? "compute capability 9.0" : ""; }
+
+// A launcher of the whole problem (every form, every entry of the batch) for 16-bit inputs as stored.
+using Storage16Launcher = void (*)(const detail::MatmulArgs& g, const GemmContext& ctx);
+template <class T>
+using FewOutputsLauncher = void (*)(const GemmBatch<T>& g, const GemmContext& ctx, const MatmulWorkspaces& forms);
+
 // One row per stage, in ladder order. A stage takes the element types it has a launcher for, and
-// bfloat16 and float16 wherever it takes float (storage16.cuh: cublas natively, wgmma_bf16 packing them
-// itself, the others on A and B widened to float). Stages with batch launchers take transposes, alpha / beta and
-// batches themselves; forms.cuh serves the rest.
+// bfloat16 and float16 wherever it takes float: as stored where it has a 16-bit launcher (storage16 for
+// every product, storage16_plain for plain ones), else on A and B widened to float (storage16.cuh). Stages
+// with batch launchers take transposes, alpha / beta and batches themselves; forms.cuh serves the rest.
 struct Stage {
   const char* name;
-  Precision precision;
-  Launcher<float> f32;
-  Launcher<double> f64;
-  bool deterministic = false;  // each C(i, j) in the canonical order: an fma chain per 4096-k chunk, summed canonically
-  bool baseline = false;       // cuBLAS
-  const char* requirement = "";
+  Precision rounding = Precision::full;  // what it rounds float inputs to (its KernelInfo: precision_for)
+  Launcher<float> f32 = nullptr;
+  Launcher<double> f64 = nullptr;
+  // Each C(i, j) in the canonical order (an fma chain per 4096-k chunk, summed canonically): deterministic
+  // mode may run it, and its default mode gives every backend's bits.
+  bool canonical = false;
+  bool baseline = false;  // cuBLAS
+  Needs needs = Needs::nothing;
   BatchLauncher<float> f32_batch = nullptr;
   BatchLauncher<double> f64_batch = nullptr;
-  // Takes the whole problem of every element type it lists, 16-bit inputs as stored (the Hopper rungs).
-  void (*whole)(const detail::MatmulArgs&, Workspace&, cudaStream_t) = nullptr;
+  Storage16Launcher storage16 = nullptr;        // 16-bit inputs as stored, every form
+  Storage16Launcher storage16_plain = nullptr;  // 16-bit inputs as stored, plain products (C = A * B)
+  // The same chains for a C with few outputs (chunk_dot_kind(m, k, n) != none: narrow, or small with a
+  // long K), by a kernel that keeps the GPU busy on them.
+  FewOutputsLauncher<float> f32_few_outputs = nullptr;
+  FewOutputsLauncher<double> f64_few_outputs = nullptr;
 };
 
 template <HopperRung R>
-void hopper_whole(const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream) {
-  hopper_matmul(R, g, ws, stream);
+void hopper_whole(const detail::MatmulArgs& g, const GemmContext& ctx) {
+  hopper_matmul(R, g, ctx.ws, ctx.stream);
+}
+// wgmma_bf16 reads one plain product's 16-bit inputs as stored (no float copies).
+void wgmma_bf16_plain(const detail::MatmulArgs& g, const GemmContext& ctx) {
+  detail::visit(
+      g.dtype,
+      [&]<class T>(std::type_identity<T>) {
+        wgmma_bf16_matmul_16bit(static_cast<const T*>(g.a), static_cast<const T*>(g.b), static_cast<float*>(g.c), g.m,
+                                g.k, g.n, g.lda, g.ldb, g.ldc, ctx.ws, ctx.stream);
+      },
+      type_list<bfloat16, half>{});
 }
 
 constexpr Stage kStages[] = {
-    {"naive", Precision::full, &launch_naive<float>, &launch_naive<double>},
-    {"tiled_16", Precision::full, &launch_tiled<float, 16>, &launch_tiled<double, 16>},
-    {"tiled_32", Precision::full, &launch_tiled<float, 32>, &launch_tiled<double, 32>},
-    {"register_tiled", Precision::full, &launch_register_tiled<float>, &launch_register_tiled<double>, true},
-    {"tensor_core_tf32", Precision::tf32, &launch_tensor_core<Tf32Input>, nullptr},
-    {"tensor_core_bf16", Precision::bf16, &launch_tensor_core<Bf16Input>, nullptr},
-    {"wgmma_tf32", Precision::tf32, &launch_wgmma_tf32, nullptr, false, false, "compute capability 9.0"},
-    {"wgmma_bf16", Precision::bf16, &launch_wgmma_bf16, nullptr, false, false, "compute capability 9.0"},
+    {.name = "naive", .f32 = &launch_naive<float>, .f64 = &launch_naive<double>},
+    {.name = "tiled_16", .f32 = &launch_tiled<float, 16>, .f64 = &launch_tiled<double, 16>},
+    {.name = "tiled_32", .f32 = &launch_tiled<float, 32>, .f64 = &launch_tiled<double, 32>},
+    {.name = "register_tiled",
+     .f32 = &launch_register_tiled<float>,
+     .f64 = &launch_register_tiled<double>,
+     .canonical = true,
+     .f32_few_outputs = &chunk_dot_matmul<float>,
+     .f64_few_outputs = &chunk_dot_matmul<double>},
+    {.name = "tensor_core_tf32", .rounding = Precision::tf32, .f32 = &launch_tensor_core<Tf32Input>},
+    {.name = "tensor_core_bf16", .rounding = Precision::bf16, .f32 = &launch_tensor_core<Bf16Input>},
+    {.name = "wgmma_tf32", .rounding = Precision::tf32, .f32 = &launch_wgmma_tf32, .needs = Needs::sm90},
+    {.name = "wgmma_bf16",
+     .rounding = Precision::bf16,
+     .f32 = &launch_wgmma_bf16,
+     .needs = Needs::sm90,
+     .storage16_plain = &wgmma_bf16_plain},
     // The Hopper rungs (hopper.hpp): float inputs as tf32, bfloat16 / half as stored, every form whole.
-    {"wgmma_tma", Precision::tf32, &launch_hopper<HopperRung::tma>, nullptr, false, false, "compute capability 9.0",
-     &launch_hopper_batch<HopperRung::tma>, nullptr, &hopper_whole<HopperRung::tma>},
-    {"wgmma_warp_specialized", Precision::tf32, &launch_hopper<HopperRung::warp_specialized>, nullptr, false, false,
-     "compute capability 9.0", &launch_hopper_batch<HopperRung::warp_specialized>, nullptr,
-     &hopper_whole<HopperRung::warp_specialized>},
-    {"wgmma_persistent", Precision::tf32, &launch_hopper<HopperRung::persistent>, nullptr, false, false,
-     "compute capability 9.0", &launch_hopper_batch<HopperRung::persistent>, nullptr,
-     &hopper_whole<HopperRung::persistent>},
+    {.name = "wgmma_tma",
+     .rounding = Precision::tf32,
+     .f32 = &launch_hopper<HopperRung::tma>,
+     .needs = Needs::sm90,
+     .f32_batch = &launch_hopper_batch<HopperRung::tma>,
+     .storage16 = &hopper_whole<HopperRung::tma>},
+    {.name = "wgmma_warp_specialized",
+     .rounding = Precision::tf32,
+     .f32 = &launch_hopper<HopperRung::warp_specialized>,
+     .needs = Needs::sm90,
+     .f32_batch = &launch_hopper_batch<HopperRung::warp_specialized>,
+     .storage16 = &hopper_whole<HopperRung::warp_specialized>},
+    {.name = "wgmma_persistent",
+     .rounding = Precision::tf32,
+     .f32 = &launch_hopper<HopperRung::persistent>,
+     .needs = Needs::sm90,
+     .f32_batch = &launch_hopper_batch<HopperRung::persistent>,
+     .storage16 = &hopper_whole<HopperRung::persistent>},
 #ifdef TANDEM_LAB_KERNELS  // stages that have not yet passed on a GPU (none at present) go here
 #endif
-    {"cublas", Precision::full, &launch_cublas<float>, &launch_cublas<double>, false, true, "",
-     &launch_cublas_batch<float>, &launch_cublas_batch<double>},
-    {"cublas_tf32", Precision::tf32, &launch_cublas_tf32, nullptr, false, true, "", &launch_cublas_tf32_batch},
-    {"cublas_bf16", Precision::bf16, &launch_cublas_bf16, nullptr, false, true, "", &launch_cublas_bf16_batch},
+    {.name = "cublas",
+     .f32 = &launch_cublas<float>,
+     .f64 = &launch_cublas<double>,
+     .baseline = true,
+     .f32_batch = &launch_cublas_batch<float>,
+     .f64_batch = &launch_cublas_batch<double>,
+     .storage16 = &cublas_matmul_16bit},
+    {.name = "cublas_tf32",
+     .rounding = Precision::tf32,
+     .f32 = &launch_cublas_tf32,
+     .baseline = true,
+     .f32_batch = &launch_cublas_tf32_batch},
+    {.name = "cublas_bf16",
+     .rounding = Precision::bf16,
+     .f32 = &launch_cublas_bf16,
+     .baseline = true,
+     .f32_batch = &launch_cublas_bf16_batch},
 };
+static_assert(
+    [] {
+      for (const Stage& s : kStages)
+        if (s.f32 == nullptr && s.f64 == nullptr) return false;
+      return true;
+    }(),
+    "backends/cuda/matmul/dispatch.cu: every stage needs a launcher");
+
+// The row named `name`, found when this file compiles (a name that is not in the table does not compile).
+consteval std::size_t row(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kStages); ++i)
+    if (kStages[i].name == name) return i;
+  throw "backends/cuda/matmul/dispatch.cu: no stage of that name";
+}
 
 template <class T>
 Launcher<T> launcher_of(const Stage& s) {
@@ -105,6 +176,13 @@ BatchLauncher<T> batch_launcher_of(const Stage& s) {
   else
     return s.f64_batch;
 }
+template <class T>
+FewOutputsLauncher<T> few_outputs_of(const Stage& s) {
+  if constexpr (std::is_same_v<T, float>)
+    return s.f32_few_outputs;
+  else
+    return s.f64_few_outputs;
+}
 
 // ---- What "auto" runs --------------------------------------------------------------------------
 // Only full-precision stages belong here (never tf32/bf16). Measured on an H200, m = k = n = 4096,
@@ -119,48 +197,48 @@ BatchLauncher<T> batch_launcher_of(const Stage& s) {
 // 16-bit inputs run on wgmma_persistent on an H100 / H200 where C has whole 128 x 128 tiles (auto so run
 // against cublasGemmEx on an H200, medians of 5: bfloat16 1024^3 0.99x, 2048^3 1.03x, 4096^3 0.98x,
 // 8192^3 0.98x, 64 x 512^3 1.07x; half 0.99x, 1.00x, 1.03x, 1.01x, 1.01x), elsewhere on cuBLAS
-// (wgmma_persistent on 4096 products of 64^3: 0.84x).
-constexpr const char* kAutoStage = "cublas";
-constexpr const char* kAutoStage16 = "wgmma_persistent";
-constexpr const char* kAutoStageTf32 = "cublas_tf32";
-constexpr const char* kAutoStageBf16 = "cublas_bf16";
-constexpr const char* kAutoStageBeyondInt32 = "register_tiled";
-constexpr const char* kAutoNames[] = {kAutoStage, kAutoStage16, kAutoStageTf32, kAutoStageBf16, kAutoStageBeyondInt32};
+// (wgmma_persistent on 4096 products of 64^3: 0.84x). Deterministic mode runs the canonical stage.
+constexpr std::size_t kAutoStage = row("cublas");
+constexpr std::size_t kAutoStage16 = row("wgmma_persistent");
+constexpr std::size_t kAutoStageTf32 = row("cublas_tf32");
+constexpr std::size_t kAutoStageBf16 = row("cublas_bf16");
+constexpr std::size_t kAutoStageBeyondInt32 = row("register_tiled");
+constexpr std::size_t kAutoStageDeterministic = row("register_tiled");
+constexpr std::size_t kAutoStages[] = {kAutoStage,     kAutoStage16,          kAutoStageTf32,
+                                       kAutoStageBf16, kAutoStageBeyondInt32, kAutoStageDeterministic};
+static_assert(kStages[kAutoStageDeterministic].canonical, "deterministic mode runs a canonical stage");
 
-const Stage& find_stage(std::string_view name) {
-  for (const Stage& s : kStages)
-    if (name == s.name) return s;
-  std::string list;
-  for (const Stage& s : kStages) list += (list.empty() ? "" : ", ") + std::string(s.name);
-  throw Error("unknown matmul kernel '" + std::string(name) + "'; valid kernels: auto, " + list);
-}
+bool runs_here(const Stage& s, bool on_device) { return s.needs == Needs::nothing || (on_device && device_is_sm90()); }
 
 }  // namespace
 
-std::vector<KernelInfo> matmul_stage_info() {
+std::vector<KernelInfo> matmul_stage_info(bool on_device) {
   std::vector<KernelInfo> infos;
-  for (const Stage& s : kStages) {
+  for (std::size_t i = 0; i < std::size(kStages); ++i) {
+    const Stage& s = kStages[i];
     // register_tiled's default is the canonical fma chain itself; the others have a fixed tiling per GPU
     // model and shape (cuBLAS: the same bits for the same GPU model and library version).
     KernelInfo k{.name = s.name,
-                 .precision = s.precision,
-                 .deterministic = s.deterministic,
-                 .determinism = s.deterministic ? Determinism::every_backend : Determinism::run_to_run,
-                 .auto_pick = std::any_of(std::begin(kAutoNames), std::end(kAutoNames),
-                                          [&](const char* a) { return s.name == std::string_view(a); }),
+                 .precision = s.rounding,
+                 .deterministic = s.canonical,
+                 .determinism = s.canonical ? Determinism::every_backend : Determinism::run_to_run,
+                 .auto_pick = std::find(std::begin(kAutoStages), std::end(kAutoStages), i) != std::end(kAutoStages),
                  .baseline = s.baseline,
-                 .requirement = s.requirement};
+                 .requirement = words(s.needs),
+                 .runs_here = runs_here(s, on_device)};
     if (s.f32) k.dtypes.push_back(Dtype::f32);
     if (s.f64) k.dtypes.push_back(Dtype::f64);
     if (s.f32) k.dtypes.insert(k.dtypes.end(), {Dtype::bf16, Dtype::f16});
+    for (Dtype d : k.dtypes) k.precisions.push_back(precision_for(d, s.rounding));
     infos.push_back(std::move(k));
   }
   return infos;
 }
 
-std::string auto_matmul_stage(const detail::MatmulArgs& g) {
+std::size_t auto_matmul_stage(const detail::MatmulArgs& g) {
   const std::int64_t largest = std::max({g.m, g.k, g.n, g.lda, g.ldb, g.ldc, g.batch});
-  if (g.deterministic || largest > std::int64_t(INT_MAX)) return kAutoStageBeyondInt32;
+  if (g.deterministic) return kAutoStageDeterministic;
+  if (largest > std::int64_t(INT_MAX)) return kAutoStageBeyondInt32;
   // 16-bit inputs as stored; products narrower than a 128 x 128 tile (batches of 64 x 64) on cuBLAS.
   if (info(g.dtype).storage) return g.m >= 128 && g.n >= 128 && hopper_runs_here() ? kAutoStage16 : kAutoStage;
   if (g.dtype == Dtype::f32 && g.precision == Precision::bf16) return kAutoStageBf16;
@@ -168,27 +246,33 @@ std::string auto_matmul_stage(const detail::MatmulArgs& g) {
   return kAutoStage;
 }
 
-std::string auto_matmul_stage(Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n, std::int64_t lda,
-                              std::int64_t ldb, std::int64_t ldc) {
-  return auto_matmul_stage(detail::MatmulArgs{dtype, nullptr, nullptr, nullptr, m, k, n, lda, ldb, ldc, true});
+std::size_t matmul_stage_named(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kStages); ++i)
+    if (name == kStages[i].name) return i;
+  throw Error("unknown CUDA matmul stage '" + std::string(name) + "'");
 }
 
-void matmul(std::string_view stage, const detail::MatmulArgs& g, Workspace& ws, const MatmulWorkspaces& forms,
+std::string matmul_stage_name(std::size_t stage) { return kStages[stage].name; }
+
+std::size_t auto_matmul_stage(Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n, std::int64_t lda,
+                              std::int64_t ldb, std::int64_t ldc) {
+  return auto_matmul_stage(
+      detail::MatmulArgs{.dtype = dtype, .m = m, .k = k, .n = n, .lda = lda, .ldb = ldb, .ldc = ldc, .resident = true});
+}
+
+void matmul(std::size_t stage, const detail::MatmulArgs& g, Workspace& ws, const MatmulWorkspaces& forms,
             cublasHandle_t cublas, cudaStream_t stream) {
-  const Stage& s = find_stage(stage == "auto" ? std::string_view(auto_matmul_stage(g)) : stage);
+  const Stage& s = kStages[stage];
+  const GemmContext ctx{ws, cublas, stream};
   detail::visit(
       g.dtype,
       [&]<class T>(std::type_identity<T>) {
         if constexpr (is_storage_type_v<T>) {
-          if (s.whole && g.k > 0 && float(g.alpha) != 0.0f) return s.whole(g, ws, stream);
-          if (s.name == std::string_view("cublas") && g.k > 0 && float(g.alpha) != 0.0f)
-            return cublas_matmul_16bit(g, GemmContext{ws, cublas, stream});
-          // wgmma_bf16 reads one plain product's 16-bit inputs as stored (no float copies).
-          if (s.name == std::string_view("wgmma_bf16") && g.plain() && g.k > 0)
-            return wgmma_bf16_matmul_16bit(static_cast<const T*>(g.a), static_cast<const T*>(g.b),
-                                           static_cast<float*>(g.c), g.m, g.k, g.n, g.lda, g.ldb, g.ldc, ws, stream);
+          const bool product = g.k > 0 && float(g.alpha) != 0.0f;
+          if (s.storage16 && product) return s.storage16(g, ctx);
+          if (s.storage16_plain && g.plain() && g.k > 0) return s.storage16_plain(g, ctx);
           checked_launcher<float>(s);  // a stage without float takes no 16-bit input either
-          return matmul(s.name, widened_problem<T>(g, forms, stream), ws, forms, cublas, stream);
+          return matmul(stage, widened_problem<T>(g, forms, stream), ws, forms, cublas, stream);
         } else {
           const Launcher<T> launch = checked_launcher<T>(s);
           const GemmBatch<T> batch{GemmParams<T>{static_cast<const T*>(g.a), static_cast<const T*>(g.b),
@@ -201,11 +285,10 @@ void matmul(std::string_view stage, const detail::MatmulArgs& g, Workspace& ws, 
                                    g.stride_a,
                                    g.stride_b,
                                    g.stride_c};
-          const GemmContext ctx{ws, cublas, stream};
           if (g.k == 0 || batch.alpha == T(0)) return scale_only(batch, stream);
-          // register_tiled (the canonical fma chains) on a narrow or small C: chunk_dot.cuh's kernel, same bits
-          if (s.deterministic && chunk_dot_kind(g.m, g.k, g.n) != DotKind::none)
-            return chunk_dot_matmul(batch, ctx, forms);
+          if (const FewOutputsLauncher<T> few = few_outputs_of<T>(s);
+              few && chunk_dot_kind(g.m, g.k, g.n) != DotKind::none)
+            return few(batch, ctx, forms);
           if (const BatchLauncher<T> whole = batch_launcher_of<T>(s)) return whole(batch, ctx);
           run_as_plain_products(batch, launch, ctx, forms);
         }
@@ -213,11 +296,10 @@ void matmul(std::string_view stage, const detail::MatmulArgs& g, Workspace& ws, 
       detail::matmul_types{});
 }
 
-void matmul(std::string_view stage, Dtype dtype, const void* a, const void* b, void* c, std::int64_t m, std::int64_t k,
+void matmul(std::size_t stage, Dtype dtype, const void* a, const void* b, void* c, std::int64_t m, std::int64_t k,
             std::int64_t n, std::int64_t lda, std::int64_t ldb, std::int64_t ldc, Workspace& ws, cublasHandle_t cublas,
             cudaStream_t stream) {
-  const Stage& s =
-      find_stage(stage == "auto" ? std::string_view(auto_matmul_stage(dtype, m, k, n, lda, ldb, ldc)) : stage);
+  const Stage& s = kStages[stage];
   detail::visit(
       dtype,
       [&]<class T>(std::type_identity<T>) {

@@ -27,12 +27,33 @@ inline bool hopper_runs_here() { return device_is_sm90(); }
 namespace matmul_stages {
 template <HopperRung R>
 void launch_hopper(const GemmParams<float>& p, const GemmContext& ctx) {
-  hopper_matmul(R, detail::MatmulArgs{Dtype::f32, p.a, p.b, p.c, p.m, p.k, p.n, p.lda, p.ldb, p.ldc, true}, ctx.ws,
-                ctx.stream);
+  hopper_matmul(R,
+                detail::MatmulArgs{.dtype = Dtype::f32,
+                                   .a = p.a,
+                                   .b = p.b,
+                                   .c = p.c,
+                                   .m = p.m,
+                                   .k = p.k,
+                                   .n = p.n,
+                                   .lda = p.lda,
+                                   .ldb = p.ldb,
+                                   .ldc = p.ldc,
+                                   .resident = true},
+                ctx.ws, ctx.stream);
 }
 template <HopperRung R>
 void launch_hopper_batch(const GemmBatch<float>& b, const GemmContext& ctx) {
-  detail::MatmulArgs g{Dtype::f32, b.p.a, b.p.b, b.p.c, b.p.m, b.p.k, b.p.n, b.p.lda, b.p.ldb, b.p.ldc, true};
+  detail::MatmulArgs g{.dtype = Dtype::f32,
+                       .a = b.p.a,
+                       .b = b.p.b,
+                       .c = b.p.c,
+                       .m = b.p.m,
+                       .k = b.p.k,
+                       .n = b.p.n,
+                       .lda = b.p.lda,
+                       .ldb = b.p.ldb,
+                       .ldc = b.p.ldc,
+                       .resident = true};
   g.trans_a = b.trans_a, g.trans_b = b.trans_b, g.alpha = b.alpha, g.beta = b.beta;
   g.batch = b.batch, g.stride_a = b.stride_a, g.stride_b = b.stride_b, g.stride_c = b.stride_c;
   hopper_matmul(R, g, ctx.ws, ctx.stream);

@@ -29,27 +29,6 @@ namespace {
 
 using reduction::Index;
 
-// ---- "auto" ----------------------------------------------------------------------------------------
-// The stage "auto" runs: the first row whose max_n >= n. Chosen from bench_cuda on an H200
-// (2026-11-21; sum/min/max x float/double/int32, engine calls on device buffers, GB/s):
-//   n = 2^16..2^20  single_pass fastest in every case (e.g. float sum 2^20: single_pass 220,
-//                   warp_shuffle 198, cub 184): one launch instead of two.
-//   n = 2^24        single_pass fastest in 9 of 12 cases (float sum: 2045 vs warp_shuffle 1914).
-//   n = 2^28, 2^30  single_pass, warp_shuffle, complete_unroll and cub within 1.5% of each other
-//                   (float sum 2^28: cub 4211, warp_shuffle 4202, single_pass 4189).
-// Re-measure with `bench_cuda --benchmark_filter='reduce/cuda/(single_pass|warp_shuffle|cub)/'`.
-// argmin / argmax run single_pass at every size: on an H100 (2026-11-22, kernel level) it was as fast as
-// or faster than warp_shuffle everywhere (float 2^28: 361 vs 396 us; CUB's ArgMax 360).
-constexpr const char* kAutoArgStage = "single_pass";
-struct AutoChoice {
-  std::int64_t max_n;
-  const char* stage;
-};
-constexpr std::array<AutoChoice, 2> kAutoChoices = {{
-    {std::int64_t{1} << 24, "single_pass"},
-    {std::numeric_limits<std::int64_t>::max(), "warp_shuffle"},
-}};
-
 // ---- The stage table -------------------------------------------------------------------------------
 // Every stage in ladder order: its name, whether it runs argmin / argmax and the 16-bit types, and its
 // entry point for operator Op (nullptr where it does not run Op). The names, the order, the metadata and
@@ -60,11 +39,17 @@ template <class Op>
 using StageFunction = void (*)(const typename Op::In* x, Index n, Index stride, typename Op::Acc* result, Workspace& ws,
                                cudaStream_t stream);
 
+// A stage that can store an op's result into a Buffer element itself (a *_into call in one launch).
+using IntoFunction = void (*)(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* out,
+                              bool divide, Workspace& ws, cudaStream_t stream);
+
 template <class Op>
 struct StageEntry {
   std::string_view name;
-  bool arg;  // runs argmin / argmax and the 16-bit storage types
-  StageFunction<Op> run;
+  bool arg = false;  // runs argmin / argmax and the 16-bit storage types
+  StageFunction<Op> run = nullptr;
+  bool baseline = false;        // a vendor library's (CUB), the ladder's reference
+  IntoFunction into = nullptr;  // stores the result into a Buffer element itself (nullptr: a second launch does)
 };
 
 // A textbook stage (the first nine): no argmin / argmax and no 16-bit inputs; its entry point only for
@@ -89,35 +74,54 @@ constexpr StageFunction<Op> multiple_adds() {
 
 template <class Op>
 constexpr std::array<StageEntry<Op>, 12> kStages = {{
-    {"interleaved_divergent", false, textbook<Op, reduction::InterleavedDivergent>()},
-    {"interleaved_strided_index", false, textbook<Op, reduction::InterleavedStridedIndex>()},
-    {"sequential_addressing", false, textbook<Op, reduction::SequentialAddressing>()},
-    {"first_add_during_load", false, textbook<Op, reduction::FirstAddDuringLoad>()},
-    {"unroll4_blocks", false, textbook<Op, reduction::Unroll4Blocks>()},
-    {"unroll8_blocks", false, textbook<Op, reduction::Unroll8Blocks>()},
-    {"unroll_last_warp", false, textbook<Op, reduction::UnrollLastWarp>()},
-    {"complete_unroll", false, textbook<Op, reduction::CompleteUnroll>()},
-    {"multiple_adds_per_thread", false, multiple_adds<Op>()},
-    {"warp_shuffle", true, &reduction::reduce_warp_shuffle<Op>},
-    {"single_pass", true, &reduction::reduce_single_pass<Op>},
-    {"cub", true, &reduction::reduce_with_cub<Op>},
+    {.name = "interleaved_divergent", .run = textbook<Op, reduction::InterleavedDivergent>()},
+    {.name = "interleaved_strided_index", .run = textbook<Op, reduction::InterleavedStridedIndex>()},
+    {.name = "sequential_addressing", .run = textbook<Op, reduction::SequentialAddressing>()},
+    {.name = "first_add_during_load", .run = textbook<Op, reduction::FirstAddDuringLoad>()},
+    {.name = "unroll4_blocks", .run = textbook<Op, reduction::Unroll4Blocks>()},
+    {.name = "unroll8_blocks", .run = textbook<Op, reduction::Unroll8Blocks>()},
+    {.name = "unroll_last_warp", .run = textbook<Op, reduction::UnrollLastWarp>()},
+    {.name = "complete_unroll", .run = textbook<Op, reduction::CompleteUnroll>()},
+    {.name = "multiple_adds_per_thread", .run = multiple_adds<Op>()},
+    {.name = "warp_shuffle", .arg = true, .run = &reduction::reduce_warp_shuffle<Op>},
+    {.name = "single_pass", .arg = true, .run = &reduction::reduce_single_pass<Op>, .into = &reduce_single_pass_into},
+    {.name = "cub", .arg = true, .run = &reduction::reduce_with_cub<Op>, .baseline = true},
 }};
-constexpr std::string_view kBaselineStage = "cub";
 
-// Names only: any operator's table has the same names.
-constexpr const auto& kStageNameTable = kStages<detail::SumOp<float>>;
+// Names and columns only: any operator's table has the same.
+constexpr const auto& kRows = kStages<detail::SumOp<float>>;
 
-std::size_t stage_index(std::string_view stage) {
-  for (std::size_t i = 0; i < kStageNameTable.size(); ++i)
-    if (kStageNameTable[i].name == stage) return i;
-  std::string message = "unknown CUDA reduce kernel '";  // (appended piecewise: GCC 12's -Wrestrict misfires
-  message += stage;                                      // on operator+ chains here)
-  message += "'; valid kernels:";
-  for (const auto& entry : kStageNameTable) (message += " ") += entry.name;
-  throw Error(message);
+// The row named `name`, found when this file compiles (a name that is not in the table does not compile).
+consteval std::size_t row(std::string_view name) {
+  for (std::size_t i = 0; i < kRows.size(); ++i)
+    if (kRows[i].name == name) return i;
+  throw "backends/cuda/reduce/dispatch.cu: no stage of that name";
 }
 
-bool auto_may_pick(std::string_view stage) {
+// ---- "auto" ----------------------------------------------------------------------------------------
+// The stage "auto" runs: argmin / argmax kAutoArgStage, the others the first choice whose max_n >= n.
+// Chosen from bench_cuda on an H200 (2026-11-21; sum/min/max x float/double/int32, engine calls on
+// device buffers, GB/s):
+//   n = 2^16..2^20  single_pass fastest in every case (e.g. float sum 2^20: single_pass 220,
+//                   warp_shuffle 198, cub 184): one launch instead of two.
+//   n = 2^24        single_pass fastest in 9 of 12 cases (float sum: 2045 vs warp_shuffle 1914).
+//   n = 2^28, 2^30  single_pass, warp_shuffle, complete_unroll and cub within 1.5% of each other
+//                   (float sum 2^28: cub 4211, warp_shuffle 4202, single_pass 4189).
+// Re-measure with `bench_cuda --benchmark_filter='reduce/cuda/(single_pass|warp_shuffle|cub)/'`.
+// argmin / argmax run single_pass at every size: on an H100 (2026-11-22, kernel level) it was as fast as
+// or faster than warp_shuffle everywhere (float 2^28: 361 vs 396 us; CUB's ArgMax 360).
+constexpr std::size_t kAutoArgStage = row("single_pass");
+struct AutoChoice {
+  std::int64_t max_n;
+  std::size_t stage;
+};
+constexpr std::array<AutoChoice, 2> kAutoChoices = {{
+    {std::int64_t{1} << 24, row("single_pass")},
+    {std::numeric_limits<std::int64_t>::max(), row("warp_shuffle")},
+}};
+
+bool auto_may_pick(std::size_t stage) {
+  if (stage == kAutoArgStage) return true;
   for (const auto& choice : kAutoChoices)
     if (stage == choice.stage) return true;
   return false;
@@ -127,26 +131,48 @@ bool auto_may_pick(std::string_view stage) {
 
 std::vector<KernelInfo> reduce_stage_info() {
   std::vector<KernelInfo> infos;
-  for (const auto& entry : kStageNameTable) {
+  for (std::size_t i = 0; i < kRows.size(); ++i) {
+    const auto& entry = kRows[i];
     std::vector<Dtype> dtypes = detail::every_dtype();
     if (!entry.arg) std::erase_if(dtypes, [](Dtype d) { return info(d).storage; });
+    const std::size_t count = dtypes.size();
     // Every stage's grid and order of combining are fixed for a GPU model and size: run to run.
     infos.push_back(KernelInfo{.name = std::string(entry.name),
                                .dtypes = std::move(dtypes),
                                .ops = entry.arg ? detail::every_op() : detail::value_ops(),
+                               .precisions = std::vector<Precision>(count, Precision::full),
                                .determinism = Determinism::run_to_run,
-                               .auto_pick = auto_may_pick(entry.name),
-                               .baseline = entry.name == kBaselineStage});
+                               .auto_pick = auto_may_pick(i),
+                               .baseline = entry.baseline});
   }
   return infos;
 }
 
-std::string auto_reduce_stage(Op op, [[maybe_unused]] Dtype dtype, std::int64_t n,
+std::size_t auto_reduce_stage(Op op, [[maybe_unused]] Dtype dtype, std::int64_t n,
                               [[maybe_unused]] std::int64_t stride) {
   if (is_arg(op)) return kAutoArgStage;
   for (const auto& choice : kAutoChoices)
     if (n <= choice.max_n) return choice.stage;
   return kAutoChoices.back().stage;
+}
+
+std::size_t reduce_stage(detail::KernelId kernel, Op op, Dtype dtype, std::int64_t n, std::int64_t stride) {
+  return kernel.is_auto() ? auto_reduce_stage(op, dtype, n, stride) : std::size_t(kernel.stage);
+}
+
+std::size_t reduce_stage_named(std::string_view name) {
+  for (std::size_t i = 0; i < kRows.size(); ++i)
+    if (kRows[i].name == name) return i;
+  throw Error("unknown CUDA reduce stage '" + std::string(name) + "'");
+}
+
+std::string reduce_stage_name(std::size_t stage) { return std::string(kRows.at(stage).name); }
+
+bool reduce_stores_into(std::size_t stage) { return kRows.at(stage).into != nullptr; }
+
+void reduce_into(std::size_t stage, Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* out,
+                 bool divide, Workspace& ws, cudaStream_t stream) {
+  kRows.at(stage).into(op, dtype, x, n, stride, out, divide, ws, stream);
 }
 
 namespace {
@@ -182,16 +208,15 @@ void reduce_canonical_chunk_values(Op op, Dtype dtype, const void* x, std::int64
   });
 }
 
-void reduce(std::string_view stage, Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride,
-            void* d_result, Workspace& ws, cudaStream_t stream) {
-  const std::size_t index = stage_index(stage);
+void reduce(std::size_t stage, Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,
+            Workspace& ws, cudaStream_t stream) {
   detail::visit(dtype, [&]<class T>(std::type_identity<T>) {
     detail::visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
       using Operator = typename detail::OpFor<O, T>::type;
-      const auto run = kStages<Operator>[index].run;
-      if (!run)
-        throw Error("CUDA reduce kernel '" + std::string(stage) + "' does not run " + to_string(op) + " of " +
-                    to_string(dtype) + "; use auto, warp_shuffle, single_pass or cub");
+      const auto run = kStages<Operator>.at(stage).run;
+      if (!run)  // (the engine checks KernelInfo first)
+        throw Error("CUDA reduce stage '" + std::string(kRows.at(stage).name) + "' does not run " + to_string(op) +
+                    " of " + to_string(dtype));
       run(static_cast<const T*>(x), n, stride, static_cast<typename Operator::Acc*>(d_result), ws, stream);
     });
   });

@@ -1,0 +1,282 @@
+// The checks of every call (engine/validate.hpp): inputs and outputs (sizes, strides, extents, Buffers of
+// this engine within their bounds, no overlaps), the op's empty-input rule, the kernel (found in the
+// backend's table, taking the element type, op and mode), the options.
+#include "engine/validate.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "engine/extent.hpp"
+
+namespace tandem::detail {
+
+namespace {
+
+std::string join(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// The element types a kernel takes, as a message: "float, double, ...".
+Message dtype_list(const KernelInfo& k) {
+  Message m;
+  for (std::size_t i = 0; i < k.dtypes.size(); ++i) m += Message(i ? ", " : "", k.dtypes[i]);
+  return m;
+}
+
+// Rejects what the kernel does not take: the element type, the op, deterministic mode. `call` names the call.
+void check_kernel_accepts(const KernelInfo& k, Dtype dtype, const Op* op, bool deterministic, const std::string& call) {
+  if (!k.accepts(dtype))
+    throw type_error(Arg::kernel,
+                     Message(call, ": kernel '", k.name, "' does not take ", dtype, " (it takes ", dtype_list(k), ")"),
+                     Message("use ", Setting{Arg::kernel, "auto"}, " or one whose ",
+                             Setting{Arg::kernel_info, "dtypes"}, " lists ", dtype));
+  if (op && !k.accepts(*op))
+    throw value_error(
+        Arg::kernel, Message(call, ": kernel '", k.name, "' does not run ", to_string(*op)),
+        Message("use ", Setting{Arg::kernel, "auto"}, " or one whose ", Setting{Arg::kernel_info, "ops"}, " lists it"));
+  if (deterministic && !k.deterministic)
+    throw value_error(
+        Arg::deterministic,
+        Message(call, ": deterministic mode runs a canonical-order kernel, and '", k.name, "' is not one"),
+        Message("leave ", Setting{Arg::kernel, "auto"}, " (or name a kernel whose ",
+                Setting{Arg::kernel_info, "deterministic"}, " is set)"));
+}
+
+const KernelInfo& kernel_info(const std::vector<KernelInfo>& table, KernelId id) {
+  return table[id.is_auto() ? 0 : std::size_t(id.stage) + 1];
+}
+
+// The number of elements from the first to the last one a strided view touches, or throws.
+std::size_t extent(std::size_t count, std::size_t stride, std::size_t elem, const std::string& what) {
+  if (count == 0) return 0;
+  if (stride == 0) throw value_error(Arg::input, Message(what, ": stride must be >= 1 (got 0)"));
+  const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
+  if (count - 1 > (limit - 1) / stride)
+    throw value_error(Arg::input, Message(what, ": count * stride overflows the address space"));
+  return (count - 1) * stride + 1;
+}
+
+// Throws unless `a` (non-null) is the memory of a Buffer of ex's engine. `what` names it ("sum: the input").
+void check_owned(const Executor& ex, const Allocation& a, Arg arg, const std::string& what) {
+  if (!ex.owns(a))
+    throw value_error(arg, Message(what, "'s Buffer belongs to another engine"),
+                      Message("use Buffers of the engine that runs the call"));
+}
+
+// The bytes an operand covers, for overlap checks: absolute addresses (host memory, and one device's
+// Buffers, so that two wraps of the same memory are seen to overlap), or offsets within a sharded Buffer.
+struct Region {
+  const void* space = nullptr;  // nullptr: addresses; else the sharded Allocation
+  std::uintptr_t begin = 0;
+  std::size_t bytes = 0;
+};
+Region region(bool in_buffer, const Allocation* a, const void* host, std::size_t offset_elements, std::size_t elem,
+              std::size_t extent_elements) {
+  const std::size_t bytes = extent_elements * elem;
+  if (!in_buffer || a == nullptr) return {nullptr, reinterpret_cast<std::uintptr_t>(host), bytes};
+  if (a->sharded()) return {a, offset_elements * elem, bytes};
+  return {nullptr, reinterpret_cast<std::uintptr_t>(a->data()) + offset_elements * elem, bytes};
+}
+bool overlaps(const Region& x, const Region& y) {
+  return x.space == y.space && overlap(x.begin, x.bytes, y.begin, y.bytes);
+}
+
+// Checks a reduction's input.
+void check_input(const Executor& ex, const ReduceInput& in, const std::string& name) {
+  const std::size_t elem = size_of(in.dtype);
+  if (!in.in_buffer) {
+    extent(in.count, in.stride, elem, name);
+    if (in.count > 0 && in.data == nullptr)
+      throw value_error(Arg::input, Message(name, ": data is null but count is ", in.count));
+    return;
+  }
+  if (in.count == 0) return;
+  if (in.allocation == nullptr)
+    throw value_error(Arg::input, Message(name, ": the BufferView has no buffer but count is ", in.count));
+  check_owned(ex, *in.allocation, Arg::input, name + ": the input");
+  const std::size_t ext = extent(in.count, in.stride, elem, name);
+  if (in.offset > in.buffer_size || ext > in.buffer_size - in.offset)
+    throw value_error(Arg::input, Message(name, ": the view (offset ", in.offset, ", count ", in.count, ", stride ",
+                                          in.stride, ") reaches past the buffer of ", in.buffer_size, " elements"));
+}
+
+// A matrix (or batch) operand, checked: its extent in elements, from the first to the last.
+std::size_t checked_matrix(const Executor& ex, const MatrixInput& v, Arg arg, const std::string& what) {
+  if (v.count == 0) throw value_error(arg, Message(what, ": the batch has count 0; a batch needs count >= 1"));
+  const std::size_t one = matrix_extent(v.rows, v.cols, v.ld, size_of(v.dtype), what);
+  const std::size_t ext = batch_extent(one, v.count, v.stride, size_of(v.dtype), what);
+  if (!v.in_buffer) {
+    if (ext > 0 && v.data == nullptr)
+      throw value_error(arg, Message(what, ": data is null but it has ", v.rows, "x", v.cols, " elements"));
+    return ext;
+  }
+  if (ext == 0) return 0;
+  if (v.allocation == nullptr)
+    throw value_error(arg, Message(what, " has no buffer but ", v.rows, "x", v.cols, " elements"));
+  check_owned(ex, *v.allocation, arg, what);
+  if (v.offset > v.buffer_size || ext > v.buffer_size - v.offset)
+    throw value_error(arg, Message(what, " (offset ", v.offset, ", ", v.rows, "x", v.cols, ", ld ", v.ld,
+                                   v.count > 1 ? Message(", count ", v.count, ", stride ", v.stride) : Message(),
+                                   ") reaches past its buffer of ", v.buffer_size, " elements"));
+  return ext;
+}
+
+std::string shape(std::size_t rows, std::size_t cols, bool trans) {
+  return std::to_string(rows) + "x" + std::to_string(cols) +
+         (trans ? " (transposed: " + std::to_string(cols) + "x" + std::to_string(rows) + ")" : "");
+}
+
+}  // namespace
+
+KernelId find_kernel(const std::vector<KernelInfo>& table, const std::string& name, const char* kind) {
+  for (std::size_t i = 0; i < table.size(); ++i)
+    if (table[i].name == name) return i == 0 ? KernelId{} : KernelId{std::uint32_t(i - 1)};
+  std::vector<std::string> names;
+  for (const KernelInfo& k : table) names.push_back(k.name);
+  throw value_error(Arg::kernel, Message("unknown ", kind, " kernel '", name, "'; valid names are ", join(names)));
+}
+
+const void* first_element(const ReduceInput& in) {
+  if (!in.in_buffer || in.count == 0 || in.allocation == nullptr) return in.data;
+  return static_cast<const char*>(in.allocation->data()) + in.offset * size_of(in.dtype);
+}
+
+const void* first_element(const MatrixInput& in) {
+  if (!in.in_buffer) return in.data;
+  if (in.allocation == nullptr || in.rows == 0 || in.cols == 0) return nullptr;  // (an empty operand: not read)
+  return static_cast<const char*>(in.allocation->data()) + in.offset * size_of(in.dtype);
+}
+
+// ---- reductions ----------------------------------------------------------------------------------
+
+ReduceCall check_reduce_part(const Executor& ex, Op op, const ReduceInput& in, const ReduceOptions& opts) {
+  const std::string name = to_string(op);
+  check_input(ex, in, name);
+  const auto& table = ex.first()->kernel_tables().reduce;
+  const KernelId kernel = find_kernel(table, opts.kernel, "reduce");
+  check_kernel_accepts(kernel_info(table, kernel), in.dtype, &op, opts.deterministic, name);
+  return {op, in, kernel, opts.deterministic};
+}
+
+ReduceCall check_reduce(const Executor& ex, Op op, const ReduceInput& in, const ReduceOptions& opts) {
+  ReduceCall call = check_reduce_part(ex, op, in, opts);
+  require_nonempty(op, in.count, to_string(op));
+  return call;
+}
+
+ReduceCall check_reduce_into(const Executor& ex, Op op, const ReduceInput& in, const OutSlot& out,
+                             const ReduceOptions& opts) {
+  const std::string name = std::string(to_string(op)) + "_into";
+  check_input(ex, in, name);
+  if (out.allocation == nullptr)
+    throw value_error(Arg::output, Message(name, ": the output Buffer is empty"),
+                      Message("make it with Engine::buffer<R>(n) (n > index) or wrap()"));
+  check_owned(ex, *out.allocation, Arg::output, name + ": the output");
+  if (out.index >= out.size)
+    throw value_error(Arg::output,
+                      Message(name, ": index ", out.index, " is outside the output Buffer of ", out.size, " elements"));
+  require_nonempty(op, in.count, name);
+  const auto& table = ex.first()->kernel_tables().reduce;
+  const KernelId kernel = find_kernel(table, opts.kernel, "reduce");
+  check_kernel_accepts(kernel_info(table, kernel), in.dtype, &op, opts.deterministic, name);
+  return {op, in, kernel, opts.deterministic};
+}
+
+ReducePerCall check_reduce_per(const Executor& ex, Op op, Per per, const MatrixInput& in, const ReduceOutput& out,
+                               const ReduceOptions& opts) {
+  const std::string name = std::string(to_string(op)) + " (per " + to_string(per) + ")";
+  const std::size_t ext = checked_matrix(ex, in, Arg::input, name + ": the matrix");
+  const std::size_t count = per == Per::row ? in.rows : in.cols, length = per == Per::row ? in.cols : in.rows;
+  const char* each = per == Per::row ? "row" : "column";
+  // A span holds exactly one result per row (column); a Buffer at least that many, from element 0.
+  if (out.in_buffer ? out.size < count : out.size != count)
+    throw value_error(Arg::output,
+                      Message(name, ": the output has ", out.size, " elements but the matrix has ", count, " ", each,
+                              count == 1 ? "" : "s"),
+                      Message("pass one result per ", each, out.in_buffer ? " (a Buffer of at least that many)" : ""));
+  if (count > 0) {
+    if (out.in_buffer) {
+      if (out.allocation == nullptr)
+        throw value_error(Arg::output, Message(name, ": the output Buffer is empty"),
+                          Message("make it with Engine::buffer<R>(", count, ")"));
+      check_owned(ex, *out.allocation, Arg::output, name + ": the output");
+    } else if (out.data == nullptr) {
+      throw value_error(Arg::output, Message(name, ": the output span is null but has ", count, " elements"));
+    }
+    const Region o = region(out.in_buffer, out.allocation, out.data, 0, out.element_size, count);
+    if (overlaps(o, region(in.in_buffer, in.allocation, in.data, in.offset, size_of(in.dtype), ext)))
+      throw value_error(Arg::output, Message(name, ": the output overlaps the matrix"),
+                        Message("the results must go to separate memory"));
+  }
+  const auto& table = ex.first()->kernel_tables().reduce;
+  const KernelId kernel = find_kernel(table, opts.kernel, "reduce");
+  const KernelInfo& k = kernel_info(table, kernel);
+  if (!k.per_row_col) {
+    std::string names;
+    for (const KernelInfo& each_kernel : table)
+      if (each_kernel.per_row_col) names += std::string(names.empty() ? "" : ", ") + "'" + each_kernel.name + "'";
+    throw value_error(Arg::kernel,
+                      Message(name, ": kernel '", k.name, "' does not run per-row / per-column reductions"),
+                      Message("use ", names, " (", Setting{Arg::kernel_info, "per_row_col"}, ")"));
+  }
+  check_kernel_accepts(k, in.dtype, &op, opts.deterministic, name);
+  if (length == 0 && count > 0 && info(op).empty == EmptyRule::error)
+    throw value_error(Arg::input,
+                      Message(name, " of an empty ", each, " is undefined (the matrix is ", in.rows, "x", in.cols, ")"),
+                      Message("check for an empty dimension first"));
+  return {op, per, in, out, kernel, opts.deterministic};
+}
+
+// ---- matmul ---------------------------------------------------------------------------------------
+
+MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixInput& b, const MatrixInput& c,
+                        const MatmulOptions& opts) {
+  const Dtype dtype = a.dtype;
+  const std::size_t ea = checked_matrix(ex, a, Arg::a, "matmul: A"), eb = checked_matrix(ex, b, Arg::b, "matmul: B"),
+                    ec = checked_matrix(ex, c, Arg::c, "matmul: C");
+  const auto& table = ex.first()->kernel_tables().matmul;
+  const KernelId kernel = find_kernel(table, opts.kernel, "matmul");
+  check_kernel_accepts(kernel_info(table, kernel), dtype, nullptr, opts.deterministic, "matmul");
+  // op(A) is m x k, op(B) is k x n.
+  const std::size_t m = opts.trans_a ? a.cols : a.rows, k = opts.trans_a ? a.rows : a.cols;
+  const std::size_t kb = opts.trans_b ? b.cols : b.rows, n = opts.trans_b ? b.rows : b.cols;
+  if (k != kb || c.rows != m || c.cols != n)
+    throw value_error(Arg::c,
+                      Message("matmul: shapes do not match: A is ", shape(a.rows, a.cols, opts.trans_a), ", B is ",
+                              shape(b.rows, b.cols, opts.trans_b), ", C is ", c.rows, "x", c.cols),
+                      Message("need op(A).cols == op(B).rows, C = op(A).rows x op(B).cols"));
+  const MatrixInput* operands[] = {&a, &b};
+  const Arg args[] = {Arg::a, Arg::b};
+  for (int i = 0; i < 2; ++i)
+    if (operands[i]->count != c.count && operands[i]->stride != 0)
+      throw value_error(args[i],
+                        Message("matmul: batch ", args[i], " has count ", operands[i]->count, " but C has ", c.count),
+                        Message("give it C's count, or stride 0 to use one ", args[i], " for every entry"));
+  const std::size_t c_one = c.rows == 0 || c.cols == 0 ? 0 : (c.rows - 1) * c.ld + c.cols;
+  if (c.count > 1 && c_one > 0 && c.stride < c_one)
+    throw value_error(
+        Arg::c, Message("matmul: batch C's entries overlap (stride ", c.stride, " < ", c_one, " elements of one C)"),
+        Message("each entry of C needs its own memory"));
+  if (!std::isfinite(opts.alpha) || !std::isfinite(opts.beta))
+    throw value_error(std::isfinite(opts.alpha) ? Arg::beta : Arg::alpha,
+                      Message("matmul: ", Arg::alpha, " and ", Arg::beta, " must be finite numbers (got ", Arg::alpha,
+                              " ", opts.alpha, ", ", Arg::beta, " ", opts.beta, ")"));
+  if (c.dtype != info(dtype).compute)
+    throw type_error(Arg::c,
+                     Message("matmul: C must hold ", info(dtype).compute, " for ", dtype, " A and B, not ", c.dtype));
+  const Region rc = region(c.in_buffer, c.allocation, c.data, c.offset, size_of(c.dtype), ec);
+  if (overlaps(rc, region(a.in_buffer, a.allocation, a.data, a.offset, size_of(a.dtype), ea)) ||
+      overlaps(rc, region(b.in_buffer, b.allocation, b.data, b.offset, size_of(b.dtype), eb)))
+    throw value_error(Arg::c, Message("matmul: C overlaps A or B"), Message("the output must be separate memory"));
+  MatmulCall call{a, b, c, m, k, n, kernel};
+  call.deterministic = opts.deterministic;
+  call.trans_a = opts.trans_a, call.trans_b = opts.trans_b;
+  call.alpha = opts.alpha, call.beta = opts.beta;
+  call.precision = opts.precision;
+  return call;
+}
+
+}  // namespace tandem::detail

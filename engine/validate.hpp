@@ -1,0 +1,38 @@
+// The checks of every call, in one place: Engine's exported entries (engine/engine.cpp) and
+// tandem::mpi::Engine run them before any executor or backend code, and get back a checked call
+// (engine/executor.hpp) with the kernel found in the backend's table. Executors check nothing again: a
+// Group only splits a checked call among its members and combines their results.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/executor.hpp"
+
+namespace tandem::detail {
+
+// The kernel named `name` in `table` ("auto" first, then the backend's stages), or a tandem::Error
+// (Arg::kernel) listing the valid names. `kind` is "reduce" or "matmul".
+KernelId find_kernel(const std::vector<KernelInfo>& table, const std::string& name, const char* kind);
+
+// A reduction of `in` (its elements, its Buffer), with the kernel and options.
+ReduceCall check_reduce(const Executor& ex, Op op, const ReduceInput& in, const ReduceOptions& opts);
+// The same checks but the empty-input rule: `in` is one part of a reduction over several (an MPI rank's),
+// which may be empty.
+ReduceCall check_reduce_part(const Executor& ex, Op op, const ReduceInput& in, const ReduceOptions& opts);
+// The same, into element out.index of a Buffer (Engine::*_into).
+ReduceCall check_reduce_into(const Executor& ex, Op op, const ReduceInput& in, const OutSlot& out,
+                             const ReduceOptions& opts);
+// A per-row / per-column reduction: the matrix, the output (one result per row / column), the kernel.
+ReducePerCall check_reduce_per(const Executor& ex, Op op, Per per, const MatrixInput& in, const ReduceOutput& out,
+                               const ReduceOptions& opts);
+// A product: shapes, batches, memory (Buffers of this engine, C apart from A and B), options, kernel.
+MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixInput& b, const MatrixInput& c,
+                        const MatmulOptions& opts);
+
+// The address of a checked input's first element: host memory, or the Buffer's memory at its offset
+// (a single device's Buffer; a Group's are sharded and split first).
+const void* first_element(const ReduceInput& in);
+const void* first_element(const MatrixInput& in);
+
+}  // namespace tandem::detail
