@@ -170,7 +170,7 @@ constexpr const char* kNoCuda = nullptr;
 #else
 constexpr const char* kNoCuda =
     "the CUDA backend is not compiled into this build of tandem; rebuild with -DTANDEM_WITH_CUDA=ON (needs nvcc), "
-    "or use the CPU backend (TANDEM_BACKEND=cpu or Backend::cpu)";
+    "or use the CPU backend (TANDEM_BACKEND=cpu)";
 #endif
 #ifdef TANDEM_HAS_NCCL
 constexpr const char* kNoNccl = nullptr;
@@ -199,9 +199,9 @@ const CudaModule& cuda_module() {
   std::string why;
   if (const CudaModule* m = cuda_module(&why)) return *m;
   if (!cuda_slot().in_build()) throw Error(why);
-  throw Error("tandem: the CUDA backend is not available: " + why +
-              ". Use the CPU backend (TANDEM_BACKEND=cpu or Backend::cpu), or TANDEM_BACKEND=auto to pick the GPU "
-              "only where it can run");
+  throw Error(ErrorKind::failure, Arg::backend, Message("tandem: the CUDA backend is not available: ", why),
+              Message("use the CPU backend (", Setting{Arg::backend, "cpu"},
+                      " or TANDEM_BACKEND=cpu), or TANDEM_BACKEND=auto to pick the GPU only where it can run"));
 }
 
 const NcclModule* nccl_module(std::string* why) { return static_cast<const NcclModule*>(nccl_slot().get(why)); }

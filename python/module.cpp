@@ -1,11 +1,10 @@
-// The Python module `tandem` (issue #13): tandem.Engine with reductions and matmul on NumPy arrays
-// (host) and CuPy / PyTorch arrays (device, in place), tandem.Error, tandem.info(). Reductions are in
-// python/reduce.cpp, array conversions in python/arrays.cpp; the docstrings are the reference (the
-// stubs in python/tandem/__init__.pyi repeat the signatures).
+// The Python module `tandem`: tandem.Engine with reductions and matmul on NumPy arrays (host) and CuPy /
+// PyTorch arrays (device, in place), tandem.Error, tandem.info(). Reductions are in python/reduce.cpp,
+// array conversions in python/arrays.cpp; the docstrings are the reference (the stubs in python/tandem.pyi
+// repeat the signatures).
 #include <pybind11/stl.h>
 
 #include <cstring>
-#include <regex>
 #include <utility>
 
 #include "common/backend.hpp"
@@ -27,7 +26,9 @@ tandem::Backend backend_arg(const std::string& backend, const char* who) {
   try {
     return tandem::parse_backend(backend);
   } catch (const Error&) {
-    throw tandem::value_error(std::string(who) + ": backend must be 'auto', 'cpu' or 'cuda', not '" + backend + "'");
+    std::string names = "'auto'";
+    for (const tandem::BackendInfo& b : tandem::backends) names += std::string(", '") + b.name + "'";
+    throw tandem::value_error(std::string(who) + ": backend must be one of " + names + ", not '" + backend + "'");
   }
 }
 
@@ -193,28 +194,58 @@ std::string reduce_doc(const tandem::OpInfo& o) {
          " kernel / deterministic: tandem's kernel choice and canonical-order mode.";
 }
 
-// A message of tandem's C++ API in the Python module's words.
-std::string python_words(std::string s) {
-  static const std::pair<const char*, const char*> words[] = {
-      {"Backend::cpu", "tandem.Engine('cpu')"},
-      {"Backend::cuda", "tandem.Engine('cuda')"},
-      {"EngineOptions::devices", "devices="},
-      {"EngineOptions::device", "device="},
-      {"EngineOptions::stream", "the stream"},
-      {"kernel = \"auto\"", "kernel='auto'"},
-      {"kernel \"auto\"", "kernel='auto'"},
-      {"KernelInfo::per_row_col", "Engine.kernel_info()'s per_row_col"},
-      {"KernelInfo::ops", "Engine.kernel_info()'s ops"},
-      {"KernelInfo", "Engine.kernel_info()"},
-      {"check for count == 0 before calling", "check for empty arrays first"},
-  };
-  for (const auto& [cxx, py] : words)
-    for (std::size_t at = s.find(cxx); at != std::string::npos; at = s.find(cxx, at + std::strlen(py)))
-      s.replace(at, std::strlen(cxx), py);
-  // The C++ names of element types as NumPy's (the others are the same in both).
-  static const std::regex floats(R"(\bfloat\b)"), doubles(R"(\bdouble\b)");
-  return std::regex_replace(std::regex_replace(s, doubles, "float64"), floats, "float32");
-}
+// The Python module's words for the terms of tandem::Error's messages: keywords for the C++ API's options,
+// tandem.Engine('cpu') for Backend::cpu, NumPy's names of the element types.
+class PythonWords final : public tandem::Words {
+ public:
+  std::string arg(tandem::Arg a) const override {
+    using tandem::Arg;
+    switch (a) {
+      case Arg::device:
+        return "device=";
+      case Arg::devices:
+        return "devices=";
+      case Arg::stream:
+        return "the stream";
+      case Arg::kernel:
+        return "kernel=";
+      case Arg::deterministic:
+        return "deterministic=";
+      case Arg::precision:
+        return "precision=";
+      case Arg::input:
+        return "the array";
+      case Arg::output:
+        return "out";
+      case Arg::a:
+        return "a";
+      case Arg::b:
+        return "b";
+      case Arg::c:
+        return "out";
+      case Arg::kernel_info:
+        return "Engine.kernel_info()";
+      default:
+        return tandem::cpp_words().arg(a);  // (the rest: the same words)
+    }
+  }
+  std::string setting(tandem::Arg a, const std::string& value) const override {
+    using tandem::Arg;
+    switch (a) {
+      case Arg::backend:
+        return "tandem.Engine('" + value + "')";
+      case Arg::kernel:
+        return "kernel='" + value + "'";
+      case Arg::deterministic:
+        return value == "true" ? "deterministic=True" : "deterministic=False";
+      case Arg::kernel_info:
+        return "Engine.kernel_info()'s " + value;
+      default:
+        return arg(a) + value;
+    }
+  }
+  std::string dtype(tandem::Dtype d) const override { return tandem::info(d).array_name; }
+};
 
 }  // namespace
 
@@ -247,7 +278,8 @@ PYBIND11_MODULE(tandem, m) {
     } catch (const py::builtin_exception&) {
       throw;
     } catch (const tandem::Error& e) {
-      const std::string what = tandem_python::python_words(e.what());
+      static const tandem_python::PythonWords words;
+      const std::string what = e.message(words);
       PyErr_SetString(e.kind() == tandem::ErrorKind::value  ? value_error
                       : e.kind() == tandem::ErrorKind::type ? type_error
                                                             : error.ptr(),

@@ -15,7 +15,7 @@
 // verified, 1 when a check failed or the run could not be done here (a named backend that cannot run, a
 // failure tandem::Error reports), 2 for a bad command line or setting (no or an unknown command, option,
 // kernel or value; a tandem::Error of kind value or type). Library messages are printed in the CLI's
-// terms (cli_terms: "--backend cpu" for "Backend::cpu").
+// words (cli_words(): "--backend cpu" where the C++ API says "Backend::cpu").
 #include <algorithm>
 #include <cstdio>
 #include <new>
@@ -66,10 +66,10 @@ void print_main_help(std::FILE* out) {
                "     a bad TANDEM_BACKEND or TANDEM_DEVICE\n");
 }
 
-// A failure's message, in the CLI's terms, on stderr.
+// A failure's message on stderr.
 void print_error(std::string_view what) {
   std::fflush(stdout);
-  std::fprintf(stderr, "tandem: %s\n", tandem_cli::cli_terms(std::string(what)).c_str());
+  std::fprintf(stderr, "tandem: %.*s\n", int(what.size()), what.data());
 }
 
 }  // namespace
@@ -106,14 +106,13 @@ int main(int argc, char** argv) {
     return cmd.run(tandem_cli::Options(rest, cmd.valued, cmd.flags));
   } catch (const tandem_cli::UsageError& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "tandem: %s; see 'tandem %.*s --help'\n", tandem_cli::cli_terms(e.what()).c_str(),
-                 int(cmd.name.size()), cmd.name.data());
+    std::fprintf(stderr, "tandem: %s; see 'tandem %.*s --help'\n", e.what(), int(cmd.name.size()), cmd.name.data());
     return tandem_cli::kExitUsage;
   } catch (const std::bad_alloc&) {
     print_error("out of host memory; try a smaller size");
     return tandem_cli::kExitFailed;
   } catch (const tandem::Error& e) {  // a bad value or type (a setting, a name) is a usage error
-    print_error(e.what());
+    print_error(tandem_cli::message(e));
     return e.kind() == tandem::ErrorKind::failure ? tandem_cli::kExitFailed : tandem_cli::kExitUsage;
   } catch (const std::exception& e) {  // anything the standard library throws
     print_error(e.what());

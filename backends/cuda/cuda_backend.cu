@@ -79,24 +79,25 @@ class CudaBackend final : public detail::BackendImpl {
   explicit CudaBackend(const EngineOptions& options) : device_(options.device) {
     auto probe = cuda::probe();
     if (!probe.usable)
-      throw Error("the CUDA backend has no usable GPU: " + probe.reason +
-                  ". Use the CPU backend (TANDEM_BACKEND=cpu or Backend::cpu), or TANDEM_BACKEND=auto to pick "
-                  "the GPU only when one is present");
+      throw Error(ErrorKind::failure, Arg::backend, Message("the CUDA backend has no usable GPU: ", probe.reason),
+                  Message("use the CPU backend (", Setting{Arg::backend, "cpu"},
+                          " or TANDEM_BACKEND=cpu), or TANDEM_BACKEND=auto to pick the GPU only when one is present"));
     int count = 0;
     TANDEM_CUDA_CHECK(cudaGetDeviceCount(&count));
     if (device_ < 0 || device_ >= count)
-      throw Error("CUDA device " + std::to_string(device_) + " does not exist: this machine has " +
-                  std::to_string(count) + " GPU(s), numbered 0 to " + std::to_string(count - 1) +
-                  "; set EngineOptions::device or TANDEM_DEVICE to one of them");
+      throw Error(ErrorKind::failure, Arg::device,
+                  Message("CUDA device ", device_, " does not exist: this machine has ", count,
+                          " GPU(s), numbered 0 to ", count - 1),
+                  Message("set ", Arg::device, " to one of them"));
     DeviceGuard guard(device_);
     if (options.stream) {
       stream_ = static_cast<cudaStream_t>(options.stream);
       int stream_device = -1;
       TANDEM_CUDA_CHECK(cudaStreamGetDevice(stream_, &stream_device));
       if (stream_device != device_)
-        throw Error("EngineOptions::stream belongs to GPU " + std::to_string(stream_device) +
-                    " but the engine runs on GPU " + std::to_string(device_) +
-                    "; pass a stream of that GPU or set EngineOptions::device to " + std::to_string(stream_device));
+        throw Error(ErrorKind::failure, Arg::stream,
+                    Message(Arg::stream, " belongs to GPU ", stream_device, " but the engine runs on GPU ", device_),
+                    Message("pass a stream of that GPU or set ", Setting{Arg::device, std::to_string(stream_device)}));
     } else {
       TANDEM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
       own_stream_ = true;
@@ -312,9 +313,10 @@ class CudaBackend final : public detail::BackendImpl {
                   "); pass a cudaMalloc'd pointer, or reduce host data with the span overloads (" +
                   std::to_string(bytes) + " bytes)");
     if (attr.type == cudaMemoryTypeDevice && attr.device != device_)
-      throw Error("wrap: the pointer is device memory of GPU " + std::to_string(attr.device) +
-                  ", but this engine runs on GPU " + std::to_string(device_) +
-                  "; wrap it with an engine of that GPU (EngineOptions::device)");
+      throw Error(
+          ErrorKind::failure, Arg::none,
+          Message("wrap: the pointer is device memory of GPU ", attr.device, ", but this engine runs on GPU ", device_),
+          Message("wrap it with an engine of that GPU (", Arg::device, ")"));
   }
 
   void* allocate(std::size_t bytes) override {

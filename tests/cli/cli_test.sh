@@ -85,7 +85,7 @@ fi
 # kernels: every backend's table is fixed information, listed whether or not the backend can run here.
 if [ "$cuda_table" -eq 1 ]; then
   header='^kernels: cuda \(' usable=true
-  if [ "$gpu" -eq 0 ]; then header='^kernels: cuda, listed without a usable GPU .*: compiled in, not usable: ' usable=false; fi
+  if [ "$gpu" -eq 0 ]; then header='^kernels: cuda, listed without a usable CUDA GPU .*: compiled in, not usable: ' usable=false; fi
   run 0 "$tandem" kernels --backend cuda && expect out "$header" "the CUDA table's header says whether it can run" &&
     expect out '^reduce +auto ' "the CUDA reduce table, auto first" && expect out '^matmul +auto ' "the matmul table" &&
     expect out '^reduce +[a-z_0-9]+ ' "and its stages"
@@ -95,7 +95,7 @@ if [ "$cuda_table" -eq 1 ]; then
   run 0 "$tandem" kernels --json && expect out '"backend":"cuda","usable":'"$usable"',"kind":"reduce","name":"auto"' \
     "--json: the CUDA table, usable here or not" &&
     expect out '"backend":"cpu","usable":true,"kind":"reduce","name":"auto"' "--json: the CPU's table"
-  [ "$gpu" -eq 0 ] && expect err 'cuda, listed without a usable GPU' "--json: stderr says CUDA cannot run here"
+  [ "$gpu" -eq 0 ] && expect err 'cuda, listed without a usable CUDA GPU' "--json: stderr says CUDA cannot run here"
 fi
 run 0 "$tandem" kernels --backend cpu --json && expect out '^  \{"backend":"cpu","usable":true,' "--json: usable"
 

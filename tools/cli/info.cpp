@@ -20,7 +20,7 @@ int cmd_info(const Options&) {
   const auto statuses = tandem::backend_status();
   for (const auto& s : statuses) std::printf("  %-5s %s\n", tandem::to_string(s.backend), describe(s).c_str());
   const auto choice = tandem::auto_backend();
-  std::printf("auto picks: %s, because %s\n", tandem::to_string(choice.backend), cli_terms(choice.reason).c_str());
+  std::printf("auto picks: %s, because %s\n", tandem::to_string(choice.backend), choice.reason.c_str());
   const auto modules = tandem::module_status();
   if (!modules.empty()) std::printf("modules (loaded at run time, from libtandem's folder or TANDEM_MODULE_PATH):\n");
   for (const auto& m : modules) std::printf("  %-5s %s\n", m.name.c_str(), m.reason.c_str());
@@ -31,7 +31,7 @@ int cmd_info(const Options&) {
     const tandem::Engine eng;
     std::printf("TANDEM_BACKEND: %s, so Engine() uses %s\n", env_text.c_str(), tandem::to_string(eng.backend()));
   } catch (const tandem::Error& e) {
-    std::printf("TANDEM_BACKEND: %s, so Engine() throws: %s\n", env_text.c_str(), cli_terms(e.what()).c_str());
+    std::printf("TANDEM_BACKEND: %s, so Engine() throws: %s\n", env_text.c_str(), message(e).c_str());
   }
 
   int status = 0;
@@ -51,7 +51,7 @@ int cmd_info(const Options&) {
       std::printf("  reduce kernels  %s\n", join(eng.reduce_kernels()).c_str());
       std::printf("  matmul kernels  %s\n", join(eng.matmul_kernels()).c_str());
     } catch (const tandem::Error& e) {
-      std::printf("\n%s device: could not be opened: %s\n", name, cli_terms(e.what()).c_str());
+      std::printf("\n%s device: could not be opened: %s\n", name, message(e).c_str());
       status = 1;
     }
   }

@@ -71,14 +71,11 @@ struct Listing {
   std::vector<tandem::KernelInfo> reduce, matmul;
 };
 
-// The device a backend lacks when it cannot run, in the header's words.
-const char* device_word(tandem::Backend b) { return b == tandem::Backend::cuda ? "GPU" : "device"; }
-
 // The header line of a listing.
 std::string header(const Listing& l) {
   const std::string name = tandem::to_string(l.backend);
   if (l.usable) return "kernels: " + name + " (" + l.where + ")";
-  return "kernels: " + name + ", listed without a usable " + device_word(l.backend) +
+  return "kernels: " + name + ", listed without a usable " + tandem::info(l.backend).device +
          " (none of these kernels can run here): " + l.where;
 }
 
@@ -96,8 +93,8 @@ Listing listing(tandem::Backend b) {
   }
 }
 
-std::string not_listed_line(tandem::Backend b, const std::string& reason) {
-  return std::string(tandem::to_string(b)) + " not listed: " + cli_terms(reason);
+std::string not_listed_line(tandem::Backend b, const tandem::Error& e) {
+  return std::string(tandem::to_string(b)) + " not listed: " + message(e);
 }
 
 void print_table(const Listing& l) {
@@ -157,7 +154,7 @@ int cmd_kernels(const Options& o) {
       try {
         listings.push_back(listing(b));
       } catch (const tandem::Error& e) {
-        not_listed.push_back(not_listed_line(b, e.what()));
+        not_listed.push_back(not_listed_line(b, e));
       }
     }
   } else {
@@ -166,7 +163,7 @@ int cmd_kernels(const Options& o) {
       listings.push_back(listing(b));
     } catch (const tandem::Error& e) {  // a backend the user named whose table cannot be read: an error
       std::fflush(stdout);
-      std::fprintf(stderr, "tandem: kernels: %s\n", not_listed_line(b, e.what()).c_str());
+      std::fprintf(stderr, "tandem: kernels: %s\n", not_listed_line(b, e).c_str());
       return kExitFailed;
     }
   }

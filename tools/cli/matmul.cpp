@@ -134,7 +134,7 @@ int run_matmul(const tandem::Engine& eng, const MatmulConfig& cfg) {
       dc.upload(c);
       run();  // warm-up, verified
     } catch (const tandem::Error& e) {
-      notes.push_back(kernel + ": " + e.what());
+      notes.push_back(kernel + ": " + message(e));
       table.row({kernel, shape, "-", takes_dtype ? "error" : "unsupported", "-", "-"});
       ok &= !takes_dtype;
       continue;
@@ -153,7 +153,7 @@ int run_matmul(const tandem::Engine& eng, const MatmulConfig& cfg) {
     table.row({kernel, shape, strf("%.3g", v.worst), v.ok() && takes_dtype ? "ok" : "FAIL", format_seconds(t.median),
                flops > 0 ? format_rate(flops / t.median) : "-"});
   }
-  for (const auto& note : notes) std::printf("note: %s\n", cli_terms(note).c_str());
+  for (const auto& note : notes) std::printf("note: %s\n", note.c_str());
   std::printf("%s; rate = 2 M N K / time\n", timing_note(cfg.repeat).c_str());
   std::printf("max err/bound: the largest |C - reference| / ((c_in + 2 K u) sum_k |a_ik b_kj|); at most 1 passes\n");
   return ok ? 0 : 1;

@@ -137,10 +137,6 @@ std::vector<std::string> kernel_names(tandem::Backend b, std::string_view kind) 
   }
 }
 
-const char* label(tandem::Backend b) {
-  return b == tandem::Backend::cuda ? "CUDA" : b == tandem::Backend::cpu ? "CPU" : tandem::to_string(b);
-}
-
 }  // namespace
 
 void check_kernel_name(const tandem::Engine& eng, std::string_view kind, const std::string& name) {
@@ -156,34 +152,69 @@ void check_kernel_name(const tandem::Engine& eng, std::string_view kind, const s
     const auto theirs = kernel_names(other, kind);
     if (theirs.empty()) unread += std::string(unread.empty() ? "" : ", ") + tandem::to_string(other);
     if (std::find(theirs.begin(), theirs.end(), name) != theirs.end())
-      throw UsageError("'" + name + "' is a " + label(other) + " " + std::string(kind) + " kernel, not a " + here +
-                       " one; use --backend " + tandem::to_string(other) + " to run it" + valid);
+      throw UsageError("'" + name + "' is a " + tandem::info(other).label + " " + std::string(kind) +
+                       " kernel, not a " + here + " one; use --backend " + tandem::to_string(other) + " to run it" +
+                       valid);
   }
   throw UsageError(
       "unknown " + std::string(kind) + " kernel '" + name + "'" + valid + " ('tandem kernels' lists every backend's" +
       (unread.empty() ? std::string(")") : ", and says why the " + unread + " kernels cannot be read here)"));
 }
 
-std::string cli_terms(std::string message) {
-  if (message.starts_with("tandem: ")) message.erase(0, 8);  // (the CLI puts its own "tandem: " first)
-  auto replace_all = [&](std::string_view from, std::string_view to) {
-    for (std::size_t at = 0; (at = message.find(from, at)) != std::string::npos; at += to.size())
-      message.replace(at, from.size(), to);
-  };
-  for (tandem::Backend b : tandem::all_backends) {
-    const std::string name = tandem::to_string(b);
-    replace_all("TANDEM_BACKEND=" + name + " or Backend::" + name, "--backend " + name + " or TANDEM_BACKEND=" + name);
-    replace_all("Backend::" + name, "--backend " + name);
+namespace {
+class CliWords final : public tandem::Words {
+ public:
+  std::string arg(tandem::Arg a) const override {
+    using tandem::Arg;
+    switch (a) {
+      case Arg::backend:
+        return "--backend";
+      case Arg::device:
+        return "TANDEM_DEVICE";
+      case Arg::devices:
+        return "TANDEM_DEVICES";
+      case Arg::kernel:
+        return "--kernel";
+      case Arg::deterministic:
+        return "--kernel deterministic";
+      case Arg::kernel_info:
+        return "'tandem kernels'";
+      default:
+        return tandem::cpp_words().arg(a);  // (the rest: the same words, "A", "the output", ...)
+    }
   }
-  replace_all("EngineOptions::device or TANDEM_DEVICE", "TANDEM_DEVICE");
-  replace_all("EngineOptions::devices", "TANDEM_DEVICES");
-  replace_all("EngineOptions::device", "TANDEM_DEVICE");
-  replace_all("ReduceOptions::deterministic", "--kernel deterministic");
-  replace_all("MatmulOptions::deterministic", "--kernel deterministic");
-  replace_all("ReduceOptions::kernel", "--kernel");
-  replace_all("MatmulOptions::kernel", "--kernel");
-  replace_all("kernel \"auto\"", "--kernel auto");
-  return message;
+  std::string setting(tandem::Arg a, const std::string& value) const override {
+    using tandem::Arg;
+    switch (a) {
+      case Arg::backend:
+        return "--backend " + value;
+      case Arg::kernel:
+        return "--kernel " + value;
+      case Arg::deterministic:
+        return "--kernel deterministic";
+      case Arg::kernel_info:
+        return "the " + value + " column of 'tandem kernels'";
+      case Arg::device:
+        return "TANDEM_DEVICE=" + value;
+      case Arg::devices:
+        return "TANDEM_DEVICES=" + value;
+      default:
+        return tandem::cpp_words().setting(a, value);
+    }
+  }
+  std::string dtype(tandem::Dtype d) const override { return tandem::to_string(d); }  // --dtype's names
+};
+}  // namespace
+
+const tandem::Words& cli_words() {
+  static const CliWords words;
+  return words;
+}
+
+std::string message(const tandem::Error& e) {
+  std::string s = e.message(cli_words());
+  if (s.starts_with("tandem: ")) s.erase(0, 8);  // (the CLI puts its own "tandem: " first)
+  return s;
 }
 
 tandem::Dtype dtype_option(const Options& o, tandem::Dtype fallback, bool matmul) {
@@ -204,8 +235,8 @@ std::string describe(const tandem::BackendStatus& s) {
                             : s.usable     ? "compiled in, usable"
                                            : "compiled in, not usable";
   if (s.reason.empty()) return state;
-  if (s.reason.starts_with(state)) return cli_terms(s.reason);  // the reason already says it
-  return state + ": " + cli_terms(s.reason);
+  if (s.reason.starts_with(state)) return s.reason;  // the reason already says it
+  return state + ": " + s.reason;
 }
 
 }  // namespace tandem_cli

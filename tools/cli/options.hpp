@@ -65,10 +65,12 @@ std::string named_backend(const Options& o, bool allow_all = false);
 // valid names.
 void check_kernel_name(const tandem::Engine& eng, std::string_view kind, const std::string& name);
 
-// A library message in the CLI's terms: the C++ names of its hints become the options and variables that
-// do the same here ("TANDEM_BACKEND=cpu or Backend::cpu" -> "--backend cpu or TANDEM_BACKEND=cpu",
-// "EngineOptions::device" -> "TANDEM_DEVICE", ...).
-std::string cli_terms(std::string message);
+// The CLI's words for the terms of tandem::Error's messages: the options and variables that do here what
+// the C++ API's arguments do there (Setting{Arg::backend, "cpu"}: "--backend cpu"; Arg::device:
+// "TANDEM_DEVICE"; Setting{Arg::kernel, "auto"}: "--kernel auto"; deterministic: "--kernel deterministic").
+const tandem::Words& cli_words();
+// An error's message in those words.
+std::string message(const tandem::Error& e);
 
 // --dtype: a name of the dtype table (floats first), only the matmul types when matmul; fallback when
 // absent.

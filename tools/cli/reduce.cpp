@@ -69,7 +69,7 @@ bool reduce_row(const Table& table, std::vector<std::string>& notes, const std::
       try {
         call();
       } catch (const tandem::Error& e) {
-        const std::string note = std::string(op_name) + ": " + e.what();  // once per op, not per kernel
+        const std::string note = std::string(op_name) + ": " + message(e);  // once per op, not per kernel
         if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
         table.row({kernel, op_name, "-", "-", "n/a", "-", "-"});
         return true;
@@ -93,7 +93,7 @@ bool reduce_row(const Table& table, std::vector<std::string>& notes, const std::
                format_seconds(t.median), bytes > 0 ? strf("%.1f", bytes / t.median / 1e9) : "-"});
     return worst.ok;
   } catch (const tandem::Error& e) {
-    notes.push_back(where + e.what());
+    notes.push_back(where + message(e));
     table.row({kernel, op_name, "-", "-", "error", "-", "-"});
     return false;
   }
@@ -166,7 +166,7 @@ int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
       });
     }
   }
-  for (const auto& note : notes) std::printf("note: %s\n", cli_terms(note).c_str());
+  for (const auto& note : notes) std::printf("note: %s\n", note.c_str());
   std::printf("%s; GB/s = n * sizeof(%s) / time\n", timing_note(cfg.repeat).c_str(), tandem_test::type_name<T>());
   if constexpr (std::is_integral_v<T>)
     std::printf("abs error: the largest |result - reference| over all calls; integer results must be exact\n");
