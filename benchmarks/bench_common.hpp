@@ -46,11 +46,11 @@
 
 #include "common/backend.hpp"
 #include "tandem/tandem.hpp"
-#include "tests/support/kernels.hpp"
-#include "tests/support/reference.hpp"
-#include "tests/support/rng.hpp"
-#include "tests/support/values.hpp"
-#include "tests/support/verdict.hpp"
+#include "verify/kernels.hpp"
+#include "verify/reference.hpp"
+#include "verify/rng.hpp"
+#include "verify/values.hpp"
+#include "verify/verdict.hpp"
 
 namespace tandem_bench {
 
@@ -60,7 +60,7 @@ using tandem::Engine;
 // ---- Names -----------------------------------------------------------------------------------------
 
 // The element type's name from the dtype table (include/tandem/dtype.hpp): "float", "double", "int32".
-using tandem_test::type_name;
+using tandem_verify::type_name;
 
 inline std::string size_label(std::size_t n) { return "n:" + std::to_string(n); }
 
@@ -87,16 +87,16 @@ inline std::vector<Op> bench_ops() {
 
 // ---- Random inputs -----------------------------------------------------------------------------------
 
-// The counter-based generator of the test-support library (tests/support/rng.hpp): element i depends on
+// The counter-based generator of the test-support library (verify/rng.hpp): element i depends on
 // (seed, i) only, so inputs are filled in parallel and are the same on every run.
-using tandem_test::splitmix64;
+using tandem_verify::splitmix64;
 
 // The test-support library's Values::nonzero (never zero: zeros hide unwritten outputs and can run
 // faster; every sum of up to 2^30 of them is exact in any order, so a missed or repeated element changes
 // it), element i of `seed`'s counter-based stream.
 template <class T>
 T random_value(std::uint64_t seed, std::size_t i) {
-  return tandem_test::value_from_bits<T>(splitmix64(seed * 0x100000001B3ull + i), tandem_test::Values::nonzero);
+  return tandem_verify::value_from_bits<T>(splitmix64(seed * 0x100000001B3ull + i), tandem_verify::Values::nonzero);
 }
 
 template <class T>
@@ -108,10 +108,10 @@ std::vector<T> random_vector(std::size_t n, std::uint64_t seed) {
   return v;
 }
 
-// What every reduction of an input must return: the test-support reference (tests/support/reference.hpp)
+// What every reduction of an input must return: the test-support reference (verify/reference.hpp)
 // of the host copy's elements as their compute type, built in parallel.
 template <class T>
-using Reference = tandem_test::ReduceReference<tandem::compute_t<T>>;
+using Reference = tandem_verify::ReduceReference<tandem::compute_t<T>>;
 
 template <class T>
 Reference<T> reference_of(const T* x, std::size_t n) {
@@ -132,9 +132,9 @@ Reference<T> reference_of(const T* x, std::size_t n) {
 // bound, everything else exactly).
 template <Op O, class T>
 void check_result(const tandem::op_result_t<O, T>& got, const Reference<T>& ref) {
-  const tandem_test::Judgement j = tandem_test::judge_op<O, T>(got, ref);
+  const tandem_verify::Judgement j = tandem_verify::judge_op<O, T>(got, ref);
   if (!j.ok)
-    throw tandem::Error(std::string("wrong ") + op_name(O) + ": got " + tandem_test::show(got) + ", expected " +
+    throw tandem::Error(std::string("wrong ") + op_name(O) + ": got " + tandem_verify::show(got) + ", expected " +
                         j.expected);
 }
 
@@ -317,7 +317,7 @@ void register_reductions(Suite& suite, std::size_t n) {
   const std::vector<tandem::KernelInfo> infos = suite.eng.reduce_kernel_info();
   for (const std::string& kernel : suite.eng.reduce_kernels())
     for (Op op : bench_ops()) {
-      if (!tandem_test::kernel_accepts(infos, kernel, tandem::dtype_of<T>, &op, false)) continue;
+      if (!tandem_verify::kernel_accepts(infos, kernel, tandem::dtype_of<T>, &op, false)) continue;
       const std::string name =
           "reduce/" + suite.backend + "/" + kernel + "/" + op_name(op) + "/" + type_name<T>() + "/" + size_label(n);
       tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
@@ -346,13 +346,13 @@ std::vector<std::string> matmul_kernels_for(const Engine& eng) {
 }
 
 // Every kernel's KernelInfo in the JSON context as "tandem_kernels" (a JSON list in a string, in the form
-// of tests/support/kernels.hpp), so that tools/bench_charts reads precision and baselines from the run
+// of verify/kernels.hpp), so that tools/bench_charts reads precision and baselines from the run
 // itself, not from kernel names.
 inline void add_kernel_context(const Engine& eng) {
   std::string json = "[";
   auto add = [&](const char* kind, const std::vector<tandem::KernelInfo>& infos) {
     for (const tandem::KernelInfo& k : infos)
-      json.append(json.size() > 1 ? "," : "").append(tandem_test::kernel_json(k, kind));
+      json.append(json.size() > 1 ? "," : "").append(tandem_verify::kernel_json(k, kind));
   };
   add("reduce", eng.reduce_kernel_info());
   add("matmul", eng.matmul_kernel_info());

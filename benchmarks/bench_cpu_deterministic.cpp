@@ -9,7 +9,7 @@
 // Operands are Buffers (host memory on the CPU) made on first use; every call is followed by synchronize().
 // <backend> is the CPU, or the backend TANDEM_BACKEND names (TANDEM_BACKEND=cuda times the GPU's Buffers with the
 // same binary, which loads the CUDA module). The first call of each deterministic benchmark checks C(0, 0) bit for
-// bit against the definition written out (tests/support's canonical_sum of the chunks' fma chains).
+// bit against the definition written out (verify/'s canonical_sum of the chunks' fma chains).
 // Run (medians of 5):
 //   bench_cpu --benchmark_filter=matmul_det/ --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <cstdlib>
@@ -56,7 +56,7 @@ T definition_c00(const DetCase& s, const Operands<T>& o) {
     v = std::fma(a, o.b_host[p * s.n], v);
     if ((p + 1) % 4096 == 0 || p + 1 == s.k) chunks.push_back(v), v = T(0);
   }
-  return tandem_test::canonical_sum<T>(std::span<const T>(chunks));
+  return tandem_verify::canonical_sum<T>(std::span<const T>(chunks));
 }
 
 template <class T>
@@ -91,9 +91,9 @@ void register_case(const DetCase& s) {
                                    eng.matmul(a, b, c, opt);
                                    if (det) {
                                      const T got = o.c.to_vector()[0], want = definition_c00(s, o);
-                                     if (!tandem_test::same_bits(got, want))
-                                       throw tandem::Error(name + ": C(0, 0) = " + tandem_test::show(got) +
-                                                           ", the definition gives " + tandem_test::show(want));
+                                     if (!tandem_verify::same_bits(got, want))
+                                       throw tandem::Error(name + ": C(0, 0) = " + tandem_verify::show(got) +
+                                                           ", the definition gives " + tandem_verify::show(want));
                                    }
                                    for (auto _ : state) {
                                      eng.matmul(a, b, c, opt);

@@ -190,7 +190,7 @@ void register_kernel_reductions(Suite& suite, KernelRunner& runner, SweepReferen
   for (const tandem::KernelInfo& stage : infos) stages.push_back(stage.name);
   for (const std::string& stage : stages)
     for (Op op : bench_ops()) {
-      if (stage != "auto" && !tandem_test::kernel_accepts(infos, stage, tandem::dtype_of<T>, &op, false)) continue;
+      if (stage != "auto" && !tandem_verify::kernel_accepts(infos, stage, tandem::dtype_of<T>, &op, false)) continue;
       const std::string name = "kernel/cuda/" + stage + "/" + op_name(op) + "/" + type_name<T>() + "/" + size_label(n);
       benchmark::RegisterBenchmark(
           name.c_str(), guarded([&suite, &runner, &batched_sweep, stage, op, n](State& state) {

@@ -161,7 +161,7 @@ void fuzz_batch_typed(FuzzedDataProvider& in) {
 }  // namespace
 
 void fuzz_batch(tandem::Dtype d, FuzzedDataProvider& in) {
-  tandem_test::with_dtype(d, [&]<class T>() {
+  tandem_verify::with_dtype(d, [&]<class T>() {
     if constexpr (tandem::is_matmul_type_v<T>) fuzz_batch_typed<T>(in);
   });
 }

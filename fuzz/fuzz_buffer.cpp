@@ -98,7 +98,7 @@ void fuzz_buffer_typed(FuzzedDataProvider& in) {
 }
 
 void fuzz_buffer(tandem::Dtype d, FuzzedDataProvider& in) {
-  tandem_test::with_dtype(d, [&]<class T>() { fuzz_buffer_typed<T>(in); });
+  tandem_verify::with_dtype(d, [&]<class T>() { fuzz_buffer_typed<T>(in); });
 }
 
 }  // namespace tandem_fuzz

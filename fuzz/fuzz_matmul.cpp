@@ -325,7 +325,7 @@ void fuzz_matmul_typed(FuzzedDataProvider& in) {
 
 // The element types whose C has their own type (float, double); 16-bit A and B (float C) go to fuzz_batch.
 void fuzz_matmul(tandem::Dtype d, FuzzedDataProvider& in) {
-  tandem_test::with_dtype(d, [&]<class T>() {
+  tandem_verify::with_dtype(d, [&]<class T>() {
     if constexpr (tandem::is_matmul_type_v<T> && std::is_same_v<T, tandem::compute_t<T>>) fuzz_matmul_typed<T>(in);
   });
 }

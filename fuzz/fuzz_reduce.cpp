@@ -1,5 +1,5 @@
 // fuzz_api's reductions: every op of the table over std::span, StridedView, Buffer and BufferView,
-// checked against the test-support references (tests/support/verdict.hpp).
+// checked against the test-support references (verify/verdict.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "harness.hpp"
-#include "tests/support/reference.hpp"
-#include "tests/support/verdict.hpp"
+#include "verify/reference.hpp"
+#include "verify/verdict.hpp"
 
 namespace tandem_fuzz {
 namespace {
@@ -30,15 +30,15 @@ u128 span_of(std::size_t count, std::size_t stride) { return count == 0 ? 0 : u1
 
 // Checks op O's result over x[0], x[stride], ... (count >= 1) against the test-support reference of the
 // elements as their compute type (16-bit inputs as the floats they convert to): the fuzzed values are
-// small integers and specials, so every sum is exact and compared bit for bit (tests/support/verdict.hpp).
+// small integers and specials, so every sum is exact and compared bit for bit (verify/verdict.hpp).
 template <Op O, class T>
 TANDEM_FUZZ_BULK void check_op(const tandem::op_result_t<O, T>& got, const T* x, std::size_t count,
                                std::size_t stride) {
   using C = tandem::compute_t<T>;
-  tandem_test::ReduceReference<C> ref;
+  tandem_verify::ReduceReference<C> ref;
   for (std::size_t i = 0; i < count; ++i) ref.add(C(x[i * stride]));
-  const tandem_test::Judgement j = tandem_test::judge_op<O, T>(got, ref, /*exact=*/true);
-  if (!j.ok) fail(std::string("wrong ") + name(O) + ": got " + tandem_test::show(got) + ", expected " + j.expected);
+  const tandem_verify::Judgement j = tandem_verify::judge_op<O, T>(got, ref, /*exact=*/true);
+  if (!j.ok) fail(std::string("wrong ") + name(O) + ": got " + tandem_verify::show(got) + ", expected " + j.expected);
 }
 
 // Fills the elements a view touches with fuzzed values; every other element keeps the poison.
@@ -184,7 +184,7 @@ void fuzz_reduce_typed(FuzzedDataProvider& in) {
 }
 
 void fuzz_reduce(tandem::Dtype d, FuzzedDataProvider& in) {
-  tandem_test::with_dtype(d, [&]<class T>() { fuzz_reduce_typed<T>(in); });
+  tandem_verify::with_dtype(d, [&]<class T>() { fuzz_reduce_typed<T>(in); });
 }
 
 }  // namespace tandem_fuzz

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "tandem/tandem.hpp"
-#include "tests/support/kernels.hpp"
-#include "tests/support/rng.hpp"
-#include "tests/support/values.hpp"
+#include "verify/kernels.hpp"
+#include "verify/rng.hpp"
+#include "verify/values.hpp"
 
 namespace tandem_fuzz {
 
@@ -175,8 +175,8 @@ std::size_t fuzz_ld(FuzzedDataProvider& in, std::size_t cols) {
 std::string fuzz_kernel(FuzzedDataProvider& in, const std::vector<std::string>& valid,
                         const std::vector<std::string>& other_kind);
 
-// Whether the engine must take kernel k for a call (by its KernelInfo): tests/support/kernels.hpp.
-using tandem_test::kernel_accepts;
+// Whether the engine must take kernel k for a call (by its KernelInfo): verify/kernels.hpp.
+using tandem_verify::kernel_accepts;
 
 // The first choices of a matmul call (fuzz_matmul, fuzz_batch): Buffers or host memory, a kernel name
 // (valid or not), deterministic mode, and whether that kernel takes T in that mode; alpha and beta are
@@ -214,12 +214,12 @@ T poison() {
     return T(std::numeric_limits<T>::max() / 3 + 12345);
 }
 
-// Bit comparison from the test-support library (tests/support/values.hpp), also for a vector against
+// Bit comparison from the test-support library (verify/values.hpp), also for a vector against
 // the memory it should equal.
-using tandem_test::same_bits;
+using tandem_verify::same_bits;
 template <class T>
 bool same_bits(const std::vector<T>& a, const T* b) {
-  return a.empty() || tandem_test::same_bits(std::span<const T>(a), std::span<const T>(b, a.size()));
+  return a.empty() || tandem_verify::same_bits(std::span<const T>(a), std::span<const T>(b, a.size()));
 }
 
 // An element a call reads: a small integer (so every float sum is exact, whatever its order), or now and
@@ -227,9 +227,9 @@ bool same_bits(const std::vector<T>& a, const T* b) {
 // `rng` is a splitmix64 state, advanced once per value.
 namespace detail {
 
-// The next value of the stream whose state is s (tests/support/rng.hpp's generator).
+// The next value of the stream whose state is s (verify/rng.hpp's generator).
 TANDEM_FUZZ_BULK inline std::uint64_t splitmix(std::uint64_t& s) {
-  tandem_test::SplitMix64 g{s};
+  tandem_verify::SplitMix64 g{s};
   const std::uint64_t v = g.next();
   s = g.state;
   return v;
@@ -272,7 +272,7 @@ TANDEM_FUZZ_BULK T fuzz_value(std::uint64_t& rng, int special_per_256) {
 }
 
 // The element type's name from the dtype table.
-using tandem_test::type_name;
+using tandem_verify::type_name;
 
 // ---- the areas, one file each; fuzz_typed (fuzz_api.cpp) picks one per call ---------------------------
 

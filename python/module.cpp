@@ -130,10 +130,13 @@ py::dict kernel_dict(const tandem::KernelInfo& k) {
   py::list dtypes, ops;
   for (Dtype t : k.dtypes) dtypes.append(tandem::info(t).array_name);  // (NumPy's names)
   for (tandem::Op op : k.ops) ops.append(tandem::to_string(op));
+  py::dict precisions;  // {'float32': 'tf32', 'bfloat16': 'full', ...}: each element type's
+  for (Dtype t : k.dtypes) precisions[tandem::info(t).array_name] = tandem::to_string(k.precision_of(t));
   d["dtypes"] = dtypes, d["ops"] = ops, d["precision"] = tandem::to_string(k.precision);
+  d["precisions"] = precisions;
   d["deterministic"] = k.deterministic, d["determinism"] = tandem::to_string(k.determinism);
   d["auto_pick"] = k.auto_pick, d["baseline"] = k.baseline;
-  d["per_row_col"] = k.per_row_col, d["requirement"] = k.requirement;
+  d["per_row_col"] = k.per_row_col, d["requirement"] = k.requirement, d["runs_here"] = k.runs_here;
   return d;
 }
 
@@ -342,7 +345,8 @@ PYBIND11_MODULE(tandem, m) {
         return tandem_python::kernel_tables_dict(s.engine().reduce_kernel_info(), s.engine().matmul_kernel_info());
       },
       "What each kernel takes and promises: {'reduce': [...], 'matmul': [...]}, dicts of name, dtypes, ops, "
-      "precision, deterministic, determinism, auto_pick, baseline, per_row_col, requirement ('auto' first). "
+      "precision, precisions (per element type), deterministic, determinism, auto_pick, baseline, per_row_col, "
+      "requirement, runs_here ('auto' first). "
       "tandem.kernel_info(backend) gives the same without an engine.");
   e.def("__repr__", &PyEngine::repr);
   using tandem_python::ReduceArgs;

@@ -1,5 +1,5 @@
 // The tests' doctest glue: per-backend registration, the sizes the tests run, small helpers for
-// messages and the environment, and the test-support library (tests/support/: the random generator,
+// messages and the environment, and the test-support library (verify/: the random generator,
 // independent references, error bounds, verdicts, kernel metadata, value formatting) visible as test::.
 #pragma once
 
@@ -12,16 +12,16 @@
 #include <vector>
 
 #include "tandem/tandem.hpp"
-#include "tests/support/bounds.hpp"
-#include "tests/support/kernels.hpp"
-#include "tests/support/reference.hpp"
-#include "tests/support/rng.hpp"
-#include "tests/support/values.hpp"
-#include "tests/support/verdict.hpp"
+#include "verify/bounds.hpp"
+#include "verify/kernels.hpp"
+#include "verify/reference.hpp"
+#include "verify/rng.hpp"
+#include "verify/values.hpp"
+#include "verify/verdict.hpp"
 
 namespace test {
 
-using namespace tandem_test;
+using namespace tandem_verify;
 
 inline bool usable(tandem::Backend b) {
   for (const auto& s : tandem::backend_status())

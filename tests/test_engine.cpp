@@ -367,10 +367,10 @@ TEST_CASE("KernelInfo::accepts lists exactly its dtypes and ops" * doctest::test
   CHECK_FALSE(test::kernel_accepts(infos, "x", tandem::Dtype::f32, &sum, false));
   CHECK_FALSE(test::kernel_accepts(infos, "x", tandem::Dtype::f32, &min, true));  // not deterministic
   CHECK_FALSE(test::kernel_accepts(infos, "y", tandem::Dtype::f32, &min, false));
-  CHECK(
-      test::kernel_json(k, "reduce", "cpu") ==
-      R"({"backend":"cpu","kind":"reduce","name":"x","dtypes":["float"],"ops":["min","max"],"precision":"full",)"
-      R"("deterministic":false,"determinism":"not_guaranteed","auto_pick":false,"baseline":false,"requirement":"","per_row_col":false})");
+  CHECK(test::kernel_json(k, "reduce", "cpu") ==
+        R"({"backend":"cpu","kind":"reduce","name":"x","dtypes":["float"],"ops":["min","max"],"precision":"full",)"
+        R"("precisions":{"float":"full"},"deterministic":false,"determinism":"not_guaranteed","auto_pick":false,)"
+        R"("baseline":false,"requirement":"","per_row_col":false,"runs_here":true})");
 }
 
 // ---- KernelInfo of each engine, and what the engine refuses by it ------------------------------------

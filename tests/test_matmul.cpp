@@ -1,7 +1,7 @@
 // Matmul: every kernel of the backend, shapes that miss every tile, ld > cols, poisoned outputs,
 // NaN in the padding of A and B (a kernel that reads padding fails), untouched padding of C.
 //
-// Reference: the test-support library's matmul_reference (tests/support/reference.hpp: every element,
+// Reference: the test-support library's matmul_reference (verify/reference.hpp: every element,
 // accumulated in double for float and long double for double). Bound per element (bounds.hpp):
 //   |C - ref| <= (c_in + 2 * K * u) * sum_k |a_ik| |b_kj|
 // with u the unit roundoff of the element type and c_in the input rounding of the kernel's

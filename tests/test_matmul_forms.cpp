@@ -5,7 +5,7 @@
 // accumulated in long double: ref = alpha * sum_p op(A)(i,p) op(B)(p,j) + beta * C0(i,j). Bound per
 // element, with S = sum_p |op(A)(i,p) op(B)(p,j)| and u the unit roundoff of T:
 //   |C - ref| <= |alpha| * (c_in + 2 K u) * S + 4 u * (|alpha| * S + |beta * C0|)
-// (the product's bound of tests/support/bounds.hpp, scaled, plus the roundings of alpha * acc and of the
+// (the product's bound of verify/bounds.hpp, scaled, plus the roundings of alpha * acc and of the
 // fma with beta * C0). beta == 0: C0 is NaN (poison): a kernel that reads C fails. alpha == 0 or K == 0:
 // C = beta == 0 ? 0 : beta * C0 exactly, even with NaN in A and B.
 // Deterministic mode: bitwise against the canonical order written from canonical.hpp's description:

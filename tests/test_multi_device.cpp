@@ -1,6 +1,6 @@
 // Engines over several devices (EngineOptions::devices, issue #12): sharded Buffers, every reduction
 // compared with a single-device engine (bit for bit where the result is exact or deterministic) and
-// with the independent references of tests/support, matmul by row blocks, and the errors. The CPU
+// with the independent references of verify/, matmul by row blocks, and the errors. The CPU
 // backend runs the same multi-device path with CPU "devices" (suite cpu, so CI runs it); suite cuda
 // runs it over every GPU of the machine (up to 4), skipped with fewer than 2.
 #include <doctest/doctest.h>
@@ -128,7 +128,7 @@ void check_engine(Backend backend, int devices) {
     det.deterministic = true;
     for (std::size_t n : multi_sizes(devices)) {
       const auto x = values_for<float>(n, n);
-      const auto want = tandem_test::canonical_sum(std::span<const float>(x));
+      const auto want = tandem_verify::canonical_sum(std::span<const float>(x));
       CHECK(test::same_bits(multi.sum(x, det), want));
       CHECK(test::same_bits(multi.sum(multi.upload(x), det), want));
       CHECK(test::same_bits(cpu.sum(x, det), want));
@@ -169,7 +169,7 @@ void check_engine(Backend backend, int devices) {
       CAPTURE(n);
       const auto a = values_for<float>(m * k, 1), b = values_for<float>(k * n, 2), c0 = values_for<float>(m * n, 3);
       std::vector<float> want(m * n);
-      tandem_test::fma_chain_matmul<float>({a.data(), m, k, k}, {b.data(), k, n, n}, {want.data(), m, n, n});
+      tandem_verify::fma_chain_matmul<float>({a.data(), m, k, k}, {b.data(), k, n, n}, {want.data(), m, n, n});
       tandem::MatmulOptions det;
       det.deterministic = true;
       std::vector<float> c(m * n);

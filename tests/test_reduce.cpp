@@ -1,5 +1,5 @@
 // Reductions: every kernel of the backend x op x dtype x width, against the independent references of
-// the test-support library (tests/support/reference.hpp) within its bounds (tests/support/bounds.hpp):
+// the test-support library (verify/reference.hpp) within its bounds (verify/bounds.hpp):
 // - integers over their whole range (sums wrap): compared exactly with a uint64 wrapping loop.
 // - "exact" floats, small integers in [-8, 8]: every partial sum of n <= 2^21 of them is an integer
 //   below 2^24 and so exact in float, whatever the order: sums are compared bit for bit.

@@ -1,4 +1,4 @@
-// The test-support library itself (tests/support/): its generator, references and verdicts against
+// The test-support library itself (verify/): its generator, references and verdicts against
 // answers worked out by hand, so that a mistake in a reference cannot pass every test that relies on it.
 #include <cmath>
 #include <limits>

@@ -8,7 +8,7 @@
 //
 // One file per command in tools/cli/ (info, kernels, reduce, matmul, check), with the shared option
 // parsing (options), table printing (table) and timing (timing). Every result is verified against a
-// reference computed independently of the library by the test-support library (tests/support/: the
+// reference computed independently of the library by the test-support library (verify/: the
 // same references, bounds and generator as the tests); which kernel takes what, and the precision of
 // its bound, come from its KernelInfo. Only the public API is used, so the tool runs unchanged
 // whichever backends are compiled in. Exit status (tools/cli/options.hpp): 0 when everything ran and

@@ -4,7 +4,7 @@
 // result types, the engine's checks and result handling, the combine across devices and MPI ranks, the
 // backends' dispatch, Python's methods, the CLI, the benchmarks, the fuzzers and the tests.
 // docs/ARCHITECTURE.md says what else a new op needs (its operator in common/reduce_ops.hpp and
-// its independent reference in tests/support/).
+// its independent reference in verify/).
 #pragma once
 
 #include <cstddef>

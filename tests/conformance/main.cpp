@@ -1,4 +1,4 @@
-// tandem_conformance: the conformance matrix (tests/conformance/conformance.hpp) as a test program.
+// tandem_conformance: the conformance matrix (verify/conformance.hpp) as a test program.
 //   tandem_conformance [--quick] [--backends cpu,cuda]
 // Runs every listed backend (default: every usable one) in one process, prints each failure and a
 // summary with the case counts and the cross-backend comparisons, and exits 1 if anything failed. A
@@ -8,10 +8,10 @@
 #include <string>
 #include <string_view>
 
-#include "tests/conformance/conformance.hpp"
+#include "verify/conformance.hpp"
 
 int main(int argc, char** argv) {
-  namespace c = tandem_test::conformance;
+  namespace c = tandem_verify::conformance;
   c::Options o;
   std::string backends;
   for (int i = 1; i < argc; ++i) {

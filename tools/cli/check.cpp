@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "tests/conformance/conformance.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/table.hpp"
+#include "verify/conformance.hpp"
 
 namespace tandem_cli {
 namespace {
@@ -43,7 +43,7 @@ Ends with 'check: N passed, M failed'; exit status 1 if any failed.
 int cmd_check(const Options& o) {
   std::string backend = named_backend(o, /*allow_all=*/true);  // TANDEM_BACKEND: that one alone, like
   if (backend.empty()) backend = "all";                        // every other command
-  tandem_test::conformance::Options opts;
+  tandem_verify::conformance::Options opts;
   opts.quick = o.has("--quick");
   std::vector<std::string> not_run;
   if (backend == "all") {
@@ -68,7 +68,7 @@ int cmd_check(const Options& o) {
     if (shown++ < 20) std::printf("FAIL %s\n", what.c_str());
     std::fflush(stdout);
   };
-  const auto r = tandem_test::conformance::run(opts);
+  const auto r = tandem_verify::conformance::run(opts);
   if (shown > 20) std::printf("... and %zu more failures\n", shown - 20);
   std::printf("check: %zu cases, %zu of them expected errors", r.cases, r.refused);
   if (r.unavailable) std::printf(", %zu not run (a kernel's requirement this machine lacks)", r.unavailable);

@@ -1,5 +1,5 @@
 // tandem kernels: every kernel's KernelInfo (what it takes and promises), as a table or as JSON.
-#include "tests/support/kernels.hpp"
+#include "verify/kernels.hpp"
 
 #include <cstdio>
 
@@ -30,8 +30,9 @@ options:
                                 status 1); one that merely has no usable device is listed (exit 0)
   --json                        a JSON list, one object per kernel:
                                 {"backend", "usable", "kind": "reduce"|"matmul", "name", "dtypes": [...],
-                                 "ops": [...], "precision", "deterministic", "determinism",
-                                 "auto_pick", "baseline", "requirement", "per_row_col"}
+                                 "ops": [...], "precision", "precisions": {dtype: precision},
+                                 "deterministic", "determinism", "auto_pick", "baseline",
+                                 "requirement", "per_row_col", "runs_here"}
                                 ("usable": whether the backend can run here; backends listed without
                                 a usable device, and those not listed, are named on stderr)
 )";
@@ -97,6 +98,24 @@ std::string not_listed_line(tandem::Backend b, const tandem::Error& e) {
   return std::string(tandem::to_string(b)) + " not listed: " + message(e);
 }
 
+// The precision column: one word where every element type has the same, else each group's
+// ("float: tf32; bfloat16, float16: full").
+std::string precision_cell(const tandem::KernelInfo& k) {
+  std::vector<std::pair<tandem::Precision, std::string>> groups;
+  for (tandem::Dtype d : k.dtypes) {
+    const tandem::Precision p = k.precision_of(d);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == p; });
+    if (it == groups.end())
+      groups.push_back({p, tandem::to_string(d)});
+    else
+      it->second += std::string(", ") + tandem::to_string(d);
+  }
+  if (groups.size() <= 1) return tandem::to_string(k.precision);
+  std::string s;
+  for (const auto& [p, types] : groups) s += (s.empty() ? "" : "; ") + types + ": " + tandem::to_string(p);
+  return s;
+}
+
 void print_table(const Listing& l) {
   struct Row {
     const char* kind;
@@ -107,10 +126,10 @@ void print_table(const Listing& l) {
   for (const auto& k : l.matmul) rows.push_back({"matmul", &k});
   std::vector<std::vector<std::string>> cells;
   for (const Row& r : rows)
-    cells.push_back({r.kind, r.k->name, names(r.k->dtypes), names(r.k->ops), tandem::to_string(r.k->precision),
+    cells.push_back({r.kind, r.k->name, names(r.k->dtypes), names(r.k->ops), precision_cell(*r.k),
                      deterministic_cell(*r.k), tandem::to_string(r.k->determinism), yes_no(r.k->auto_pick),
-                     yes_no(r.k->baseline), r.k->requirement.empty() ? "-" : r.k->requirement,
-                     yes_no(r.k->per_row_col)});
+                     yes_no(r.k->baseline), r.k->requirement.empty() ? "-" : r.k->requirement, yes_no(r.k->per_row_col),
+                     yes_no(r.k->runs_here)});
   auto width = [&](std::size_t column) {
     std::size_t w = 0;
     for (const auto& row : cells) w = std::max(w, display_width(row[column]));
@@ -127,7 +146,8 @@ void print_table(const Listing& l) {
                      {"auto pick", width(7), true},
                      {"baseline", width(8), true},
                      {"requirement", width(9), true},
-                     {"per row/col", width(10), true}});
+                     {"per row/col", width(10), true},
+                     {"runs here", width(11), true}});
   table.header();
   for (const auto& row : cells) table.row(row);
   std::printf(
@@ -137,11 +157,11 @@ void print_table(const Listing& l) {
 }
 
 void add_json(std::vector<std::string>& objects, const Listing& l) {
-  // {"backend":..,"usable":..,} and then the kernel's own fields (tests/support/kernels.hpp)
-  const std::string head = "{\"backend\":" + tandem_test::json_string(tandem::to_string(l.backend)) +
+  // {"backend":..,"usable":..,} and then the kernel's own fields (verify/kernels.hpp)
+  const std::string head = "{\"backend\":" + tandem_verify::json_string(tandem::to_string(l.backend)) +
                            ",\"usable\":" + (l.usable ? "true" : "false") + ",";
-  for (const auto& k : l.reduce) objects.push_back(head + tandem_test::kernel_json(k, "reduce").substr(1));
-  for (const auto& k : l.matmul) objects.push_back(head + tandem_test::kernel_json(k, "matmul").substr(1));
+  for (const auto& k : l.reduce) objects.push_back(head + tandem_verify::kernel_json(k, "reduce").substr(1));
+  for (const auto& k : l.matmul) objects.push_back(head + tandem_verify::kernel_json(k, "matmul").substr(1));
 }
 
 int cmd_kernels(const Options& o) {

@@ -1,18 +1,18 @@
 // tandem matmul: one matrix product with each chosen kernel, verified against the test-support
-// library's reference (tests/support/reference.hpp) within the bound of the kernel's precision
+// library's reference (verify/reference.hpp) within the bound of the kernel's precision
 // (KernelInfo::precision), then timed.
 #include <algorithm>
 #include <cstdio>
 #include <limits>
 
-#include "tests/support/kernels.hpp"
-#include "tests/support/reference.hpp"
-#include "tests/support/rng.hpp"
-#include "tests/support/values.hpp"
-#include "tests/support/verdict.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/table.hpp"
 #include "tools/cli/timing.hpp"
+#include "verify/kernels.hpp"
+#include "verify/reference.hpp"
+#include "verify/rng.hpp"
+#include "verify/values.hpp"
+#include "verify/verdict.hpp"
 
 namespace tandem_cli {
 namespace {
@@ -86,18 +86,18 @@ int run_matmul(const tandem::Engine& eng, const MatmulConfig& cfg) {
   const std::vector<tandem::KernelInfo> infos = eng.matmul_kernel_info();
   const std::string shape = strf("%zux%zux%zu", m, k, n);
 
-  tandem_test::SplitMix64 g{cfg.seed};
+  tandem_verify::SplitMix64 g{cfg.seed};
   std::vector<T> a(m * k), b(k * n);
-  tandem_test::fill<T>(a, g);
-  tandem_test::fill<T>(b, g);
+  tandem_verify::fill<T>(a, g);
+  tandem_verify::fill<T>(b, g);
   const auto start = Clock::now();
   std::vector<C> a_wide, b_wide;
-  const tandem_test::MatmulReference<C> ref = tandem_test::matmul_reference<C>(
+  const tandem_verify::MatmulReference<C> ref = tandem_verify::matmul_reference<C>(
       reference_view(a, a_wide, m, k), reference_view(b, b_wide, k, n), {.seed = cfg.seed});
   a_wide = {}, b_wide = {};
   const double ref_seconds = seconds_since(start);
   std::printf("matmul: backend %s (%s), dtype %s, M x K x N = %s; reference: %s (%s)\n",
-              tandem::to_string(eng.backend()), eng.device().name.c_str(), tandem_test::type_name<T>(), shape.c_str(),
+              tandem::to_string(eng.backend()), eng.device().name.c_str(), tandem_verify::type_name<T>(), shape.c_str(),
               ref.sample.empty() ? "every element" : strf("%zu sampled elements", ref.checked()).c_str(),
               format_seconds(ref_seconds).c_str());
   std::fflush(stdout);
@@ -121,7 +121,7 @@ int run_matmul(const tandem::Engine& eng, const MatmulConfig& cfg) {
     const tandem::MatmulOptions opts =
         deterministic ? tandem::MatmulOptions{"auto", true} : tandem::MatmulOptions{kernel};
     // What the kernel promises: its dtypes and precision ("deterministic" runs under auto's).
-    const tandem::KernelInfo* info = tandem_test::find_kernel(infos, opts.kernel);
+    const tandem::KernelInfo* info = tandem_verify::find_kernel(infos, opts.kernel);
     if (!info) throw tandem::Error("matmul kernel '" + opts.kernel + "' has no KernelInfo");
     const bool takes_dtype = info->accepts(tandem::dtype_of<T>);
     auto run = [&] {
@@ -145,7 +145,7 @@ int run_matmul(const tandem::Engine& eng, const MatmulConfig& cfg) {
       ok = false;
     }
     dc.download(c);
-    const tandem_test::MatmulVerdict v = tandem_test::verify_matmul<C>({c.data(), m, n, n}, ref, info->precision);
+    const tandem_verify::MatmulVerdict v = tandem_verify::verify_matmul<C>({c.data(), m, n, n}, ref, info->precision);
     if (!v.ok()) notes.push_back(kernel + ": " + v.problem());
     ok &= v.ok();
     const Timing t = time_calls(
@@ -177,7 +177,7 @@ int cmd_matmul(const Options& o) {
                      " do not fit in memory");
 
   const tandem::Engine eng = make_engine(cfg.backend);
-  return tandem_test::with_dtype(cfg.dtype, [&]<class T>() {
+  return tandem_verify::with_dtype(cfg.dtype, [&]<class T>() {
     if constexpr (tandem::is_matmul_type_v<T>)
       return run_matmul<T>(eng, cfg);
     else

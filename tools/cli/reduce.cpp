@@ -1,27 +1,27 @@
 // tandem reduce: one reduction with each chosen kernel, verified against the test-support library's
-// reference (tests/support/reference.hpp) within its bounds, then timed.
+// reference (verify/reference.hpp) within its bounds, then timed.
 #include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <span>
 #include <type_traits>
 
-#include "tests/support/kernels.hpp"
-#include "tests/support/reference.hpp"
-#include "tests/support/rng.hpp"
-#include "tests/support/values.hpp"
-#include "tests/support/verdict.hpp"
 #include "tools/cli/commands.hpp"
 #include "tools/cli/table.hpp"
 #include "tools/cli/timing.hpp"
+#include "verify/kernels.hpp"
+#include "verify/reference.hpp"
+#include "verify/rng.hpp"
+#include "verify/values.hpp"
+#include "verify/verdict.hpp"
 
 namespace tandem_cli {
 namespace {
 
 using tandem::Op;
-using tandem_test::Judgement;
-using tandem_test::ReduceReference;
-using tandem_test::show;
+using tandem_verify::Judgement;
+using tandem_verify::ReduceReference;
+using tandem_verify::show;
 
 constexpr std::string_view kReduceHelp = R"(usage: tandem reduce [options]
 
@@ -111,7 +111,7 @@ int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
   if (cfg.kernel == "all") kernels.push_back(kDeterministic);
 
   std::printf("reduce: backend %s (%s), dtype %s, n %s, stride %zu, seed %llu\n", tandem::to_string(eng.backend()),
-              eng.device().name.c_str(), tandem_test::type_name<T>(), format_count(cfg.n).c_str(), cfg.stride,
+              eng.device().name.c_str(), tandem_verify::type_name<T>(), format_count(cfg.n).c_str(), cfg.stride,
               (unsigned long long)cfg.seed);
   std::fflush(stdout);
 
@@ -120,11 +120,11 @@ int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
   tandem::Buffer<T> buf = eng.buffer<T>(extent);
   ReduceReference<R> ref;
   {
-    tandem_test::SplitMix64 g{cfg.seed};
+    tandem_verify::SplitMix64 g{cfg.seed};
     std::vector<T> chunk(std::min<std::size_t>(extent, 1 << 20));
     for (std::size_t begin = 0; begin < extent; begin += chunk.size()) {
       const std::span<T> part(chunk.data(), std::min(chunk.size(), extent - begin));
-      tandem_test::fill<T>(part, g, tandem_test::Values::uniform);
+      tandem_verify::fill<T>(part, g, tandem_verify::Values::uniform);
       for (std::size_t i = (cfg.stride - begin % cfg.stride) % cfg.stride; i < part.size(); i += cfg.stride)
         ref.add(R(part[i]));
       buf.upload(part, begin);
@@ -155,19 +155,19 @@ int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
       // With --kernel all, the stages that do not run op (argmin / argmax on CUDA's textbook stages)
       // are left out; a named kernel that does not is reported as the engine's error.
       if (cfg.kernel == "all" && kernel != kDeterministic &&
-          !tandem_test::kernel_accepts(infos, kernel, tandem::dtype_of<T>, &op, false))
+          !tandem_verify::kernel_accepts(infos, kernel, tandem::dtype_of<T>, &op, false))
         continue;
       auto row = [&](auto call, auto judge) {
         ok &= reduce_row(table, notes, kernel, op, cfg.n == 0, bytes, cfg.repeat, call, judge);
       };
       tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
         row([&] { return eng.reduce<O>(view, opts); },
-            [&](const tandem::op_result_t<O, T>& r) { return tandem_test::judge_op<O, T>(r, ref); });
+            [&](const tandem::op_result_t<O, T>& r) { return tandem_verify::judge_op<O, T>(r, ref); });
       });
     }
   }
   for (const auto& note : notes) std::printf("note: %s\n", note.c_str());
-  std::printf("%s; GB/s = n * sizeof(%s) / time\n", timing_note(cfg.repeat).c_str(), tandem_test::type_name<T>());
+  std::printf("%s; GB/s = n * sizeof(%s) / time\n", timing_note(cfg.repeat).c_str(), tandem_verify::type_name<T>());
   if constexpr (std::is_integral_v<T>)
     std::printf("abs error: the largest |result - reference| over all calls; integer results must be exact\n");
   else
@@ -197,7 +197,7 @@ int cmd_reduce(const Options& o) {
     throw UsageError("--n and --stride reach past 2^64 elements");
 
   const tandem::Engine eng = make_engine(cfg.backend);
-  return tandem_test::with_dtype(cfg.dtype, [&]<class T>() { return run_reduce<T>(eng, cfg); });
+  return tandem_verify::with_dtype(cfg.dtype, [&]<class T>() { return run_reduce<T>(eng, cfg); });
 }
 
 }  // namespace

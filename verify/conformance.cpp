@@ -1,10 +1,10 @@
 // The conformance matrix's driver (conformance.hpp): the report, the cross-backend comparison of
 // deterministic bits, and one run over the backends asked for.
-#include "tests/conformance/conformance.hpp"
+#include "verify/conformance.hpp"
 
 #include <cstdio>
 
-namespace tandem_test::conformance {
+namespace tandem_verify::conformance {
 
 void Report::fail(const std::string& backend, const std::string& what) {
   ++cases, ++per_backend[backend];
@@ -40,4 +40,4 @@ Report run(const Options& o) {
   return report;
 }
 
-}  // namespace tandem_test::conformance
+}  // namespace tandem_verify::conformance

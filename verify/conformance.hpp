@@ -1,5 +1,5 @@
 // The conformance matrix: every combination of the API's axes, generated from the library's own tables,
-// each case checked against the independent references of tests/support/.
+// each case checked against the independent references of verify/.
 //
 //   reductions  op (the op table) x element type (the dtype table) x data (exact, random, NaN / inf,
 //               signed zeros; integers over their whole range) x size x layout (contiguous, strided,
@@ -13,7 +13,7 @@
 //
 // A case the kernel's KernelInfo does not take (dtype, op, per row / column, deterministic mode), an empty
 // input of an op whose EmptyRule is error, and a stride of 0 must throw tandem::Error; every other case
-// must give the reference's result within its documented bound (tests/support/verdict.hpp), leave the
+// must give the reference's result within its documented bound (verify/verdict.hpp), leave the
 // padding of C and of the outputs untouched, and in deterministic mode give the bits of the canonical
 // order. Deterministic results are also compared bit for bit across forms, kernels and every backend
 // run in the same process.
@@ -27,7 +27,7 @@
 
 #include "tandem/tandem.hpp"
 
-namespace tandem_test::conformance {
+namespace tandem_verify::conformance {
 
 struct Options {
   bool quick = false;                     // fewer sizes, shapes and data kinds (sanitizer runs)
@@ -69,4 +69,4 @@ Report run(const Options& o);
 void run_reductions(const tandem::Engine& eng, Report& report);
 void run_matmul(const tandem::Engine& eng, Report& report);
 
-}  // namespace tandem_test::conformance
+}  // namespace tandem_verify::conformance

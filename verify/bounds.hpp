@@ -16,7 +16,7 @@
 
 #include "tandem/types.hpp"
 
-namespace tandem_test {
+namespace tandem_verify {
 
 // The unit roundoff of T: 2^-24 for float, 2^-53 for double (0 for integers).
 template <class T>
@@ -66,4 +66,4 @@ constexpr long double matmul_bound_factor(tandem::Precision p, std::size_t k) {
   return input_rounding(p) + 2 * (long double)k * unit_roundoff<T>();
 }
 
-}  // namespace tandem_test
+}  // namespace tandem_verify

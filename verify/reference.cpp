@@ -1,3 +1,3 @@
 // The references are templates defined in reference.hpp (instantiated for whatever element types use
 // them); this file keeps the library target non-empty.
-#include "tests/support/reference.hpp"
+#include "verify/reference.hpp"

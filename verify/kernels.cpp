@@ -1,8 +1,8 @@
-#include "tests/support/kernels.hpp"
+#include "verify/kernels.hpp"
 
 #include <cstdio>
 
-namespace tandem_test {
+namespace tandem_verify {
 
 const tandem::KernelInfo* find_kernel(const std::vector<tandem::KernelInfo>& infos, std::string_view name) {
   for (const tandem::KernelInfo& k : infos)
@@ -69,14 +69,23 @@ std::string kernel_json(const tandem::KernelInfo& k, std::string_view kind, std:
   field("dtypes", json_list(k.dtypes, [](tandem::Dtype d) { return tandem::to_string(d); }));
   field("ops", json_list(k.ops, [](tandem::Op o) { return tandem::to_string(o); }));
   field("precision", json_string(tandem::to_string(k.precision)));
+  std::string precisions = "{";  // {"float":"tf32","bfloat16":"full",...}: each element type's
+  for (tandem::Dtype d : k.dtypes) {
+    if (precisions.size() > 1) precisions += ',';
+    precisions.append(json_string(tandem::to_string(d)))
+        .append(":")
+        .append(json_string(tandem::to_string(k.precision_of(d))));
+  }
+  field("precisions", precisions + "}");
   field("deterministic", json_bool(k.deterministic));
   field("determinism", json_string(tandem::to_string(k.determinism)));
   field("auto_pick", json_bool(k.auto_pick));
   field("baseline", json_bool(k.baseline));
   field("requirement", json_string(k.requirement));
   field("per_row_col", json_bool(k.per_row_col));
+  field("runs_here", json_bool(k.runs_here));
   s += '}';
   return s;
 }
 
-}  // namespace tandem_test
+}  // namespace tandem_verify

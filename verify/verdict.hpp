@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "tandem/types.hpp"
-#include "tests/support/bounds.hpp"
-#include "tests/support/reference.hpp"
-#include "tests/support/values.hpp"
+#include "verify/bounds.hpp"
+#include "verify/reference.hpp"
+#include "verify/values.hpp"
 
-namespace tandem_test {
+namespace tandem_verify {
 
 struct Judgement {
   bool ok = true;
@@ -235,4 +235,4 @@ requires tandem::is_matmul_type_v<T> MatmulVerdict verify_matmul(tandem::MatrixV
   return v;
 }
 
-}  // namespace tandem_test
+}  // namespace tandem_verify

@@ -12,7 +12,7 @@
 #include "tandem/dtype.hpp"
 #include "tandem/ops.hpp"
 
-namespace tandem_test {
+namespace tandem_verify {
 
 // a and b have the same bits (NaN payloads and the sign of zero included).
 template <class T>
@@ -97,4 +97,4 @@ decltype(auto) with_dtype(tandem::Dtype d, F&& f) {
   return detail::with_dtype(d, f, tandem::element_types{});
 }
 
-}  // namespace tandem_test
+}  // namespace tandem_verify

@@ -3,11 +3,11 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tests/conformance/cases.hpp"
-#include "tests/support/bounds.hpp"
-#include "tests/support/rng.hpp"
+#include "verify/bounds.hpp"
+#include "verify/cases.hpp"
+#include "verify/rng.hpp"
 
-namespace tandem_test::conformance {
+namespace tandem_verify::conformance {
 namespace {
 
 struct Shape {
@@ -217,4 +217,4 @@ void run_matmul(const tandem::Engine& eng, Report& report) {
   for_each_type<tandem::matmul_element_types>([&]<class T>() { matmul_cases<T>(eng, report); });
 }
 
-}  // namespace tandem_test::conformance
+}  // namespace tandem_verify::conformance

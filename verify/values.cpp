@@ -1,8 +1,8 @@
-#include "tests/support/values.hpp"
+#include "verify/values.hpp"
 
 #include <cstdio>
 
-namespace tandem_test {
+namespace tandem_verify {
 
 std::string show(std::int32_t v) { return std::to_string(v); }
 std::string show(std::int64_t v) { return std::to_string(v); }
@@ -19,4 +19,4 @@ std::string show(float v) { return printed("%.9Lg", v); }
 std::string show(double v) { return printed("%.17Lg", v); }
 std::string show(long double v) { return printed("%.21Lg", v); }
 
-}  // namespace tandem_test
+}  // namespace tandem_verify

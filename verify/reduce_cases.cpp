@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "tests/conformance/cases.hpp"
-#include "tests/support/rng.hpp"
+#include "verify/cases.hpp"
+#include "verify/rng.hpp"
 
-namespace tandem_test::conformance {
+namespace tandem_verify::conformance {
 namespace {
 
 using tandem::Op;
@@ -325,4 +325,4 @@ void run_reductions(const tandem::Engine& eng, Report& report) {
   });
 }
 
-}  // namespace tandem_test::conformance
+}  // namespace tandem_verify::conformance

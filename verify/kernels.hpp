@@ -10,7 +10,7 @@
 
 #include "tandem/types.hpp"
 
-namespace tandem_test {
+namespace tandem_verify {
 
 // The KernelInfo named `name`, or nullptr.
 const tandem::KernelInfo* find_kernel(const std::vector<tandem::KernelInfo>& infos, std::string_view name);
@@ -34,4 +34,4 @@ std::string json_string(std::string_view s);
 // kind is "reduce" or "matmul"; "backend" is left out when backend is empty.
 std::string kernel_json(const tandem::KernelInfo& k, std::string_view kind, std::string_view backend = {});
 
-}  // namespace tandem_test
+}  // namespace tandem_verify

@@ -8,11 +8,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "tests/conformance/conformance.hpp"
-#include "tests/support/kernels.hpp"
-#include "tests/support/verdict.hpp"
+#include "verify/conformance.hpp"
+#include "verify/kernels.hpp"
+#include "verify/verdict.hpp"
 
-namespace tandem_test::conformance {
+namespace tandem_verify::conformance {
 
 // The backend's name, for reports and keys.
 inline std::string backend_name(const tandem::Engine& eng) { return tandem::to_string(eng.backend()); }
@@ -73,4 +73,4 @@ void one_case(Report& report, const tandem::Engine& eng, const std::string& what
     report.fail(backend, what + ": " + problem);
 }
 
-}  // namespace tandem_test::conformance
+}  // namespace tandem_verify::conformance

@@ -1,8 +1,8 @@
-#include "tests/support/verdict.hpp"
+#include "verify/verdict.hpp"
 
 #include <cstdio>
 
-namespace tandem_test {
+namespace tandem_verify {
 
 std::string MatmulVerdict::problem() const {
   char buf[160];
@@ -15,4 +15,4 @@ std::string MatmulVerdict::problem() const {
   return s;
 }
 
-}  // namespace tandem_test
+}  // namespace tandem_verify

@@ -16,7 +16,7 @@
 
 #include "tandem/dtype.hpp"
 
-namespace tandem_test {
+namespace tandem_verify {
 
 inline constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
 
@@ -114,4 +114,4 @@ std::vector<T> random_vector(std::size_t n, std::uint64_t seed, Values kind = Va
   return random_vector<T>(n, g, kind);
 }
 
-}  // namespace tandem_test
+}  // namespace tandem_verify

@@ -28,10 +28,10 @@
 #include <vector>
 
 #include "tandem/types.hpp"
-#include "tests/support/bounds.hpp"
-#include "tests/support/rng.hpp"
+#include "verify/bounds.hpp"
+#include "verify/rng.hpp"
 
-namespace tandem_test {
+namespace tandem_verify {
 
 // ---- Reductions -------------------------------------------------------------------------------------
 
@@ -129,7 +129,7 @@ struct ReduceReference {
     }
   }
   // |sumsq() - sumsq| may be at most this for floats (bounds.hpp; integers: 0).
-  long double sumsq_bound() const { return std::is_integral_v<T> ? 0 : tandem_test::sumsq_bound<T>(sumsq, count); }
+  long double sumsq_bound() const { return std::is_integral_v<T> ? 0 : tandem_verify::sumsq_bound<T>(sumsq, count); }
 
   // What min() and max() must return (count > 0), bit for bit.
   T min() const { return nan ? std::numeric_limits<T>::quiet_NaN() : lo; }
@@ -142,9 +142,9 @@ struct ReduceReference {
     return double(std::int64_t(wrapped_sum)) / double(count);
   }
   // |sum() - sum| may be at most this for floats (integers: 0, sums are exact): 8 u sum|x|.
-  long double sum_bound() const { return std::is_integral_v<T> ? 0 : tandem_test::sum_bound<T>(abs_sum); }
+  long double sum_bound() const { return std::is_integral_v<T> ? 0 : tandem_verify::sum_bound<T>(abs_sum); }
   // |mean() - sum / count| may be at most this for floats (count > 0).
-  long double mean_bound() const { return tandem_test::mean_bound<T>(sum, abs_sum, count); }
+  long double mean_bound() const { return tandem_verify::mean_bound<T>(sum, abs_sum, count); }
 };
 
 // The reference of x[0], x[stride], ..., x[(n - 1) * stride].
@@ -320,4 +320,4 @@ void fma_chain_matmul(tandem::MatrixView<const T> a, tandem::MatrixView<const T>
     }
 }
 
-}  // namespace tandem_test
+}  // namespace tandem_verify
