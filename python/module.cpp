@@ -197,6 +197,11 @@ std::string reduce_doc(const tandem::OpInfo& o) {
          " kernel / deterministic: tandem's kernel choice and canonical-order mode.";
 }
 
+// Whether an op's method takes dtype= (NumPy's accumulating reductions: sums and means).
+bool takes_dtype(const tandem::OpInfo& o) {
+  return o.result == tandem::ResultKind::sum || o.result == tandem::ResultKind::mean;
+}
+
 // The Python module's words for the terms of tandem::Error's messages: keywords for the C++ API's options,
 // tandem.Engine('cpu') for Backend::cpu, NumPy's names of the element types.
 class PythonWords final : public tandem::Words {
@@ -298,6 +303,18 @@ PYBIND11_MODULE(tandem, m) {
     for (const tandem::DtypeInfo& d : tandem::dtypes) dtypes.append(d.array_name);
     m.attr("ops") = py::tuple(ops);        // one Engine method each: eng.sum, eng.min, ...
     m.attr("dtypes") = py::tuple(dtypes);  // NumPy's names of the element types tandem takes
+    // Each op's row: what it returns ('sum', 'value', 'mean', 'index'), what an empty input gives ('zero',
+    // 'error'), and whether its method takes dtype= (NumPy's accumulating reductions).
+    py::dict op_info;
+    for (const tandem::OpInfo& o : tandem::ops) {
+      static constexpr const char* results[] = {"sum", "value", "mean", "index"};
+      py::dict row;
+      row["result"] = results[int(o.result)];
+      row["empty"] = o.empty == tandem::EmptyRule::zero ? "zero" : "error";
+      row["dtype"] = tandem_python::takes_dtype(o);
+      op_info[o.name] = row;
+    }
+    m.attr("op_info") = op_info;
   }
   m.def("info", &tandem_python::info_text,
         "What `tandem info` prints: the backends, whether each is usable and "
@@ -353,7 +370,7 @@ PYBIND11_MODULE(tandem, m) {
   for (const tandem::OpInfo& o : tandem::ops) {  // one method per op of the table (include/tandem/ops.hpp)
     const Op op = o.id;
     const char* doc = (new std::string(tandem_python::reduce_doc(o)))->c_str();  // (kept: pybind11 keeps the pointer)
-    if (o.result == tandem::ResultKind::sum || o.result == tandem::ResultKind::mean) {  // NumPy's dtype= too
+    if (tandem_python::takes_dtype(o)) {                                         // NumPy's dtype= too
       e.def(
           o.name,
           [op](const PyEngine& s, const py::object& x, const py::object& axis, const py::object& dtype,

@@ -6,6 +6,9 @@ ops: tuple[str, ...]
 """The reductions, one Engine method each, in the op table's order."""
 dtypes: tuple[str, ...]
 """NumPy's names of the element types tandem takes, in the element-type table's order."""
+op_info: dict[str, dict[str, Any]]
+"""Each op's row: {'result': 'sum' | 'value' | 'mean' | 'index', 'empty': 'zero' | 'error', 'dtype': whether
+its method takes dtype=}."""
 
 __version__: str
 """tandem's version, e.g. "0.1.0"."""
