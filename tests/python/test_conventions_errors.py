@@ -1,0 +1,161 @@
+"""What tandem.Engine refuses and how it says so: each kernel of kernel_info() gives NumPy's answers for
+the ops and element types it lists and refuses the others; each error is tandem's, of its kind (a
+ValueError or TypeError too), names what was wrong and has no C++ in its message. And the version and
+repr."""
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import tandem
+from numpy_conventions import (CXX_WORDS, DTYPES, MATMUL_DTYPES, Failures, check_matmul, check_reduction,
+                               values)
+
+# ---------------------------------------------------------------------------------------------------
+# Kernels
+
+
+def test_every_kernel(eng):
+    """Each reduce kernel of eng.kernel_info() gives NumPy's answers for the ops and element types it lists
+    (full reductions; along an axis where it runs per row / column, else a tandem.ValueError)."""
+    failures = Failures()
+    for k in eng.kernel_info()["reduce"]:
+        if k["requirement"]:
+            continue  # (a kernel this device may not run)
+        for op in k["ops"]:
+            for dtype in DTYPES:
+                if dtype is None:
+                    continue
+                if np.dtype(dtype).name not in k["dtypes"]:  # a type it does not take: tandem.TypeError
+                    with failures.case(f"{op}(<{dtype}>, kernel={k['name']!r}) refused"):
+                        with pytest.raises(tandem.TypeError) as e:
+                            getattr(eng, op)(values((7,), dtype, seed=7), kernel=k["name"])
+                        assert not any(w in str(e.value) for w in CXX_WORDS + ("double",)), str(e.value)
+                    continue
+                for shape, axis in [((4099,), None), ((33, 130), None), ((33, 130), 1), ((33, 130), 0)]:
+                    x = values(shape, dtype, seed=7)
+                    name = f"{op}(<{dtype} {shape}>, axis={axis}, kernel={k['name']!r})"
+                    if axis is not None and not k["per_row_col"]:
+                        with failures.case(name):
+                            with pytest.raises(tandem.ValueError) as e:
+                                getattr(eng, op)(x, axis=axis, kernel=k["name"])
+                            assert not any(w in str(e.value) for w in CXX_WORDS), str(e.value)
+                        continue
+                    with failures.case(name):
+                        check_reduction(eng, op, x, axis, False, False, kernel=k["name"])
+    for k in eng.kernel_info()["matmul"]:
+        if k["requirement"] or k["precision"] != "full":
+            continue
+        for dtype in MATMUL_DTYPES:
+            a, b = values((37, 19), dtype, seed=1), values((19, 23), dtype, seed=2)
+            with failures.case(f"matmul(<{dtype} (37, 19)>, <(19, 23)>, kernel={k['name']!r})"):
+                rdt = np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
+                check_matmul(eng.matmul(a, b, kernel=k["name"]), a, b, rdt)
+    failures.check()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Errors
+
+
+def error_cases():
+    """(name, call, expected tandem exception, text the message must hold)."""
+    f32 = np.zeros((5, 3), np.float32)
+    a2 = np.arange(6.0).reshape(2, 3)
+    non_det = [k["name"] for k in tandem.Engine("cpu").kernel_info()["reduce"] if not k["deterministic"]]
+    cpu = tandem.Engine("cpu")
+    return [
+        ("Engine('gpu')", lambda e: tandem.Engine("gpu"), tandem.ValueError, "gpu"),
+        ("unknown kernel", lambda e: e.sum(a2, kernel="nope"), tandem.ValueError, "nope"),
+        ("CUDA kernel on the CPU", lambda e: cpu.sum(a2, kernel="warp_shuffle"), tandem.ValueError, "warp_shuffle"),
+        ("deterministic with a non-deterministic kernel", lambda e: e.sum(a2, kernel=non_det[0], deterministic=True),
+         tandem.ValueError, non_det[0]),
+        ("unknown matmul kernel", lambda e: e.matmul(f32, f32.T, kernel="nope"), tandem.ValueError, "nope"),
+        ("empty min", lambda e: e.min(np.zeros((0, 3))), tandem.ValueError, "(0, 3)"),
+        ("empty argmax along an axis", lambda e: e.argmax(np.zeros((0, 3)), axis=0), tandem.ValueError, "(0, 3)"),
+        ("empty mean along an axis", lambda e: e.mean(np.zeros((3, 0)), axis=1), tandem.ValueError, "(3, 0)"),
+        ("axis out of range", lambda e: e.sum(a2, axis=2), tandem.ValueError, "2"),
+        ("negative axis out of range", lambda e: e.sum(a2, axis=-3), tandem.ValueError, "-3"),
+        ("axis of a 0-d array", lambda e: e.sum(np.array(1.0), axis=0), tandem.ValueError, "0"),
+        ("axis in a tuple out of range", lambda e: e.max(a2, axis=(0, 2)), tandem.ValueError, "2"),
+        ("repeated axis", lambda e: e.sum(a2, axis=(0, 0)), tandem.ValueError, "0"),
+        ("repeated axis, negative", lambda e: e.sum(a2, axis=(1, -1)), tandem.ValueError, "axis"),
+        ("axis a string", lambda e: e.sum(a2, axis="row"), tandem.TypeError, "axis"),
+        ("axis a float", lambda e: e.sum(a2, axis=1.5), tandem.TypeError, "axis"),
+        ("axis True", lambda e: e.sum(a2, axis=True), tandem.TypeError, "axis"),
+        ("axis tuple with a float", lambda e: e.sum(a2, axis=(0, 1.0)), tandem.TypeError, "axis"),
+        ("argmin with a tuple", lambda e: e.argmin(a2, axis=(0,)), tandem.TypeError, "tuple"),
+        ("argmax with a tuple", lambda e: e.argmax(a2, axis=(0, 1)), tandem.TypeError, "tuple"),
+        ("complex64 array", lambda e: e.sum(np.zeros(3, np.complex64)), tandem.TypeError, "complex64"),
+        ("object array", lambda e: e.sum(np.array([1, "a"], dtype=object)), tandem.TypeError, "object"),
+        ("string array", lambda e: e.sum(np.array(["a", "b"])), tandem.TypeError, "float32"),
+        ("uint8 array", lambda e: e.max(np.zeros(3, np.uint8)), tandem.TypeError, "uint8"),
+        ("dtype=complex64", lambda e: e.sum(a2, dtype=np.complex64), tandem.TypeError, "complex64"),
+        ("dtype='nope'", lambda e: e.mean(a2, dtype="nope"), tandem.TypeError, "nope"),
+        ("dtype=object", lambda e: e.sum(a2, dtype=object), tandem.TypeError, "object"),
+        ("out= float result into int", lambda e: e.sum(a2, axis=0, out=np.zeros(3, np.int32)), tandem.TypeError,
+         "int32"),
+        ("out= wrong shape", lambda e: e.sum(a2, axis=0, out=np.zeros(2)), tandem.ValueError, "(2,)"),
+        ("matmul shapes", lambda e: e.matmul(f32, f32), tandem.ValueError, "a (5, 3)"),
+        ("matmul shapes, b named", lambda e: e.matmul(f32, f32), tandem.ValueError, "b (5, 3)"),
+        ("matmul vector shapes", lambda e: e.matmul(np.zeros(4, np.float32), f32), tandem.ValueError, "(4,)"),
+        ("matmul batch shapes", lambda e: e.matmul(np.zeros((2, 5, 3)), np.zeros((3, 3, 4))), tandem.ValueError,
+         "(2, 5, 3)"),
+        ("matmul dtypes", lambda e: e.matmul(f32, np.zeros((3, 4))), tandem.TypeError, "float32"),
+        ("matmul dtypes, b's named as NumPy's", lambda e: e.matmul(f32, np.zeros((3, 4))), tandem.TypeError, "float64"),
+        ("matmul dtypes, reversed", lambda e: e.matmul(np.zeros((5, 3)), np.zeros((3, 4), np.float16)),
+         tandem.TypeError, "float16"),
+        ("matmul ints", lambda e: e.matmul(np.zeros((2, 2), np.int32), np.zeros((2, 2), np.int32)), tandem.TypeError,
+         "int32"),
+        ("matmul int64", lambda e: e.matmul(np.zeros((2, 2), np.int64), np.zeros((2, 2), np.int64)), tandem.TypeError,
+         "int64"),
+        ("matmul 0-d", lambda e: e.matmul(np.array(1.0), np.zeros((1, 2))), tandem.ValueError, "dimension"),
+        ("matmul trans_a of a vector", lambda e: e.matmul(np.zeros(3), np.zeros((3, 2)), trans_a=True),
+         tandem.ValueError, "trans_a"),
+        ("matmul trans_b of a vector", lambda e: e.matmul(np.zeros((2, 3)), np.zeros(3), trans_b=True),
+         tandem.ValueError, "trans_b"),
+        ("matmul beta without out", lambda e: e.matmul(f32, f32.T, beta=1.0), tandem.ValueError, "beta"),
+        ("matmul out shape", lambda e: e.matmul(f32, f32.T, out=np.zeros((5, 4), np.float32)), tandem.ValueError,
+         "(5, 4)"),
+        ("matmul out dtype", lambda e: e.matmul(f32, f32.T, out=np.zeros((5, 5))), tandem.TypeError, "float64"),
+        ("matmul precision", lambda e: e.matmul(f32, f32.T, precision="half"), tandem.ValueError, "half"),
+        ("engine devices and device", lambda e: tandem.Engine("cpu", device=1, devices=[0, 1]), tandem.Error, "device"),
+    ]
+
+
+@pytest.mark.parametrize("name,call,kind,text", error_cases(), ids=[c[0] for c in error_cases()])
+def test_errors_speak_python(eng, name, call, kind, text):
+    """Each error is tandem's (tandem.Error, a RuntimeError), of its kind (tandem.ValueError is a ValueError,
+    tandem.TypeError a TypeError), names what was wrong, and has no C++ in its message."""
+    with pytest.raises(kind) as e:
+        call(eng)
+    assert isinstance(e.value, tandem.Error) and isinstance(e.value, RuntimeError)
+    if kind is tandem.ValueError:
+        assert isinstance(e.value, ValueError)
+    if kind is tandem.TypeError:
+        assert isinstance(e.value, TypeError)
+    msg = str(e.value)
+    assert text in msg, f"{name}: {text!r} not in {msg!r}"
+    assert not any(w in msg for w in CXX_WORDS), f"{name}: C++ in {msg!r}"
+    for word in ("C is", "op(A)", "op(B)", "double", "Dtype", "Op::"):
+        assert word not in msg, f"{name}: {word!r} in {msg!r}"
+
+
+def test_error_classes():
+    assert issubclass(tandem.Error, RuntimeError)
+    assert issubclass(tandem.ValueError, tandem.Error) and issubclass(tandem.ValueError, ValueError)
+    assert issubclass(tandem.TypeError, tandem.Error) and issubclass(tandem.TypeError, TypeError)
+    assert not issubclass(tandem.ValueError, TypeError) and not issubclass(tandem.TypeError, ValueError)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Version and repr
+
+
+def test_version_and_repr():
+    cmake = (pathlib.Path(__file__).parents[2] / "CMakeLists.txt").read_text()
+    version = re.search(r"project\(\s*tandem\s+VERSION\s+([0-9]+\.[0-9]+\.[0-9]+)", cmake).group(1)
+    assert isinstance(tandem.__version__, str) and tandem.__version__ == version
+    assert repr(tandem.Engine("cpu")) == "tandem.Engine('cpu')"
+    assert tandem.__version__ in tandem.info().splitlines()[0]

@@ -1,0 +1,107 @@
+"""NumPy's conventions for tandem.Engine.matmul: np.matmul's rules for every layout pair of a and b (C,
+Fortran, transposed, strided, negative strides, broadcast), vectors, batches broadcasting and empty
+operands, out= in C and Fortran order, alpha / beta and trans_a / trans_b, against np.matmul in long
+double (numpy_conventions.matmul_reference)."""
+import itertools
+import os
+
+import numpy as np
+import pytest
+
+from numpy_conventions import BACKENDS, MATMUL_DTYPES, Failures, check_matmul, layouts, shape_id, values, wide
+
+MATMUL_SHAPES = [
+    ((5, 3), (3, 4)), ((1, 1), (1, 1)), ((17, 9), (9, 33)),  # 2-D
+    ((3,), (3, 4)), ((5, 3), (3,)), ((3,), (3,)),  # vectors: a row, a column, a dot product (0-d)
+    ((7, 1, 5, 3), (2, 3, 4)), ((4, 5, 3), (4, 3, 2)), ((1, 5, 3), (6, 3, 2)), ((2, 5, 3), (3,)),
+    ((3,), (2, 3, 4)), ((2, 1, 3), (3, 1)),  # batches broadcasting as np.matmul's
+    ((0, 3), (3, 4)), ((5, 3), (3, 0)), ((5, 0), (0, 4)), ((0, 5, 3), (3, 4)), ((0,), (0,)),  # empty
+]
+
+
+@pytest.mark.parametrize("dtype", [pytest.param(d, id=d.name) for d in MATMUL_DTYPES])
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=lambda s: f"{shape_id(s[0])}@{shape_id(s[1])}")
+def test_matmul_like_numpy(eng, shapes, dtype):
+    """Every layout of a x every layout of b, against np.matmul in long double; out= in C and Fortran
+    order, alpha and beta, trans_a / trans_b."""
+    sa, sb = shapes
+    a = values(sa, dtype, seed=1)
+    b = values(sb, dtype, seed=2)
+    rdt = np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
+    failures = Failures()
+    for (la, va), (lb, vb) in itertools.product(list(layouts(a)), list(layouts(b))):
+        if (va.ndim == 1 and 0 in va.strides and va.size > 1) or (vb.ndim == 1 and 0 in vb.strides and vb.size > 1):
+            continue  # (a vector of stride 0: test_matmul_broadcast_vectors, in a process of its own)
+        with failures.case(f"matmul(<{la} {sa}>, <{lb} {sb}>)"):
+            got = eng.matmul(va, vb)
+            check_matmul(got, va, vb, rdt)
+            if len(sa) + len(sb) > 2:
+                assert isinstance(got, np.ndarray)
+    shape = np.matmul(wide(a), wide(b)).shape
+    for order in ("C", "F"):
+        with failures.case(f"matmul({sa}, {sb}, out=<{order} {shape}>)"):
+            out = np.full(shape, 7, rdt, order=order)
+            assert eng.matmul(a, b, out=out) is out, "out= is returned"
+            check_matmul(out, a, b, rdt)
+        with failures.case(f"matmul({sa}, {sb}, out=<{order} {shape}>, alpha=2, beta=-0.5)"):
+            c = values(shape, rdt, seed=3)
+            out = np.array(c, order=order)
+            assert eng.matmul(a, b, out=out, alpha=2.0, beta=-0.5) is out
+            check_matmul(out, a, b, rdt, alpha=2.0, beta=-0.5, c=c)
+    with failures.case(f"matmul({sa}, {sb}) with trans_a / trans_b"):
+        if len(sa) >= 2:
+            check_matmul(eng.matmul(np.swapaxes(a, -1, -2).copy(), b, trans_a=True), a, b, rdt)
+        if len(sb) >= 2:
+            check_matmul(eng.matmul(a, np.swapaxes(b, -1, -2).copy(), trans_b=True), a, b, rdt)
+        if len(sa) >= 2 and len(sb) >= 2:
+            check_matmul(eng.matmul(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), trans_a=True, trans_b=True), a, b,
+                         rdt)
+    failures.check()
+
+
+BROADCAST_VECTORS = """
+import numpy as np, tandem
+e = tandem.Engine(BACKEND)
+for dt in (np.float32, np.float64):
+    v = np.broadcast_to(dt(2), (3,))  # a vector of stride 0
+    m, t, w = np.arange(12, dtype=dt).reshape(3, 4), np.arange(15, dtype=dt).reshape(5, 3), np.ones(3, dt)
+    batch = np.arange(24, dtype=dt).reshape(2, 3, 4)
+    for a, b in [(v, m), (t, v), (v, v), (v, w), (w, v), (v, batch), (batch.transpose(0, 2, 1), v)]:
+        got = e.matmul(a, b)
+        want = np.matmul(np.array(a, np.float64), np.array(b, np.float64))
+        assert np.shape(got) == np.shape(want), (a.shape, b.shape, np.shape(got))
+        assert np.allclose(got, want, rtol=1e-6), (a.shape, b.shape, got, want)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_matmul_broadcast_vectors(backend):
+    """1-D operands of stride 0 (np.broadcast_to of a scalar), as np.matmul takes them. In a process of its
+    own: such a vector crashed the interpreter (a segmentation fault)."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-c", BROADCAST_VECTORS.replace("BACKEND", repr(backend))],
+                       capture_output=True, text=True, env=dict(os.environ))
+    assert r.returncode == 0 and r.stdout.strip() == "ok", (
+        f"exit status {r.returncode}{' (killed by signal %d)' % -r.returncode if r.returncode < 0 else ''}: "
+        f"{r.stderr[-1500:]}")
+
+
+def test_matmul_empty_k_with_beta(eng):
+    """k = 0: the product is zeros; with out= and beta the result is beta * out."""
+    a, b = np.zeros((4, 0)), np.zeros((0, 3))
+    out = np.full((4, 3), 2.0)
+    assert eng.matmul(a, b, out=out, beta=0.5) is out
+    np.testing.assert_array_equal(out, np.full((4, 3), 1.0))
+    out = np.full((4, 3), 2.0)
+    eng.matmul(a, b, out=out)
+    np.testing.assert_array_equal(out, np.zeros((4, 3)))
+    np.testing.assert_array_equal(eng.matmul(np.zeros((2, 4, 0), np.float32), np.zeros((0, 3), np.float32)),
+                                  np.zeros((2, 4, 3), np.float32))
+
+
+def test_matmul_dot_product_is_0d(eng):
+    v = np.arange(1.0, 4.0)
+    got = eng.matmul(v, v)
+    assert np.shape(got) == () and got == 14.0 and np.asarray(got).dtype == np.float64
