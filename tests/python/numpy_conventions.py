@@ -15,9 +15,28 @@ import tandem
 
 BACKENDS = ["cpu"] + (["cuda"] if "cuda: usable" in tandem.info() else [])
 OPS = list(tandem.ops)
-ARG_OPS = ("argmin", "argmax")
-SUM_OPS = ("sum", "mean", "sumsq")  # the ops with dtype= (NumPy's accumulating reductions)
-NO_IDENTITY = ("min", "max", "mean", "argmin", "argmax")  # of no elements: tandem.ValueError
+
+
+def ops_where(**row):
+    """The ops of tandem.ops whose tandem.op_info row has these values, in table order, e.g.
+    ops_where(result="index"): a new op joins the cases its row puts it in."""
+    return tuple(op for op in OPS if all(tandem.op_info[op][k] == v for k, v in row.items()))
+
+
+def result_kind(op):
+    """What op returns (tandem.op_info): 'sum', 'value', 'mean' or 'index'."""
+    return tandem.op_info[op]["result"]
+
+
+ARG_OPS = ops_where(result="index")  # int64 indices, along one axis only (NumPy's argmin / argmax)
+DTYPE_OPS = ops_where(dtype=True)  # the ops with dtype= (NumPy's accumulating reductions)
+NO_IDENTITY = ops_where(empty="error")  # of no elements: tandem.ValueError
+
+# NumPy's own reduction for each op, and for the ops that add up (result kinds 'sum' and 'mean') the terms
+# they add. An op of tandem.ops missing here fails its tests (a KeyError naming it): add its NumPy reference.
+NUMPY_OPS = {"sum": np.sum, "mean": np.mean, "min": np.min, "max": np.max, "argmin": np.argmin, "argmax": np.argmax,
+             "sumsq": lambda x, **kw: np.sum(np.square(x), **kw)}
+TERMS = {"sum": lambda v: v, "mean": lambda v: v, "sumsq": lambda v: v * v}
 
 try:
     import ml_dtypes
@@ -98,14 +117,16 @@ def result_shape(shape, axes, keepdims):
 
 def result_dtype(op, dt, want=None):
     """The conventions' result type (checked against NumPy's own in check_reduction for NumPy's types)."""
-    if op in ARG_OPS:
+    kind = result_kind(op)
+    if kind == "index":
         return np.dtype(np.int64)
     if want is not None:
         return np.dtype(want)
-    if op in ("sum", "sumsq"):
+    if kind == "sum":
         return dt if is_float(dt) else np.dtype(np.int64)
-    if op == "mean":
+    if kind == "mean":
         return dt if is_float(dt) else np.dtype(np.float64)
+    assert kind == "value", f"{op}: no result type rule for tandem.op_info's result kind {kind!r}"
     return dt
 
 
@@ -119,13 +140,10 @@ def accumulated_input(x, want):
 
 def numpy_call(op, x, axis, keepdims, want=None):
     """NumPy's own answer (sumsq: the sum of np.square), for its result type, shape and scalar-ness."""
-    kw = {} if op in ("min", "max") + ARG_OPS else {"dtype": want}
+    kw = {"dtype": want} if tandem.op_info[op]["dtype"] else {}
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        if op == "sumsq":
-            return np.sum(np.square(x), axis=axis, keepdims=keepdims, **kw)
-        f = {"sum": np.sum, "mean": np.mean, "min": np.min, "max": np.max, "argmin": np.argmin, "argmax": np.argmax}[op]
-        return f(x, axis=axis, keepdims=keepdims, **kw)
+        return NUMPY_OPS[op](x, axis=axis, keepdims=keepdims, **kw)
 
 
 @np.errstate(invalid="ignore", over="ignore")
@@ -134,23 +152,24 @@ def reference(op, x, axis, want=None):
     Independent of tandem: long double sums, NumPy's min / max / argmin / argmax."""
     axes = normalize(axis, x.ndim)
     rdt = result_dtype(op, x.dtype, want)
-    if op in ("min", "max"):
-        return getattr(np, op)(plain(x), axis=axes, keepdims=True), None
-    if op in ARG_OPS:
-        return getattr(np, op)(plain(x), axis=axis, keepdims=True), None
+    kind = result_kind(op)
+    if kind == "value":
+        return NUMPY_OPS[op](plain(x), axis=axes, keepdims=True), None
+    if kind == "index":
+        return NUMPY_OPS[op](plain(x), axis=axis, keepdims=True), None
     xr = accumulated_input(x, want)
     n = math.prod(x.shape[d] for d in axes)
-    if not is_float(rdt) or not is_float(xr.dtype) and op != "mean":  # exact integer arithmetic
+    if not is_float(rdt) or not is_float(xr.dtype) and kind != "mean":  # exact integer arithmetic
         xi = xr.astype(np.int64)
-        total = np.sum(xi * xi if op == "sumsq" else xi, axis=axes, keepdims=True)
-        if op == "mean":  # NumPy: the sum in the result type, divided, cast back (toward zero)
+        total = np.sum(TERMS[op](xi), axis=axes, keepdims=True)
+        if kind == "mean":  # NumPy: the sum in the result type, divided, cast back (toward zero)
             total = np.trunc(total / n)
         return total.astype(rdt), None
     w = wide(xr)
-    terms = w * w if op == "sumsq" else w
+    terms = TERMS[op](w)
     ref = np.sum(terms, axis=axes, keepdims=True)
     magnitude = np.sum(np.abs(terms), axis=axes, keepdims=True)
-    if op == "mean":
+    if kind == "mean":
         ref, magnitude = ref / n, magnitude / n
     # The accumulation: any order of n - 1 additions (and sumsq's products, mean's division) in the
     # compute type, float64 where the input (or an integer input of a float64 mean) is float64, else
@@ -198,7 +217,7 @@ class Expected:
         self.error = op in NO_IDENTITY and self.n == 0  # (NumPy: an error; mean: NaN there, an error here)
         self.numpy = None
         if self.error:
-            if not is_bf16(x.dtype) and op != "mean":
+            if not is_bf16(x.dtype) and result_kind(op) != "mean":
                 with pytest.raises(ValueError):
                     numpy_call(op, x, axis, False)
             return

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 import tandem
-from numpy_conventions import (ARG_OPS, BACKENDS, BF16, DTYPE_PARAMS, NO_IDENTITY, OPS, SUM_OPS, Expected, Failures,
-                               axis_forms, check_reduction, float_info, is_bf16, is_float, layouts, shape_id,
-                               values, wide)
+from numpy_conventions import (ARG_OPS, BACKENDS, BF16, DTYPE_OPS, DTYPE_PARAMS, NO_IDENTITY, OPS, TERMS, Expected,
+                               Failures, axis_forms, check_reduction, float_info, is_bf16, is_float, layouts, ops_where,
+                               shape_id, values, wide)
 
 SHAPES = [(), (0,), (1,), (2,), (7,), (31,), (4099,),
           (3, 5), (1, 6), (0, 3), (3, 0), (0, 0), (33, 130),
@@ -94,9 +94,9 @@ def test_sums_round_once(eng, dtype):
     for shape in [(4099,), (33, 130), (5, 6, 7)]:
         x = (rng.integers(-40, 41, size=shape) / 8).astype(dtype)
         for axis in axis_forms(len(shape)):
-            for op in ("sum", "sumsq"):
+            for op in ops_where(result="sum"):
                 xw = x.astype(np.float64) if not is_bf16(x.dtype) else x.astype(np.float32).astype(np.float64)
-                exact = np.sum(xw * xw if op == "sumsq" else xw, axis=axis)
+                exact = np.sum(TERMS[op](xw), axis=axis)
                 want = np.asarray(np.asarray(exact).astype(np.float32).astype(dtype))
                 got = np.asarray(getattr(eng, op)(x, axis=axis))
                 assert got.dtype == dtype
@@ -106,6 +106,31 @@ def test_sums_round_once(eng, dtype):
     eps, _ = float_info(np.dtype(dtype))
     assert abs(wide(eng.mean(big)) - np.longdouble(2148) / 101) <= (eps / 2 + 2**-24) * (2148 / 101)
     assert eng.sum(big, deterministic=True) == np.float32(2148).astype(dtype)
+
+
+def test_op_info_is_what_the_methods_do(eng):
+    """tandem.op_info, which the cases above are generated from, says what each method does: its result
+    type on int32 input ('sum': int64, 'mean': float64, 'value': int32, 'index': int64), what no elements
+    give ('zero': 0, 'error': tandem.ValueError) and whether it takes dtype= (else Python's TypeError)."""
+    assert list(tandem.op_info) == list(tandem.ops)
+    results = {"sum": np.int64, "mean": np.float64, "value": np.int32, "index": np.int64}
+    x = np.arange(-3, 9, dtype=np.int32).reshape(3, 4)
+    for op, row in tandem.op_info.items():
+        assert set(row) == {"result", "empty", "dtype"}, f"{op}: {row}"
+        method = getattr(eng, op)
+        assert type(method(x)) is results[row["result"]], f"{op}: {row['result']!r}, but {type(method(x))}"
+        assert method(x, axis=0).dtype == results[row["result"]], op
+        if row["empty"] == "zero":
+            assert method(np.zeros((0, 2)), axis=0).tolist() == [0, 0] and method(np.zeros(0)) == 0, op
+        else:
+            assert row["empty"] == "error", f"{op}: {row}"
+            with pytest.raises(tandem.ValueError):
+                method(np.zeros(0))
+        if row["dtype"]:
+            assert method(x, dtype=np.float32).dtype == np.float32, op
+        else:
+            with pytest.raises(TypeError):
+                method(x, dtype=np.float32)
 
 
 def test_host_sequences(eng):
@@ -132,7 +157,7 @@ DTYPE_FORMS = {  # the ways to name a result type: NumPy dtype, its type, its na
 
 
 @pytest.mark.parametrize("dtype", DTYPE_PARAMS)
-@pytest.mark.parametrize("op", SUM_OPS)
+@pytest.mark.parametrize("op", DTYPE_OPS)
 def test_dtype_argument(eng, op, dtype):
     """dtype= picks the result type; the input is converted first where NumPy's would accumulate wider or of
     another kind (float64; a float for integers; an integer for floats)."""
@@ -203,11 +228,13 @@ def test_out_casting_and_layouts(eng):
     np.testing.assert_array_equal(out, np.argmin(x, axis=1))
     out = np.zeros((), np.float64)  # a full reduction into a 0-d array
     assert eng.sum(x, out=out) is out and out.shape == ()
-    for op in ("sum", "mean", "min", "max"):  # a float result into an integer out: 'same_kind' refuses
+    for op in OPS:  # a float result into an integer out: 'same_kind' refuses
+        if op not in ARG_OPS:
+            with pytest.raises(tandem.TypeError):
+                getattr(eng, op)(x, axis=0, out=np.zeros(6, np.int64))
+    for op in ops_where(result="mean"):
         with pytest.raises(tandem.TypeError):
-            getattr(eng, op)(x, axis=0, out=np.zeros(6, np.int64))
-    with pytest.raises(tandem.TypeError):
-        eng.mean(i, axis=0, out=np.zeros(6, np.int64))  # int mean is float64
+            getattr(eng, op)(i, axis=0, out=np.zeros(6, np.int64))  # int mean is float64
     for bad_shape in [(4,), (1, 6), (6, 1), (7,)]:
         with pytest.raises(tandem.ValueError, match=re.escape(str(bad_shape))):
             eng.sum(x, axis=0, out=np.zeros(bad_shape))
@@ -232,12 +259,12 @@ def test_out_any_layout(eng):
     for shape, axis in [((0, 3, 4), 2), ((3, 0, 4), 0), ((2, 3, 0), (0, 1))]:
         e = np.zeros(shape)
         want = np.sum(e, axis=axis)
-        for op in ("sum", "sumsq", "max", "argmax"):
+        for op in OPS:
             if op in ARG_OPS and isinstance(axis, tuple):
                 continue  # (one axis only)
             if op in NO_IDENTITY and math.prod(shape[a] for a in np.atleast_1d(axis)) == 0:
                 continue  # (an error)
-            out = np.empty(want.shape, np.int64 if op == "argmax" else np.float64)
+            out = np.empty(want.shape, np.int64 if op in ARG_OPS else np.float64)
             with failures.case(f"{op}(<{shape}>, axis={axis}, out=<empty {want.shape}, strides {out.strides}>)"):
                 assert getattr(eng, op)(e, axis=axis, out=out) is out
     failures.check()

@@ -14,7 +14,13 @@ SHAPES_1D = [1, 2, 7, 31, 33, 4095, 4097, 65537]
 # The module's tables (the ops and element types of include/tandem/ops.hpp and dtype.hpp); bfloat16 is
 # NumPy's only through ml_dtypes (test_bfloat16_through_ml_dtypes).
 DTYPES = [np.dtype(name) for name in tandem.dtypes if name != "bfloat16"]
+FLOAT_DTYPES = [d for d in DTYPES if d.kind == "f"]
 OPS = list(tandem.ops)
+
+
+def kind(op):
+    """What op returns (tandem.op_info): 'sum', 'value', 'mean' or 'index'."""
+    return tandem.op_info[op]["result"]
 
 
 @pytest.fixture(params=BACKENDS, scope="module")
@@ -31,20 +37,22 @@ def values(shape, dtype, seed=1):
 
 def numpy_result(op, x, axis=None):
     """NumPy's answer for each op of the table (an op without one here fails the tests: add its reference)."""
-    if op in ("sum", "sumsq") and np.issubdtype(x.dtype, np.integer):
+    if kind(op) == "sum" and np.issubdtype(x.dtype, np.integer):
         x = x.astype(np.int64)  # integer sums (of squares) in 64 bits
         return np.sum(x * x if op == "sumsq" else x, axis=axis, dtype=np.int64)
-    if op in ("sum", "sumsq", "mean", "min", "max") and x.dtype == np.float16:
+    if kind(op) != "index" and x.dtype == np.float16:
         x = x.astype(np.float32)  # tandem reads 16-bit inputs as the floats they convert to
     if op == "mean":
         return np.mean(x, axis=axis, dtype=np.float64)
     if op == "sumsq":
         return np.sum(x.astype(np.float64) ** 2, axis=axis).astype(x.dtype)
-    if op in ("argmin", "argmax") and np.issubdtype(x.dtype, np.floating):
+    if kind(op) == "index" and np.issubdtype(x.dtype, np.floating):
         if axis is None:
             return np.int64(signed_zero_arg(op, x.ravel()))
         return np.apply_along_axis(lambda v: signed_zero_arg(op, v), axis, x).astype(np.int64)
-    return {"sum": np.sum, "min": np.min, "max": np.max, "argmin": np.argmin, "argmax": np.argmax}[op](x, axis=axis)
+    numpy_ops = {"sum": np.sum, "min": np.min, "max": np.max, "argmin": np.argmin, "argmax": np.argmax}
+    assert op in numpy_ops, f"tandem.ops has {op!r}, which has no NumPy reference here: add it to numpy_result"
+    return numpy_ops[op](x, axis=axis)
 
 
 def signed_zero_arg(op, v):
@@ -76,7 +84,7 @@ def result_rounding(dtype):
 def check(op, got, want, x, axis=None):
     got, want = np.asarray(got), np.asarray(want)
     assert got.shape == want.shape
-    if op in ("argmin", "argmax", "min", "max") or np.issubdtype(x.dtype, np.integer):
+    if kind(op) in ("index", "value") or np.issubdtype(x.dtype, np.integer):
         np.testing.assert_array_equal(got, want)
     else:  # float sums in another order: within 4 n u of the sum of magnitudes (of squares for sumsq),
         # plus the result's one rounding to its type
@@ -133,18 +141,19 @@ def test_nan_and_empty_rules(eng):
     assert np.isnan(eng.sum(x)) and np.isnan(eng.min(x)) and np.isnan(eng.max(x))
     assert eng.argmin(x) == 1234 and eng.argmax(x) == 1234
     empty = np.zeros(0, np.float32)
-    for op in OPS:  # where NumPy answers 0 (sums of nothing), tandem does; where it raises or says nan, tandem raises
-        try:
+    for op in OPS:  # tandem.op_info's rule: 'zero' gives 0, 'error' raises
+        if tandem.op_info[op]["empty"] == "zero":
+            assert getattr(eng, op)(empty) == 0.0
+        else:
+            with pytest.raises(tandem.Error, match="empty"):
+                getattr(eng, op)(empty)
+        try:  # the rule is NumPy's: 0 where NumPy answers 0 (sums of nothing), an error where it raises or says nan
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 want = numpy_result(op, np.zeros(0, np.float64))
         except ValueError:
             want = None
-        if want == 0:
-            assert getattr(eng, op)(empty) == 0.0
-        else:
-            with pytest.raises(tandem.Error, match="empty"):
-                getattr(eng, op)(empty)
+        assert (want == 0) == (tandem.op_info[op]["empty"] == "zero"), f"{op}: NumPy gives {want!r}"
     assert eng.sum(np.array([-0.0, -0.0], np.float32), deterministic=True).tobytes() == np.float32(-0.0).tobytes()
 
 
@@ -190,7 +199,7 @@ def canonical_sum(x):
         values = np.array(chunks, dtype=t)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("n", [1, 33, 4096, 4097, 70001])
 def test_deterministic_sums_bit_for_bit(eng, dtype, n):
     x = values(n, dtype, seed=n + 5)
@@ -247,8 +256,9 @@ def test_several_devices():
     group = tandem.Engine("cpu", devices=[0, 1, 2])
     assert len(group.devices()) == 3 and len(one.devices()) == 1
     x = values(3 * 4096 + 17, np.float32, seed=9)
-    for op in ("min", "max", "argmin", "argmax"):
-        assert getattr(group, op)(x) == getattr(one, op)(x)
+    for op in OPS:  # values and indices: exactly one engine's
+        if kind(op) in ("value", "index"):
+            assert getattr(group, op)(x) == getattr(one, op)(x), op
     assert group.sum(x, deterministic=True).tobytes() == one.sum(x, deterministic=True).tobytes()
     check("sum", group.sum(x), numpy_result("sum", x), x)
     a = values((301, 47), np.float64, seed=10)
