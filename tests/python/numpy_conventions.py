@@ -46,6 +46,7 @@ except ImportError:  # bfloat16 is NumPy's only through ml_dtypes
     BF16 = None
 
 DTYPES = [np.dtype(n) if n != "bfloat16" else BF16 for n in tandem.dtypes]
+DTYPE_OF = dict(zip(tandem.dtypes, DTYPES))  # name -> NumPy dtype (None: bfloat16 without ml_dtypes)
 DTYPE_PARAMS = [pytest.param(d, id=n) if d is not None else
                 pytest.param(None, id=n, marks=pytest.mark.skip(reason="bfloat16 needs ml_dtypes"))
                 for n, d in zip(tandem.dtypes, DTYPES)]
@@ -340,8 +341,11 @@ def shape_id(s):
 # matmul's reference
 
 
-MATMUL_DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16)]
-MATMUL_DTYPES += [BF16] if BF16 is not None else []
+# The element types matmul takes: those of the 'auto' matmul kernel of each backend here, in tandem.dtypes'
+# order (bfloat16 where ml_dtypes is installed); the others are refused (test_conventions_errors.py).
+MATMUL_DTYPE_NAMES = [n for n in tandem.dtypes if any(
+    n in k["dtypes"] for b in BACKENDS for k in tandem.kernel_info(b)["matmul"] if k["name"] == "auto")]
+MATMUL_DTYPES = [DTYPE_OF[n] for n in MATMUL_DTYPE_NAMES if DTYPE_OF[n] is not None]
 
 
 def matmul_reference(a, b, alpha=1.0, beta=0.0, c=None):

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import tandem
-from numpy_conventions import (ARG_OPS, BACKENDS, BF16, DTYPE_OPS, DTYPE_PARAMS, NO_IDENTITY, OPS, TERMS, Expected,
+from numpy_conventions import (ARG_OPS, BACKENDS, DTYPE_OF, DTYPE_OPS, DTYPE_PARAMS, NO_IDENTITY, OPS, TERMS, Expected,
                                Failures, axis_forms, check_reduction, float_info, is_bf16, is_float, layouts, ops_where,
                                shape_id, values, wide)
 
@@ -146,14 +146,10 @@ def test_host_sequences(eng):
 # dtype=
 
 
-DTYPE_FORMS = {  # the ways to name a result type: NumPy dtype, its type, its name, a Python type
-    "float64": [np.dtype(np.float64), np.float64, "float64", float],
-    "int64": [np.dtype(np.int64), np.int64, "int64", int],
-    "float32": [np.dtype(np.float32), np.float32, "float32"],
-    "int32": [np.dtype(np.int32), np.int32, "int32"],
-    "float16": [np.dtype(np.float16), np.float16, "float16"],
-    "bfloat16": ["bfloat16"] + ([BF16] if BF16 is not None else []),
-}
+def dtype_forms(want):
+    """The ways to name the result type `want` (a NumPy dtype of tandem.dtypes): the dtype, its scalar type
+    (np.float32; ml_dtypes.bfloat16), its name, and the Python type NumPy reads as it (float, int)."""
+    return [want, want.type, want.name] + [t for t in (float, int) if np.dtype(t) == want]
 
 
 @pytest.mark.parametrize("dtype", DTYPE_PARAMS)
@@ -162,10 +158,9 @@ def test_dtype_argument(eng, op, dtype):
     """dtype= picks the result type; the input is converted first where NumPy's would accumulate wider or of
     another kind (float64; a float for integers; an integer for floats)."""
     failures = Failures()
-    for want_name, forms in DTYPE_FORMS.items():
-        if want_name == "bfloat16" and BF16 is None:
-            continue
-        want = np.dtype(want_name) if want_name != "bfloat16" else BF16
+    for want_name, want in DTYPE_OF.items():  # each result type of tandem.dtypes
+        if want is None:
+            continue  # (bfloat16 without ml_dtypes)
         for shape in [(7,), (0,), (3, 5), (2, 3, 4)]:
             x = values(shape, dtype, seed=11)
             if is_float(dtype) and not is_float(want):
@@ -176,7 +171,7 @@ def test_dtype_argument(eng, op, dtype):
                                        f"keepdims={keepdims}, out={use_out})"):
                         check_reduction(eng, op, x, axis, keepdims, use_out, want=want)
         x = values((4, 5), dtype, seed=12)
-        for form in forms:  # each spelling gives the same type
+        for form in dtype_forms(want):  # each spelling gives the same type
             with failures.case(f"{op}(<{dtype}>, dtype={form!r})"):
                 assert getattr(eng, op)(x, axis=0, dtype=form).dtype == want
                 assert getattr(eng, op)(x, dtype=form).dtype == want
