@@ -9,20 +9,42 @@ import numpy as np
 import pytest
 
 import tandem
-from numpy_conventions import (CXX_WORDS, DTYPE_OF, DTYPES, MATMUL_DTYPE_NAMES, MATMUL_DTYPES, Failures, check_matmul,
+from numpy_conventions import (CXX_WORDS, DTYPE_OF, DTYPES, MATMUL_DTYPE_NAMES, Failures, check_matmul,
                                check_reduction, values)
 
 # ---------------------------------------------------------------------------------------------------
 # Kernels
 
 
+def kernel_dtypes(k):
+    """The NumPy dtypes of the element types kernel k lists (bfloat16 where ml_dtypes is installed)."""
+    return [DTYPE_OF[n] for n in k["dtypes"] if DTYPE_OF.get(n) is not None]
+
+
+def check_does_not_run(failures, k, call):
+    """A kernel this device cannot run (runs_here False): any call raises tandem.Error naming what it needs
+    (k['requirement']), in Python's words."""
+    with failures.case(f"kernel {k['name']!r}, which does not run here, refused"):
+        with pytest.raises(tandem.Error) as e:
+            call()
+        msg = str(e.value)
+        assert k["requirement"] and k["requirement"] in msg, f"the message names {k['requirement']!r}: {msg}"
+        assert not any(w in msg for w in CXX_WORDS), msg
+
+
 def test_every_kernel(eng):
-    """Each reduce kernel of eng.kernel_info() gives NumPy's answers for the ops and element types it lists
-    (full reductions; along an axis where it runs per row / column, else a tandem.ValueError)."""
+    """Each kernel of eng.kernel_info() that runs here (runs_here) gives NumPy's answers for the ops and
+    element types it lists and refuses the other types of tandem.dtypes (tandem.TypeError); a reduce kernel
+    along an axis where it runs per row / column, else a tandem.ValueError; a matmul kernel for each type it
+    computes in full precision (precisions). A kernel that does not run here raises tandem.Error for each op
+    and type it lists."""
     failures = Failures()
     for k in eng.kernel_info()["reduce"]:
-        if k["requirement"]:
-            continue  # (a kernel this device may not run)
+        if not k["runs_here"]:
+            for op in k["ops"]:
+                for dtype in kernel_dtypes(k):
+                    check_does_not_run(failures, k, lambda: getattr(eng, op)(values((7,), dtype), kernel=k["name"]))
+            continue
         for op in k["ops"]:
             for dtype in DTYPES:
                 if dtype is None:
@@ -45,11 +67,24 @@ def test_every_kernel(eng):
                     with failures.case(name):
                         check_reduction(eng, op, x, axis, False, False, kernel=k["name"])
     for k in eng.kernel_info()["matmul"]:
-        if k["requirement"] or k["precision"] != "full":
-            continue
-        for dtype in MATMUL_DTYPES:
+        for dtype in DTYPES:
+            if dtype is None:
+                continue
             a, b = values((37, 19), dtype, seed=1), values((19, 23), dtype, seed=2)
-            with failures.case(f"matmul(<{dtype} (37, 19)>, <(19, 23)>, kernel={k['name']!r})"):
+            if not k["runs_here"]:
+                if dtype.name in k["dtypes"]:
+                    check_does_not_run(failures, k, lambda: eng.matmul(a, b, kernel=k["name"]))
+                continue
+            name = f"matmul(<{dtype} (37, 19)>, <(19, 23)>, kernel={k['name']!r})"
+            if dtype.name not in k["dtypes"]:  # a type it does not take: tandem.TypeError
+                with failures.case(name + " refused"):
+                    with pytest.raises(tandem.TypeError) as e:
+                        eng.matmul(a, b, kernel=k["name"])
+                    assert dtype.name in str(e.value) and not any(w in str(e.value) for w in CXX_WORDS), str(e.value)
+                continue
+            if k["precisions"][dtype.name] != "full":
+                continue  # (inputs rounded to tf32 or bf16: not within the bound of a full-precision product)
+            with failures.case(name):
                 rdt = np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
                 check_matmul(eng.matmul(a, b, kernel=k["name"]), a, b, rdt)
     failures.check()

@@ -11,12 +11,19 @@ CUDA_MODULE = "  cuda: loaded from " in INFO  # (the probes behind info() load t
 
 
 def check_shape(tables):
+    """The tables of a backend read without a device: 'auto' first, distinct names, the element types and ops
+    of the module's tables, a precision for each type, and runs_here where the kernel needs nothing beyond
+    the backend (requirement empty)."""
     assert set(tables) == {"reduce", "matmul"}
     for kind, kernels in tables.items():
         assert kernels[0]["name"] == "auto"
         assert kernels[0]["per_row_col"] == (kind == "reduce")
         names = [k["name"] for k in kernels]
         assert len(set(names)) == len(names) > 1
+        for k in kernels:
+            assert set(k["dtypes"]) <= set(tandem.dtypes) and set(k["ops"]) <= set(tandem.ops), k["name"]
+            assert list(k["precisions"]) == k["dtypes"], k["name"]
+            assert k["runs_here"] is (k["requirement"] == ""), f"{k['name']}: {k['requirement']!r}, {k['runs_here']}"
 
 
 def test_cpu_equals_engine():
