@@ -121,14 +121,14 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   std::vector<KernelInfo> reduce_kernel_info() const;
   std::vector<KernelInfo> matmul_kernel_info() const;
 
-  // Reductions, one per row of the op table (include/tandem/ops.hpp): sum, min, max, mean, argmin,
-  // argmax. NaN in the input propagates (a NaN result is the canonical quiet NaN); an empty input gives
-  // +0.0 for sum and throws for the others (the table's EmptyRule). mean is computed as double(sum(x)) /
-  // n. 16-bit inputs (bfloat16, half) are read as the floats they convert to (exactly): sum, min and max
-  // return float (compute_t<T>), as do their *_into and per-row forms. argmin / argmax give the index of
-  // the first least (argmin) or greatest (argmax) element, counted in elements of the view (0 .. count -
-  // 1): the first NaN wins (NumPy's rule), -0.0 is below +0.0 as in min and max; not every CUDA stage runs
-  // them (KernelInfo::ops says which do).
+  // Reductions, one per row of the op table (include/tandem/ops.hpp: tandem::ops, each op's result type
+  // and empty-input rule). NaN in the input propagates (a NaN result is the canonical quiet NaN); an empty
+  // input gives +0.0 for the sums (EmptyRule::zero) and throws for the others. mean is computed as
+  // double(sum(x)) / n. 16-bit inputs (bfloat16, half) are read as the floats they convert to (exactly): sum, min and
+  // max return float (compute_t<T>), as do their *_into and per-row forms. argmin / argmax give the index of the first
+  // least (argmin) or greatest (argmax) element, counted in elements of the view (0 .. count - 1): the first NaN wins
+  // (NumPy's rule), -0.0 is below +0.0 as in min and max; not every CUDA stage runs them (KernelInfo::ops says which
+  // do).
   //
   // The vector forms (detail::VectorReductions, reductions.hpp), for each op: eng.sum(x) of a host span
   // or contiguous range, a StridedView, a Buffer or a BufferView, e.g. eng.sum(x),
@@ -321,9 +321,10 @@ struct BackendStatus {
 };
 TANDEM_API std::vector<BackendStatus> backend_status();
 
-// A backend's kernel tables, read without an engine and without its device: exactly what an Engine of
-// that backend gives (Engine::reduce_kernel_info() / matmul_kernel_info(): "auto" first, then every
-// stage), also where the backend cannot run here. The CUDA tables come from the CUDA module, which needs
+// A backend's kernel tables, read without an engine and without its device: what an Engine of that
+// backend gives (Engine::reduce_kernel_info() / matmul_kernel_info(): "auto" first, then every stage), also
+// where the backend cannot run here; only KernelInfo::runs_here, which needs the device, then says whether
+// a kernel needs nothing beyond the backend. The CUDA tables come from the CUDA module, which needs
 // the CUDA libraries it links but no GPU or driver. Throws tandem::Error (ErrorKind::failure) with the
 // reason and what to do when the backend is not compiled into this build or its module cannot be loaded.
 TANDEM_API std::vector<KernelInfo> reduce_kernel_info(Backend backend);
