@@ -175,7 +175,7 @@ def reference(op, x, axis, want=None):
     # The accumulation: any order of n - 1 additions (and sumsq's products, mean's division) in the
     # compute type, float64 where the input (or an integer input of a float64 mean) is float64, else
     # float32; then one rounding to the result type.
-    compute = np.float64 if xr.dtype in (np.float64, np.int32, np.int64) else np.float32
+    compute = np.float64 if xr.dtype == np.float64 or not is_float(xr.dtype) else np.float32
     eps_c = float(np.finfo(compute).eps)
     eps_r, tiny = float_info(rdt)
     acc = (n + 2) * eps_c * magnitude + eps_c * np.abs(ref)
