@@ -32,20 +32,29 @@ inline bool cuda_usable() { return usable(tandem::Backend::cuda); }
 
 // Writes a test once and registers it for every backend of TANDEM_BACKENDS: "cpu: name" in suite cpu,
 // "cuda: name" in suite cuda (skipped where that backend is not usable), and so on.
-#define TANDEM_BACKEND_TEST_ROW(backend, p, l, d, fn, title)          \
-  TEST_CASE(#backend ": " title* doctest::test_suite(#backend) *      \
-            doctest::skip(!test::usable(tandem::Backend::backend))) { \
-    fn(tandem::Engine(tandem::Backend::backend));                     \
+// TANDEM_BACKEND_TEST_UNLESS(fn, title, skip_when) also reports it skipped (never passed) wherever
+// `skip_when`, a condition computed when the test is registered (e.g. !test::large()), holds.
+#define TANDEM_BACKEND_TEST_ROW(backend, p, l, d, fn, title, skip_when)              \
+  TEST_CASE(#backend ": " title* doctest::test_suite(#backend) *                     \
+            doctest::skip(!test::usable(tandem::Backend::backend) || (skip_when))) { \
+    fn(tandem::Engine(tandem::Backend::backend));                                    \
   }
-#define TANDEM_BACKEND_TEST(fn, title)                \
-  static void fn(const tandem::Engine& eng);          \
-  TANDEM_BACKENDS(TANDEM_BACKEND_TEST_ROW, fn, title) \
+#define TANDEM_BACKEND_TEST_UNLESS(fn, title, skip_when)         \
+  static void fn(const tandem::Engine& eng);                     \
+  TANDEM_BACKENDS(TANDEM_BACKEND_TEST_ROW, fn, title, skip_when) \
   static void fn(const tandem::Engine& eng)
+#define TANDEM_BACKEND_TEST(fn, title) TANDEM_BACKEND_TEST_UNLESS(fn, title, false)
 
 // TANDEM_TEST_QUICK=1 (for compute-sanitizer runs): fewer and smaller cases.
 inline bool quick() {
   const char* q = std::getenv("TANDEM_TEST_QUICK");
   return q && std::string(q) == "1";
+}
+// TANDEM_TEST_LARGE=1: the tests of sizes past 2^31 (gigabytes of memory) run; without it they are
+// registered as skipped (TANDEM_BACKEND_TEST_UNLESS(..., !test::large())).
+inline bool large() {
+  const char* l = std::getenv("TANDEM_TEST_LARGE");
+  return l && std::string(l) == "1";
 }
 
 // The widths every reduction is checked at: 0, 1, small primes, 2^k +- 1, sizes that miss every

@@ -319,9 +319,9 @@ TANDEM_BACKEND_TEST(deterministic_matmul_tall_skinny,
   });
 }
 
-TANDEM_BACKEND_TEST(deterministic_matmul_chunk_panels,
-                    "deterministic: K > 4096 with more chunk values than the scratch holds (C in panels), sampled") {
-  if (test::quick()) return;
+TANDEM_BACKEND_TEST_UNLESS(
+    deterministic_matmul_chunk_panels,
+    "deterministic: K > 4096 with more chunk values than the scratch holds (C in panels), sampled", test::quick()) {
   // The backends compute C in panels whose q chunk values fit their scratch (CPU 16 MiB, CUDA 64 MiB): here q * m * n
   // doubles exceed it, for C and for C^T (trans_a, C taller than wide, which the CPU computes transposed). Every
   // element of three whole rows and three whole columns is checked against the definition.
@@ -352,9 +352,9 @@ TANDEM_BACKEND_TEST(deterministic_matmul_chunk_panels,
   }
 }
 
-TANDEM_BACKEND_TEST(deterministic_matmul_chunk_levels,
-                    "deterministic: K > 2^25 has more than 8192 chunk values, summed in two levels, bit for bit") {
-  if (test::quick()) return;
+TANDEM_BACKEND_TEST_UNLESS(deterministic_matmul_chunk_levels,
+                           "deterministic: K > 2^25 has more than 8192 chunk values, summed in two levels, bit for bit",
+                           test::quick()) {
   // 8198 chunk values: their chunk values (4096, 4096 and 6 of them) are three, summed by the tree (not in order)
   const std::size_t m = 1, n = 2, k = 4096 * 8197 + 7;
   test::SplitMix64 g{37};
@@ -373,12 +373,8 @@ TANDEM_BACKEND_TEST(deterministic_matmul_chunk_levels,
 
 // K past 2^28: more than 65535 chunk values, so the GPU launches its chunks in two grids (grid z is at most 65535)
 // and sums them in two levels. 2 GB of operands: runs with TANDEM_TEST_LARGE=1.
-TANDEM_BACKEND_TEST(deterministic_matmul_past_2_28, "deterministic: K past 2^28, bit for bit (TANDEM_TEST_LARGE=1)") {
-  const char* large = std::getenv("TANDEM_TEST_LARGE");
-  if (!large || std::string(large) != "1") {
-    MESSAGE("set TANDEM_TEST_LARGE=1 to run the deterministic matmul with K past 2^28");
-    return;
-  }
+TANDEM_BACKEND_TEST_UNLESS(deterministic_matmul_past_2_28,
+                           "deterministic: K past 2^28, bit for bit (TANDEM_TEST_LARGE=1)", !test::large()) {
   const std::size_t m = 1, n = 1, k = 4096 * 65537 + 4099;  // 65539 chunk values
   test::SplitMix64 g{41};
   const auto a = random_reals<float>(k, g), b = random_reals<float>(k, g);

@@ -157,12 +157,7 @@ TANDEM_BACKEND_TEST(matmul_empty_dimensions, "matmul: K = 0 gives zeros, M or N 
 
 // M * N past 2^31 elements of C (32-bit index arithmetic would wrap): ~8.6 GB of float C, so it runs only
 // with TANDEM_TEST_LARGE=1. Checked on sampled elements, the last rows and columns included.
-TANDEM_BACKEND_TEST(matmul_past_2_31, "matmul: M * N past 2^31 (TANDEM_TEST_LARGE=1)") {
-  const char* large = std::getenv("TANDEM_TEST_LARGE");
-  if (!large || std::string(large) != "1") {
-    MESSAGE("set TANDEM_TEST_LARGE=1 to run the matmul with M * N past 2^31");
-    return;
-  }
+TANDEM_BACKEND_TEST_UNLESS(matmul_past_2_31, "matmul: M * N past 2^31 (TANDEM_TEST_LARGE=1)", !test::large()) {
   const std::size_t m = 65536 + 7, k = 3, n = 32768 + 5;  // m * n = 2^31 + ...
   std::vector<float> a(m * k), b(k * n);
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(int(i % 13) - 6);

@@ -319,12 +319,7 @@ TANDEM_BACKEND_TEST(reduce_buffers, "reduce: device-resident buffers, views with
 }
 
 // Past 2^31 elements: 32-bit index arithmetic would wrap. Needs ~8.6 GB; runs when TANDEM_TEST_LARGE=1.
-TANDEM_BACKEND_TEST(reduce_past_2_31, "reduce: more than 2^31 elements (TANDEM_TEST_LARGE=1)") {
-  const char* large = std::getenv("TANDEM_TEST_LARGE");
-  if (!large || std::string(large) != "1") {
-    MESSAGE("set TANDEM_TEST_LARGE=1 to run the reduction past 2^31 elements");
-    return;
-  }
+TANDEM_BACKEND_TEST_UNLESS(reduce_past_2_31, "reduce: more than 2^31 elements (TANDEM_TEST_LARGE=1)", !test::large()) {
   const std::size_t n = (std::size_t(1) << 31) + 1000003;
   std::vector<std::int32_t> host(n);
   // x[i] = i % 7 - 3, except a unique minimum and maximum near the end.
