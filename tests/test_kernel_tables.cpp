@@ -1,8 +1,13 @@
-// tandem::reduce_kernel_info(Backend) / matmul_kernel_info(Backend): a backend's kernel tables without an
-// engine or its device. They are an engine's tables exactly; the CUDA tables come from the CUDA module
-// wherever it loads, GPU or not (CI: the module loads, no GPU); where it cannot be loaded (the installed
-// package without the module, tests/modules/without_cuda.sh) or the build has no CUDA, they are a
-// tandem::Error with the reason.
+// The kernel tables: tandem::reduce_kernel_info(Backend) / matmul_kernel_info(Backend), a backend's tables
+// without an engine or its device, and an engine's own (Engine::reduce_kernel_info / matmul_kernel_info).
+// The tables without a device are an engine's field for field but runs_here (there: whether a kernel needs
+// nothing beyond the backend); every table keeps the promises of KernelInfo (include/tandem/types.hpp):
+// "auto" first and what it states derived from the stages it may pick, distinct names, a precision per
+// element type. The CUDA tables come from the CUDA module wherever it loads, GPU or not (CI: the module
+// loads, no GPU); where it cannot be loaded (the installed package without the module,
+// tests/modules/without_cuda.sh) or the build has no CUDA, they are a tandem::Error with the reason.
+#include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -10,10 +15,19 @@
 
 namespace {
 
-// A table as the JSON lines of its kernels: every field of every KernelInfo, in order.
-std::vector<std::string> as_json(const std::vector<tandem::KernelInfo>& infos) {
+using tandem::KernelInfo;
+
+enum class Kind { reduce, matmul };
+const char* kind_name(Kind kind) { return kind == Kind::reduce ? "reduce" : "matmul"; }
+
+// A table as the JSON lines of its kernels: every field of every KernelInfo, in order, but runs_here
+// (which says where the table was read: on a device or without one).
+std::vector<std::string> json_but_runs_here(const std::vector<KernelInfo>& infos) {
   std::vector<std::string> out;
-  for (const auto& k : infos) out.push_back(test::kernel_json(k, "kernel"));
+  for (KernelInfo k : infos) {
+    k.runs_here = true;
+    out.push_back(test::kernel_json(k, "kernel"));
+  }
   return out;
 }
 
@@ -24,34 +38,117 @@ tandem::BackendStatus status_of(tandem::Backend b) {
   return {};
 }
 
-// "auto" first (with per_row_col: per-row / per-column reductions run it), then stages of distinct names.
-void check_shape(const std::vector<tandem::KernelInfo>& infos, bool reduce) {
-  REQUIRE(infos.size() >= 2);
-  CHECK(infos.front().name == "auto");
-  CHECK(infos.front().per_row_col == reduce);
+// The lowest of precisions: the one whose input rounding (the bound's model, verify/bounds.hpp) is largest.
+tandem::Precision lowest(const std::vector<tandem::Precision>& precisions) {
+  tandem::Precision p = tandem::Precision::full;
+  for (tandem::Precision q : precisions)
+    if (test::input_rounding(q) > test::input_rounding(p)) p = q;
+  return p;
+}
+
+// The promises every table keeps, whether read with a device or without one.
+void check_table(const std::vector<KernelInfo>& infos, Kind kind) {
+  INFO(kind_name(kind) << " table");
+  REQUIRE(infos.size() >= 2);  // "auto" and at least one stage
+  std::set<std::string> names;
+  for (const KernelInfo& k : infos) {
+    CAPTURE(k.name);
+    CHECK_FALSE(k.name.empty());
+    CHECK(names.insert(k.name).second);  // distinct names
+    CHECK_FALSE(k.dtypes.empty());
+    CHECK(std::set<tandem::Dtype>(k.dtypes.begin(), k.dtypes.end()).size() == k.dtypes.size());
+    // One precision per element type: full where the type's values are exact in the rounded format.
+    REQUIRE(k.precisions.size() == k.dtypes.size());
+    for (std::size_t i = 0; i < k.dtypes.size(); ++i) {
+      CHECK(k.precisions[i] == tandem::precision_for(k.dtypes[i], k.precision));
+      CHECK(k.precision_of(k.dtypes[i]) == k.precisions[i]);
+    }
+    CHECK(k.precision == lowest(k.precisions));
+    if (kind == Kind::reduce) {
+      CHECK_FALSE(k.ops.empty());
+      CHECK(std::set<tandem::Op>(k.ops.begin(), k.ops.end()).size() == k.ops.size());
+      CHECK(k.precision == tandem::Precision::full);  // reductions round no input
+    } else {
+      CHECK(k.ops.empty());
+      for (tandem::Dtype d : k.dtypes) CHECK(tandem::info(d).matmul);
+      CHECK_FALSE(k.per_row_col);  // (per row / per column is a reduction's form)
+    }
+    if (k.requirement.empty()) CHECK(k.runs_here);  // a kernel that needs nothing more runs wherever its backend does
+  }
+  // "auto" first: deterministic mode always runs under it, in full precision, needing nothing more;
+  // it takes exactly what some stage takes and states the weakest determinism of the stages it may pick.
+  const KernelInfo& a = infos.front();
+  CHECK(a.name == "auto");
+  CHECK(a.deterministic);
+  CHECK(a.precision == tandem::Precision::full);
+  CHECK(a.requirement.empty());
+  CHECK(a.runs_here);
+  CHECK_FALSE(a.auto_pick);
+  CHECK_FALSE(a.baseline);
+  if (kind == Kind::reduce) CHECK(a.per_row_col);  // per-row / per-column reductions run "auto" on every backend
+  std::set<tandem::Dtype> dtypes;
+  std::set<tandem::Op> ops;
+  tandem::Determinism weakest = tandem::Determinism::every_backend;
+  std::size_t picked = 0;
   for (std::size_t i = 1; i < infos.size(); ++i) {
-    CHECK(infos[i].name != "auto");
-    CHECK_FALSE(infos[i].dtypes.empty());
-    for (std::size_t j = 1; j < i; ++j) CHECK(infos[i].name != infos[j].name);
+    const KernelInfo& k = infos[i];
+    dtypes.insert(k.dtypes.begin(), k.dtypes.end());
+    ops.insert(k.ops.begin(), k.ops.end());
+    if (k.auto_pick) weakest = std::min(weakest, k.determinism), ++picked;
+  }
+  CHECK(picked > 0);
+  CHECK(a.determinism == weakest);
+  CHECK(std::set<tandem::Dtype>(a.dtypes.begin(), a.dtypes.end()) == dtypes);
+  CHECK(std::set<tandem::Op>(a.ops.begin(), a.ops.end()) == ops);
+}
+
+// Read without a device, a kernel runs "here" exactly when it needs nothing beyond the backend.
+void check_device_free(const std::vector<KernelInfo>& infos) {
+  for (const KernelInfo& k : infos) {
+    CAPTURE(k.name);
+    CHECK(k.runs_here == k.requirement.empty());
+  }
+}
+
+// An engine's per-row / per-column reductions run exactly the kernels whose KernelInfo says per_row_col.
+void check_per_row_col(const tandem::Engine& eng) {
+  const std::vector<float> m = {1, 2, 3, 4, 5, 6};
+  for (const KernelInfo& k : eng.reduce_kernel_info()) {
+    if (!k.accepts(tandem::Dtype::f32) || !k.accepts(tandem::Op::sum) || !k.runs_here) continue;
+    CAPTURE(k.name);
+    std::vector<float> rows(2);
+    const auto run = [&] { eng.sum<const float>({m.data(), 2, 3, 3}, tandem::Per::row, rows, {k.name}); };
+    if (k.per_row_col) {
+      run();
+      CHECK(rows == std::vector<float>{6, 15});
+    } else {
+      CHECK(test::contains(test::message_of(run), k.name));
+    }
   }
 }
 
 }  // namespace
 
-TEST_CASE("kernel tables without an engine: every usable backend's equal its engine's" *
+TEST_CASE("kernel tables: every usable backend's without a device equal its engine's but runs_here" *
           doctest::test_suite("common")) {
+  std::size_t compared = 0;
   for (tandem::Backend b : tandem::all_backends) {
     if (!test::usable(b)) continue;
     CAPTURE(tandem::to_string(b));
     const tandem::Engine eng(b);
-    CHECK(as_json(tandem::reduce_kernel_info(b)) == as_json(eng.reduce_kernel_info()));
-    CHECK(as_json(tandem::matmul_kernel_info(b)) == as_json(eng.matmul_kernel_info()));
+    for (Kind kind : {Kind::reduce, Kind::matmul}) {
+      INFO(kind_name(kind));
+      const auto free = kind == Kind::reduce ? tandem::reduce_kernel_info(b) : tandem::matmul_kernel_info(b);
+      const auto own = kind == Kind::reduce ? eng.reduce_kernel_info() : eng.matmul_kernel_info();
+      CHECK(json_but_runs_here(free) == json_but_runs_here(own));
+      check_table(free, kind);
+      check_table(own, kind);
+      check_device_free(free);
+      ++compared;
+    }
+    check_per_row_col(eng);
   }
-  // The CPU, always there: its tables, read twice, are the same.
-  check_shape(tandem::reduce_kernel_info(tandem::Backend::cpu), true);
-  check_shape(tandem::matmul_kernel_info(tandem::Backend::cpu), false);
-  CHECK(as_json(tandem::reduce_kernel_info(tandem::Backend::cpu)) ==
-        as_json(tandem::reduce_kernel_info(tandem::Backend::cpu)));
+  CHECK(compared >= 2);  // the CPU's two tables at least
 }
 
 TEST_CASE("kernel tables without an engine: CUDA's from its module, with or without a GPU" *
@@ -66,15 +163,12 @@ TEST_CASE("kernel tables without an engine: CUDA's from its module, with or with
     INFO("CUDA usable here: " << cuda.usable << " (" << cuda.reason << ")");
     const auto reduce = tandem::reduce_kernel_info(tandem::Backend::cuda);
     const auto matmul = tandem::matmul_kernel_info(tandem::Backend::cuda);
-    check_shape(reduce, true);
-    check_shape(matmul, false);
+    check_table(reduce, Kind::reduce);
+    check_table(matmul, Kind::matmul);
+    check_device_free(reduce);
+    check_device_free(matmul);
     // Not the CPU's tables.
-    CHECK(as_json(reduce) != as_json(tandem::reduce_kernel_info(tandem::Backend::cpu)));
-    if (cuda.usable) {
-      const tandem::Engine eng(tandem::Backend::cuda);
-      CHECK(as_json(reduce) == as_json(eng.reduce_kernel_info()));
-      CHECK(as_json(matmul) == as_json(eng.matmul_kernel_info()));
-    }
+    CHECK(json_but_runs_here(reduce) != json_but_runs_here(tandem::reduce_kernel_info(tandem::Backend::cpu)));
     return;
   }
   // No module: a tandem::Error (a failure, as Engine(Backend::cuda) gives) with the reason.
