@@ -88,6 +88,26 @@ std::optional<tandem::ErrorKind> kind_of(auto&& f) {
 }
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// Runs f, a call of kernel k, as k.runs_here says it must go: where k runs here, f must return (a
+// tandem::Error fails the test); where it does not, f must throw tandem::Error naming k.requirement.
+// Returns whether f returned (then the caller checks its result).
+template <class F>
+bool run_kernel(const tandem::KernelInfo& k, F&& f) {
+  try {
+    f();
+  } catch (const tandem::Error& e) {
+    if (k.runs_here)
+      FAIL_CHECK(k.name << " runs here (KernelInfo::runs_here), yet threw: " << e.what());
+    else
+      CHECK_MESSAGE((!k.requirement.empty() && contains(e.what(), k.requirement)),
+                    k.name << " does not run here; its error should name its requirement '" << k.requirement
+                           << "': " << e.what());
+    return false;
+  }
+  if (!k.runs_here) FAIL_CHECK(k.name << " does not run here (KernelInfo::runs_here), yet ran");
+  return true;
+}
+
 // Sets (value) or unsets (nullptr) an environment variable for one scope, then restores it.
 class ScopedVar {
  public:
