@@ -56,8 +56,7 @@ using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
 // Reduces x[begin*stride], ..., x[(end-1)*stride] for backend op O (leaves.hpp): float and double sums
 // with one vectorised Eigen expression, integer sums with integer_sum_leaf, 16-bit sums with
 // storage_sum_leaf, min and max with min_max_leaf, argmin and argmax with arg_leaf, sums of squares with
-// square_sum_leaf. An op of the table
-// without a branch here is a compile error (every backend op is instantiated by visit_backend_op).
+// square_sum_leaf, any other op of the table with generic_leaf (its operator, element by element).
 template <Op O, class T>
 typename OpFor<O, T>::type::Acc reduce_leaf(const T* x, std::int64_t begin, std::int64_t end, std::int64_t stride) {
   using Operator = typename OpFor<O, T>::type;
@@ -80,7 +79,7 @@ typename OpFor<O, T>::type::Acc reduce_leaf(const T* x, std::int64_t begin, std:
   } else if constexpr (O == Op::sumsq) {
     return cpu_leaves::square_sum_leaf(p, len, stride);
   } else {
-    static_assert(O == Op::sum, "backends/cpu: this op of the table has no leaf; add its branch to reduce_leaf");
+    return cpu_leaves::generic_leaf<Operator>(p, len, stride, begin);
   }
 }
 

@@ -6,6 +6,8 @@
 //   storage_sum_leaf  float sums of bfloat16 / half
 //   square_sum_leaf   sums of squares (sumsq)
 //   arg_leaf          argmin / argmax
+//   generic_leaf      any op: its operator's load and combine, element by element (an op of the table
+//                     without a leaf of its own runs correctly, if not at SIMD speed)
 // Float and double sums are one Eigen expression (cpu_backend.cpp, reduce_leaf).
 #pragma once
 
@@ -279,6 +281,14 @@ typename Op::Acc arg_leaf(const typename Op::In* x, std::int64_t len, std::int64
                                    : first_match<T>(x, len, stride, [b = bits_of(m)](T v) { return bits_of(v) == b; });
   if (k < len) return {T(x[k * stride]), first + k};
   return Op::identity();  // not reached for len > 0
+}
+
+// Any op: x[0], x[stride], ... (len >= 1; `first` the index of x[0]) by the operator's load and combine.
+template <class Op>
+typename Op::Acc generic_leaf(const typename Op::In* x, std::int64_t len, std::int64_t stride, std::int64_t first) {
+  typename Op::Acc acc = Op::identity();
+  for (std::int64_t i = 0; i < len; ++i) acc = Op::combine(acc, Op::load(x[i * stride], first + i));
+  return acc;
 }
 
 }  // namespace tandem::detail::cpu_leaves

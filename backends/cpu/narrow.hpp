@@ -43,7 +43,7 @@ inline constexpr std::int64_t kNarrowRow = 1024, kNarrowIntegerSum = 256;
 static_assert(kNarrowRow <= canonical::kChunk && kNarrowRow < (1 << 15));
 template <Op O, class T>
 bool narrow_row(std::int64_t n) {
-  return n <= ((O == Op::sum || O == Op::sumsq) && std::is_integral_v<T> ? kNarrowIntegerSum - 1 : kNarrowRow);
+  return n <= (additive<typename OpFor<O, T>::type> && std::is_integral_v<T> ? kNarrowIntegerSum - 1 : kNarrowRow);
 }
 // Columns: at most kNarrowColumns of them; a group of rows holds at least kColumnBytes (k =
 // ceil(lanes_of<T> / ld) rows when ld <= lanes_of<T>, else one row of `cols` lanes). (64 double lanes
@@ -60,7 +60,7 @@ inline constexpr std::int64_t kMaxLanes = kColumnBytes / 2 + kNarrowColumns;  //
 // doubles took half the time.)
 template <Op O, class T>
 bool narrow_columns(std::int64_t cols, std::int64_t ld) {
-  constexpr bool plain_vectorises = ((O == Op::sum || O == Op::sumsq) && std::is_floating_point_v<T>) ||
+  constexpr bool plain_vectorises = (additive<typename OpFor<O, T>::type> && std::is_floating_point_v<T>) ||
                                     ((O == Op::min || O == Op::max) && std::is_integral_v<T>);
   return cols <= kNarrowColumns && (ld < lanes_of<T> || !plain_vectorises);
 }
@@ -240,14 +240,16 @@ typename Op::Acc short_row_canonical_sum(const typename Op::In* x, std::int64_t 
 // Backend op O's accumulator over the row x[0 .. n), 1 <= n, narrow_row<O, T>(n). A float or double sum
 // outside deterministic mode (canonical false) is Eigen's, the expression of the vector leaves
 // (cpu_backend.cpp's reduce_leaf): the bits a row had before this path, and faster than the lanes
-// for rows of 12 or more (Zen 4; up to 1.5 times for doubles).
+// for rows of 12 or more (Zen 4; up to 1.5 times for doubles). A sum-like op of floats (additive) is its
+// canonical sum (the row is one chunk), the same bits in both modes; an op without a loop of its own
+// here, its operator's load and combine in element order.
 template <Op O, class T>
 typename OpFor<O, T>::type::Acc row_acc(const T* x, std::int64_t n, bool canonical) {
   using Operator = typename OpFor<O, T>::type;
   using K = Keyed<T>;
   if constexpr (O == Op::sum && std::is_floating_point_v<T>)
     if (!canonical) return Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(x, n).sum();
-  if constexpr (O == Op::sum || O == Op::sumsq) {
+  if constexpr (additive<Operator>) {
     if constexpr (is_floating_v<T>) {
       if (n <= 8) return short_row_canonical_sum<Operator>(x, n);
       if (n <= 16) return row_canonical_sum<16, Operator>(x, n);
@@ -266,13 +268,16 @@ typename OpFor<O, T>::type::Acc row_acc(const T* x, std::int64_t n, bool canonic
     const auto [m, nan] = row_extreme<O == Op::argmax>(x, n);
     const std::int64_t k = first_index(x, n, m, nan);
     return {compute_t<T>(x[k]), k};
-  } else {
-    static_assert(O == Op::sum, "backends/cpu/narrow.hpp: this op of the table has no row leaf; add it to row_acc");
+  } else {  // any other op: its operator, element by element
+    typename Operator::Acc acc = Operator::identity();
+    for (std::int64_t j = 0; j < n; ++j) acc = Operator::combine(acc, Operator::load(x[j], j));
+    return acc;
   }
 }
 
 // Per column: combines rows [0, rows) of the matrix x (row i at x + i * ld; `first` the index of row 0)
-// into acc[0 .. cols), narrow_columns<O, T>(cols, ld), with Op's rules.
+// into acc[0 .. cols), narrow_columns<O, T>(cols, ld), with Op's rules: groups of rows in lanes for the
+// sums, min / max and arg ops, then (for an op without lanes here, every row) one row at a time.
 template <Op O, class T>
 void column_acc(const T* x, std::int64_t first, std::int64_t rows, std::int64_t cols, std::int64_t ld,
                 typename OpFor<O, T>::type::Acc* acc) {
@@ -291,13 +296,14 @@ void column_acc(const T* x, std::int64_t first, std::int64_t rows, std::int64_t 
     for (std::int64_t j = 0; j < cols; ++j)
       for (std::int64_t q = 0; q < k; ++q) f(q * ld + j, q, j);
   };
+  constexpr bool kLanes = additive<Operator> || O == Op::min || O == Op::max || O == Op::argmin || O == Op::argmax;
   if (groups > 0) {
-    if constexpr (O == Op::sum || O == Op::sumsq) {
+    if constexpr (additive<Operator>) {
       Acc s[kMaxLanes];
       std::fill_n(s, lanes, Operator::identity());
       for (std::int64_t g = 0; g < groups; ++g) {
         const T* p = group(g);
-        if constexpr (is_storage_type_v<T>) {
+        if constexpr (is_storage_type_v<T> && (O == Op::sum || O == Op::sumsq)) {
           float v[kMaxLanes];
           std::int64_t l = 0;
           for (; l + 8 <= lanes; l += 8) cpu_leaves::widen<8>(p + l, v + l);
@@ -343,11 +349,9 @@ void column_acc(const T* x, std::int64_t first, std::int64_t rows, std::int64_t 
       fold([&](std::int64_t l, std::int64_t q, std::int64_t j) {
         acc[j] = Operator::combine(acc[j], Acc{K::value(m[l]), first + at[l] * k + q});
       });
-    } else {
-      static_assert(O == Op::sum, "backends/cpu/narrow.hpp: this op of the table has no column leaf");
     }
   }
-  for (std::int64_t i = groups * k; i < rows; ++i)  // the rows after the last whole group
+  for (std::int64_t i = kLanes ? groups * k : 0; i < rows; ++i)  // the rows after the last whole group
     for (std::int64_t j = 0; j < cols; ++j)
       acc[j] = Operator::combine(acc[j], Operator::load(x[i * ld + j], first + i));
 }
