@@ -1,8 +1,7 @@
 // The CPU backend.
 //
-// Reductions split the input into blocked ranges with oneTBB; a float or double sum leaf is one Eigen
-// expression over a Map (vectorised by Eigen), the other leaves are backends/cpu/leaves.hpp's (SIMD
-// lanes, vectorised by the compiler), and leaves are combined with the operators of
+// Reductions split the input into blocked ranges with oneTBB; the leaves are backends/cpu/leaves.hpp's (SIMD
+// lanes, vectorised by the compiler, in an order set by the indices alone), combined with the operators of
 // common/reduce_ops.hpp. The kernels are the rows of kReduceKernels (below), each a way to split the input:
 //   tbb_vectorized   tbb::parallel_reduce, auto_partitioner: leaves as the threads steal them
 //   tbb_fixed_split  tbb::parallel_deterministic_reduce with leaves of a size set by n alone (auto runs
@@ -41,7 +40,6 @@ namespace {
 using cpu_leaves::arg_leaf;
 using cpu_leaves::integer_sum_leaf;
 using cpu_leaves::min_max_leaf;
-using cpu_leaves::storage_sum_leaf;
 
 constexpr std::int64_t kGrain = 1 << 14;  // smallest leaf of tbb_vectorized and tbb_fixed_split
 
@@ -50,13 +48,9 @@ constexpr std::int64_t kGrain = 1 << 14;  // smallest leaf of tbb_vectorized and
 // enough that a task's overhead is small against its reads).
 std::int64_t deterministic_leaf(std::int64_t n) { return std::clamp<std::int64_t>(n / 256, kGrain, 1 << 20); }
 
-template <class T>
-using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
-
-// Reduces x[begin*stride], ..., x[(end-1)*stride] for backend op O (leaves.hpp): float and double sums
-// with one vectorised Eigen expression, integer sums with integer_sum_leaf, 16-bit sums with
-// storage_sum_leaf, min and max with min_max_leaf, argmin and argmax with arg_leaf, sums of squares with
-// square_sum_leaf, any other op of the table with generic_leaf (its operator, element by element).
+// Reduces x[begin*stride], ..., x[(end-1)*stride] for backend op O (leaves.hpp): floating sums with
+// float_sum_leaf, integer sums with integer_sum_leaf, min and max with min_max_leaf, argmin and argmax with arg_leaf,
+// sums of squares with square_sum_leaf, any other op of the table with generic_leaf (its operator, element by element).
 template <Op O, class T>
 typename OpFor<O, T>::type::Acc reduce_leaf(const T* x, std::int64_t begin, std::int64_t end, std::int64_t stride) {
   using Operator = typename OpFor<O, T>::type;
@@ -64,14 +58,10 @@ typename OpFor<O, T>::type::Acc reduce_leaf(const T* x, std::int64_t begin, std:
   const Eigen::Index len = end - begin;
   if (len <= 0) return Operator::identity();
   if constexpr (O == Op::sum) {
-    if constexpr (std::is_integral_v<T>) {
+    if constexpr (std::is_integral_v<T>)
       return integer_sum_leaf(p, len, stride);
-    } else if constexpr (is_storage_type_v<T>) {
-      return storage_sum_leaf(p, len, stride);
-    } else {
-      if (stride == 1) return Eigen::Map<const Vec<T>>(p, len).sum();
-      return Eigen::Map<const Vec<T>, 0, Eigen::InnerStride<>>(p, len, Eigen::InnerStride<>(stride)).sum();
-    }
+    else
+      return cpu_leaves::float_sum_leaf(p, len, stride);
   } else if constexpr (O == Op::min || O == Op::max) {
     return min_max_leaf<Operator>(p, len, stride);
   } else if constexpr (O == Op::argmin || O == Op::argmax) {

@@ -3,12 +3,12 @@
 // where TANDEM_NATIVE is on).
 //   min_max_leaf      min / max (NaN-propagating, -0.0 before +0.0)
 //   integer_sum_leaf  int32 / int64 sums, wrapping modulo 2^64
-//   storage_sum_leaf  float sums of bfloat16 / half
+//   float_sum_leaf    float and double sums, and float sums of bfloat16 / half
 //   square_sum_leaf   sums of squares (sumsq)
 //   arg_leaf          argmin / argmax
 //   generic_leaf      any op: its operator's load and combine, element by element (an op of the table
 //                     without a leaf of its own runs correctly, if not at SIMD speed)
-// Float and double sums are one Eigen expression (cpu_backend.cpp, reduce_leaf).
+// Every leaf adds in an order set by the indices alone (lanes of index modulo W), never by the address.
 #pragma once
 
 #include <algorithm>
@@ -214,29 +214,37 @@ std::uint64_t integer_sum_leaf(const T* x, std::int64_t len, std::int64_t stride
   return r;
 }
 
-// The float sum of 16-bit elements x[0], x[stride], ..., x[(len - 1) * stride] in W float lanes, starting
-// at -0.0 (so that a sum of only -0.0 stays -0.0), with the lanes added in a fixed order: the same leaf
-// gives the same bits. Eigen's cast<float>().sum() added one element at a time in a chain of scalar
-// adds (4.6 GB/s of bfloat16 on 2 Zen 4 cores, against 179 for a float sum; 48-55 GB/s per core here).
-template <class H>
-float storage_sum_leaf(const H* x, std::int64_t len, std::int64_t stride) {
+// The sum of floating elements x[0], x[stride], ..., x[(len - 1) * stride] (float, double; bfloat16 and half
+// as float) in W lanes of the compute type, starting at -0.0 (so that a sum of only -0.0 stays -0.0): lane j
+// adds the elements whose index is j modulo W, in order, then the lanes are added in a fixed order. The order
+// depends on the indices alone, never on where the data lies (Eigen's sum peeled to an aligned address first,
+// so the same values 16 bytes apart gave other bits). Contiguous 16-bit elements are converted W at a time
+// (Eigen's cast<float>().sum() added one element at a time in a chain of scalar adds: 4.6 GB/s of bfloat16
+// on 2 Zen 4 cores, against 179 for a float sum; 48-55 GB/s per core here).
+template <class In>
+compute_t<In> float_sum_leaf(const In* x, std::int64_t len, std::int64_t stride) {
+  using T = compute_t<In>;
   constexpr int W = 32;
-  float lane[W];
-  std::fill_n(lane, W, -0.0f);
+  T lane[W];
+  std::fill_n(lane, W, T(-0.0));
   std::int64_t i = 0;
   if (stride == 1) {
     for (; i + W <= len; i += W) {
-      float v[W];
-      widen<W>(x + i, v);
-      for (int j = 0; j < W; ++j) lane[j] += v[j];
+      if constexpr (std::is_same_v<In, T>) {
+        for (int j = 0; j < W; ++j) lane[j] += x[i + j];
+      } else {
+        T v[W];
+        widen<W>(x + i, v);
+        for (int j = 0; j < W; ++j) lane[j] += v[j];
+      }
     }
   } else {
     for (; i + W <= len; i += W)
-      for (int j = 0; j < W; ++j) lane[j] += float(x[(i + j) * stride]);
+      for (int j = 0; j < W; ++j) lane[j] += T(x[(i + j) * stride]);
   }
-  float r = -0.0f;
+  T r = T(-0.0);
   for (int j = 0; j < W; ++j) r += lane[j];
-  for (; i < len; ++i) r += float(x[i * stride]);
+  for (; i < len; ++i) r += T(x[i * stride]);
   return r;
 }
 

@@ -13,15 +13,12 @@
 //   argmin / max  the extreme key as above, then the first index holding it (or the first NaN): a
 //                 second loop, an integer min of (match ? j : n), over a row still in L1.
 //   sum / sumsq   floats: the canonical order of a row of at most canonical::kChunk elements (32 lanes
-//                 and their tree, common/canonical.hpp): deterministic mode's sums, and the default
-//                 mode's of 16-bit elements and of squares; float and double sums in the default mode are
-//                 Eigen's as before. Integers: one wrapping uint64 sum.
+//                 and their tree, common/canonical.hpp), in both modes. Integers: one wrapping uint64 sum.
 // Per column, a leaf's rows are read as groups of k rows (about kColumnBytes when ld is small): lane
 // l of a group accumulates column l % ld of its rows, so the loop over the lanes is long enough to be
 // vectorised even for one column; lanes over the padding between rows are read and ignored.
 #pragma once
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -237,18 +234,15 @@ typename Op::Acc short_row_canonical_sum(const typename Op::In* x, std::int64_t 
   return ((l(0) + l(4)) + (l(2) + l(6))) + ((l(1) + l(5)) + (l(3) + l(7)));
 }
 
-// Backend op O's accumulator over the row x[0 .. n), 1 <= n, narrow_row<O, T>(n). A float or double sum
-// outside deterministic mode (canonical false) is Eigen's, the expression of the vector leaves
-// (cpu_backend.cpp's reduce_leaf): the bits a row had before this path, and faster than the lanes
-// for rows of 12 or more (Zen 4; up to 1.5 times for doubles). A sum-like op of floats (additive) is its
-// canonical sum (the row is one chunk), the same bits in both modes; an op without a loop of its own
-// here, its operator's load and combine in element order.
+// Backend op O's accumulator over the row x[0 .. n), 1 <= n, narrow_row<O, T>(n). A sum-like op of floats
+// (additive) is its canonical sum (the row is one chunk), the same bits in both modes and at any address
+// (Eigen's sum, which this path used outside deterministic mode, peeled to an aligned address first: the
+// same row 16 bytes further gave other bits); an op without a loop of its own here, its operator's load and
+// combine in element order.
 template <Op O, class T>
-typename OpFor<O, T>::type::Acc row_acc(const T* x, std::int64_t n, bool canonical) {
+typename OpFor<O, T>::type::Acc row_acc(const T* x, std::int64_t n) {
   using Operator = typename OpFor<O, T>::type;
   using K = Keyed<T>;
-  if constexpr (O == Op::sum && std::is_floating_point_v<T>)
-    if (!canonical) return Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>(x, n).sum();
   if constexpr (additive<Operator>) {
     if constexpr (is_floating_v<T>) {
       if (n <= 8) return short_row_canonical_sum<Operator>(x, n);

@@ -1,9 +1,9 @@
 // Per-row and per-column reductions on the CPU (oneTBB), with the operators of
 // common/reduce_ops.hpp, so NaN, signed-zero and first-index rules are those of the vector ops.
 //   per row     rows in parallel (about kLeafElements elements a task). Narrow rows
-//               (cpu_narrow::narrow_row, up to 1024 elements): one short loop each (backends/cpu/narrow.hpp; float and
-//               double sums Eigen's outside deterministic mode). Longer rows: each row one leaf of the vector
-//               kernels (cpu_reduce_acc_each: Eigen sums, SIMD min/max, arg leaves); rows longer than
+//               (cpu_narrow::narrow_row, up to 1024 elements): one short loop each (backends/cpu/narrow.hpp;
+//               float sums the row's canonical sum in both modes). Longer rows: each row one leaf of the
+//               vector kernels (cpu_reduce_acc_each: lane sums, SIMD min/max, arg leaves); rows longer than
 //               kLongRow are each reduced on all cores.
 //   per column  rows split in parallel, the same way on every call; a leaf walks its rows and accumulates
 //               each row into one accumulator per column (contiguous, so the loop over columns
@@ -70,7 +70,7 @@ void per_row(const MatrixReduceArgs& a, const T* x, void* out) {
       Acc accs[kBlock];
       for (std::int64_t i0 = r.begin(); i0 < r.end(); i0 += kBlock) {
         const std::int64_t n = std::min(kBlock, r.end() - i0);
-        for (std::int64_t i = 0; i < n; ++i) accs[i] = cpu_narrow::row_acc<O>(x + (i0 + i) * ld, cols, a.deterministic);
+        for (std::int64_t i = 0; i < n; ++i) accs[i] = cpu_narrow::row_acc<O>(x + (i0 + i) * ld, cols);
         for (std::int64_t i = 0; i < n; ++i) store<O, T>(a, accs[i], cols, out, i0 + i);
       }
     });
