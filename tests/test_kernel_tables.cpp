@@ -18,7 +18,7 @@ namespace {
 using tandem::KernelInfo;
 
 enum class Kind { reduce, matmul };
-const char* kind_name(Kind kind) { return kind == Kind::reduce ? "reduce" : "matmul"; }
+std::string kind_name(Kind kind) { return kind == Kind::reduce ? "reduce" : "matmul"; }
 
 // A table as the JSON lines of its kernels: every field of every KernelInfo, in order, but runs_here
 // (which says where the table was read: on a device or without one).
@@ -134,13 +134,16 @@ TEST_CASE("kernel tables: every usable backend's without a device equal its engi
   std::size_t compared = 0;
   for (tandem::Backend b : tandem::all_backends) {
     if (!test::usable(b)) continue;
-    CAPTURE(tandem::to_string(b));
+    const std::string backend = tandem::to_string(b);  // (doctest prints a char* as a pointer)
+    CAPTURE(backend);
     const tandem::Engine eng(b);
     for (Kind kind : {Kind::reduce, Kind::matmul}) {
       INFO(kind_name(kind));
       const auto free = kind == Kind::reduce ? tandem::reduce_kernel_info(b) : tandem::matmul_kernel_info(b);
       const auto own = kind == Kind::reduce ? eng.reduce_kernel_info() : eng.matmul_kernel_info();
-      CHECK(json_but_runs_here(free) == json_but_runs_here(own));
+      const auto free_json = json_but_runs_here(free), own_json = json_but_runs_here(own);
+      REQUIRE(free_json.size() == own_json.size());
+      for (std::size_t i = 0; i < free_json.size(); ++i) CHECK(free_json[i] == own_json[i]);
       check_table(free, kind);
       check_table(own, kind);
       check_device_free(free);
