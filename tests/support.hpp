@@ -19,6 +19,16 @@
 #include "verify/values.hpp"
 #include "verify/verdict.hpp"
 
+// Lists of names (kernels, backends) print as such in failed checks.
+template <>
+struct doctest::StringMaker<std::vector<std::string>> {
+  static doctest::String convert(const std::vector<std::string>& names) {
+    std::string s = "{";
+    for (const std::string& n : names) s += (s.size() > 1 ? ", " : "") + n;
+    return (s + "}").c_str();
+  }
+};
+
 namespace test {
 
 using namespace tandem_verify;
@@ -96,12 +106,13 @@ bool run_kernel(const tandem::KernelInfo& k, F&& f) {
   try {
     f();
   } catch (const tandem::Error& e) {
+    const std::string what = e.what();  // (doctest prints a char* as a pointer)
     if (k.runs_here)
-      FAIL_CHECK(k.name << " runs here (KernelInfo::runs_here), yet threw: " << e.what());
+      FAIL_CHECK(k.name << " runs here (KernelInfo::runs_here), yet threw: " << what);
     else
-      CHECK_MESSAGE((!k.requirement.empty() && contains(e.what(), k.requirement)),
-                    k.name << " does not run here; its error should name its requirement '" << k.requirement
-                           << "': " << e.what());
+      CHECK_MESSAGE(
+          (!k.requirement.empty() && contains(what, k.requirement)),
+          k.name << " does not run here; its error should name its requirement '" << k.requirement << "': " << what);
     return false;
   }
   if (!k.runs_here) FAIL_CHECK(k.name << " does not run here (KernelInfo::runs_here), yet ran");
