@@ -318,23 +318,6 @@ TANDEM_BACKEND_TEST(per_row_col_of_16_bit_inputs, "float16: per-row and per-colu
 
 // ---- Matmul --------------------------------------------------------------------------------------
 
-// Runs f for kernel `info`; false when the kernel has a requirement this machine lacks (then the error
-// must name it).
-template <class F>
-bool ran(const tandem::KernelInfo& info, F&& f) {
-  if (info.requirement.empty()) {
-    f();
-    return true;
-  }
-  try {
-    f();
-    return true;
-  } catch (const tandem::Error& e) {
-    CHECK_MESSAGE(test::contains(e.what(), info.requirement), info.name << " threw: " << e.what());
-    return false;
-  }
-}
-
 template <class H>
 void check_plain(const tandem::Engine& eng, std::size_t m, std::size_t k, std::size_t n) {
   CAPTURE(m);
@@ -354,7 +337,10 @@ void check_plain(const tandem::Engine& eng, std::size_t m, std::size_t k, std::s
       CHECK_THROWS_AS(eng.matmul<H>({a.data(), m, k, k}, {b.data(), k, n, n}, {c.data(), m, n, n}, o), tandem::Error);
       continue;
     }
-    if (!ran(info, [&] { eng.matmul<H>({a.data(), m, k, k}, {b.data(), k, n, n}, {c.data(), m, n, n}, o); })) continue;
+    if (!test::run_kernel(info, [&] {
+          eng.matmul<H>({a.data(), m, k, k}, {b.data(), k, n, n}, {c.data(), m, n, n}, o);
+        }))
+      continue;
     const auto v = test::verify_matmul<float>({c.data(), m, n, n}, ref, info.precision);
     INFO(v.problem());
     CHECK(v.ok());
@@ -425,7 +411,9 @@ void check_forms(const tandem::Engine& eng) {
             tandem::MatmulOptions o{info.name};
             o.trans_a = ta, o.trans_b = tb, o.alpha = alpha, o.beta = beta;
             std::vector<float> c = c0;
-            if (!ran(info, [&] { eng.matmul(av, bv, tandem::BatchView<float>{c.data(), m, n, n, count, m * n}, o); }))
+            if (!test::run_kernel(info, [&] {
+                  eng.matmul(av, bv, tandem::BatchView<float>{c.data(), m, n, n, count, m * n}, o);
+                }))
               continue;
             // tf32 and bf16 stages read bfloat16 inputs exactly, half inputs rounded to bf16 (8 bits).
             const double tol = info.precision == tandem::Precision::full ? 1e-5 : 2e-2;
@@ -448,7 +436,7 @@ void check_padded(const tandem::Engine& eng) {
     if (!info.accepts(tandem::dtype_of<H>)) continue;
     CAPTURE(info.name);
     std::vector<float> c(4, -7.0f);
-    if (!ran(info, [&] {
+    if (!test::run_kernel(info, [&] {
           eng.matmul<H>({a2.data(), 2, 2, 3}, {id.data(), 2, 2, 2}, {c.data(), 2, 2, 2}, {info.name});
         }))
       continue;
@@ -471,7 +459,7 @@ void check_padded(const tandem::Engine& eng) {
     if (!info.accepts(tandem::dtype_of<H>)) continue;
     CAPTURE(info.name);
     std::vector<float> c(count * sc, -9.0f);
-    if (!ran(info, [&] {
+    if (!test::run_kernel(info, [&] {
           eng.matmul(tandem::BatchView<const H>{a.data(), m, k, lda, count, sa},
                      tandem::BatchView<const H>{b.data(), k, n, ldb, count, sb},
                      tandem::BatchView<float>{c.data(), m, n, ldc, count, sc}, {info.name});

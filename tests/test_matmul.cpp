@@ -6,8 +6,8 @@
 //   |C - ref| <= (c_in + 2 * K * u) * sum_k |a_ik| |b_kj|
 // with u the unit roundoff of the element type and c_in the input rounding of the kernel's
 // KernelInfo::precision (0 for full; 2^-9 for tf32; 2^-6 for bf16). A kernel whose KernelInfo does not
-// list the dtype must be refused with tandem::Error; one with a requirement (e.g. compute capability
-// 9.0) may instead throw tandem::Error naming it, where the device does not meet it.
+// list the dtype must be refused with tandem::Error; one whose KernelInfo says it does not run here
+// (runs_here: the device lacks its requirement, e.g. compute capability 9.0) must throw tandem::Error naming it.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -58,21 +58,6 @@ void check_result(const Problem<T>& p, const std::vector<T>& c, const tandem::Ke
   CHECK_MESSAGE(bad_pad == 0, info.name << ": " << bad_pad << " padding elements of C were written");
 }
 
-// Runs f(); false (and checked) when it throws tandem::Error because the device does not meet the
-// kernel's requirement: then the message must name the requirement.
-template <class F>
-bool runs_here(const tandem::KernelInfo& info, F&& f) {
-  if (info.requirement.empty()) {
-    f();
-    return true;
-  }
-  const std::string msg = test::message_of(f);
-  if (msg == "(no tandem::Error thrown)") return true;
-  CHECK_MESSAGE(test::contains(msg, info.requirement), info.name << " threw: " << msg);
-  MESSAGE(info.name << " not run: " << msg);
-  return false;
-}
-
 template <class T>
 void check_shapes(const tandem::Engine& eng) {
   test::SplitMix64 g{99};
@@ -92,7 +77,7 @@ void check_shapes(const tandem::Engine& eng) {
         CHECK_THROWS_AS(eng.matmul(p.A(), p.B(), cv, {k}), tandem::Error);
         continue;
       }
-      if (runs_here(info, [&] { eng.matmul(p.A(), p.B(), cv, {k}); })) check_result(p, c, info, sentinel);
+      if (test::run_kernel(info, [&] { eng.matmul(p.A(), p.B(), cv, {k}); })) check_result(p, c, info, sentinel);
     }
   }
 }
@@ -118,7 +103,7 @@ TANDEM_BACKEND_TEST(matmul_buffers, "matmul: device-resident buffers with offset
     // C starts 4 elements into its buffer, which holds sentinels before and around it.
     std::vector<float> host_c(4 + p.m * p.ldc, sentinel);
     auto c = eng.upload<float>(host_c);
-    if (!runs_here(info, [&] {
+    if (!test::run_kernel(info, [&] {
           eng.matmul(a.matrix(p.m, p.k, p.lda), b.matrix(p.k, p.n, p.ldb), c.matrix(p.m, p.n, p.ldc, 4), {k});
         }))
       continue;
@@ -133,7 +118,7 @@ TANDEM_BACKEND_TEST(matmul_empty_dimensions, "matmul: K = 0 gives zeros, M or N 
   using V = tandem::MatrixView<const double>;
   using M = tandem::MatrixView<double>;
   for (const tandem::KernelInfo& info : eng.matmul_kernel_info()) {
-    if (!info.accepts(tandem::Dtype::f64) || !info.requirement.empty()) continue;
+    if (!info.accepts(tandem::Dtype::f64) || !info.runs_here) continue;
     const std::string& k = info.name;
     CAPTURE(k);
     std::fill(c.begin(), c.end(), 5.0);

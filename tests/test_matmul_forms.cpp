@@ -158,7 +158,7 @@ void check_every_kernel(const tandem::Engine& eng, bool buffers) {
       CAPTURE(name);
       Operand<T> c = cs.c0;
       std::vector<T> got;
-      const std::string msg = test::message_of([&] {
+      const bool ran = test::run_kernel(info, [&] {
         if (!buffers) {
           eng.matmul(cs.a.view(), cs.b.view(), c.mut(), cs.opts(name));
           got = c.data;
@@ -170,11 +170,7 @@ void check_every_kernel(const tandem::Engine& eng, bool buffers) {
           got = bc.to_vector();
         }
       });
-      if (msg != "(no tandem::Error thrown)") {
-        CHECK_MESSAGE(!info.requirement.empty(), name << " threw: " << msg);
-        CHECK_MESSAGE(test::contains(msg, info.requirement), name << " threw: " << msg);
-        continue;
-      }
+      if (!ran) continue;  // (a kernel that does not run here, refused naming its requirement)
       CHECK_MESSAGE(cs.check(got, info.precision, name) == 0, name << ": elements outside the bound");
     }
   }

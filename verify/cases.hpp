@@ -45,8 +45,9 @@ inline tandem::bfloat16 poison<tandem::bfloat16>(bool huge) {
 }
 
 // One case: `call` either returns (then `check` judges it: "" when right, else what was wrong) or throws
-// tandem::Error, which it must exactly when `refused`. A kernel with a requirement this machine lacks
-// may throw an error that names the requirement: counted as unavailable.
+// tandem::Error, which it must exactly when `refused`. A kernel whose KernelInfo says it does not run here
+// (runs_here: this machine lacks its requirement) must throw an error that names the requirement instead:
+// counted as unavailable.
 template <class Call, class Check>
 void one_case(Report& report, const tandem::Engine& eng, const std::string& what, bool refused,
               const tandem::KernelInfo& kernel, Call&& call, Check&& check) {
@@ -54,13 +55,19 @@ void one_case(Report& report, const tandem::Engine& eng, const std::string& what
   std::string problem;
   try {
     auto got = call();
-    problem = refused ? "returned a result; tandem::Error expected" : check(got);
+    problem = refused             ? "returned a result; tandem::Error expected"
+              : !kernel.runs_here ? "returned a result; its KernelInfo says it does not run here (" +
+                                        kernel.requirement + "), so tandem::Error expected"
+                                  : check(got);
   } catch (const tandem::Error& e) {
     if (refused) {
       ++report.refused;
-    } else if (!kernel.requirement.empty() && std::string(e.what()).find(kernel.requirement) != std::string::npos) {
-      ++report.unavailable;
-      return;
+    } else if (!kernel.runs_here) {
+      if (!kernel.requirement.empty() && std::string(e.what()).find(kernel.requirement) != std::string::npos) {
+        ++report.unavailable;
+        return;
+      }
+      problem = "threw tandem::Error without naming its requirement '" + kernel.requirement + "': " + e.what();
     } else {
       problem = std::string("threw tandem::Error: ") + e.what();
     }

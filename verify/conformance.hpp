@@ -40,7 +40,7 @@ class Report {
  public:
   std::size_t cases = 0;        // calls checked (results and expected errors)
   std::size_t refused = 0;      // of them, calls that had to throw tandem::Error, and did
-  std::size_t unavailable = 0;  // calls of a kernel whose requirement this machine lacks (it said so)
+  std::size_t unavailable = 0;  // calls of a kernel that does not run here (runs_here), refused naming its requirement
   std::size_t compared = 0;     // deterministic results compared bit for bit with an earlier run of the case
   std::size_t compared_across_backends = 0;
   std::size_t failed = 0;
