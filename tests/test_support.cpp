@@ -121,6 +121,45 @@ TEST_CASE("support: canonical sum follows the documented lanes and tree" * docte
   CHECK(test::same_bits(test::canonical_sum<float>(std::vector<float>{}), 0.0f));
 }
 
+namespace {
+
+// Deterministic mode's result of op O on x (the CPU's), and the same result one ulp off: the verdict of
+// deterministic mode takes the first and, for an additive op (whose value depends on the order of its
+// additions), refuses the second, which the default mode's bound takes.
+template <tandem::Op O, class T>
+void check_canonical_verdict(const tandem::Engine& cpu, const std::vector<T>& x) {
+  const std::span<const T> values(x);
+  const auto ref = test::reduce_reference<T>(x);
+  const auto got = cpu.reduce<O>(values, {"auto", true});
+  CHECK(test::judge_op_canonical<O, T>(got, ref, values).ok);
+  if constexpr (test::is_additive(O)) {
+    using R = tandem::op_result_t<O, T>;
+    const R off = std::nextafter(got, std::numeric_limits<R>::infinity());
+    CHECK(test::judge_op<O, T>(off, ref).ok);
+    CHECK_FALSE(test::judge_op_canonical<O, T>(off, ref, values).ok);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("support: deterministic mode's verdict is bit for bit for every additive op of the table" *
+          doctest::test_suite("common")) {
+  // Additive: the ops whose computed_as returns a sum (the op table), whatever their names.
+  CHECK(test::is_additive(tandem::Op::sum));
+  CHECK_FALSE(test::is_additive(tandem::Op::min));
+  CHECK_FALSE(test::is_additive(tandem::Op::argmax));
+  const tandem::Engine cpu(tandem::Backend::cpu);
+  test::SplitMix64 g{2026};
+  const std::vector<float> f = test::random_vector<float>(10007, g);
+  const std::vector<double> d = test::random_vector<double>(10007, g);
+  test::for_each_op([&]<tandem::Op O>() {
+    const std::string op = tandem::to_string(O);
+    CAPTURE(op);
+    check_canonical_verdict<O>(cpu, f);
+    check_canonical_verdict<O>(cpu, d);
+  });
+}
+
 TEST_CASE("support: matmul reference, sampling and the bound by precision" * doctest::test_suite("common")) {
   // A = [1 2; 3 4] (ld 3, padding NaN), B = [5 6; 7 8]: C = [19 22; 43 50].
   const std::vector<double> a = {1, 2, kNaN, 3, 4, kNaN}, b = {5, 6, 7, 8};

@@ -81,20 +81,40 @@ Judgement judge_op(const tandem::op_result_t<O, T>& got, const ReduceReference<t
     static_assert(O == Op::sum, "tests/support: this op of the table has no reference; add it to judge_op");
 }
 
-// Deterministic mode's result of op O, bit for bit: the sum-like ops of floats (sum, mean, sumsq) from
-// the canonical order over `values`, the elements as their compute type in order (mean: the canonical
-// sum / n; sumsq: over their squares); every other case as judge_op (order-independent already).
+// Whether op's result is a sum (the op table, include/tandem/ops.hpp: the op it is computed as returns
+// ResultKind::sum): sum, mean (computed as sum) and sumsq today, and any such op added to the table. Their
+// floating-point results depend on the order of the additions, which deterministic mode fixes.
+constexpr bool is_additive(tandem::Op op) {
+  return tandem::info(tandem::info(op).computed_as).result == tandem::ResultKind::sum;
+}
+
+// The term an additive op O adds for element x, as the backends' operator of its computed_as loads it: x,
+// or x * x (sumsq). An additive op of the table without a branch here is a compile error.
+template <tandem::Op O, class C>
+C additive_term(C x) {
+  using tandem::Op;
+  constexpr Op base = tandem::info(O).computed_as;
+  static_assert(is_additive(O));
+  if constexpr (base == Op::sum)
+    return x;
+  else if constexpr (base == Op::sumsq)
+    return x * x;  // the square, rounded (-ffp-contract=off: never fused into the sum)
+  else
+    static_assert(base == Op::sum, "verify/verdict.hpp: this additive op of the table has no term; add it here");
+}
+
+// Deterministic mode's result of op O, bit for bit: the additive ops of floats (is_additive: sum, mean,
+// sumsq) from the canonical order over their terms, `values` being the elements as their compute type in
+// order (a mean: the canonical sum / n); every other case as judge_op (order-independent already).
 template <tandem::Op O, tandem::Element T>
 Judgement judge_op_canonical(const tandem::op_result_t<O, T>& got, const ReduceReference<tandem::compute_t<T>>& r,
                              std::span<const tandem::compute_t<T>> values) {
   using C = tandem::compute_t<T>;
-  using tandem::Op;
-  if constexpr (std::is_floating_point_v<C> && (O == Op::sum || O == Op::mean || O == Op::sumsq)) {
-    std::vector<C> terms(values.begin(), values.end());
-    if constexpr (O == Op::sumsq)
-      for (C& t : terms) t = t * t;  // the squares, rounded (-ffp-contract=off: never fused into the sum)
+  if constexpr (std::is_floating_point_v<C> && is_additive(O)) {
+    std::vector<C> terms(values.size());
+    std::transform(values.begin(), values.end(), terms.begin(), additive_term<O, C>);
     const C s = terms.empty() ? C(0) : canonical_sum<C>(std::span<const C>(terms));
-    if constexpr (O != Op::mean) {
+    if constexpr (tandem::info(O).result != tandem::ResultKind::mean) {
       const bool ok = same_bits(got, s);
       return {ok, 0, ok ? "" : show(s) + " (the canonical order, bit for bit)"};
     } else {
