@@ -169,8 +169,7 @@ ModuleStatus Slot::status() const {
 constexpr const char* kNoCuda = nullptr;
 #else
 constexpr const char* kNoCuda =
-    "the CUDA backend is not compiled into this build of tandem; rebuild with -DTANDEM_WITH_CUDA=ON (needs nvcc), "
-    "or use the CPU backend (TANDEM_BACKEND=cpu)";
+    "the CUDA backend is not compiled into this build of tandem; rebuild with -DTANDEM_WITH_CUDA=ON (needs nvcc)";
 #endif
 #ifdef TANDEM_HAS_NCCL
 constexpr const char* kNoNccl = nullptr;
@@ -198,7 +197,9 @@ const CudaModule* cuda_module(std::string* why) { return static_cast<const CudaM
 const CudaModule& cuda_module() {
   std::string why;
   if (const CudaModule* m = cuda_module(&why)) return *m;
-  if (!cuda_slot().in_build()) throw Error(why);
+  if (!cuda_slot().in_build())
+    throw Error(ErrorKind::failure, Arg::backend, Message(why),
+                Message("or use the CPU backend (", Setting{Arg::backend, "cpu"}, " or TANDEM_BACKEND=cpu)"));
   throw Error(ErrorKind::failure, Arg::backend, Message("tandem: the CUDA backend is not available: ", why),
               Message("use the CPU backend (", Setting{Arg::backend, "cpu"},
                       " or TANDEM_BACKEND=cpu), or TANDEM_BACKEND=auto to pick the GPU only where it can run"));

@@ -37,6 +37,11 @@ void check_kernel_accepts(const KernelInfo& k, Dtype dtype, const Op* op, bool d
     throw value_error(
         Arg::kernel, Message(call, ": kernel '", k.name, "' does not run ", to_string(*op)),
         Message("use ", Setting{Arg::kernel, "auto"}, " or one whose ", Setting{Arg::kernel_info, "ops"}, " lists it"));
+  if (!k.runs_here)
+    throw Error(ErrorKind::failure, Arg::kernel,
+                Message(call, ": kernel '", k.name, "' does not run on this device: it needs ", k.requirement),
+                Message("use ", Setting{Arg::kernel, "auto"}, " or a kernel whose ",
+                        Setting{Arg::kernel_info, "runs_here"}, " is set"));
   if (deterministic && !k.deterministic)
     throw value_error(
         Arg::deterministic,

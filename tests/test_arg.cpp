@@ -29,7 +29,7 @@ void check_view(const tandem::Engine& eng, const View& view, const T* x, std::si
     CAPTURE(k.name);
     for (Op op : tandem::all_ops) {  // the ops that give an index (the op table's ResultKind::index)
       if (!tandem::is_arg(op)) continue;
-      CAPTURE(tandem::to_string(op));
+      CAPTURE(std::string(tandem::to_string(op)));
       const auto call = [&] { return op == Op::argmin ? eng.argmin(view, {k.name}) : eng.argmax(view, {k.name}); };
       if (!k.accepts(op) || n == 0) {
         CHECK_THROWS_AS(call(), tandem::Error);

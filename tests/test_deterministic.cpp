@@ -459,7 +459,7 @@ TANDEM_BACKEND_TEST(determinism_levels,
     if (!k.accepts(tandem::Dtype::f32) || k.determinism == tandem::Determinism::not_guaranteed) continue;
     test::for_each_op([&]<tandem::Op O>() {
       if (!k.accepts(O)) return;
-      CAPTURE(tandem::to_string(O));
+      CAPTURE(std::string(tandem::to_string(O)));
       same_bits_every_call([&] { return as_vector(eng.reduce<O>(x, {k.name})); });
       same_bits_every_call([&] { return as_vector(eng.reduce<O>(buffer, {k.name})); });
     });
@@ -473,7 +473,7 @@ TANDEM_BACKEND_TEST(determinism_levels,
   const tandem::KernelInfo autok = eng.reduce_kernel_info().front();
   if (autok.determinism != tandem::Determinism::not_guaranteed)
     for (tandem::Per per : {tandem::Per::row, tandem::Per::col}) {
-      CAPTURE(tandem::to_string(per));
+      CAPTURE(std::string(tandem::to_string(per)));
       same_bits_every_call([&] {
         std::vector<float> out(per == tandem::Per::row ? rows : cols);
         eng.sum<const float>({m.data(), rows, cols, cols}, per, out);

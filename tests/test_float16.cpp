@@ -73,7 +73,7 @@ std::uint16_t nearest(float f) {
 
 template <class H>
 void check_conversions() {
-  CAPTURE(test::type_name<H>());
+  CAPTURE(std::string(test::type_name<H>()));
   // Every pattern to float: exact.
   for (std::uint32_t p = 0; p <= 0xffff; ++p) {
     const H h = H::from_bits(std::uint16_t(p));
@@ -213,7 +213,7 @@ void check_vector(const tandem::Engine& eng, const std::vector<H>& x, std::size_
 
 template <class H>
 void check_reductions(const tandem::Engine& eng) {
-  CAPTURE(test::type_name<H>());
+  CAPTURE(std::string(test::type_name<H>()));
   for (std::size_t n : test::reduce_sizes()) {
     const auto x = random16<H>(n, 100 + n);
     check_vector(eng, x, 1, "random");
@@ -270,7 +270,7 @@ TANDEM_BACKEND_TEST(reductions_of_16_bit_inputs, "float16: reductions of bfloat1
 
 template <class H>
 void check_per(const tandem::Engine& eng) {
-  CAPTURE(test::type_name<H>());
+  CAPTURE(std::string(test::type_name<H>()));
   const std::size_t shapes[][3] = {{1, 1, 0},    {3, 5, 2},   {33, 65, 1}, {257, 31, 0}, {5, 4099, 3},
                                    {4100, 3, 1}, {40, 13, 3}, {20, 16, 0}, {11, 32, 0},  {300, 5, 100}};
   for (const auto& s : shapes) {
@@ -282,7 +282,7 @@ void check_per(const tandem::Engine& eng) {
     const tandem::MatrixView<const H> view{m.data(), rows, cols, ld};
     const auto buf = eng.upload<H>(m);
     for (Per per : {Per::row, Per::col}) {
-      CAPTURE(tandem::to_string(per));
+      CAPTURE(std::string(tandem::to_string(per)));
       const std::size_t count = per == Per::row ? rows : cols, len = per == Per::row ? cols : rows;
       std::vector<float> sums(count), dsums(count), mins(count), maxs(count);
       std::vector<std::size_t> argmaxs(count);

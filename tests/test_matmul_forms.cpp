@@ -223,7 +223,7 @@ TANDEM_BACKEND_TEST(matmul_forms_precision, "matmul forms: precision lets auto u
   const Form f{129, 257, 65, 1, false, false, 1, 0};
   Case<float> cs(f, g);
   for (tandem::Precision p : {tandem::Precision::full, tandem::Precision::tf32, tandem::Precision::bf16}) {
-    CAPTURE(tandem::to_string(p));
+    CAPTURE(std::string(tandem::to_string(p)));
     MatmulOptions o = cs.opts("auto");
     o.precision = p;
     Operand<float> c = cs.c0;

@@ -84,7 +84,7 @@ void compare_ops(const Engine& multi, const Engine& single, const View& mv, cons
 
 template <class T>
 void check_reductions(const Engine& multi, const Engine& single, int devices) {
-  CAPTURE(test::type_name<T>());
+  CAPTURE(std::string(test::type_name<T>()));
   for (std::size_t n : multi_sizes(devices)) {
     const std::vector<T> x = values_for<T>(n, n * 31 + 7);
     compare_ops<T>(multi, single, std::span<const T>(x), std::span<const T>(x), n, "host span");

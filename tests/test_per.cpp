@@ -80,7 +80,7 @@ void check_matrix(const tandem::Engine& eng, const std::vector<T>& m, const Shap
   const tandem::MatrixView<const T> view{m.data(), s.rows, s.cols, ld};
   const tandem::Buffer<T> buf = eng.upload<T>(m);
   for (Per per : {Per::row, Per::col}) {
-    CAPTURE(tandem::to_string(per));
+    CAPTURE(std::string(tandem::to_string(per)));
     const std::size_t count = per == Per::row ? s.rows : s.cols, len = per == Per::row ? s.cols : s.rows;
     std::vector<Sum> sum_want(count);
     std::vector<T> min_want(count), max_want(count);
@@ -264,7 +264,7 @@ void check_deterministic(const tandem::Engine& eng) {
     const tandem::MatrixView<T> view{m.data(), s.rows, s.cols, ld};  // non-const views work too
     const tandem::Buffer<T> buf = eng.upload<T>(m);
     for (Per per : {Per::row, Per::col}) {
-      CAPTURE(tandem::to_string(per));
+      CAPTURE(std::string(tandem::to_string(per)));
       const std::size_t count = per == Per::row ? s.rows : s.cols;
       std::vector<T> want(count);
       for (std::size_t v = 0; v < count; ++v) {

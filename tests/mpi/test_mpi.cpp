@@ -65,7 +65,7 @@ std::vector<T> global_data(std::size_t n, std::uint64_t seed) {
 
 template <class T>
 void check_type(const tandem::mpi::Engine& eng, const tandem::Engine& single) {
-  CAPTURE(test::type_name<T>());
+  CAPTURE(std::string(test::type_name<T>()));
   const int rank = eng.rank(), size = eng.size();
   const std::size_t sizes[] = {0, 1, 2, 4095, 4096, 4097, 12289, 65537, 300001};
   for (std::size_t n : sizes)
@@ -92,7 +92,7 @@ void check_type(const tandem::mpi::Engine& eng, const tandem::Engine& single) {
       // for floating-point sums (and means) by default, whose order differs: within their bound.
       for (bool det : {false, true})
         test::for_each_op([&]<tandem::Op O>() {
-          CAPTURE(tandem::to_string(O));
+          CAPTURE(std::string(tandem::to_string(O)));
           CAPTURE(det);
           const tandem::ReduceOptions o{"auto", det};
           if (n == 0 && tandem::info(O).empty == tandem::EmptyRule::error) {
