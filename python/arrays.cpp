@@ -205,9 +205,41 @@ Array from_numpy(py::array arr) {
 
 }  // namespace
 
+namespace {
+// Subclasses of numpy.ndarray whose data alone would give a wrong answer: a masked array's masked elements
+// would be counted, a numpy.matrix's reductions are matrices. (numpy.memmap and others are read as arrays.)
+void refuse_subclass(const py::object& x) {
+  Cache& c = cache();
+  if (py::isinstance(x, c.numpy.attr("ma").attr("MaskedArray")))
+    throw tandem::type_error(
+        "tandem: a masked array (numpy.ma) would be reduced with its masked elements counted; pass the elements to "
+        "count, e.g. x.compressed() (every unmasked element), or x.filled(0) for a sum");
+  if (py::isinstance(x, c.numpy.attr("matrix")))
+    throw tandem::type_error(
+        "tandem: numpy.matrix is not taken (its reductions are matrices, tandem's NumPy arrays); pass "
+        "numpy.asarray(x)");
+}
+}  // namespace
+
 Array host_array(const py::object& x) {
-  py::array arr = py::array::ensure(x);
-  if (!arr) throw tandem::type_error("tandem: expected an array (NumPy, or anything numpy.asarray takes)");
+  refuse_subclass(x);
+  py::array arr;
+  if (py::isinstance<py::array>(x)) {
+    arr = py::reinterpret_borrow<py::array>(x);
+  } else {
+    try {  // numpy.asarray, whose failure stays the cause of tandem's error
+      arr = py::array(cache().numpy.attr("asarray")(x));
+    } catch (py::error_already_set& e) {
+      const std::string message =
+          "tandem: expected an array (NumPy, or anything numpy.asarray takes); "
+          "numpy.asarray(x) raised " +
+          std::string(py::str(e.type().attr("__name__")));
+      const py::object error = py::module_::import("tandem").attr("TypeError");
+      e.restore();
+      py::raise_from(error.ptr(), message.c_str());
+      throw py::error_already_set();
+    }
+  }
   // Bytes in the other order ('>f4' on this machine) are converted.
   if (!cached_dtype(arr.dtype()) && !arr.dtype().attr("isnative").cast<bool>())
     arr = py::array(arr.attr("astype")(arr.dtype().attr("newbyteorder")("=")));

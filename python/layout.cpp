@@ -26,6 +26,11 @@ std::vector<bool> reduced_axes(const py::object& axis, int ndim, bool tuples) {
       throw tandem::value_error("tandem: axis " + std::to_string(given) + " is named twice");
     reduced[std::size_t(ax)] = true;
   };
+  // (NumPy's rule for a 0-d array: axis=0 and axis=-1, not in a tuple, are the whole of it.)
+  if (ndim == 0 && !py::isinstance<py::tuple>(axis) && PyIndex_Check(axis.ptr()) && !PyBool_Check(axis.ptr())) {
+    const auto given = py::reinterpret_steal<py::int_>(PyNumber_Index(axis.ptr())).cast<std::int64_t>();
+    if (given == 0 || given == -1) return reduced;
+  }
   if (py::isinstance<py::tuple>(axis)) {
     if (!tuples) throw tandem::type_error("tandem: argmin and argmax take one axis (an int) or None, not a tuple");
     for (const py::handle h : axis) one(h);

@@ -52,11 +52,17 @@ void check_nonempty(Op op, const Array& a, const std::vector<bool>& reduced) {
                             " has no value; check for empty arrays first (the sum of no elements is 0)");
 }
 
-// out= for a result of `shape` and type `result`: NumPy's shape rule and its casting rule 'same_kind'.
-void check_out(const Array& out, const std::vector<std::int64_t>& shape, Dtype result) {
+// out= for a result of `shape` and type `result`: NumPy's shape rule and its casting rules, 'same_kind' for
+// values and 'safe' for indices (an index array holds integers).
+void check_out(Op op, const Array& out, const std::vector<std::int64_t>& shape, Dtype result) {
   if (out.shape != shape)
     throw tandem::value_error("tandem: out= has shape " + shape_text(out.shape) + " but the result has shape " +
                               shape_text(shape) + " (keepdims=True keeps the reduced axes as 1)");
+  if (tandem::is_arg(op) && !tandem::info(out.dtype).integer)  // (NumPy: out='s type must cast to int64 'safe')
+    throw tandem::type_error(std::string("tandem: out= holds ") + tandem::info(out.dtype).array_name + " but " +
+                             tandem::to_string(op) +
+                             " gives int64 indices (NumPy's casting rule 'safe'); pass out= "
+                             "of an integer type");
   if (is_float(result) && !is_float(out.dtype))
     throw tandem::type_error(std::string("tandem: out= holds ") + tandem::info(out.dtype).array_name +
                              " but the result is " + tandem::info(result).array_name +
@@ -75,18 +81,18 @@ void reduce_per(const tandem::Engine& eng, Op op, const Matrix& m, Per per, Out&
   });
 }
 
-// A host output for reduce_per: a NumPy array of the result type (indices through a size_t staging).
+// A host output for reduce_per: a NumPy array of the result type; indices straight into its int64 elements
+// (std::size_t and std::int64_t: the same 64 bits, the unsigned and signed type of one size).
 struct HostOut {
   void* data;
   std::size_t count;
-  std::vector<std::size_t> index;
   template <class R>
   std::span<R> as() {
     return {static_cast<R*>(data), count};
   }
   std::span<std::size_t> as_index() {
-    index.resize(count);
-    return index;
+    static_assert(sizeof(std::size_t) == sizeof(std::int64_t));
+    return {static_cast<std::size_t*>(data), count};
   }
 };
 
@@ -125,7 +131,7 @@ py::object PyEngine::reduce(Op op, const py::object& x, const ReduceArgs& r) con
     result = want;
   }
   check_nonempty(op, in.a, reduced);
-  if (!r.out.is_none()) check_out(output(r.out, in), result_shape(in.a, reduced, r.keepdims), result);
+  if (!r.out.is_none()) check_out(op, output(r.out, in), result_shape(in.a, reduced, r.keepdims), result);
   if (std::find(reduced.begin(), reduced.end(), false) == reduced.end()) return reduce_all(op, in, result, r, reduced);
   return reduce_axes(op, in, result, r, reduced);
 }
@@ -154,7 +160,7 @@ py::object PyEngine::reduce_all(Op op, Input& in, Dtype result, const ReduceArgs
       });
     });
     py::object value = is_float(computed) ? numpy_scalar(result, real) : numpy_scalar(result, integer);
-    if (!r.keepdims && r.out.is_none()) return value;
+    if ((!r.keepdims || a.ndim() == 0) && r.out.is_none()) return value;  // (NumPy: a 0-d input gives a scalar)
     Array arr = new_array_like(a, {}, result);
     library_copy(arr.keep, value, Lib::numpy);
     return finish(arr.keep, {}, in, result, result, result_shape(a, reduced, r.keepdims), r.out);
@@ -180,12 +186,33 @@ py::object PyEngine::reduce_axes(Op op, Input& in, Dtype result, const ReduceArg
   const Dtype computed = tandem::result_dtype(op, a.dtype);
   const auto shape = result_shape(a, reduced, r.keepdims);
   const std::int64_t count = kept_size(a, reduced);
-  Array value = new_array_like(a, {count}, computed);
+  // The results go straight into out= where it holds them as they are computed (the type, C order);
+  // otherwise into a new array, converted and copied into out= after.
+  Array value;
+  bool into_out = false;
+  if (!r.out.is_none() && computed == result) {
+    Array o = output(r.out, in);
+    std::int64_t stride = 0;
+    into_out = o.data && o.dtype == computed && o.size() == count && o.one_run(stride) && (stride == 1 || count <= 1);
+    if (into_out && a.data) {  // (not over the input: NumPy allows that, the engine does not)
+      const auto first = reinterpret_cast<std::uintptr_t>(a.data),
+                 last = first + std::uintptr_t(a.extent() * a.itemsize());
+      const auto begin = reinterpret_cast<std::uintptr_t>(o.data), end = begin + std::uintptr_t(count * o.itemsize());
+      if (begin < last && first < end) into_out = false;
+    }
+    if (into_out) value = std::move(o);
+  }
+  if (!into_out) value = new_array_like(a, {count}, computed);
+  auto done = [&] {
+    if (!into_out) return finish(value.keep, {count}, in, computed, result, shape, r.out);
+    if (in.wait) in.eng->synchronize();
+    return r.out;
+  };
   if (count > 0 && reduced_size(a, reduced) == 0) {  // (sum and sumsq; the others raised) of no elements: 0
     library_copy(value.keep, py::int_(0), a.lib);
-    return finish(value.keep, {count}, in, computed, result, shape, r.out);
+    return done();
   }
-  if (count == 0) return finish(value.keep, {count}, in, computed, result, shape, r.out);
+  if (count == 0) return done();
   MatrixPlan p;
   if (!plan_matrix(a, reduced, p)) {  // a copy with the reduced axes last: one row per result
     std::vector<bool> last(reduced.size(), false);
@@ -196,13 +223,10 @@ py::object PyEngine::reduce_axes(Op op, Input& in, Dtype result, const ReduceArg
   const auto rows = std::size_t(p.rows), cols = std::size_t(p.cols), ld = std::size_t(p.ld);
   tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
     if (!a.device) {
-      HostOut out{value.data, std::size_t(count), {}};
-      {
-        const tandem::MatrixView<const T> m{static_cast<const T*>(a.data), rows, cols, ld};
-        py::gil_scoped_release unlocked;
-        reduce_per<T>(eng_, op, m, p.per, out, o);
-      }
-      if (tandem::is_arg(op)) std::copy(out.index.begin(), out.index.end(), static_cast<std::int64_t*>(value.data));
+      HostOut out{value.data, std::size_t(count)};
+      const tandem::MatrixView<const T> m{static_cast<const T*>(a.data), rows, cols, ld};
+      py::gil_scoped_release unlocked;
+      reduce_per<T>(eng_, op, m, p.per, out, o);
       return;
     }
     const auto buf = in.eng->wrap(static_cast<T*>(a.data), std::size_t(a.extent()));
@@ -210,7 +234,7 @@ py::object PyEngine::reduce_axes(Op op, Input& in, Dtype result, const ReduceArg
     py::gil_scoped_release unlocked;
     reduce_per<T>(*in.eng, op, buf.matrix(rows, cols, ld), p.per, out, o);
   });
-  return finish(value.keep, {count}, in, computed, result, shape, r.out);
+  return done();
 }
 
 }  // namespace tandem_python

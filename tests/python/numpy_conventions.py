@@ -258,11 +258,11 @@ def check_reduction(eng, op, x, axis, keepdims, use_out, want=None, expected=Non
     got = getattr(eng, op)(x, **args)
     if use_out:
         assert got is out, f"{op}: out= is returned"
-    elif e.full and not keepdims:  # NumPy's full reductions: NumPy scalars of the result type
+    elif (e.full and not keepdims) or x.ndim == 0:  # NumPy's full reductions (and any of a 0-d input): scalars
         assert isinstance(got, np.generic), f"{op}: a NumPy scalar, got {type(got).__name__}"
         assert type(got) is rdt.type, f"{op}: {type(got).__name__}, expected {rdt.type.__name__}"
         assert e.numpy is None or not isinstance(e.numpy, np.ndarray)
-    else:  # (keepdims of a 0-d input: NumPy gives a scalar there, tandem a 0-d array; either is fine)
+    else:
         assert isinstance(got, np.ndarray), f"{op}: an array, got {type(got).__name__}"
         assert e.numpy is None or keepdims or isinstance(e.numpy, np.ndarray)
     assert got.dtype == rdt, f"{op}({x.dtype}, dtype={want}): result {got.dtype}, expected {rdt}"

@@ -112,7 +112,7 @@ def error_cases():
         ("empty mean along an axis", lambda e: e.mean(np.zeros((3, 0)), axis=1), tandem.ValueError, "(3, 0)"),
         ("axis out of range", lambda e: e.sum(a2, axis=2), tandem.ValueError, "2"),
         ("negative axis out of range", lambda e: e.sum(a2, axis=-3), tandem.ValueError, "-3"),
-        ("axis of a 0-d array", lambda e: e.sum(np.array(1.0), axis=0), tandem.ValueError, "0"),
+        ("axis of a 0-d array", lambda e: e.sum(np.array(1.0), axis=1), tandem.ValueError, "1"),
         ("axis in a tuple out of range", lambda e: e.max(a2, axis=(0, 2)), tandem.ValueError, "2"),
         ("repeated axis", lambda e: e.sum(a2, axis=(0, 0)), tandem.ValueError, "0"),
         ("repeated axis, negative", lambda e: e.sum(a2, axis=(1, -1)), tandem.ValueError, "axis"),

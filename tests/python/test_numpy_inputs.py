@@ -1,0 +1,89 @@
+"""Arrays a NumPy user has that are not plain arrays, and NumPy's rules at the edges, each against NumPy itself:
+masked arrays and numpy.matrix (refused, never reduced as if plain), objects whose __array__ raises (the
+error is chained), 0-d inputs with axis=0 / -1 and keepdims (NumPy's scalars), the casting rule of an
+index out= (integer types only), and out= written in place."""
+import numpy as np
+import pytest
+
+import tandem
+
+
+@pytest.fixture
+def eng():
+    return tandem.Engine("cpu")
+
+
+def test_masked_array_is_refused_not_summed_with_its_mask_ignored(eng):
+    m = np.ma.masked_array([1.0, 2.0, 100.0], mask=[0, 0, 1])
+    for op in tandem.ops:
+        with pytest.raises(tandem.TypeError, match="masked"):
+            getattr(eng, op)(m)
+    assert eng.sum(m.compressed()) == np.sum(m) == 3.0  # the way the message points to
+
+
+def test_matrix_is_refused(eng):
+    with pytest.raises(tandem.TypeError, match="matrix"):
+        eng.sum(np.matrix([[1.0, 2.0], [3.0, 4.0]]), axis=0)
+
+
+def test_memmap_is_an_array(eng, tmp_path):
+    mm = np.memmap(tmp_path / "x", dtype=np.float32, mode="w+", shape=(5,))
+    mm[:] = np.arange(5)
+    assert eng.sum(mm) == np.sum(mm)
+
+
+def test_array_interface_errors_are_chained(eng):
+    class Bad:
+        def __array__(self, dtype=None, copy=None):
+            raise RuntimeError("the object's own failure")
+
+    with pytest.raises(tandem.TypeError) as e:
+        eng.sum(Bad())
+    assert isinstance(e.value.__cause__, RuntimeError)
+    assert "the object's own failure" in str(e.value.__cause__)
+
+
+@pytest.mark.parametrize("op", tandem.ops)
+@pytest.mark.parametrize("axis", [0, -1])
+def test_zero_d_input_takes_axis_0_and_minus_1(eng, op, axis):
+    # (NumPy's sum, min, max, argmin, argmax take them; its mean refuses them, tandem's takes them alike.)
+    a = np.array(3.0)
+    want = np.sum(a * a) if op == "sumsq" else getattr(np, op)(a, axis=None if op == "mean" else axis)
+    got = getattr(eng, op)(a, axis=axis)
+    assert isinstance(got, np.generic) and type(got) is type(want) and got == want
+
+
+@pytest.mark.parametrize("op", [op for op in tandem.ops if op != "sumsq"])
+def test_zero_d_input_with_keepdims_gives_a_scalar(eng, op):
+    a = np.array(3.0)
+    want, got = getattr(np, op)(a, keepdims=True), getattr(eng, op)(a, keepdims=True)
+    assert isinstance(want, np.generic) and isinstance(got, np.generic) and got == want
+
+
+@pytest.mark.parametrize("op", ["argmin", "argmax"])
+def test_index_out_takes_integers_only(eng, op):
+    x = np.random.default_rng(0).random((4, 6))
+    for dtype in (np.int32, np.int64):
+        out = np.zeros(4, dtype)
+        assert getattr(eng, op)(x, axis=1, out=out) is out
+        np.testing.assert_array_equal(out, getattr(np, op)(x, axis=1))
+    with pytest.raises(TypeError):
+        getattr(np, op)(x, axis=1, out=np.zeros(4))  # NumPy refuses a float out=
+    with pytest.raises(tandem.TypeError, match="int"):
+        getattr(eng, op)(x, axis=1, out=np.zeros(4))
+
+
+@pytest.mark.parametrize("op", tandem.ops)
+def test_out_written_in_place_even_over_the_input(eng, op):
+    x = np.arange(24.0).reshape(4, 6)[:, ::-1]
+    dtype = np.int64 if tandem.op_info[op]["result"] == "index" else np.float64
+    want = np.sum(x * x, axis=1) if op == "sumsq" else getattr(np, op)(x, axis=1)
+    out = np.zeros(4, dtype)
+    assert getattr(eng, op)(x, axis=1, out=out) is out
+    np.testing.assert_allclose(out, want)
+    y = np.arange(24.0).reshape(4, 6)
+    over = y[:, 0]  # out= over the input's own first column (NumPy allows it)
+    want = np.sum(y * y, axis=1) if op == "sumsq" else getattr(np, op)(y, axis=1)
+    if dtype is np.float64:
+        assert getattr(eng, op)(y, axis=1, out=over) is over
+        np.testing.assert_allclose(over, want)
