@@ -96,6 +96,14 @@ static_assert(
       return true;
     }(),
     "engine/registry.cpp: one row per backend of TANDEM_BACKENDS, in its order");
+static_assert(
+    [] {
+      for (const BackendEntry& e : kBackends)
+        if (!e.probe || !e.make || !e.kernel_tables || !e.make_collectives) return false;
+      return true;
+    }(),
+    "engine/registry.cpp: every row needs its probe, make, kernel_tables and make_collectives (a backend of one "
+    "device takes make_host_collectives)");
 }  // namespace
 
 const BackendEntry& backend_entry(Backend b) {

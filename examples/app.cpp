@@ -8,7 +8,7 @@
 
 int main() {
   try {
-    tandem::Engine eng;  // TANDEM_BACKEND=cpu|cuda|auto
+    tandem::Engine eng;  // the backend TANDEM_BACKEND names (auto, or unset: the GPU where one is usable)
     std::printf("backend: %s (%s)\n", tandem::to_string(eng.backend()), eng.device().name.c_str());
 
     std::vector<float> x(1'000'003);

@@ -2,6 +2,7 @@
 // TANDEM_BACKEND (set, unset, valid names, near misses and random strings).
 #include <cstdlib>
 #include <iterator>
+#include <optional>
 #include <string>
 
 #include "harness.hpp"
@@ -10,9 +11,10 @@ namespace tandem_fuzz {
 
 void fuzz_engine(FuzzedDataProvider& in) {
   if (in.ConsumeBool()) {
-    const int b = in.ConsumeIntegralInRange<int>(0, 3);  // 2 and 3 are not enumerators
+    const int b = in.ConsumeIntegralInRange<int>(0, int(std::size(tandem::backends)) + 1);  // (past: no enumerator)
     begin_call("Engine(Backend(" + std::to_string(b) + "))");
-    const bool ok = b == 0 || cuda_usable();
+    bool ok = false;  // a backend of the table that can run here
+    for (const tandem::BackendStatus& st : tandem::backend_status()) ok |= int(st.backend) == b && st.usable;
     if (run(ok ? Expect::ok : Expect::error, [&] { Engine e{Backend(b)}; }) && b == 0) {
       const Engine e{Backend::cpu};
       if (e.backend() != Backend::cpu) fail("Engine(Backend::cpu) is not a CPU engine");
@@ -35,12 +37,14 @@ void fuzz_engine(FuzzedDataProvider& in) {
   begin_call(unset ? std::string("Engine() with TANDEM_BACKEND unset")
                    : "Engine() with TANDEM_BACKEND=" + quoted(as_set));
   const bool is_auto = as_set.empty() || as_set == "auto";
-  const bool ok = is_auto || as_set == "cpu" || (as_set == "cuda" && cuda_usable());
+  // The backend of the table the value names, and whether it can run here.
+  std::optional<Backend> named;
+  for (const tandem::BackendStatus& st : tandem::backend_status())
+    if (as_set == tandem::to_string(st.backend) && st.usable) named = st.backend;
+  const bool ok = is_auto || named.has_value();
   Backend got = Backend::cpu;
   if (run(ok ? Expect::ok : Expect::error, [&] { got = Engine().backend(); })) {
-    const Backend want = as_set == "cpu"    ? Backend::cpu
-                         : as_set == "cuda" ? Backend::cuda
-                                            : tandem::auto_backend().backend;
+    const Backend want = named ? *named : tandem::auto_backend().backend;
     if (got != want) fail("Engine() picked another backend than TANDEM_BACKEND names");
   }
   if (old)

@@ -320,24 +320,49 @@ PYBIND11_MODULE(tandem, m) {
         "What `tandem info` prints: the backends, whether each is usable and "
         "why, and what 'auto' picks.");
   m.def(
+      "backend_status",
+      [] {
+        py::list out;
+        for (const tandem::BackendStatus& s : tandem::backend_status()) {
+          py::dict d;
+          d["name"] = tandem::to_string(s.backend), d["label"] = tandem::info(s.backend).label;
+          d["compiled_in"] = s.compiled_in, d["usable"] = s.usable, d["reason"] = s.reason;
+          d["devices"] = s.devices, d["module"] = s.module;
+          out.append(d);
+        }
+        return out;
+      },
+      "backend_status()\n\nEvery backend of this build, in the table's order: a dict of name (what tandem.Engine "
+      "takes), label, compiled_in, usable, reason (why not usable, or what was found), devices and module (where "
+      "its code lives), as tandem::backend_status() gives them.");
+  const std::string backend_names = [] {  // "'cpu', 'cuda' or 'auto'"
+    std::string s;
+    for (const tandem::BackendInfo& b : tandem::backends) s += std::string("'") + b.name + "', ";
+    return s.substr(0, s.size() - 2) + " or 'auto'";
+  }();
+  m.def(
       "kernel_info",
       [](const std::string& backend) {
         const tandem::Backend b = tandem_python::backend_arg(backend, "tandem.kernel_info");
         return tandem_python::kernel_tables_dict(tandem::reduce_kernel_info(b), tandem::matmul_kernel_info(b));
       },
       py::arg("backend"),
-      "kernel_info(backend)\n\nWhat Engine(backend).kernel_info() gives, read without an engine and without the "
-      "backend's device: {'reduce': [...], 'matmul': [...]}, 'auto' first. backend: 'cpu', 'cuda' or 'auto'. The "
-      "CUDA tables come from tandem's CUDA module, which needs the CUDA libraries but no GPU; raises tandem.Error "
-      "where the backend is not compiled in or its module cannot be loaded.");
+      (new std::string("kernel_info(backend)\n\nWhat Engine(backend).kernel_info() gives, read without an engine "
+                       "and without the backend's device: {'reduce': [...], 'matmul': [...]}, 'auto' first. backend: " +
+                       backend_names +
+                       ". The CUDA tables come from tandem's CUDA module, which needs the CUDA libraries but no GPU; "
+                       "raises tandem.Error where the backend is not compiled in or its module cannot be loaded."))
+          ->c_str());  // (kept: pybind11 keeps the pointer)
   py::class_<PyEngine> e(m, "Engine",
                          "An engine on one backend: tandem.Engine(backend='auto', device=None, devices=None).");
   e.def(py::init<const std::string&, std::optional<int>, std::optional<std::vector<int>>>(),
         py::arg("backend") = "auto", py::arg("device") = py::none(), py::arg("devices") = py::none(),
-        "backend: 'auto' (TANDEM_BACKEND if set, else the GPU when one is usable), 'cpu' or 'cuda'. device: the GPU "
-        "(None: TANDEM_DEVICE, else 0). devices: several GPUs in one engine (None: TANDEM_DEVICES); such an engine "
-        "takes host arrays.");
-  e.def_property_readonly("backend", &PyEngine::backend, "'cpu' or 'cuda'.");
+        (new std::string("backend: " + backend_names +
+                         " ('auto': TANDEM_BACKEND if set, else the GPU when one is usable). device: the GPU (None: "
+                         "TANDEM_DEVICE, else 0). devices: several GPUs in one engine (None: TANDEM_DEVICES); such "
+                         "an engine takes host arrays."))
+            ->c_str());  // (kept)
+  e.def_property_readonly("backend", &PyEngine::backend, "The backend's name (tandem.backend_status()'s name).");
   e.def(
       "device_info", [](const PyEngine& s) { return tandem_python::device_dict(s.engine().device()); },
       "The device: name, compute_units, memory_bytes, peak_bandwidth_gbs, details.");

@@ -25,10 +25,13 @@ class TypeError(Error, builtins.TypeError):
 def info() -> str:
     """What `tandem info` prints: the backends, whether each is usable and why, and what 'auto' picks."""
 
+def backend_status() -> list[dict[str, Any]]:
+    """Every backend of this build: dicts of name, label, compiled_in, usable, reason, devices, module."""
+
 def kernel_info(backend: str) -> dict[str, list[dict[str, Any]]]:
     """What Engine(backend).kernel_info() gives, read without an engine and without the backend's device
-    ('cpu', 'cuda' or 'auto'); raises tandem.Error where the backend is not compiled in or its module cannot
-    be loaded."""
+    (backend: a name of backend_status(), or 'auto'); raises tandem.Error where the backend is not compiled in
+    or its module cannot be loaded."""
 
 class Engine:
     def __init__(self, backend: str = "auto", device: Optional[int] = None,

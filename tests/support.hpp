@@ -44,7 +44,7 @@ inline bool cuda_usable() { return usable(tandem::Backend::cuda); }
 // "cuda: name" in suite cuda (skipped where that backend is not usable), and so on.
 // TANDEM_BACKEND_TEST_UNLESS(fn, title, skip_when) also reports it skipped (never passed) wherever
 // `skip_when`, a condition computed when the test is registered (e.g. !test::large()), holds.
-#define TANDEM_BACKEND_TEST_ROW(backend, p, l, d, fn, title, skip_when)              \
+#define TANDEM_BACKEND_TEST_ROW(backend, p, l, d, u, fn, title, skip_when)           \
   TEST_CASE(#backend ": " title* doctest::test_suite(#backend) *                     \
             doctest::skip(!test::usable(tandem::Backend::backend) || (skip_when))) { \
     fn(tandem::Engine(tandem::Backend::backend));                                    \

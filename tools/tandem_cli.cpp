@@ -38,12 +38,15 @@ const std::vector<const Command*>& commands() {
   return list;
 }
 
-// A help text with {ops} and {dtypes} spelled from the library's tables: "sum|min|...", "int32|...".
+// A help text with {ops}, {dtypes} and {backends} spelled from the library's tables: "sum|min|...",
+// "int32|...", "cpu|cuda".
 std::string expand(std::string_view text) {
-  std::string ops, dtypes, s(text);
+  std::string ops, dtypes, backends, s(text);
   for (tandem::Op op : tandem::all_ops) ops += (ops.empty() ? "" : "|") + std::string(tandem::to_string(op));
   for (const tandem::DtypeInfo& d : tandem::dtypes) dtypes += (dtypes.empty() ? "" : "|") + std::string(d.name);
-  for (auto [key, value] : {std::pair<std::string_view, const std::string&>{"{ops}", ops}, {"{dtypes}", dtypes}})
+  for (const tandem::BackendInfo& b : tandem::backends) backends += (backends.empty() ? "" : "|") + std::string(b.name);
+  for (auto [key, value] :
+       {std::pair<std::string_view, const std::string&>{"{ops}", ops}, {"{dtypes}", dtypes}, {"{backends}", backends}})
     for (std::size_t at; (at = s.find(key)) != std::string::npos;) s.replace(at, key.size(), value);
   return s;
 }
@@ -51,19 +54,24 @@ std::string expand(std::string_view text) {
 void print_main_help(std::FILE* out) {
   std::fprintf(out, "usage: tandem <command> [options]\n\ncommands:\n");
   for (const Command* c : commands()) std::fprintf(out, "  %-8s %s\n", c->name.data(), expand(c->summary).c_str());
-  std::fprintf(out,
-               "\nRun 'tandem <command> --help' (or 'tandem help <command>') for a command's options.\n"
-               "\nenvironment:\n"
-               "  TANDEM_BACKEND  cpu, cuda or auto: the backend when --backend is not given; auto (or unset)\n"
-               "                  picks CUDA when a usable GPU is present. A backend named here or by --backend\n"
-               "                  that cannot run on this machine is an error (exit status 1), never skipped.\n"
-               "  TANDEM_DEVICE   the GPU (0, 1, ...) of a CUDA engine; the CPU backend ignores it\n"
-               "\nexit status:\n"
-               "  0  everything ran and verified\n"
-               "  1  a check failed, or the run could not be done here (a backend that cannot run, a failure\n"
-               "     of the machine or the library)\n"
-               "  2  a bad command line or setting: no command, an unknown command, option, kernel or value,\n"
-               "     a bad TANDEM_BACKEND or TANDEM_DEVICE\n");
+  std::fprintf(out, "%s",
+               expand("\nRun 'tandem <command> --help' (or 'tandem help <command>') for a command's options.\n"
+                      "\nenvironment:\n"
+                      "  TANDEM_BACKEND      {backends}|auto: the backend when --backend is not given; auto (or\n"
+                      "                      unset) picks CUDA when a usable GPU is present. A backend named here or\n"
+                      "                      by --backend that cannot run on this machine is an error (exit status\n"
+                      "                      1), never skipped.\n"
+                      "  TANDEM_DEVICE       the GPU (0, 1, ...) of a CUDA engine; the CPU backend ignores it\n"
+                      "  TANDEM_DEVICES      all, or GPU indices such as 0,1,3: an engine over several GPUs\n"
+                      "  TANDEM_MODULE_PATH  absolute folders, separated by ':', searched for the backend modules\n"
+                      "                      (libtandem_cuda.so, ...) before the library's own folder\n"
+                      "\nexit status:\n"
+                      "  0  everything ran and verified\n"
+                      "  1  a check failed, or the run could not be done here (a backend that cannot run, a failure\n"
+                      "     of the machine or the library)\n"
+                      "  2  a bad command line or setting: no command, an unknown command, option, kernel or value,\n"
+                      "     a bad TANDEM_BACKEND, TANDEM_DEVICE or TANDEM_DEVICES\n")
+                   .c_str());
 }
 
 // A failure's message on stderr.

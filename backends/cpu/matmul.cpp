@@ -517,12 +517,13 @@ void run_eigen(const MatmulArgs& g) {
 // Eigen's blocking of each is the same): run to run.
 struct MatmulKernel {
   const char* name;
+  Determinism determinism;
   bool auto_pick = false;  // the one kernel "auto" runs
   void (*run)(const MatmulArgs& g);
 };
 constexpr MatmulKernel kMatmulKernels[] = {
-    {.name = "eigen_tbb", .auto_pick = true, .run = &run_eigen<false>},
-    {.name = "eigen_serial", .run = &run_eigen<true>},
+    {.name = "eigen_tbb", .determinism = Determinism::run_to_run, .auto_pick = true, .run = &run_eigen<false>},
+    {.name = "eigen_serial", .determinism = Determinism::run_to_run, .run = &run_eigen<true>},
 };
 constexpr const MatmulKernel& kAutoMatmul = []() -> const MatmulKernel& {
   for (const MatmulKernel& k : kMatmulKernels)
@@ -548,7 +549,7 @@ std::vector<KernelInfo> cpu_matmul_kernel_info() {
     infos.push_back(KernelInfo{.name = k.name,
                                .dtypes = matmul_dtypes(),
                                .precisions = std::vector<Precision>(matmul_dtypes().size(), Precision::full),
-                               .determinism = Determinism::run_to_run,
+                               .determinism = k.determinism,
                                .auto_pick = k.auto_pick});
   return infos;
 }

@@ -20,15 +20,16 @@
 namespace tandem {
 
 // ---- Backends -------------------------------------------------------------------------------------
-// The table of backends, X(name, auto_priority, label, device, ...): the Backend enumerators, their
+// The table of backends, X(name, auto_priority, label, device, units, ...): the Backend enumerators, their
 // names, TANDEM_BACKEND parsing, the auto choice (the usable backend of highest priority) and its
-// reason in words (label: the backend's name in prose, device: what it runs on), backend_status(), the
+// reason in words (label: the backend's name in prose, device: what it runs on, units: what its
+// DeviceInfo::compute_units counts), backend_status(), the
 // CLI's --backend and words, Python's names and the per-backend test runs all come from it (through
 // `backends` below). Each backend provides <name>_probe() and make_<name>_backend() (engine/registry.cpp).
 // Arguments after X are passed on to every X(...).
-#define TANDEM_BACKENDS(X, ...)        \
-  X(cpu, 0, "CPU", "CPU", __VA_ARGS__) \
-  X(cuda, 10, "CUDA", "CUDA GPU", __VA_ARGS__)
+#define TANDEM_BACKENDS(X, ...)                            \
+  X(cpu, 0, "CPU", "CPU", "hardware threads", __VA_ARGS__) \
+  X(cuda, 10, "CUDA", "CUDA GPU", "multiprocessors (SMs)", __VA_ARGS__)
 
 enum class Backend {
 #define TANDEM_BACKEND_ENUMERATOR(name, ...) name,
@@ -43,6 +44,7 @@ struct BackendInfo {
   int auto_priority;   // auto picks the usable backend with the highest
   const char* label;   // the backend in prose: "CUDA"
   const char* device;  // what it runs on, in prose: "CUDA GPU"
+  const char* units;   // what DeviceInfo::compute_units counts: "multiprocessors (SMs)"
 };
 
 // One BackendInfo per backend, indexed by Backend.
@@ -90,8 +92,8 @@ constexpr const char* to_string(Precision p) {
 // depends on the order of their roundings; integer sums, min, max, argmin and argmax are exact in any
 // order), the levels CCCL names for its algorithms:
 //   not_guaranteed  two identical calls may give different bits (a dynamic split of the work)
-//   run_to_run      identical calls on the same machine give the same bits (the same thread count; the
-//                   same GPU model and library versions)
+//   run_to_run      identical calls on the same machine give the same bits, at any address of the data
+//                   (the same thread count; the same GPU model and library versions)
 //   every_backend   the same bits on every backend, run, thread count and GPU: the canonical order of
 //                   deterministic mode (common/canonical.hpp)
 // In deterministic mode (ReduceOptions / MatmulOptions::deterministic) every kernel that takes it gives

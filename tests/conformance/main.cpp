@@ -1,8 +1,9 @@
 // tandem_conformance: the conformance matrix (verify/conformance.hpp) as a test program.
-//   tandem_conformance [--quick] [--backends cpu,cuda]
+//   tandem_conformance [--quick] [--backends cpu,cuda | --all-usable]
 // Runs every listed backend (default: every usable one) in one process, prints each failure and a
 // summary with the case counts and the cross-backend comparisons, and exits 1 if anything failed. A
-// listed backend that is not usable here makes it print why and exit 77 (CTest: skipped).
+// listed backend that is not usable here makes it print why and exit 77 (CTest: skipped); so does
+// --all-usable (every usable backend) where fewer than two are usable, with nothing to compare across.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -14,16 +15,19 @@ int main(int argc, char** argv) {
   namespace c = tandem_verify::conformance;
   c::Options o;
   std::string backends;
+  bool all_usable = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--quick")
       o.quick = true;
+    else if (a == "--all-usable")
+      all_usable = true;
     else if (a.rfind("--backends=", 0) == 0)
       backends = std::string(a.substr(11));
     else if (a == "--backends" && i + 1 < argc)
       backends = argv[++i];
     else {
-      std::fprintf(stderr, "usage: tandem_conformance [--quick] [--backends cpu,cuda]\n");
+      std::fprintf(stderr, "usage: tandem_conformance [--quick] [--backends cpu,cuda | --all-usable]\n");
       return 2;
     }
   }
@@ -37,6 +41,10 @@ int main(int argc, char** argv) {
       return 77;
     }
     o.backends.push_back(s.backend);
+  }
+  if (all_usable && o.backends.size() < 2) {
+    std::printf("conformance: %zu backend(s) usable here, nothing to compare across: skipped\n", o.backends.size());
+    return 77;
   }
   std::size_t shown = 0;
   o.on_failure = [&](const std::string& what) {

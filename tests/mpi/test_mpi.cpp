@@ -188,7 +188,7 @@ TEST_CASE("mpi: an error on one rank is an error on every rank (no rank left wai
 
 TEST_CASE("mpi: CUDA ranks exchange through NCCL, CPU ranks through MPI; one device per rank") {
   const tandem::mpi::Engine eng(MPI_COMM_WORLD);
-  const bool cuda = eng.local().backend() == tandem::Backend::cuda;
+  [[maybe_unused]] const bool cuda = eng.local().backend() == tandem::Backend::cuda;
   // NCCL takes one rank per GPU: ranks of a node on the same GPU exchange through MPI.
   int device = eng.local().upload(std::vector<float>(1)).shards().at(0).device, shared = 0;
   MPI_Comm node;

@@ -13,7 +13,7 @@ import pytest
 
 import tandem
 
-BACKENDS = ["cpu"] + (["cuda"] if "cuda: usable" in tandem.info() else [])
+BACKENDS = [b["name"] for b in tandem.backend_status() if b["usable"]]
 OPS = list(tandem.ops)
 
 

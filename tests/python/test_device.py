@@ -7,7 +7,8 @@ import pytest
 
 import tandem
 
-pytestmark = pytest.mark.skipif("cuda: usable" not in tandem.info(), reason="no usable CUDA GPU")
+CUDA = {b["name"]: b for b in tandem.backend_status()}["cuda"]
+pytestmark = pytest.mark.skipif(not CUDA["usable"], reason="no usable CUDA GPU")
 
 
 def libraries():
@@ -175,10 +176,10 @@ def test_numpy_conventions_in_place(lib):
 
 
 def gpu_count():
-    return int(tandem.info().split("cuda: usable")[1].split(" device(s)")[0].rsplit(", ", 1)[1])
+    return CUDA["devices"]
 
 
-@pytest.mark.skipif("cuda: usable" not in tandem.info() or gpu_count() < 2, reason="needs 2 GPUs")
+@pytest.mark.skipif(not CUDA["usable"] or gpu_count() < 2, reason="needs 2 GPUs")
 def test_several_gpus(lib):
     eng = tandem.Engine("cuda", devices=list(range(gpu_count())))
     assert len(eng.devices()) == gpu_count()

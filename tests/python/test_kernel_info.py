@@ -6,7 +6,7 @@ import pytest
 import tandem
 
 INFO = tandem.info()
-CUDA_USABLE = "cuda: usable" in INFO
+CUDA_USABLE = {b["name"]: b["usable"] for b in tandem.backend_status()}["cuda"]
 CUDA_MODULE = "  cuda: loaded from " in INFO  # (the probes behind info() load the module where they can)
 
 

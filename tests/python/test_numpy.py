@@ -9,7 +9,7 @@ import pytest
 
 import tandem
 
-BACKENDS = ["cpu"] + (["cuda"] if "cuda: usable" in tandem.info() else [])
+BACKENDS = [b["name"] for b in tandem.backend_status() if b["usable"]]
 SHAPES_1D = [1, 2, 7, 31, 33, 4095, 4097, 65537]
 # The module's tables (the ops and element types of include/tandem/ops.hpp and dtype.hpp); bfloat16 is
 # NumPy's only through ml_dtypes (test_bfloat16_through_ml_dtypes).

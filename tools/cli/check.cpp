@@ -31,9 +31,9 @@ leave padding and the outputs' other elements untouched, and in deterministic mo
 the canonical order, the same for every form, kernel and backend.
 
 options:
-  --backend cpu|cuda|auto|all   the backends to check: all (the default, unless TANDEM_BACKEND names
+  --backend {backends}|auto|all   the backends to check: all (the default, unless TANDEM_BACKEND names
                                 one) checks every usable backend and lists the others as not run; a
-                                named backend (or TANDEM_BACKEND=cpu|cuda) that cannot run here is an
+                                named backend (or TANDEM_BACKEND={backends}) that cannot run here is an
                                 error (exit status 1)
   --quick                       fewer sizes, shapes and data kinds
 

@@ -43,8 +43,7 @@ int cmd_info(const Options&) {
       const tandem::DeviceInfo d = eng.device();
       std::printf("\n%s device:\n", name);
       std::printf("  name            %s\n", d.name.c_str());
-      std::printf("  compute units   %d %s\n", d.compute_units,
-                  s.backend == tandem::Backend::cpu ? "hardware threads" : "multiprocessors (SMs)");
+      std::printf("  compute units   %d %s\n", d.compute_units, tandem::info(s.backend).units);
       std::printf("  memory          %.1f GiB\n", double(d.memory_bytes) / double(1ull << 30));
       if (d.peak_bandwidth_gbs > 0) std::printf("  peak bandwidth  %.0f GB/s\n", d.peak_bandwidth_gbs);
       if (!d.details.empty()) std::printf("  details         %s\n", d.details.c_str());

@@ -23,7 +23,7 @@ The tables are fixed information: a backend that cannot run here is listed too, 
 says so and why (the CUDA table comes from the CUDA module, which needs the CUDA libraries but no GPU).
 
 options:
-  --backend cpu|cuda|auto|all   the backend to list; all (the default, unless TANDEM_BACKEND names
+  --backend {backends}|auto|all   the backend to list; all (the default, unless TANDEM_BACKEND names
                                 one): every backend whose table can be read, and why each other one
                                 is not listed. A named backend whose table cannot be read here (not
                                 compiled in, or its module cannot be loaded) is an error (exit

@@ -25,7 +25,7 @@ Each chosen kernel runs once and is verified against a reference computed here, 
 wall time of synchronous calls. GFLOP/s (TFLOP/s when large) = 2 M N K / time.
 
 options:
-  --backend cpu|cuda|auto   default: TANDEM_BACKEND, or auto when unset
+  --backend {backends}|auto   default: TANDEM_BACKEND, or auto when unset
   --kernel NAME|all         a matmul kernel of 'tandem info', 'deterministic' (auto with
                             MatmulOptions::deterministic), or all of these (default auto)
   --dtype float|double|bfloat16|float16    default float

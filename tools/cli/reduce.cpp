@@ -31,7 +31,7 @@ timed: the median wall time of synchronous calls (kernel, launch and reading bac
 upload). GB/s counts the n * sizeof(T) bytes of the elements reduced.
 
 options:
-  --backend cpu|cuda|auto            default: TANDEM_BACKEND, or auto when unset
+  --backend {backends}|auto            default: TANDEM_BACKEND, or auto when unset
   --kernel NAME|all                  a reduce kernel of 'tandem info', 'deterministic' (auto with
                                      ReduceOptions::deterministic), or all of these (default auto)
   --op {ops}|all    default sum

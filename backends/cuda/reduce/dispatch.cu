@@ -73,7 +73,7 @@ constexpr StageFunction<Op> multiple_adds() {
 }
 
 template <class Op>
-constexpr std::array<StageEntry<Op>, 12> kStages = {{
+constexpr auto kStages = std::to_array<StageEntry<Op>>({
     {.name = "interleaved_divergent", .run = textbook<Op, reduction::InterleavedDivergent>()},
     {.name = "interleaved_strided_index", .run = textbook<Op, reduction::InterleavedStridedIndex>()},
     {.name = "sequential_addressing", .run = textbook<Op, reduction::SequentialAddressing>()},
@@ -86,10 +86,20 @@ constexpr std::array<StageEntry<Op>, 12> kStages = {{
     {.name = "warp_shuffle", .arg = true, .run = &reduction::reduce_warp_shuffle<Op>},
     {.name = "single_pass", .arg = true, .run = &reduction::reduce_single_pass<Op>, .into = &reduce_single_pass_into},
     {.name = "cub", .arg = true, .run = &reduction::reduce_with_cub<Op>, .baseline = true},
-}};
+});
 
 // Names and columns only: any operator's table has the same.
 constexpr const auto& kRows = kStages<detail::SumOp<float>>;
+static_assert(
+    [] {
+      for (const auto& row : kRows)  // (every stage runs float sums)
+        if (row.run == nullptr) return false;
+      for (const auto& row : kStages<detail::ArgOp<float, false>>)  // (and argmin where it says so)
+        if (row.arg != (row.run != nullptr)) return false;
+      return true;
+    }(),
+    "backends/cuda/reduce/dispatch.cu: every stage needs its entry point (.run), and .arg exactly where it runs "
+    "argmin / argmax");
 
 // The row named `name`, found when this file compiles (a name that is not in the table does not compile).
 consteval std::size_t row(std::string_view name) {
