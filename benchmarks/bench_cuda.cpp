@@ -170,7 +170,11 @@ class KernelRunner {
     Acc acc;
     cuda_check(cudaMemcpyAsync(&acc, result_, sizeof acc, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
     synchronize();
-    return tandem::op_result_t<O, T>(tandem::detail::result_of<O, T>(acc));
+    const auto backend = tandem::detail::result_of<O, T>(acc);
+    if constexpr (tandem::info(O).result == tandem::ResultKind::sum)
+      return tandem::detail::sum_value<T>(backend);  // (an exact integer sum: its low 64 bits)
+    else
+      return tandem::op_result_t<O, T>(backend);
   }
 
  private:

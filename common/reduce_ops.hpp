@@ -124,19 +124,74 @@ __device__ __forceinline__ double device_max(double a, double b) {
 }
 #endif
 
+// The exact sum of integers: 128 bits in two's complement (lo, then hi), added with the carry. Any sum of
+// fewer than 2^63 int64 (or uint64) elements is exact in it, in any order. A sum's result is its low 64 bits
+// (wrapping modulo 2^64, as the API documents); a mean is the exact sum converted to double once
+// (to_double, correctly rounded) and divided by n.
+struct ExactSum {
+  std::uint64_t lo = 0, hi = 0;
+
+  TANDEM_HD static ExactSum of(std::int64_t v) { return {std::uint64_t(v), v < 0 ? ~std::uint64_t(0) : 0}; }
+  TANDEM_HD static ExactSum of_unsigned(std::uint64_t v) { return {v, 0}; }
+  // high * 2^32 + low, exactly (the halves of a block of lanes: integer_sum_leaf).
+  TANDEM_HD static ExactSum of_halves(std::int64_t high, std::uint64_t low) {
+    return ExactSum{std::uint64_t(high) << 32, std::uint64_t(high >> 32)} + of_unsigned(low);
+  }
+  TANDEM_HD friend ExactSum operator+(ExactSum a, ExactSum b) {
+    ExactSum r{a.lo + b.lo, a.hi + b.hi};
+    r.hi += r.lo < a.lo;  // the carry
+    return r;
+  }
+  TANDEM_HD ExactSum& operator+=(ExactSum b) { return *this = *this + b; }
+  TANDEM_HD bool operator==(const ExactSum& b) const { return lo == b.lo && hi == b.hi; }
+  // The low 64 bits, as a signed integer: the sum modulo 2^64.
+  TANDEM_HD std::int64_t wrapped() const { return std::int64_t(lo); }
+  // The value as the nearest double (ties to even): the magnitude's top 64 bits, with a sticky bit for
+  // the bits below them, converted once and scaled by a power of two (exact).
+  TANDEM_HD double to_double() const {
+    const bool negative = std::int64_t(hi) < 0;
+    std::uint64_t l = lo, h = hi;
+    if (negative) l = ~l + 1, h = ~h + (l == 0);
+    if (h == 0) return negative ? -double(l) : double(l);
+#ifdef __CUDA_ARCH__
+    const int zeros = __clzll(static_cast<long long>(h));
+#else
+    const int zeros = __builtin_clzll(h);
+#endif
+    const std::uint64_t top = zeros == 0 ? h : (h << zeros) | (l >> (64 - zeros));
+    const std::uint64_t below = zeros == 0 ? l : l << zeros;
+    const double d = ldexp(double(top | (below != 0)), 64 - zeros);
+    return negative ? -d : d;
+  }
+};
+
 template <class T>
 struct SumOp {
   using In = T;
-  // Integer sums accumulate in unsigned 64-bit (wrapping, exact modulo 2^64), returned as int64; the
+  // Integer sums accumulate exactly (ExactSum), returned as int64 modulo 2^64, their means exact; the
   // 16-bit storage types in float.
-  using Acc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, compute_of_t<T>>;
+  using Acc = std::conditional_t<std::is_integral_v<T>, ExactSum, compute_of_t<T>>;
   static constexpr bool kIndexFree = true;
-  static constexpr bool kOrderFree = std::is_integral_v<Acc>;  // wrapping uint64 sums are exact
+  static constexpr bool kOrderFree = std::is_integral_v<T> || std::is_same_v<T, ExactSum>;  // exact in any order
   static constexpr bool kAdditive = true;  // a sum of load(x): deterministic mode's canonical order applies
   // -0.0 for floats: the additive identity that keeps every sign (a sum of only -0.0 is -0.0, IEEE 754);
   // +0.0 would turn it into +0.0.
-  TANDEM_HD static Acc identity() { return identity_value<info(Op::sum).identity, Acc>(); }
-  TANDEM_HD static Acc load(T x, Index) { return static_cast<Acc>(x); }
+  TANDEM_HD static Acc identity() {
+    if constexpr (std::is_same_v<Acc, ExactSum>)
+      return ExactSum{};
+    else
+      return identity_value<info(Op::sum).identity, Acc>();
+  }
+  TANDEM_HD static Acc load(T x, Index) {
+    if constexpr (std::is_same_v<T, ExactSum>)
+      return x;  // (the partials of an integer sum)
+    else if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>)
+      return ExactSum::of_unsigned(x);
+    else if constexpr (std::is_integral_v<T>)
+      return ExactSum::of(x);
+    else
+      return static_cast<Acc>(x);
+  }
   TANDEM_HD static Acc combine(Acc a, Acc b) { return a + b; }
 };
 
@@ -147,7 +202,7 @@ struct SumOp {
 template <class T>
 struct SumSqOp {
   using In = T;
-  using Acc = typename SumOp<T>::Acc;
+  using Acc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, compute_of_t<T>>;
   static constexpr bool kIndexFree = true;
   static constexpr bool kOrderFree = std::is_integral_v<Acc>;
   static constexpr bool kAdditive = true;
@@ -276,8 +331,8 @@ inline constexpr bool is_arg_op<ArgOp<T, Max>> = true;
 
 // Later passes of a multi-pass reduction combine the Acc partials of an earlier pass: an operator whose
 // elements are Op's accumulators, loaded as they are. Sum-like operators' partials are summed (SumOp of
-// the Acc: a square is never taken twice); other operators whose In is already Acc and whose load only
-// converts serve as their own partial operator.
+// the Acc: a square is never taken twice; for a wrapping uint64 Acc, PartialsOf); other operators whose In
+// is already Acc and whose load only converts serve as their own partial operator.
 template <class Op>
 struct PartialsOf {
   using In = typename Op::Acc;
@@ -290,8 +345,10 @@ struct PartialsOf {
 };
 template <class Op>
 struct PartialOpOf {
+  // (An integer sum of squares' partials wrap in uint64 as its own combine adds them; SumOp of a uint64
+  // would sum them exactly, in another type.)
   using type =
-      std::conditional_t<additive<Op>, SumOp<typename Op::Acc>,
+      std::conditional_t<additive<Op> && !std::is_integral_v<typename Op::Acc>, SumOp<typename Op::Acc>,
                          std::conditional_t<std::is_same_v<typename Op::In, typename Op::Acc> && !load_transforms<Op>,
                                             Op, PartialsOf<Op>>>;
 };
@@ -328,13 +385,16 @@ struct OpFor<Op::sumsq, T> {
 };
 
 // What the engine receives for op O's accumulator over elements T, by the op table's result kind
-// (include/tandem/ops.hpp): a sum as sum_result_t<T> (an integer sum's uint64 wraps to int64), a value as
-// compute_t<T>, an index as int64; NaN results as the canonical quiet NaN.
+// (include/tandem/ops.hpp): a sum as sum_result_t<T> (an integer sum's uint64 wraps to int64; an exact
+// integer sum as it is, ExactSum: the engine takes its low bits, or its mean), a value as compute_t<T>, an
+// index as int64; NaN results as the canonical quiet NaN.
 template <Op O, class T>
 TANDEM_HD auto result_of(typename OpFor<O, T>::type::Acc acc) {
   constexpr ResultKind kind = info(O).result;
   if constexpr (kind == ResultKind::index)
     return static_cast<std::int64_t>(acc.index);
+  else if constexpr (kind == ResultKind::sum && std::is_same_v<decltype(acc), ExactSum>)
+    return acc;
   else if constexpr (kind == ResultKind::sum)
     return canonical_nan(static_cast<sum_result_t<T>>(acc));
   else if constexpr (kind == ResultKind::value)
@@ -346,17 +406,37 @@ TANDEM_HD auto result_of(typename OpFor<O, T>::type::Acc acc) {
 template <Op O, class T>
 using backend_result_t = decltype(result_of<O, T>(std::declval<typename OpFor<O, T>::type::Acc>()));
 
+// A sum's result as the API gives it (sum_result_t<T>: an exact integer sum's low 64 bits), and the mean
+// of `count` elements from it: double(sum) / count, for integers the exact sum converted once.
+template <class T, class R>
+TANDEM_HD sum_result_t<T> sum_value(R r) {
+  if constexpr (std::is_same_v<R, ExactSum>)
+    return r.wrapped();
+  else
+    return static_cast<sum_result_t<T>>(r);
+}
+template <class R>
+TANDEM_HD double mean_value(R r, double count) {
+  if constexpr (std::is_same_v<R, ExactSum>)
+    return r.to_double() / count;
+  else
+    return canonical_nan(double(r) / count);
+}
+
 // Result i of an array of results (a Buffer element, a per-row / per-column output): result_of, or with
-// `divide` (ReduceArgs::divide: mean, computed as sum) the double double(result) / count.
+// `divide` (ReduceArgs::divide: mean, computed as sum) the double mean_value(result, count).
 template <Op O, class T>
 TANDEM_HD void store_result(typename OpFor<O, T>::type::Acc acc, Index count, bool divide, void* out, Index i) {
   const auto r = result_of<O, T>(acc);
   if constexpr (info(O).result == ResultKind::sum) {
     if (divide) {
-      const double m = canonical_nan(double(r) / double(count));
+      const double m = mean_value(r, double(count));
       memcpy(static_cast<char*>(out) + i * Index(sizeof m), &m, sizeof m);
       return;
     }
+    const sum_result_t<T> v = sum_value<T>(r);
+    memcpy(static_cast<char*>(out) + i * Index(sizeof v), &v, sizeof v);
+    return;
   }
   memcpy(static_cast<char*>(out) + i * Index(sizeof r), &r, sizeof r);
 }

@@ -9,6 +9,7 @@
 #include "engine/executor.hpp"
 #include "engine/multi_device.hpp"
 #include "engine/registry.hpp"
+#include "engine/results.hpp"
 #include "engine/validate.hpp"
 
 namespace tandem {
@@ -19,7 +20,7 @@ const char* to_string(Backend b) noexcept { return std::size_t(b) < std::size(ba
 
 namespace {
 
-// "cpu, cuda and auto"
+// Every backend's name, then "and auto": "cpu, cuda and auto".
 std::string backend_names() {
   std::string s;
   for (const BackendInfo& b : backends) s += std::string(b.name) + ", ";
@@ -148,7 +149,14 @@ void Engine::check_reduce(Op op, const detail::ReduceInput& in, const ReduceOpti
 }
 
 void Engine::reduce_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const {
-  exec_->reduce(detail::check_reduce(*exec_, op, in, opts), result);
+  alignas(16) unsigned char backend[detail::kBackendResultBytes] = {};
+  exec_->reduce(detail::check_reduce(*exec_, op, in, opts), backend);
+  detail::api_result(op, in.dtype, backend, in.count, result);
+}
+
+void Engine::reduce_part_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts,
+                               void* backend_result) const {
+  exec_->reduce(detail::check_reduce_part(*exec_, op, in, opts), backend_result);
 }
 
 void Engine::reduce_into_entry(Op op, const detail::ReduceInput& in, const detail::OutSlot& out,

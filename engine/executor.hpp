@@ -52,7 +52,10 @@ class Executor {
   virtual std::vector<DeviceInfo> devices() const = 0;
   // Whether `a` is the memory of one of this engine's Buffers (the checks take no other).
   virtual bool owns(const Allocation& a) const noexcept = 0;
+  // The backend result of the op's computed_as (backend_result_t; at most kBackendResultBytes: an integer
+  // sum exact) into *result; the engine turns it into the op's result (engine/results.hpp).
   virtual void reduce(const ReduceCall& call, void* result) const = 0;
+  // The op's result into element out.index of a Buffer (Engine::*_into).
   virtual void reduce_into(const ReduceCall& call, const OutSlot& out) const = 0;
   virtual void reduce_per(const ReducePerCall& call) const = 0;
   virtual void matmul(const MatmulCall& call) const = 0;

@@ -16,6 +16,7 @@
 #include "engine/extent.hpp"
 #include "engine/parts.hpp"
 #include "engine/registry.hpp"
+#include "engine/results.hpp"
 
 namespace tandem::mpi {
 namespace {
@@ -215,27 +216,32 @@ void Engine::reduce_entry(Op op, const detail::ReduceInput& in, const ReduceOpti
     throw Error(std::string(name) +
                 ": the ranks made different calls (dtype, op or deterministic differ); every rank must make the "
                 "same collective calls in the same order");
+  alignas(16) unsigned char backend[detail::kBackendResultBytes] = {};  // the combined backend result
   detail::visit(in.dtype, [&]<class T>(std::type_identity<T>) {
     // Deterministic sums of floats: their own exchange (chunk values).
-    if (parts::by_chunks(op, in.dtype, opts.deterministic)) {
-      parts::Chunks<T> chunks;
-      collectively(comm_, name, [&] {
-        local_->check_reduce(local_op, in, opts);  // this rank's part, the kernel, the options
-        chunks = parts::local_chunks<T>(local_op, local_->impl(), in, offset);
-      });
-      auto exchange = [this](const void* send, void* recv, std::size_t bytes) { allgather(send, recv, bytes); };
-      return parts::finish<T>(op, deterministic_sum<T>(comm_, size_, chunks, total, exchange), total, result);
-    }
+    if constexpr (is_floating_v<T>)
+      if (parts::by_chunks(op, in.dtype, opts.deterministic)) {
+        parts::Chunks<T> chunks;
+        collectively(comm_, name, [&] {
+          local_->check_reduce(local_op, in, opts);  // this rank's part, the kernel, the options
+          chunks = parts::local_chunks<T>(local_op, local_->impl(), in, offset);
+        });
+        auto exchange = [this](const void* send, void* recv, std::size_t bytes) { allgather(send, recv, bytes); };
+        const compute_t<T> sum = deterministic_sum<T>(comm_, size_, chunks, total, exchange);
+        std::memcpy(backend, &sum, sizeof sum);
+        return;
+      }
     // This rank's record, then every rank's, combined in rank order: the same bits on every rank.
     parts::Record mine;
     collectively(comm_, name, [&] {
       local_->check_reduce(local_op, in, opts);  // this rank's part (empty or not), the kernel, the options
-      mine = parts::record<T>(local_op, in, offset, [&](Op o, void* r) { local_->reduce_entry(o, in, opts, r); });
+      mine = parts::record<T>(local_op, in, offset, [&](Op o, void* r) { local_->reduce_part_entry(o, in, opts, r); });
     });
     std::vector<parts::Record> all(static_cast<std::size_t>(size_));
     allgather(&mine, all.data(), sizeof mine);
-    parts::combine<T>(op, all, total, result);
+    parts::combine<T>(op, all, backend);
   });
+  detail::api_result(op, in.dtype, backend, total, result);
 }
 
 }  // namespace tandem::mpi

@@ -16,6 +16,7 @@
 #include "engine/parallel.hpp"
 #include "engine/parts.hpp"
 #include "engine/registry.hpp"
+#include "engine/results.hpp"
 
 namespace tandem::detail {
 
@@ -287,9 +288,12 @@ compute_t<T> Group::resident_deterministic_sum(Op local, const std::vector<Part>
     if (own[i])
       collectives_->copy(static_cast<char*>(values->data()) + pieces[i].offset / kChunk * sizeof(V), 0, own[i]->data(),
                          pieces[i].member, own[i]->bytes());
-  V s{};  // (the chunk values are summed as they are, whatever op made them: a deterministic sum, kernel auto)
+  // The chunk values are summed as they are, whatever op made them: a deterministic sum, kernel auto.
   const ReduceInput all{dtype_of<V>, values->data(), chunks, 1, true, values.get(), 0, chunks};
-  members_.front().reduce(ReduceCall{Op::sum, all, KernelId{}, true}, &s);
+  alignas(16) unsigned char sum[kBackendResultBytes] = {};
+  members_.front().reduce(ReduceCall{Op::sum, all, KernelId{}, true}, sum);
+  V s;
+  std::memcpy(&s, sum, sizeof s);
   return s;
 }
 
@@ -302,49 +306,53 @@ void Group::reduce(const ReduceCall& call, void* result) const {
   auto part_call = [&](Op o, const Part& p) { return ReduceCall{o, p.in, call.kernel, call.deterministic}; };
   visit(in.dtype, [&]<class T>(std::type_identity<T>) {
     const bool canonical = parts::by_chunks(op, in.dtype, call.deterministic) && in.count > 0;
-    if (canonical && whole_chunks(in, pieces))
-      return parts::finish<T>(op, resident_deterministic_sum<T>(local, pieces, in.count), in.count, result);
-    if (canonical) {
-      std::vector<parts::Chunks<T>> chunks(pieces.size());
-      run_all(pieces.size(), [&](std::size_t i) {
-        const Part& p = pieces[i];
-        chunks[i] = parts::local_chunks<T>(local, members_[std::size_t(p.member)].impl(), p.in, p.offset);
-      });
-      return parts::finish<T>(op, parts::combine_chunks<T>(chunks, in.count), in.count, result);
-    }
+    if constexpr (is_floating_v<T>)
+      if (canonical) {  // the canonical sum, a compute_t<T> (the backend result of a float sum)
+        compute_t<T> sum;
+        if (whole_chunks(in, pieces)) {
+          sum = resident_deterministic_sum<T>(local, pieces, in.count);
+        } else {
+          std::vector<parts::Chunks<T>> chunks(pieces.size());
+          run_all(pieces.size(), [&](std::size_t i) {
+            const Part& p = pieces[i];
+            chunks[i] = parts::local_chunks<T>(local, members_[std::size_t(p.member)].impl(), p.in, p.offset);
+          });
+          sum = parts::combine_chunks<T>(chunks, in.count);
+        }
+        std::memcpy(result, &sum, sizeof sum);
+        return;
+      }
     std::vector<parts::Record> records(pieces.size());
-    if (in.in_buffer) {  // every device at once without host threads: enqueue each part, then collect
+    // Buffers: every device at once without host threads (enqueue each part into a slot, then collect),
+    // but for integer sums, whose exact sums a Buffer's int64 would not hold.
+    const bool exact_sum = std::is_same_v<backend_result_t<Op::sum, T>, ExactSum> && local == Op::sum;
+    if (in.in_buffer && !exact_sum) {
       const Dtype out = result_dtype(local, in.dtype);  // (as a Buffer holds it: indices int64)
       std::vector<std::shared_ptr<Allocation>> slots;
       for (const Part& p : pieces) {
         slots.push_back(std::make_shared<Allocation>(members_[std::size_t(p.member)].first(), 8));
         members_[std::size_t(p.member)].reduce_into(part_call(local, p), {out, slots.back().get(), 1, 0});
       }
-      for (std::size_t i = 0; i < pieces.size(); ++i) {
+      for (std::size_t i = 0; i < pieces.size(); ++i)
+        records[i] = parts::record<T>(local, pieces[i].in, pieces[i].offset,
+                                      [&](Op, void* r) { slots[i]->download(0, r, size_of(out)); });
+    } else {
+      run_all(pieces.size(), [&](std::size_t i) {
         const Part& p = pieces[i];
-        records[i] = parts::record<T>(local, p.in, p.offset, [&](Op o, void* r) {
-          if (!is_arg(o)) return slots[i]->download(0, r, size_of(out));
-          std::int64_t index = 0;
-          slots[i]->download(0, &index, sizeof index);
-          const std::size_t at = std::size_t(index);
-          std::memcpy(r, &at, sizeof at);
-        });
-      }
-      return parts::combine<T>(op, records, in.count, result);
+        records[i] = parts::record<T>(
+            local, p.in, p.offset, [&](Op o, void* r) { members_[std::size_t(p.member)].reduce(part_call(o, p), r); });
+      });
     }
-    run_all(pieces.size(), [&](std::size_t i) {
-      const Part& p = pieces[i];
-      records[i] = parts::record<T>(local, p.in, p.offset,
-                                    [&](Op o, void* r) { members_[std::size_t(p.member)].reduce(part_call(o, p), r); });
-    });
-    parts::combine<T>(op, records, in.count, result);
+    parts::combine<T>(op, records, result);
   });
 }
 
 // The result is computed (waiting), then written into out's element.
 void Group::reduce_into(const ReduceCall& call, const OutSlot& out) const {
+  alignas(16) unsigned char backend[kBackendResultBytes] = {};
   unsigned char value[8] = {};
-  reduce(call, value);
+  reduce(call, backend);
+  api_result(call.op, call.in.dtype, backend, call.in.count, value);
   const std::size_t e = size_of(out.dtype);
   const_cast<Allocation*>(out.allocation)->upload(out.index * e, value, e);
 }

@@ -20,12 +20,13 @@
 
 namespace tandem::detail::parts {
 
-// One part's contribution: whether it has elements, the value's bytes (a sum in its result type, a min
-// or max, or the argmin / argmax element, in the compute type) and the global index (argmin / argmax).
+// One part's contribution: whether it has elements, the value's bytes (a sum as the backend gives it:
+// ExactSum for integers, the compute type for floats; a min or max, or the argmin / argmax element, in the
+// compute type) and the global index (argmin / argmax).
 struct Record {
   std::int64_t has = 0;
   std::int64_t index = 0;
-  unsigned char value[8] = {};
+  unsigned char value[16] = {};
 };
 
 // The address of element i of a part (host memory, or the backend memory of a Buffer).
@@ -68,18 +69,20 @@ inline bool by_chunks(Op op, Dtype dtype, bool deterministic) {
 }
 
 // A part's record for op `local` (an op the backends run: the engine op's computed_as). `offset` is the
-// global index of the part's first element; reduce(op, result) runs the part's own reduction (validated;
-// its op_result_t). An empty part of an op whose empty input is an error contributes nothing.
+// global index of the part's first element; reduce(op, result) runs the part's own reduction (checked; its
+// backend_result_t: an integer sum exact). An empty part of an op whose empty input is an error contributes
+// nothing.
 template <class T, class Reduce>
 Record record(Op local, const ReduceInput& in, std::uint64_t offset, Reduce&& reduce) {
   Record r{in.count > 0, 0, {}};
   if (in.count == 0 && info(local).empty == EmptyRule::error) return r;
   visit_backend_op(local, [&]<Op O>(std::integral_constant<Op, O>) {
-    op_result_t<O, T> v{};
+    backend_result_t<O, T> v{};
+    static_assert(sizeof v <= sizeof r.value);
     reduce(O, &v);
     if constexpr (info(O).result == ResultKind::index) {
-      const compute_t<T> x = fetch<T>(in, v, 1)[0];  // the element itself, to compare across parts
-      r.index = std::int64_t(offset + v);
+      const compute_t<T> x = fetch<T>(in, std::size_t(v), 1)[0];  // the element itself, to compare across parts
+      r.index = std::int64_t(offset) + v;
       std::memcpy(r.value, &x, sizeof x);
     } else {
       std::memcpy(r.value, &v, sizeof v);
@@ -88,38 +91,30 @@ Record record(Op local, const ReduceInput& in, std::uint64_t offset, Reduce&& re
   return r;
 }
 
-// The caller's result of op from the result r of its computed_as over all `total` elements: r itself,
-// or for mean double(r) / total.
-template <class T, class R>
-void finish(Op op, R r, std::uint64_t total, void* result) {
-  if (info(op).result == ResultKind::mean) {
-    const double m = canonical_nan(double(r) / double(total));
-    std::memcpy(result, &m, sizeof m);
-  } else {
-    std::memcpy(result, &r, sizeof r);
-  }
-}
-
-// Writes op's result (the types of Engine::reduce) from the records of every part, in part order, with
-// the backends' operator of op's computed_as: sum-like ops add the parts' results, the others combine
-// them with the operator. `total` is the number of elements of all parts (> 0 unless op's empty input
-// gives zero).
+// The backend result of op's computed_as (backend_result_t) from the records of every part, in part order,
+// with the backends' operator: sum-like ops add the parts' sums (integers exactly), the others combine them
+// with the operator. The engine turns it into the op's result (engine/results.hpp).
 template <class T>
-void combine(Op op, const std::vector<Record>& records, std::uint64_t total, void* result) {
+void combine(Op op, const std::vector<Record>& records, void* result) {
   visit_backend_op(info(op).computed_as, [&]<Op O>(std::integral_constant<Op, O>) {
     using Operator = typename OpFor<O, T>::type;
-    using R = op_result_t<O, T>;
+    using R = backend_result_t<O, T>;
     if constexpr (additive<Operator>) {
-      using Add = SumOp<R>;  // the parts' sums, added (integers wrapping in uint64, as the backends do)
-      typename Add::Acc acc = Add::identity();  // -0.0: a sum of only -0.0 stays -0.0
+      using Add = SumOp<R>;  // the parts' sums, added: -0.0 first (a sum of only -0.0 stays -0.0), integers exactly
+      typename Add::Acc acc = Add::identity();
       bool any = false;
       for (const Record& r : records)
         if (r.has) {
           R s;
           std::memcpy(&s, r.value, sizeof s);
-          acc = Add::combine(acc, typename Add::Acc(s)), any = true;
+          acc = Add::combine(acc, Add::load(s, 0)), any = true;
         }
-      finish<T>(op, any ? canonical_nan(R(acc)) : R{}, total, result);  // empty: +0.0 / 0
+      R sum{};  // (no part had elements: +0.0 / 0)
+      if constexpr (std::is_same_v<typename Add::Acc, ExactSum> && !std::is_same_v<R, ExactSum>)
+        sum = R(acc.wrapped());  // (integer sums of squares: modulo 2^64)
+      else if (any)
+        sum = canonical_nan(R(acc));
+      std::memcpy(result, &sum, sizeof sum);
     } else {
       using V = compute_t<T>;
       typename Operator::Acc acc = Operator::identity();
@@ -132,10 +127,8 @@ void combine(Op op, const std::vector<Record>& records, std::uint64_t total, voi
         else
           acc = Operator::combine(acc, v);
       }
-      if constexpr (is_arg_op<Operator>)
-        finish<T>(op, std::size_t(acc.index), total, result);
-      else
-        finish<T>(op, canonical_nan(acc), total, result);
+      const R out = result_of<O, T>(acc);
+      std::memcpy(result, &out, sizeof out);
     }
   });
 }

@@ -1,57 +1,32 @@
 // One device's executor (engine/executor.hpp): a checked call (engine/validate.cpp) translated into the
-// backend's arguments (ReduceArgs, MatrixReduceArgs, MatmulArgs) and run there; the result turned into the
-// engine's (the op table's result, mean divided by n).
+// backend's arguments (ReduceArgs, MatrixReduceArgs, MatmulArgs) and run there.
 #include <cstring>
 
 #include "common/backend.hpp"
 #include "common/dispatch.hpp"
 #include "common/reduce_ops.hpp"
 #include "engine/executor.hpp"
+#include "engine/results.hpp"
 #include "engine/validate.hpp"
 
 namespace tandem::detail {
 
 void SingleDevice::reduce(const ReduceCall& call, void* result) const {
   const ReduceInput& in = call.in;
-  const char* name = to_string(call.op);
-  // The result as the op table says (include/tandem/ops.hpp): the backend runs op's computed_as and
-  // writes its result (detail::result_of); mean divides it by n.
-  visit(in.dtype, [&]<class T>(std::type_identity<T>) {
-    visit_op(call.op, [&]<Op O>(std::integral_constant<Op, O>) {
-      using R = op_result_t<O, T>;
-      constexpr Op computed = info(O).computed_as;
-      if (in.count == 0) {  // EmptyRule::zero
-        const R zero{};
-        std::memcpy(result, &zero, sizeof zero);
-        return;
-      }
-      const ReduceArgs args{.op = computed,
-                            .kernel = call.kernel,
-                            .dtype = in.dtype,
-                            .data = first_element(in),
-                            .n = std::int64_t(in.count),
-                            .stride = std::int64_t(in.stride),
-                            .resident = in.in_buffer,
-                            .deterministic = call.deterministic};
-      backend_result_t<computed, T> r{};
-      impl_->reduce(args, &r);
-      if constexpr (info(O).result == ResultKind::mean) {
-        // double(r) / n: for integers the exact sum (while it fits in int64), for floats the sum in the
-        // input's compute precision (float for 16-bit inputs). One quiet NaN on every backend.
-        const double m = canonical_nan(double(r) / double(in.count));
-        std::memcpy(result, &m, sizeof m);
-      } else if constexpr (info(O).result == ResultKind::index) {
-        if (r < 0 || std::uint64_t(r) >= in.count)
-          throw Error(std::string(name) + ": the backend returned index " + std::to_string(r) + " for " +
-                      std::to_string(in.count) + " elements (a bug in tandem; please report it)");
-        const std::size_t i = std::size_t(r);
-        std::memcpy(result, &i, sizeof i);
-      } else {
-        const R v = canonical_nan(R(r));
-        std::memcpy(result, &v, sizeof v);
-      }
-    });
-  });
+  const Op computed = info(call.op).computed_as;
+  if (in.count == 0) {  // EmptyRule::zero (the checks refused the others): +0.0, 0, an ExactSum of 0
+    std::memset(result, 0, kBackendResultBytes);
+    return;
+  }
+  const ReduceArgs args{.op = computed,
+                        .kernel = call.kernel,
+                        .dtype = in.dtype,
+                        .data = first_element(in),
+                        .n = std::int64_t(in.count),
+                        .stride = std::int64_t(in.stride),
+                        .resident = in.in_buffer,
+                        .deterministic = call.deterministic};
+  impl_->reduce(args, result);
 }
 
 void SingleDevice::reduce_into(const ReduceCall& call, const OutSlot& out) const {

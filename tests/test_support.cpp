@@ -68,11 +68,13 @@ TEST_CASE("support: the reduce reference's rules on hand-made inputs" * doctest:
   CHECK(big.sum == 16777218.0L);
   CHECK(big.sum_result() == 16777218.0f);
   CHECK(big.abs_sum == 16777218.0L);
-  // Integers wrap modulo 2^64 and the mean is double(sum) / n.
+  // Integer sums wrap modulo 2^64; the mean is the exact sum (2^63 + 2, whose nearest double is 2^63) / n.
   const std::vector<std::int64_t> wrap = {std::numeric_limits<std::int64_t>::max(), 1, 2};
   const auto w = test::reduce_reference<std::int64_t>(wrap);
   CHECK(w.sum_result() == std::numeric_limits<std::int64_t>::min() + 2);
-  CHECK(w.integer_mean() == double(std::numeric_limits<std::int64_t>::min() + 2) / 3);
+  CHECK(w.integer_mean() == 9223372036854775808.0 / 3);
+  const auto six = test::reduce_reference<std::int64_t>(std::vector<std::int64_t>(6, 1700000000000000000));
+  CHECK(six.integer_mean() == 1.7e18);
   // Strided input, and a reference merged from pieces equals the whole.
   const std::vector<float> x = {5, -1, 7, -0.0f, 2, 0.0f, -3, 9};
   const auto every_other = test::reduce_reference(x.data(), 4, 2);

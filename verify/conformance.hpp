@@ -7,6 +7,9 @@
 //               by NaN or by the type's largest value, misaligned) x form (span, range, StridedView,
 //               Buffer, BufferView, *_into, per row, per column, host and Buffer) x every kernel of the
 //               backend's KernelInfo table x deterministic off / on
+//   addresses   every op x element type x kernel x mode, vectors and per row / per column, the same values
+//               at every element-aligned byte offset 0 .. 63 (host and Buffer): results right, and the same
+//               bits at every offset wherever the kernel's level promises them (run_to_run or better)
 //   matmul      element type x shape (tails, K = 0) x transpose pair x alpha / beta (beta = 0 over a NaN
 //               C) x layout (packed, ld > cols poisoned, batches with gaps, stride-0 B, misaligned) x
 //               form (host, Buffer) x every kernel x deterministic off / on
@@ -65,8 +68,9 @@ class Report {
 // Runs the matrix on every backend of o.backends (each must be usable).
 Report run(const Options& o);
 
-// The parts (reduce_cases.cpp, matmul_cases.cpp).
+// The parts (reduce_cases.cpp, address_cases.cpp, matmul_cases.cpp).
 void run_reductions(const tandem::Engine& eng, Report& report);
+void run_addresses(const tandem::Engine& eng, Report& report);
 void run_matmul(const tandem::Engine& eng, Report& report);
 
 }  // namespace tandem_verify::conformance

@@ -39,6 +39,7 @@ template <tandem::Element T>
 struct ReduceReference {
   std::size_t count = 0;
   std::uint64_t wrapped_sum = 0;  // integers: the sum modulo 2^64
+  __int128 exact_sum = 0;         // integers: the sum itself (GCC's 128-bit integer; any count below 2^63)
   long double sum = -0.0L;        // the sum of the finite elements (integers: exact below 2^64); starts
                                   // at -0.0, so that a sum of only -0.0 stays -0.0 (IEEE 754)
   long double abs_sum = 0;        // the sum of |x| over the finite elements
@@ -59,6 +60,7 @@ struct ReduceReference {
     ++count;
     if constexpr (std::is_integral_v<T>) {
       wrapped_sum += std::uint64_t(std::int64_t(v));
+      exact_sum += __int128(v);
       wrapped_sumsq += std::uint64_t(std::int64_t(v)) * std::uint64_t(std::int64_t(v));
       sum += v;
       abs_sum += std::fabs((long double)v);
@@ -96,7 +98,7 @@ struct ReduceReference {
     const bool empty = count == nan_count;
     const std::size_t offset = count;  // o's elements follow this one's
     count += o.count, nan_count += o.nan_count;
-    wrapped_sum += o.wrapped_sum, sum += o.sum, abs_sum += o.abs_sum;
+    wrapped_sum += o.wrapped_sum, exact_sum += o.exact_sum, sum += o.sum, abs_sum += o.abs_sum;
     wrapped_sumsq += o.wrapped_sumsq, sumsq += o.sumsq, sumsq_inf |= o.sumsq_inf;
     if (!nan && o.nan) nan_index = offset + o.nan_index;
     nan |= o.nan, pos_inf |= o.pos_inf, neg_inf |= o.neg_inf;
@@ -137,10 +139,9 @@ struct ReduceReference {
   // What argmin() and argmax() must return (count > 0).
   std::size_t argmin() const { return nan ? nan_index : lo_index; }
   std::size_t argmax() const { return nan ? nan_index : hi_index; }
-  // The exact mean of the integers' wrapped sum as mean() computes it: double(sum) / n (count > 0).
-  double integer_mean() const requires std::is_integral_v<T> {
-    return double(std::int64_t(wrapped_sum)) / double(count);
-  }
+  // The mean of integers as mean() computes it: the exact sum rounded to double once, divided by n (count
+  // > 0). (GCC converts __int128 to the nearest double.)
+  double integer_mean() const requires std::is_integral_v<T> { return double(exact_sum) / double(count); }
   // |sum() - sum| may be at most this for floats (integers: 0, sums are exact): 8 u sum|x|.
   long double sum_bound() const { return std::is_integral_v<T> ? 0 : tandem_verify::sum_bound<T>(abs_sum); }
   // |mean() - sum / count| may be at most this for floats (count > 0).

@@ -283,9 +283,9 @@ class CpuBackend final : public BackendImpl {
   void reduce(const ReduceArgs& a, void* result) override {
     visit(a.dtype, [&]<class T>(std::type_identity<T>) {
       visit_backend_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
-        if (a.n == 0) {  // EmptyRule::zero (the engine rejects the others): +0.0 or 0
-          const backend_result_t<O, T> zero{};
-          std::memcpy(a.out ? a.out : result, &zero, sizeof zero);
+        if (a.n == 0) {  // EmptyRule::zero (the engine rejects the others): +0.0 or 0, all bits zero
+          std::memset(a.out ? a.out : result, 0,
+                      a.out ? size_of(result_dtype(a.op, a.dtype)) : sizeof(backend_result_t<O, T>));
           return;
         }
         AccOf<O, T> acc;

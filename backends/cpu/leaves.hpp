@@ -2,7 +2,7 @@
 // range on one thread, in SIMD lanes the compiler vectorises (this file is compiled with -march=native
 // where TANDEM_NATIVE is on).
 //   min_max_leaf      min / max (NaN-propagating, -0.0 before +0.0)
-//   integer_sum_leaf  int32 / int64 sums, wrapping modulo 2^64
+//   integer_sum_leaf  exact integer sums (ExactSum)
 //   float_sum_leaf    float and double sums, and float sums of bfloat16 / half
 //   square_sum_leaf   sums of squares (sumsq)
 //   arg_leaf          argmin / argmax
@@ -174,20 +174,22 @@ typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::i
   return r;
 }
 
-// The wrapping 64-bit sum of integers x[0], x[stride], ..., x[(len - 1) * stride]. Eigen's
+// The exact sum (ExactSum) of the integers x[0], x[stride], ..., x[(len - 1) * stride], in W lanes. Eigen's
 // cast<uint64_t>().sum() widened one element at a time (0.61x of a plain read on 16 cores for int32), and
-// 64-bit lanes of sign-extended elements (vpmovsxdq) are limited by the one port that widens on the
-// H200's Xeon host (29 GB/s per core). A contiguous int32 leaf instead adds, in 32-bit lanes, the elements
+// 64-bit lanes of sign-extended elements (vpmovsxdq) are limited by the one port that widens on the H200's
+// Xeon host (29 GB/s per core). A contiguous int32 leaf instead adds, in 32-bit lanes, the elements
 // (wrapping) and their high 16 bits (signed, an arithmetic shift): the sum of the low 16 bits is what the
-// wrapped sum leaves modulo 2^32, as long as it stays below 2^32. Only a shift and two adds per vector, on
-// any vector port (48 GB/s per core there, with an and for the low halves as well); the lanes are
-// widened every 2^15 elements per lane. int64 and strided leaves add in W 64-bit lanes.
+// wrapped sum leaves modulo 2^32, as long as it stays below 2^32, so each lane's exact sum comes back from
+// the two (a shift and two adds per vector, on any vector port: 48 GB/s per core there); the lanes go into
+// the exact sum every 2^15 elements per lane. Other leaves (64-bit elements, strides) add each element's
+// high 32 bits and low 32 bits in 64-bit lanes, exact for 2^31 elements per lane, and put them into the
+// exact sum as high * 2^32 + low.
 template <class T>
-std::uint64_t integer_sum_leaf(const T* x, std::int64_t len, std::int64_t stride) {
+ExactSum integer_sum_leaf(const T* x, std::int64_t len, std::int64_t stride) {
   constexpr int W = 32;
-  std::uint64_t r = 0;
+  ExactSum r;
   std::int64_t i = 0;
-  if (sizeof(T) == 4 && stride == 1) {
+  if (sizeof(T) == 4 && std::is_signed_v<T> && stride == 1) {
     constexpr std::int64_t kBlock = std::int64_t(W) << 15;  // every lane takes at most 2^15 values per block
     while (len - i >= W) {
       const std::int64_t end = i + std::min(kBlock, (len - i) / W * W);
@@ -198,19 +200,33 @@ std::uint64_t integer_sum_leaf(const T* x, std::int64_t len, std::int64_t stride
           wrapped[j] += std::uint32_t(x[i + j]);
           high[j] += std::int32_t(x[i + j]) >> 16;
         }
+      std::int64_t block = 0;  // (exact: at most 2^20 elements below 2^31 in magnitude)
       for (int j = 0; j < W; ++j) {
         // The sum of the low halves is below 2^31, so it is what the wrapped sum leaves modulo 2^32.
         const std::uint32_t low = wrapped[j] - (std::uint32_t(high[j]) << 16);
-        r += std::uint64_t(low) + (std::uint64_t(std::int64_t(high[j])) << 16);
+        block += std::int64_t(low) + std::int64_t(high[j]) * 65536;
       }
+      r += ExactSum::of(block);
     }
   } else {
-    std::uint64_t lane[W] = {};
-    for (; i + W <= len; i += W)
-      for (int j = 0; j < W; ++j) lane[j] += std::uint64_t(std::int64_t(x[(i + j) * stride]));
-    for (int j = 0; j < W; ++j) r += lane[j];
+    constexpr std::int64_t kBlock = std::int64_t(W) << 31;  // every lane takes at most 2^31 values per block
+    while (len - i >= W) {
+      const std::int64_t end = i + std::min(kBlock, (len - i) / W * W);
+      std::int64_t high[W] = {};
+      std::uint64_t low[W] = {};
+      for (; i < end; i += W)
+        for (int j = 0; j < W; ++j) {
+          const T v = x[(i + j) * stride];
+          if constexpr (std::is_unsigned_v<T>)
+            high[j] += std::int64_t(std::uint64_t(v) >> 32);
+          else
+            high[j] += std::int64_t(v) >> 32;
+          low[j] += std::uint64_t(v) & 0xffffffffu;
+        }
+      for (int j = 0; j < W; ++j) r += ExactSum::of_halves(high[j], low[j]);
+    }
   }
-  for (; i < len; ++i) r += std::uint64_t(std::int64_t(x[i * stride]));
+  for (; i < len; ++i) r += SumOp<T>::load(x[i * stride], 0);
   return r;
 }
 

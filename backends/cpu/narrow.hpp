@@ -249,7 +249,7 @@ typename OpFor<O, T>::type::Acc row_acc(const T* x, std::int64_t n) {
       if (n <= 16) return row_canonical_sum<16, Operator>(x, n);
       return row_canonical_sum<int(canonical::kLanes), Operator>(x, n);
     } else {
-      typename Operator::Acc s = 0;  // wrapping uint64: exact in any order
+      typename Operator::Acc s = Operator::identity();  // exact (ExactSum) or wrapping (squares): any order
       for (std::int64_t j = 0; j < n; ++j) s += Operator::load(x[j], 0);
       return s;
     }

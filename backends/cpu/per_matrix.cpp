@@ -174,7 +174,7 @@ void cpu_reduce_matrix(const MatrixReduceArgs& a, void* out) {
     const std::int64_t len = a.per == Per::row ? a.cols : a.rows, count = a.per == Per::row ? a.rows : a.cols;
     visit_backend_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
       if (len == 0) {  // EmptyRule::zero (the engine rejects the other ops): +0.0 or 0, all bits zero
-        std::memset(out, 0, std::size_t(count) * sizeof(backend_result_t<O, T>));
+        std::memset(out, 0, std::size_t(count) * size_of(result_dtype(a.op, a.dtype)));
         return;
       }
       if constexpr (additive<typename OpFor<O, T>::type> && is_floating_v<T>)

@@ -123,12 +123,12 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
 
   // Reductions, one per row of the op table (include/tandem/ops.hpp: tandem::ops, each op's result type
   // and empty-input rule). NaN in the input propagates (a NaN result is the canonical quiet NaN); an empty
-  // input gives +0.0 for the sums (EmptyRule::zero) and throws for the others. mean is computed as
-  // double(sum(x)) / n. 16-bit inputs (bfloat16, half) are read as the floats they convert to (exactly): sum, min and
-  // max return float (compute_t<T>), as do their *_into and per-row forms. argmin / argmax give the index of the first
-  // least (argmin) or greatest (argmax) element, counted in elements of the view (0 .. count - 1): the first NaN wins
-  // (NumPy's rule), -0.0 is below +0.0 as in min and max; not every CUDA stage runs them (KernelInfo::ops says which
-  // do).
+  // input gives +0.0 for the sums (EmptyRule::zero) and throws for the others. mean is sum(x) / n, for
+  // integers the exact sum (never wrapped) converted to double once. 16-bit inputs (bfloat16, half) are read as the
+  // floats they convert to (exactly): sum, min and max return float (compute_t<T>), as do their *_into and per-row
+  // forms. argmin / argmax give the index of the first least (argmin) or greatest (argmax) element, counted in elements
+  // of the view (0 .. count - 1): the first NaN wins (NumPy's rule), -0.0 is below +0.0 as in min and max; not every
+  // CUDA stage runs them (KernelInfo::ops says which do).
   //
   // The vector forms (detail::VectorReductions, reductions.hpp), for each op: eng.sum(x) of a host span
   // or contiguous range, a StridedView, a Buffer or a BufferView, e.g. eng.sum(x),
@@ -275,6 +275,9 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   // reduce()'s checks of the input, kernel and options, without running anything (tandem::mpi::Engine
   // checks every rank's part before the ranks exchange anything).
   void check_reduce(Op op, const detail::ReduceInput& in, const ReduceOptions& opts) const;
+  // One rank's part of a tandem::mpi::Engine reduction (op: a backend op): the backend's result of it
+  // (an integer sum exact, up to 16 bytes), for the ranks to combine.
+  void reduce_part_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* backend_result) const;
   void reduce_per(Op op, Per per, const detail::MatrixInput& a, const detail::ReduceOutput& out,
                   const ReduceOptions& opts) const;
   void run_matmul(const detail::MatrixInput& a, const detail::MatrixInput& b, const detail::MatrixInput& c,

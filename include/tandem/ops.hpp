@@ -50,7 +50,7 @@ enum class Identity : std::uint8_t {
   X(sum, sum, zero, sum, zero, "the sum", __VA_ARGS__)                                                                 \
   X(min, value, error, min, highest, "the least element", __VA_ARGS__)                                                 \
   X(max, value, error, max, lowest, "the greatest element", __VA_ARGS__)                                               \
-  X(mean, mean, error, sum, zero, "the mean, double(sum) / n", __VA_ARGS__)                                            \
+  X(mean, mean, error, sum, zero, "the mean, sum / n (integers: the exact sum)", __VA_ARGS__)                          \
   X(argmin, index, error, argmin, highest, "the index of the first least element (the first NaN if any)", __VA_ARGS__) \
   X(argmax, index, error, argmax, lowest, "the index of the first greatest element (the first NaN if any)",            \
     __VA_ARGS__)                                                                                                       \

@@ -87,3 +87,13 @@ def test_out_written_in_place_even_over_the_input(eng, op):
     if dtype is np.float64:
         assert getattr(eng, op)(y, axis=1, out=over) is over
         np.testing.assert_allclose(over, want)
+
+
+@pytest.mark.parametrize("dtype", [None, np.float64])
+def test_int64_mean_does_not_wrap(eng, dtype):
+    x = np.full(6, 1_700_000_000_000_000_000, np.int64)  # the sum, 1.02e19, is past int64
+    assert eng.mean(x, dtype=dtype) == np.mean(x, dtype=dtype) == 1.7e18
+    y = np.full((3, 6), 1_700_000_000_000_000_000, np.int64)
+    np.testing.assert_array_equal(eng.mean(y, axis=1), np.full(3, 1.7e18))
+    np.testing.assert_array_equal(eng.mean(y, axis=0), np.full(6, 1.7e18))
+    assert eng.sum(x) == np.sum(x)  # (the sum itself wraps modulo 2^64, as NumPy's)

@@ -74,7 +74,7 @@ __device__ inline T* dynamic_shared_memory() {
 // ---- Warp and block reductions through shuffles --------------------------------------------------
 
 // __shfl_down_sync of an accumulator: arithmetic ones directly (there are 64-bit overloads: long,
-// unsigned long, double), an arg-reduction's value and index field by field.
+// unsigned long, double), an arg-reduction's value and index and an exact sum's halves field by field.
 template <class Acc>
 __device__ inline Acc shuffle_down(const Acc& value, int offset) {
   return __shfl_down_sync(kFullWarpMask, value, offset);
@@ -82,6 +82,9 @@ __device__ inline Acc shuffle_down(const Acc& value, int offset) {
 template <class T>
 __device__ inline detail::ArgAcc<T> shuffle_down(const detail::ArgAcc<T>& value, int offset) {
   return {__shfl_down_sync(kFullWarpMask, value.value, offset), __shfl_down_sync(kFullWarpMask, value.index, offset)};
+}
+__device__ inline detail::ExactSum shuffle_down(const detail::ExactSum& value, int offset) {
+  return {__shfl_down_sync(kFullWarpMask, value.lo, offset), __shfl_down_sync(kFullWarpMask, value.hi, offset)};
 }
 
 // An accumulator another block wrote, read from L2 (__ldcg), never from this SM's L1.
@@ -93,6 +96,7 @@ template <class T>
 __device__ inline detail::ArgAcc<T> load_from_l2(const detail::ArgAcc<T>* p) {
   return {__ldcg(&p->value), __ldcg(&p->index)};
 }
+__device__ inline detail::ExactSum load_from_l2(const detail::ExactSum* p) { return {__ldcg(&p->lo), __ldcg(&p->hi)}; }
 
 // Lane 0 gets the combination of all 32 lanes' values. Every lane of the warp must call it.
 template <class Op>
@@ -131,22 +135,35 @@ inline constexpr bool kVectorLoads = std::is_arithmetic_v<T> || is_storage_type_
 template <class T>
 inline constexpr Index kElementsPerVector = kVectorLoads<T> ? kVectorWidth<T> : 1;
 
-// How a contiguous input splits into a scalar head (up to the first 16-byte boundary), whole 16-byte
-// vectors, and a scalar tail. vectors == 0 means: use plain (strided) scalar loads for everything.
+// How a contiguous input splits into units of one 16-byte vector's worth of elements, from index 0 (unit v
+// holds elements v * W .. v * W + W - 1), and a scalar tail. Which thread adds which element, and in what
+// order, depends on the indices alone: a 16-byte aligned input reads each unit as one vector, any other
+// the same unit element by element (the same adds, so the same bits at any address). units == 0 means:
+// plain (strided) scalar loads for everything.
 struct VectorSplit {
-  Index head = 0;
-  Index vectors = 0;
+  Index units = 0;
+  bool aligned = false;  // the units are 16-byte vectors in memory
 };
 
-// Host side. Vectors only for stride 1 and an element-aligned pointer (cudaMalloc'd arrays always are;
-// a pointer into the middle of one need not be 16-byte aligned, hence the head).
+// Host side. Units only for stride 1 and an element-aligned pointer (cudaMalloc'd arrays always are 16-byte
+// aligned; a pointer into the middle of one need not be).
 template <class T>
 inline VectorSplit split_for_vectors(const T* x, Index n, Index stride) {
   const auto address = reinterpret_cast<std::uintptr_t>(x);
   if (!kVectorLoads<T> || stride != 1 || address % sizeof(T) != 0) return {};
-  Index head = static_cast<Index>((16 - address % 16) % 16 / sizeof(T));
-  if (head > n) head = n;
-  return {head, (n - head) / kElementsPerVector<T>};
+  return {n / kElementsPerVector<T>, address % 16 == 0};
+}
+
+// Unit v of x: one 16-byte load where x is 16-byte aligned, else element by element.
+template <class In, class Vector = typename Vector16<In>::type>
+__device__ inline Vector load_unit(const In* __restrict__ x, Index v, bool aligned) {
+  if (aligned) return reinterpret_cast<const Vector*>(x)[v];
+  Vector unit;
+  const In* from = x + v * kElementsPerVector<In>;
+  In* to = reinterpret_cast<In*>(&unit);
+#pragma unroll
+  for (int k = 0; k < int(kElementsPerVector<In>); ++k) to[k] = from[k];
+  return unit;
 }
 
 // v holds elements first, first + 1, ... of the input.
@@ -192,9 +209,9 @@ __device__ inline typename Op::Acc accumulate_grid_stride(const typename Op::In*
   Acc acc = Op::identity();
 
   if constexpr (kVectorLoads<In>) {
-    if (split.vectors > 0) {
+    if (split.units > 0) {
       using Vector = typename Vector16<In>::type;
-      const Vector* vectors = reinterpret_cast<const Vector*>(x + split.head);
+      constexpr Index W = kElementsPerVector<In>;
       Index v = thread;
       // Operators that give the same bits in any order keep one accumulator per load in flight (no
       // dependency chain across them); the others (floating-point sums) one, in index order per thread.
@@ -202,24 +219,20 @@ __device__ inline typename Op::Acc accumulate_grid_stride(const typename Op::In*
       Acc accs[kAccs];
 #pragma unroll
       for (int u = 0; u < kAccs; ++u) accs[u] = Op::identity();
-      for (; v + (Unroll - 1) * threads < split.vectors; v += Unroll * threads) {
+      for (; v + (Unroll - 1) * threads < split.units; v += Unroll * threads) {
         Vector loaded[Unroll];
 #pragma unroll
-        for (int u = 0; u < Unroll; ++u) loaded[u] = vectors[v + u * threads];
+        for (int u = 0; u < Unroll; ++u) loaded[u] = load_unit<In>(x, v + u * threads, split.aligned);
 #pragma unroll
         for (int u = 0; u < Unroll; ++u)
-          accs[u % kAccs] =
-              combine_vector<Op>(accs[u % kAccs], loaded[u], split.head + (v + u * threads) * kElementsPerVector<In>);
+          accs[u % kAccs] = combine_vector<Op>(accs[u % kAccs], loaded[u], (v + u * threads) * W);
       }
       acc = accs[0];
 #pragma unroll
       for (int u = 1; u < kAccs; ++u) acc = Op::combine(acc, accs[u]);
-      for (; v < split.vectors; v += threads)
-        acc = combine_vector<Op>(acc, vectors[v], split.head + v * kElementsPerVector<In>);
-      // Head and tail: fewer than one vector's worth each, read as scalars.
-      if (thread < split.head) acc = Op::combine(acc, Op::load(x[thread], thread));
-      for (Index i = split.head + split.vectors * kElementsPerVector<In> + thread; i < n; i += threads)
-        acc = Op::combine(acc, Op::load(x[i], i));
+      for (; v < split.units; v += threads) acc = combine_vector<Op>(acc, load_unit<In>(x, v, split.aligned), v * W);
+      // The tail: fewer than one unit's worth, read as scalars.
+      for (Index i = split.units * W + thread; i < n; i += threads) acc = Op::combine(acc, Op::load(x[i], i));
       return acc;
     }
   }

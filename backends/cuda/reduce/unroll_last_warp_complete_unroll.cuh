@@ -16,11 +16,22 @@
 
 namespace tandem::cuda::reduction {
 
+// The shared memory of the last warp's steps: volatile for an accumulator of one word, so that every read
+// goes to shared memory, never to a register copy from an earlier step; a struct accumulator (an exact
+// integer sum) has no volatile copy, and the __syncwarp()s between the steps order its reads and writes.
+template <class Acc>
+__device__ inline auto last_warp_memory(Acc* shared) {
+  if constexpr (std::is_arithmetic_v<Acc>)
+    return static_cast<volatile Acc*>(shared);
+  else
+    return shared;
+}
+
 // shared[0] = combination of shared[0..63]. Called by all 32 lanes of warp 0, after a __syncthreads().
-// volatile: every read goes to shared memory, never to a register copy from an earlier step.
 template <class Op>
-__device__ inline void reduce_last_warp(volatile typename Op::Acc* shared, unsigned tid) {
+__device__ inline void reduce_last_warp(typename Op::Acc* shared_memory, unsigned tid) {
   using Acc = typename Op::Acc;
+  const auto shared = last_warp_memory(shared_memory);
   Acc value = shared[tid];
 #pragma unroll
   for (unsigned offset = kWarpSize; offset > 0; offset /= 2) {
