@@ -86,7 +86,8 @@ void vectors_at_offsets(const tandem::Engine& eng, Report& report) {
                                      : eng.reduce<O>(std::span<const T>(a.host, n), o);
                   },
                   [&](const tandem::op_result_t<O, T>& got) -> std::string {
-                    const Judgement j = det ? judge_op_canonical<O, T>(got, ref, values) : judge_op<O, T>(got, ref, false);
+                    const Judgement j =
+                        det ? judge_op_canonical<O, T>(got, ref, values) : judge_op<O, T>(got, ref, false);
                     if (!j.ok) return "got " + show(got) + ", expected " + j.expected;
                     const std::string bits = bytes_of(&got, 1);
                     if (i == 0) first_bits = bits;
@@ -124,9 +125,9 @@ void matrices_at_offsets(const tandem::Engine& eng, Report& report) {
             std::string first_bits;
             for (std::size_t i = 0; i < placed.size(); ++i) {
               const std::string what = backend + ": " + type + " " + std::to_string(s.rows) + "x" +
-                                       std::to_string(s.cols) + " per " + tandem::to_string(per) +
-                                       " at byte offset " + std::to_string(i * sizeof(T)) + " " +
-                                       tandem::to_string(O) + " kernel " + k.name + (det ? " deterministic" : "");
+                                       std::to_string(s.cols) + " per " + tandem::to_string(per) + " at byte offset " +
+                                       std::to_string(i * sizeof(T)) + " " + tandem::to_string(O) + " kernel " +
+                                       k.name + (det ? " deterministic" : "");
               one_case(
                   report, eng, what, false, k,
                   [&] {
