@@ -151,7 +151,63 @@ void matrices_at_offsets(const tandem::Engine& eng, Report& report) {
   }
 }
 
+// One product, A, B and C all placed at each element-aligned byte offset (host and Buffer): the bits of
+// offset 0 at every offset wherever the kernel's level promises them. (Each result's value is judged by
+// matmul_cases.cpp, whose layouts start one element past an aligned address.)
+template <class T>
+void products_at_offsets(const tandem::Engine& eng, Report& report) {
+  using C = tandem::compute_t<T>;
+  const std::string backend = backend_name(eng), type = type_name<T>();
+  const std::size_t m = 67, k = 259, n = 45;  // tails of every tile; K past a few k-steps
+  const std::vector<T> a = data<T>(m * k, 301), b = data<T>(k * n, 302);
+  const std::vector<C> c0(m * n, C(0));
+  std::vector<AtOffset<T>> pa, pb;
+  std::vector<AtOffset<C>> pc;
+  for (std::size_t offset = 0; offset < kSpan; offset += sizeof(T)) {
+    pa.push_back(at_offset(eng, a, offset)), pb.push_back(at_offset(eng, b, offset));
+    pc.push_back(at_offset(eng, c0, offset / sizeof(T) * sizeof(C) % kSpan));
+  }
+  for (const tandem::KernelInfo& info : eng.matmul_kernel_info())
+    for (bool det : {false, true})
+      for (bool in_buffer : {false, true}) {
+        if (!info.accepts(tandem::dtype_of<T>) || (det && !info.deterministic)) continue;
+        const tandem::MatmulOptions o{info.name, det};
+        std::string first_bits;
+        for (std::size_t i = 0; i < pa.size(); ++i) {
+          const std::string what = backend + ": matmul " + type + " " + std::to_string(m) + "x" + std::to_string(k) +
+                                   "x" + std::to_string(n) + " at byte offset " + std::to_string(i * sizeof(T)) +
+                                   (in_buffer ? " (Buffer)" : " (host)") + " kernel " + info.name +
+                                   (det ? " deterministic" : "");
+          one_case(
+              report, eng, what, false, info,
+              [&] {
+                if (in_buffer) {
+                  eng.matmul(pa[i].buffer.matrix(m, k, k, pa[i].first), pb[i].buffer.matrix(k, n, n, pb[i].first),
+                             pc[i].buffer.matrix(m, n, n, pc[i].first), o);
+                  std::vector<C> all = pc[i].buffer.to_vector();
+                  return std::vector<C>(all.begin() + std::ptrdiff_t(pc[i].first), all.end());
+                }
+                std::vector<C> c(m * n);
+                eng.matmul<T>({pa[i].host, m, k, k}, {pb[i].host, k, n, n}, {c.data(), m, n, n}, o);
+                return c;
+              },
+              [&](const std::vector<C>& got) -> std::string {
+                const std::string bits = bytes_of(got.data(), got.size());
+                if (i == 0) first_bits = bits;
+                if (same_bits_everywhere(info, det) && bits != first_bits)
+                  return "other bits than at offset 0 (the kernel promises " +
+                         (det ? std::string("every_backend") : tandem::to_string(info.determinism)) + ")";
+                return std::string();
+              });
+        }
+      }
+}
+
 }  // namespace
+
+void run_matmul_addresses(const tandem::Engine& eng, Report& report) {
+  for_each_type<tandem::matmul_element_types>([&]<class T>() { products_at_offsets<T>(eng, report); });
+}
 
 void run_addresses(const tandem::Engine& eng, Report& report) {
   for_each_type([&]<class T>() {

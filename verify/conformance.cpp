@@ -35,7 +35,7 @@ Report run(const Options& o) {
   for (tandem::Backend b : o.backends) {
     const tandem::Engine eng(b);
     if (o.reductions) run_reductions(eng, report), run_addresses(eng, report);
-    if (o.matmul) run_matmul(eng, report);
+    if (o.matmul) run_matmul(eng, report), run_matmul_addresses(eng, report);
   }
   return report;
 }

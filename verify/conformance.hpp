@@ -12,7 +12,9 @@
 //               bits at every offset wherever the kernel's level promises them (run_to_run or better)
 //   matmul      element type x shape (tails, K = 0) x transpose pair x alpha / beta (beta = 0 over a NaN
 //               C) x layout (packed, ld > cols poisoned, batches with gaps, stride-0 B, misaligned) x
-//               form (host, Buffer) x every kernel x deterministic off / on
+//               form (host, Buffer) x every kernel x deterministic off / on; and one product with A, B
+//               and C at every element-aligned byte offset 0 .. 63: the same bits wherever the level
+//               promises them
 //
 // A case the kernel's KernelInfo does not take (dtype, op, per row / column, deterministic mode), an empty
 // input of an op whose EmptyRule is error, and a stride of 0 must throw tandem::Error; every other case
@@ -72,5 +74,6 @@ Report run(const Options& o);
 void run_reductions(const tandem::Engine& eng, Report& report);
 void run_addresses(const tandem::Engine& eng, Report& report);
 void run_matmul(const tandem::Engine& eng, Report& report);
+void run_matmul_addresses(const tandem::Engine& eng, Report& report);
 
 }  // namespace tandem_verify::conformance

@@ -91,7 +91,8 @@ constexpr const char* to_string(Precision p) {
 // What a kernel guarantees about the bits of its floating-point results (sums and products, whose value
 // depends on the order of their roundings; integer sums, min, max, argmin and argmax are exact in any
 // order), the levels CCCL names for its algorithms:
-//   not_guaranteed  two identical calls may give different bits (a dynamic split of the work)
+//   not_guaranteed  two identical calls may give different bits (a dynamic split of the work), or the same
+//                   values at another address may (CUB's vector loads of aligned input)
 //   run_to_run      identical calls on the same machine give the same bits, at any address of the data
 //                   (the same thread count; the same GPU model and library versions)
 //   every_backend   the same bits on every backend, run, thread count and GPU: the canonical order of
