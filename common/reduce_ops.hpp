@@ -384,6 +384,17 @@ struct OpFor<Op::sumsq, T> {
   using type = SumSqOp<T>;
 };
 
+// An operator over the compute type of its elements (SumSqOp<half> -> SumSqOp<float>): its load gives the
+// term of an element already widened, as the CPU's vector paths widen 16-bit rows before adding them.
+template <class Operator>
+struct OnComputeOf;
+template <template <class> class O, class T>
+struct OnComputeOf<O<T>> {
+  using type = O<compute_of_t<T>>;
+};
+template <class Operator>
+using on_compute_t = typename OnComputeOf<Operator>::type;
+
 // What the engine receives for op O's accumulator over elements T, by the op table's result kind
 // (include/tandem/ops.hpp): a sum as sum_result_t<T> (an integer sum's uint64 wraps to int64; an exact
 // integer sum as it is, ExactSum: the engine takes its low bits, or its mean), a value as compute_t<T>, an

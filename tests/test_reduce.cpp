@@ -34,7 +34,8 @@ void check_judgement(const test::Judgement& j, Op op, R got) {
   CHECK_MESSAGE(j.ok, tandem::to_string(op) << " = " << test::show(got) << ", expected " << j.expected);
 }
 
-// Checks sum/min/max/mean of x (n elements, stride) with every kernel against the reference.
+// Checks every op of the table on x (n elements, stride) with every kernel against the reference (judge_op:
+// bit for bit with `exact`, data whose sums are exact in any order).
 template <class T>
 void check_all_kernels(const tandem::Engine& eng, const std::vector<T>& data, std::size_t n, std::size_t stride,
                        bool exact) {
@@ -44,34 +45,16 @@ void check_all_kernels(const tandem::Engine& eng, const std::vector<T>& data, st
     const std::string& k = info.name;
     CAPTURE(k);
     const ReduceOptions o{k};
-    // What the kernel does not take, or an empty input for min/max/mean: tandem::Error.
-    auto refused = [&](Op op) {
-      return !info.accepts(tandem::dtype_of<T>) || !info.accepts(op) || (n == 0 && op != Op::sum);
-    };
-    if (refused(Op::sum)) {
-      CHECK_THROWS_AS(eng.sum(view, o), tandem::Error);
-    } else {
-      const auto s = eng.sum(view, o);
-      check_judgement(exact ? test::judge_sum_bits<T>(s, ref) : test::judge_sum<T>(s, ref), Op::sum, s);
-    }
-    if (refused(Op::min)) {
-      CHECK_THROWS_AS(eng.min(view, o), tandem::Error);
-    } else {
-      const T mn = eng.min(view, o);
-      check_judgement(test::judge_extreme(mn, ref.min()), Op::min, mn);
-    }
-    if (refused(Op::max)) {
-      CHECK_THROWS_AS(eng.max(view, o), tandem::Error);
-    } else {
-      const T mx = eng.max(view, o);
-      check_judgement(test::judge_extreme(mx, ref.max()), Op::max, mx);
-    }
-    if (refused(Op::mean)) {
-      CHECK_THROWS_AS(eng.mean(view, o), tandem::Error);
-    } else {
-      const double m = eng.mean(view, o);
-      check_judgement(test::judge_mean<T>(m, ref), Op::mean, m);
-    }
+    test::for_each_op([&]<Op O>() {
+      // What the kernel does not take, or an empty input of an op without an identity: tandem::Error.
+      if (!info.accepts(tandem::dtype_of<T>) || !info.accepts(O) ||
+          (n == 0 && tandem::info(O).empty == tandem::EmptyRule::error)) {
+        CHECK_THROWS_AS((void)eng.reduce<O>(view, o), tandem::Error);
+      } else {
+        const auto got = eng.reduce<O>(view, o);
+        check_judgement(test::judge_op<O, T>(got, ref, exact), O, got);
+      }
+    });
   }
 }
 

@@ -65,9 +65,17 @@ TEST_CASE("support: the reduce reference's rules on hand-made inputs" * doctest:
   CHECK(ref({-kInf, 5.0f}).min() == -kInf);
   // Sums in long double: 2^24 + 1 + 1 is exact there, not in float.
   const auto big = ref({16777216.0f, 1.0f, 1.0f});
-  CHECK(big.sum == 16777218.0L);
+  CHECK(big.of(tandem::Op::sum).sum == 16777218.0L);
   CHECK(big.sum_result() == 16777218.0f);
-  CHECK(big.abs_sum == 16777218.0L);
+  CHECK(big.of(tandem::Op::sum).abs_sum == 16777218.0L);
+  // The sum of squares from its Term: each square rounded to float (3^2 + 4^2 = 25), +inf past the range,
+  // NaN with a NaN, and its bound (n + 8) u sum (its terms are never negative).
+  CHECK(ref({3.0f, -4.0f}).of(tandem::Op::sumsq).result() == 25.0f);
+  CHECK(ref({1e20f, 1.0f}).of(tandem::Op::sumsq).result() == kInf);
+  CHECK(test::same_bits(with_nan.of(tandem::Op::sumsq).result(), kNaN));
+  CHECK(ref({3.0f, -4.0f}).of(tandem::Op::sumsq).bound() == 10 * 0x1p-24L * 25);
+  const std::vector<std::int32_t> squares = {-3, 65536};
+  CHECK(test::reduce_reference<std::int32_t>(squares).of(tandem::Op::sumsq).result() == 9 + (std::int64_t{1} << 32));
   // Integer sums wrap modulo 2^64; the mean is the exact sum (2^63 + 2, whose nearest double is 2^63) / n.
   const std::vector<std::int64_t> wrap = {std::numeric_limits<std::int64_t>::max(), 1, 2};
   const auto w = test::reduce_reference<std::int64_t>(wrap);
@@ -85,7 +93,8 @@ TEST_CASE("support: the reduce reference's rules on hand-made inputs" * doctest:
   merged.merge(test::reduce_reference(x.data() + 3, 5, 1));
   const auto whole = test::reduce_reference<float>(x);
   CHECK(merged.count == whole.count);
-  CHECK(merged.sum == whole.sum);
+  CHECK(merged.of(tandem::Op::sum).sum == whole.of(tandem::Op::sum).sum);
+  CHECK(merged.of(tandem::Op::sumsq).sum == whole.of(tandem::Op::sumsq).sum);
   CHECK(test::same_bits(merged.min(), whole.min()));
   CHECK(test::same_bits(merged.max(), whole.max()));
 }

@@ -4,10 +4,12 @@
 // (common/reduce_ops.hpp and friends), so that a shared mistake cannot hide.
 //
 // Reductions  ReduceReference<T>, fed one element at a time (add) or by reduce_reference():
-//               integer sums  a uint64 loop, wrapping modulo 2^64 as the library's int64 sums do
-//               float sums    a long double loop over the finite elements, with sum |x| for the bound
-//                             (bounds.hpp); NaN, +inf and -inf are tracked apart: any NaN or both
-//                             infinities make the sum NaN, one infinity makes it that infinity
+//               sums          every additive op of the table (sum, sumsq, ...) from its Term: integers in
+//                             a uint64 loop, wrapping modulo 2^64 as the library's int64 sums do (and in
+//                             128 bits for means); floats in a long double loop over the finite terms,
+//                             with sum |term| for the bound (bounds.hpp); NaN, +inf and -inf are tracked
+//                             apart: any NaN or both infinities make the sum NaN, one infinity makes it
+//                             that infinity
 //               min / max     NaN if any element is NaN, else the least / greatest element in the
 //                             order where -0.0 comes before +0.0
 //             canonical_sum(): deterministic mode's documented association order, bit for bit.
@@ -18,6 +20,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +28,7 @@
 #include <span>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tandem/types.hpp"
@@ -35,51 +39,137 @@ namespace tandem_verify {
 
 // ---- Reductions -------------------------------------------------------------------------------------
 
+// Whether op's result is a sum (the op table, include/tandem/ops.hpp: the op it is computed as returns
+// ResultKind::sum): sum, mean (computed as sum) and sumsq today, and any such op added to the table. Their
+// floating-point results depend on the order of the additions, which deterministic mode fixes.
+constexpr bool is_additive(tandem::Op op) {
+  return tandem::info(tandem::info(op).computed_as).result == tandem::ResultKind::sum;
+}
+
+// The term each additive op that the backends run adds for element x, as the op table's description
+// defines it: the one place a new additive op writes its reference (an additive op without a Term does not
+// compile). real(): the term of a float element, rounded to its type (-ffp-contract=off: never fused into
+// the sum); wrapped(): an integer element's term modulo 2^64, as the library's int64 sums wrap; exact():
+// the same term in 128 bits (a mean divides the exact sum). kNonNegative: no term is below zero, so that
+// the rounding errors of a long sum do not cancel (its bound, bounds.hpp).
+template <tandem::Op O>
+struct Term;
+template <>
+struct Term<tandem::Op::sum> {
+  static constexpr bool kNonNegative = false;
+  template <class C>
+  static C real(C x) {
+    return x;
+  }
+  static std::uint64_t wrapped(std::int64_t v) { return std::uint64_t(v); }
+  static __int128 exact(std::int64_t v) { return v; }
+};
+template <>
+struct Term<tandem::Op::sumsq> {
+  static constexpr bool kNonNegative = true;
+  template <class C>
+  static C real(C x) {
+    return x * x;
+  }
+  static std::uint64_t wrapped(std::int64_t v) { return std::uint64_t(v) * std::uint64_t(v); }
+  static __int128 exact(std::int64_t v) { return __int128(v) * v; }
+};
+
+// The reference of one additive op: its terms summed exactly (integers: modulo 2^64 and in 128 bits) or in
+// long double (floats: the finite terms, with sum |term| for the bound; NaN, +inf and -inf tracked apart:
+// any NaN or both infinities make the sum NaN, one infinity makes it that infinity).
+template <tandem::Element T>
+struct AdditiveReference {
+  bool non_negative = false;  // Term<O>::kNonNegative
+  std::size_t count = 0;
+  std::uint64_t wrapped = 0;    // integers: the sum modulo 2^64
+  unsigned __int128 exact = 0;  // integers: the sum itself (as a two's-complement 128-bit value)
+  long double sum = -0.0L;      // the sum of the finite terms; starts at -0.0, so that a sum of only -0.0
+                                // stays -0.0 (IEEE 754)
+  long double abs_sum = 0;      // the sum of |term| over the finite terms
+  bool nan = false, pos_inf = false, neg_inf = false;
+
+  template <class Term>
+  void add(T v) {
+    ++count;
+    if constexpr (std::is_integral_v<T>) {
+      wrapped += Term::wrapped(std::int64_t(v));
+      exact += static_cast<unsigned __int128>(Term::exact(std::int64_t(v)));
+      const long double t = (long double)Term::exact(std::int64_t(v));
+      sum += t, abs_sum += std::fabs(t);
+    } else {
+      const T t = Term::real(v);
+      if (std::isnan(t))
+        nan = true;
+      else if (std::isinf(t))
+        (t > 0 ? pos_inf : neg_inf) = true;
+      else
+        sum += t, abs_sum += std::fabs((long double)t);
+    }
+  }
+  void merge(const AdditiveReference& o) {
+    count += o.count, wrapped += o.wrapped, exact += o.exact, sum += o.sum, abs_sum += o.abs_sum;
+    nan |= o.nan, pos_inf |= o.pos_inf, neg_inf |= o.neg_inf;
+  }
+  bool finite() const { return !nan && !pos_inf && !neg_inf; }
+
+  // What the op must return: integers exactly (wrapped); floats: NaN (canonical), an infinity, or the
+  // long double sum rounded to T (equal to the result for data whose sums are exact, e.g.
+  // Values::small_integers; otherwise compare within bound()).
+  tandem::sum_result_t<T> result() const {
+    if constexpr (std::is_integral_v<T>) {
+      return std::int64_t(wrapped);
+    } else {
+      if (nan || (pos_inf && neg_inf)) return std::numeric_limits<T>::quiet_NaN();
+      if (pos_inf) return std::numeric_limits<T>::infinity();
+      if (neg_inf) return -std::numeric_limits<T>::infinity();
+      return count == 0 ? T(0) : T(sum);  // the empty sum is +0.0
+    }
+  }
+  // |result - sum| may be at most this for floats (bounds.hpp; integers: 0, they are exact): 8 u sum|term|,
+  // or (n + 8) u sum for terms that are never negative.
+  long double bound() const {
+    if constexpr (std::is_integral_v<T>)
+      return 0;
+    else
+      return non_negative ? tandem_verify::sumsq_bound<T>(sum, count) : tandem_verify::sum_bound<T>(abs_sum);
+  }
+  // The mean of integers as mean() computes it: the exact sum rounded to double once, divided by n (count
+  // > 0). (GCC converts __int128 to the nearest double.)
+  double integer_mean() const requires std::is_integral_v<T> { return double(__int128(exact)) / double(count); }
+  // |mean - sum / count| may be at most this for floats (count > 0).
+  long double mean_bound() const { return tandem_verify::mean_bound<T>(sum, abs_sum, count); }
+};
+
 template <tandem::Element T>
 struct ReduceReference {
   std::size_t count = 0;
-  std::uint64_t wrapped_sum = 0;  // integers: the sum modulo 2^64
-  __int128 exact_sum = 0;         // integers: the sum itself (GCC's 128-bit integer; any count below 2^63)
-  long double sum = -0.0L;        // the sum of the finite elements (integers: exact below 2^64); starts
-                                  // at -0.0, so that a sum of only -0.0 stays -0.0 (IEEE 754)
-  long double abs_sum = 0;        // the sum of |x| over the finite elements
-  bool nan = false, pos_inf = false, neg_inf = false;
-  // sumsq: the squares as the op defines them, each rounded to T (integers: wrapping 64-bit products),
-  // summed exactly (integers modulo 2^64) or in long double; an infinite square (an infinity, or a
-  // square past T's range) makes the sum +inf.
-  std::uint64_t wrapped_sumsq = 0;
-  long double sumsq = 0;
-  bool sumsq_inf = false;
+  // One reference per additive op the backends run (indexed by Op; the others stay empty): of(op).
+  std::array<AdditiveReference<T>, std::size(tandem::ops)> additive{};
+  bool nan = false;
   std::size_t nan_count = 0;
   T lo{}, hi{};  // the least and greatest non-NaN element (-0.0 before +0.0); set once count > nan_count
   // Their first positions, and the first NaN's (what argmin / argmax must return, NumPy's rule).
   std::size_t lo_index = 0, hi_index = 0, nan_index = 0;
 
+  ReduceReference() {
+    each_additive([&]<tandem::Op O>() { additive[std::size_t(O)].non_negative = Term<O>::kNonNegative; });
+  }
+
+  // The reference of additive op `op` (a mean: of the op it is computed as).
+  const AdditiveReference<T>& of(tandem::Op op) const { return additive[std::size_t(tandem::info(op).computed_as)]; }
+
   void add(T v) {
     const std::size_t i = count;
     ++count;
-    if constexpr (std::is_integral_v<T>) {
-      wrapped_sum += std::uint64_t(std::int64_t(v));
-      exact_sum += __int128(v);
-      wrapped_sumsq += std::uint64_t(std::int64_t(v)) * std::uint64_t(std::int64_t(v));
-      sum += v;
-      abs_sum += std::fabs((long double)v);
-    } else {
+    each_additive([&]<tandem::Op O>() { additive[std::size_t(O)].template add<Term<O>>(v); });
+    if constexpr (!std::is_integral_v<T>) {
       if (std::isnan(v)) {
         if (!nan) nan_index = i;
         nan = true;
         ++nan_count;
         return;
       }
-      if (std::isinf(v))
-        (v > 0 ? pos_inf : neg_inf) = true;
-      else
-        sum += v, abs_sum += std::fabs((long double)v);
-      const T square = v * v;  // rounded to T, as sumsq defines it
-      if (std::isinf(square))
-        sumsq_inf = true;
-      else
-        sumsq += square;
     }
     const bool first = count - nan_count == 1;
     if (first || below(v, lo)) lo = v, lo_index = i;
@@ -90,48 +180,22 @@ struct ReduceReference {
 
   // The reference of both parts together (for references built in parallel pieces).
   void merge(const ReduceReference& o) {
-    if (o.count == o.nan_count) {
-      if (!nan && o.nan) nan_index = count + o.nan_index;
-      count += o.count, nan_count += o.nan_count, nan |= o.nan;
-      return;
-    }
-    const bool empty = count == nan_count;
+    for (std::size_t k = 0; k < additive.size(); ++k) additive[k].merge(o.additive[k]);
+    const bool empty = count == nan_count, o_empty = o.count == o.nan_count;
     const std::size_t offset = count;  // o's elements follow this one's
     count += o.count, nan_count += o.nan_count;
-    wrapped_sum += o.wrapped_sum, exact_sum += o.exact_sum, sum += o.sum, abs_sum += o.abs_sum;
-    wrapped_sumsq += o.wrapped_sumsq, sumsq += o.sumsq, sumsq_inf |= o.sumsq_inf;
     if (!nan && o.nan) nan_index = offset + o.nan_index;
-    nan |= o.nan, pos_inf |= o.pos_inf, neg_inf |= o.neg_inf;
+    nan |= o.nan;
+    if (o_empty) return;
     if (empty || below(o.lo, lo)) lo = o.lo, lo_index = offset + o.lo_index;
     if (empty || below(hi, o.hi)) hi = o.hi, hi_index = offset + o.hi_index;
   }
 
-  // What sum() must return: integers exactly (wrapped); floats: NaN (canonical), an infinity, or the
-  // long double sum rounded to T (equal to the result for data whose sums are exact, e.g.
-  // Values::small_integers; otherwise compare within sum_bound(), bounds.hpp).
-  tandem::sum_result_t<T> sum_result() const {
-    if constexpr (std::is_integral_v<T>) {
-      return std::int64_t(wrapped_sum);
-    } else {
-      if (nan || (pos_inf && neg_inf)) return std::numeric_limits<T>::quiet_NaN();
-      if (pos_inf) return std::numeric_limits<T>::infinity();
-      if (neg_inf) return -std::numeric_limits<T>::infinity();
-      return count == 0 ? T(0) : T(sum);  // the empty sum is +0.0
-    }
-  }
-  // What sumsq() must return: integers exactly (wrapped); floats NaN (canonical), +inf, or the long
-  // double sum of the squares rounded to T (compare within sumsq_bound()).
-  tandem::sum_result_t<T> sumsq_result() const {
-    if constexpr (std::is_integral_v<T>) {
-      return std::int64_t(wrapped_sumsq);
-    } else {
-      if (nan) return std::numeric_limits<T>::quiet_NaN();
-      if (sumsq_inf) return std::numeric_limits<T>::infinity();
-      return T(sumsq);  // (+0.0 when empty or all zeros: squares are never -0.0)
-    }
-  }
-  // |sumsq() - sumsq| may be at most this for floats (bounds.hpp; integers: 0).
-  long double sumsq_bound() const { return std::is_integral_v<T> ? 0 : tandem_verify::sumsq_bound<T>(sumsq, count); }
+  // sum() and sumsq(): what they must return, and the bound around of(op).sum for floats.
+  tandem::sum_result_t<T> sum_result() const { return of(tandem::Op::sum).result(); }
+  long double sum_bound() const { return of(tandem::Op::sum).bound(); }
+  double integer_mean() const requires std::is_integral_v<T> { return of(tandem::Op::mean).integer_mean(); }
+  long double mean_bound() const { return of(tandem::Op::mean).mean_bound(); }
 
   // What min() and max() must return (count > 0), bit for bit.
   T min() const { return nan ? std::numeric_limits<T>::quiet_NaN() : lo; }
@@ -139,13 +203,21 @@ struct ReduceReference {
   // What argmin() and argmax() must return (count > 0).
   std::size_t argmin() const { return nan ? nan_index : lo_index; }
   std::size_t argmax() const { return nan ? nan_index : hi_index; }
-  // The mean of integers as mean() computes it: the exact sum rounded to double once, divided by n (count
-  // > 0). (GCC converts __int128 to the nearest double.)
-  double integer_mean() const requires std::is_integral_v<T> { return double(exact_sum) / double(count); }
-  // |sum() - sum| may be at most this for floats (integers: 0, sums are exact): 8 u sum|x|.
-  long double sum_bound() const { return std::is_integral_v<T> ? 0 : tandem_verify::sum_bound<T>(abs_sum); }
-  // |mean() - sum / count| may be at most this for floats (count > 0).
-  long double mean_bound() const { return tandem_verify::mean_bound<T>(sum, abs_sum, count); }
+
+ private:
+  // f.template operator()<O>() for every additive op the backends run (sum, sumsq, ...).
+  template <class F>
+  static void each_additive(F&& f) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (
+          [&] {
+            constexpr tandem::Op O = tandem::all_ops[I];
+            if constexpr (is_additive(O) && tandem::is_backend_op(O)) f.template operator()<O>();
+          }(),
+          ...);
+    }
+    (std::make_index_sequence<std::size(tandem::all_ops)>{});
+  }
 };
 
 // The reference of x[0], x[stride], ..., x[(n - 1) * stride].

@@ -26,25 +26,31 @@ struct Judgement {
   std::string expected;   // filled when !ok: the expected value (and bound), for a message
 };
 
-// sum(): integers exactly; floats within ReduceReference::sum_bound() of the long double sum (a NaN or
-// infinite reference: the same bits).
+// An additive op's result (sum, sumsq, ...): integers exactly; floats within AdditiveReference::bound() of
+// the long double sum of the terms (bit for bit with `exact`, or when the reference is NaN or infinite).
 template <tandem::Element T>
-Judgement judge_sum(tandem::sum_result_t<T> s, const ReduceReference<T>& r);
-// sum() bit for bit equal to the reference rounded to T: for data whose every partial sum is exact
-// (Values::small_integers), whatever the order.
+Judgement judge_additive(tandem::sum_result_t<T> s, const AdditiveReference<T>& a, bool exact);
+// sum(): judge_additive of the sum, and bit for bit (for data whose every partial sum is exact,
+// Values::small_integers, whatever the order).
 template <tandem::Element T>
-Judgement judge_sum_bits(tandem::sum_result_t<T> s, const ReduceReference<T>& r);
+Judgement judge_sum(tandem::sum_result_t<T> s, const ReduceReference<T>& r) {
+  return judge_additive<T>(s, r.of(tandem::Op::sum), false);
+}
+template <tandem::Element T>
+Judgement judge_sum_bits(tandem::sum_result_t<T> s, const ReduceReference<T>& r) {
+  return judge_additive<T>(s, r.of(tandem::Op::sum), true);
+}
 // min() or max() (and anything else that must be bitwise equal): got and expect have the same bits.
 template <tandem::Element T>
 Judgement judge_extreme(T got, T expect);
-// mean() = double(sum) / n: bit for bit for integers; within mean_bound() for floats (count > 0).
+// A mean (the op it is computed as, divided by n): bit for bit for integers (the exact sum rounded once);
+// within mean_bound() for floats (count > 0).
 template <tandem::Element T>
-Judgement judge_mean(double m, const ReduceReference<T>& r);
-
-// sumsq(): integers exactly; floats within sumsq_bound() of the long double sum of the squares (bit for bit
-// with `exact`, or when the reference is NaN or infinite).
+Judgement judge_mean(double m, const AdditiveReference<T>& a);
 template <tandem::Element T>
-Judgement judge_sumsq(tandem::sum_result_t<T> s, const ReduceReference<T>& r, bool exact);
+Judgement judge_mean(double m, const ReduceReference<T>& r) {
+  return judge_mean<T>(m, r.of(tandem::Op::mean));
+}
 
 // argmin() or argmax(): exactly the expected index.
 inline Judgement judge_index(std::size_t got, std::size_t expect) {
@@ -54,53 +60,33 @@ inline Judgement judge_index(std::size_t got, std::size_t expect) {
 }
 
 // The verdict of op O's result for elements of type T (include/tandem/ops.hpp), against the reference of
-// the elements as their compute type (float for bfloat16 / half): sums within their bound (bit for bit
-// with `exact`: data whose sums are exact in any order, Values::small_integers), min and max bit for bit,
-// mean within its bound, argmin and argmax the exact index. An op of the table without a branch here is
-// a compile error: its reference must be written before it can be tested.
+// the elements as their compute type (float for bfloat16 / half), by the op table's columns: a sum
+// (ResultKind::sum) its additive reference (reference.hpp's Term) within its bound, bit for bit with
+// `exact` (data whose sums are exact in any order, Values::small_integers); a mean that sum divided by n;
+// a value or an index the least element (identity highest: min, argmin) or the greatest (identity lowest:
+// max, argmax), bit for bit and the exact first index.
 template <tandem::Op O, tandem::Element T>
 Judgement judge_op(const tandem::op_result_t<O, T>& got, const ReduceReference<tandem::compute_t<T>>& r,
                    bool exact = false) {
   using C = tandem::compute_t<T>;
-  using tandem::Op;
-  if constexpr (O == Op::sum)
-    return exact ? judge_sum_bits<C>(got, r) : judge_sum<C>(got, r);
-  else if constexpr (O == Op::min)
-    return judge_extreme<C>(got, r.min());
-  else if constexpr (O == Op::max)
-    return judge_extreme<C>(got, r.max());
-  else if constexpr (O == Op::mean)
-    return judge_mean<C>(got, r);
-  else if constexpr (O == Op::argmin)
-    return judge_index(got, r.argmin());
-  else if constexpr (O == Op::argmax)
-    return judge_index(got, r.argmax());
-  else if constexpr (O == Op::sumsq)
-    return judge_sumsq<C>(got, r, exact);
+  using tandem::ResultKind;
+  constexpr tandem::OpInfo op = tandem::info(O);
+  constexpr bool least = op.identity == tandem::Identity::highest;
+  if constexpr (op.result == ResultKind::sum)
+    return judge_additive<C>(got, r.of(O), exact);
+  else if constexpr (op.result == ResultKind::mean)
+    return judge_mean<C>(got, r.of(O));
+  else if constexpr (op.result == ResultKind::value)
+    return judge_extreme<C>(got, least ? r.min() : r.max());
   else
-    static_assert(O == Op::sum, "tests/support: this op of the table has no reference; add it to judge_op");
+    return judge_index(got, least ? r.argmin() : r.argmax());
 }
 
-// Whether op's result is a sum (the op table, include/tandem/ops.hpp: the op it is computed as returns
-// ResultKind::sum): sum, mean (computed as sum) and sumsq today, and any such op added to the table. Their
-// floating-point results depend on the order of the additions, which deterministic mode fixes.
-constexpr bool is_additive(tandem::Op op) {
-  return tandem::info(tandem::info(op).computed_as).result == tandem::ResultKind::sum;
-}
-
-// The term an additive op O adds for element x, as the backends' operator of its computed_as loads it: x,
-// or x * x (sumsq). An additive op of the table without a branch here is a compile error.
+// The term additive op O adds for element x (reference.hpp's Term of the op it is computed as).
 template <tandem::Op O, class C>
 C additive_term(C x) {
-  using tandem::Op;
-  constexpr Op base = tandem::info(O).computed_as;
   static_assert(is_additive(O));
-  if constexpr (base == Op::sum)
-    return x;
-  else if constexpr (base == Op::sumsq)
-    return x * x;  // the square, rounded (-ffp-contract=off: never fused into the sum)
-  else
-    static_assert(base == Op::sum, "verify/verdict.hpp: this additive op of the table has no term; add it here");
+  return Term<tandem::info(O).computed_as>::real(x);
 }
 
 // Deterministic mode's result of op O, bit for bit: the additive ops of floats (is_additive: sum, mean,
@@ -168,36 +154,15 @@ inline long double distance(long double a, long double b) {
 }  // namespace detail
 
 template <tandem::Element T>
-Judgement judge_sum(tandem::sum_result_t<T> s, const ReduceReference<T>& r) {
-  if constexpr (std::is_integral_v<T>) {
-    const std::int64_t expect = r.sum_result();
-    const bool ok = s == expect;
-    return {ok, std::fabs((long double)s - (long double)expect), ok ? "" : std::to_string(expect)};
-  } else {
-    if (r.nan || r.pos_inf || r.neg_inf) return judge_sum_bits(s, r);
-    const long double err = std::fabs((long double)s - r.sum);
-    const bool ok = err <= r.sum_bound();
-    return {ok, err, ok ? "" : detail::with_bound(r.sum, r.sum_bound())};
-  }
-}
-
-template <tandem::Element T>
-Judgement judge_sum_bits(tandem::sum_result_t<T> s, const ReduceReference<T>& r) {
-  const tandem::sum_result_t<T> expect = r.sum_result();
-  const bool ok = same_bits(s, expect);
-  return {ok, detail::distance(s, expect), ok ? "" : show(expect) + " (bit for bit)"};
-}
-
-template <tandem::Element T>
-Judgement judge_sumsq(tandem::sum_result_t<T> s, const ReduceReference<T>& r, bool exact) {
-  const tandem::sum_result_t<T> expect = r.sumsq_result();
-  if (std::is_integral_v<T> || exact || r.nan || r.sumsq_inf) {
+Judgement judge_additive(tandem::sum_result_t<T> s, const AdditiveReference<T>& a, bool exact) {
+  const tandem::sum_result_t<T> expect = a.result();
+  if (std::is_integral_v<T> || exact || !a.finite()) {
     const bool ok = same_bits(s, expect);
     return {ok, detail::distance(s, expect), ok ? "" : show(expect) + " (bit for bit)"};
   }
-  const long double err = std::fabs((long double)s - r.sumsq);
-  const bool ok = err <= r.sumsq_bound();
-  return {ok, err, ok ? "" : detail::with_bound(r.sumsq, r.sumsq_bound())};
+  const long double err = std::fabs((long double)s - a.sum);
+  const bool ok = err <= a.bound();
+  return {ok, err, ok ? "" : detail::with_bound(a.sum, a.bound())};
 }
 
 template <tandem::Element T>
@@ -207,19 +172,19 @@ Judgement judge_extreme(T got, T expect) {
 }
 
 template <tandem::Element T>
-Judgement judge_mean(double m, const ReduceReference<T>& r) {
+Judgement judge_mean(double m, const AdditiveReference<T>& a) {
   if constexpr (std::is_integral_v<T>) {
-    const double expect = r.integer_mean();
+    const double expect = a.integer_mean();
     const bool ok = same_bits(m, expect);
     return {ok, std::fabs((long double)m - expect), ok ? "" : show(expect)};
   } else {
-    if (r.nan || r.pos_inf || r.neg_inf) {
-      const double expect = double(r.sum_result()) / double(r.count);
+    if (!a.finite()) {
+      const double expect = double(a.result()) / double(a.count);
       const bool ok = std::isnan(expect) ? std::isnan(m) : m == expect;
       return {ok, detail::distance(m, expect), ok ? "" : show(expect)};
     }
-    const long double expect = r.sum / r.count;
-    const long double bound = r.mean_bound();
+    const long double expect = a.sum / a.count;
+    const long double bound = a.mean_bound();
     const long double err = std::fabs((long double)m - expect);
     const bool ok = err <= bound;
     return {ok, err, ok ? "" : detail::with_bound(expect, bound)};

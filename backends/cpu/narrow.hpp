@@ -179,8 +179,7 @@ template <int W, class Op>
 typename Op::Acc row_canonical_sum(const typename Op::In* x, std::int64_t n) {
   using In = typename Op::In;
   using T = typename Op::Acc;
-  constexpr bool squares = std::is_same_v<Op, SumSqOp<In>>;
-  const auto term = [](T v) { return squares ? v * v : v; };
+  const auto term = [](T v) { return on_compute_t<Op>::load(v, 0); };  // (a widened element's term)
   T lane[W];
   std::fill_n(lane, W, T(-0.0));  // canonical.hpp: lanes start at -0.0
   std::int64_t i = 0;
@@ -226,7 +225,7 @@ typename Op::Acc short_row_canonical_sum(const typename Op::In* x, std::int64_t 
 #else
       const T v = float(x[j]);
 #endif
-      return std::is_same_v<Op, SumSqOp<In>> ? v * v : v;
+      return on_compute_t<Op>::load(v, 0);
     } else {
       return Op::load(x[j], 0);
     }
@@ -297,12 +296,12 @@ void column_acc(const T* x, std::int64_t first, std::int64_t rows, std::int64_t 
       std::fill_n(s, lanes, Operator::identity());
       for (std::int64_t g = 0; g < groups; ++g) {
         const T* p = group(g);
-        if constexpr (is_storage_type_v<T> && (O == Op::sum || O == Op::sumsq)) {
+        if constexpr (is_storage_type_v<T>) {
           float v[kMaxLanes];
           std::int64_t l = 0;
           for (; l + 8 <= lanes; l += 8) cpu_leaves::widen<8>(p + l, v + l);
           for (; l < lanes; ++l) v[l] = float(p[l]);
-          for (l = 0; l < lanes; ++l) s[l] += O == Op::sumsq ? v[l] * v[l] : v[l];
+          for (l = 0; l < lanes; ++l) s[l] += on_compute_t<Operator>::load(v[l], 0);
         } else {
           for (std::int64_t l = 0; l < lanes; ++l) s[l] += Operator::load(p[l], 0);
         }

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tandem
+from numpy_conventions import NUMPY_OPS, TERMS
 
 BACKENDS = [b["name"] for b in tandem.backend_status() if b["usable"]]
 SHAPES_1D = [1, 2, 7, 31, 33, 4095, 4097, 65537]
@@ -36,23 +37,21 @@ def values(shape, dtype, seed=1):
 
 
 def numpy_result(op, x, axis=None):
-    """NumPy's answer for each op of the table (an op without one here fails the tests: add its reference)."""
-    if kind(op) == "sum" and np.issubdtype(x.dtype, np.integer):
-        x = x.astype(np.int64)  # integer sums (of squares) in 64 bits
-        return np.sum(x * x if op == "sumsq" else x, axis=axis, dtype=np.int64)
+    """NumPy's answer for each op of the table, from numpy_conventions' NUMPY_OPS and TERMS (an op without
+    them there fails the tests: add its reference)."""
+    if kind(op) == "sum" and np.issubdtype(x.dtype, np.integer):  # terms and sums in 64 bits, wrapping
+        return np.sum(TERMS[op](x.astype(np.int64)), axis=axis, dtype=np.int64)
     if kind(op) != "index" and x.dtype == np.float16:
         x = x.astype(np.float32)  # tandem reads 16-bit inputs as the floats they convert to
-    if op == "mean":
-        return np.mean(x, axis=axis, dtype=np.float64)
-    if op == "sumsq":
-        return np.sum(x.astype(np.float64) ** 2, axis=axis).astype(x.dtype)
+    if kind(op) == "mean":
+        return np.mean(TERMS[op](x), axis=axis, dtype=np.float64)
+    if kind(op) == "sum":
+        return np.sum(TERMS[op](x.astype(np.float64)), axis=axis).astype(x.dtype)
     if kind(op) == "index" and np.issubdtype(x.dtype, np.floating):
         if axis is None:
             return np.int64(signed_zero_arg(op, x.ravel()))
         return np.apply_along_axis(lambda v: signed_zero_arg(op, v), axis, x).astype(np.int64)
-    numpy_ops = {"sum": np.sum, "min": np.min, "max": np.max, "argmin": np.argmin, "argmax": np.argmax}
-    assert op in numpy_ops, f"tandem.ops has {op!r}, which has no NumPy reference here: add it to numpy_result"
-    return numpy_ops[op](x, axis=axis)
+    return NUMPY_OPS[op](x, axis=axis)
 
 
 def signed_zero_arg(op, v):
@@ -86,12 +85,12 @@ def check(op, got, want, x, axis=None):
     assert got.shape == want.shape
     if kind(op) in ("index", "value") or np.issubdtype(x.dtype, np.integer):
         np.testing.assert_array_equal(got, want)
-    else:  # float sums in another order: within 4 n u of the sum of magnitudes (of squares for sumsq),
+    else:  # float sums in another order: within 4 n u of the sum of the terms' magnitudes,
         # plus the result's one rounding to its type
         n = x.size if want.ndim == 0 else x.size // max(want.size, 1)
         u = np.finfo(np.float32 if x.dtype != np.float64 else np.float64).eps
         wide = np.abs(x.astype(np.float64))
-        magnitude = np.sum(wide * wide if op == "sumsq" else wide, axis=axis) / (n if op == "mean" else 1)
+        magnitude = np.sum(np.abs(TERMS[op](wide)), axis=axis) / (n if kind(op) == "mean" else 1)
         eps_r, tiny, top = result_rounding(got.dtype)
         want = want.astype(np.float64)
         bound = 4 * n * u * magnitude

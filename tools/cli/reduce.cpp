@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 #include <span>
+#include <string>
 #include <type_traits>
 
 #include "tools/cli/commands.hpp"
@@ -168,13 +169,22 @@ int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
   }
   for (const auto& note : notes) std::printf("note: %s\n", note.c_str());
   std::printf("%s; GB/s = n * sizeof(%s) / time\n", timing_note(cfg.repeat).c_str(), tandem_verify::type_name<T>());
-  if constexpr (std::is_integral_v<T>)
+  if constexpr (std::is_integral_v<T>) {
     std::printf("abs error: the largest |result - reference| over all calls; integer results must be exact\n");
-  else
-    std::printf(
-        "abs error: the largest |result - reference| over all calls; sums pass within 8 u sum|x| = %.3Lg%s\n",
-        ref.sum_bound(),
-        std::ranges::find(cfg.ops, Op::sumsq) != cfg.ops.end() ? ", sums of squares within (n + 8) u sum x^2" : "");
+  } else {
+    // Each additive op's bound (verify/bounds.hpp): 8 u sum|term|, or (n + 8) u sum for terms never below zero.
+    std::string bounds;
+    char text[96];
+    for (Op op : cfg.ops)
+      if (tandem_verify::is_additive(op) && ref.count > 0) {
+        const auto& a = ref.of(op);
+        const long double b = tandem::info(op).result == tandem::ResultKind::mean ? a.mean_bound() : a.bound();
+        std::snprintf(text, sizeof text, "%s%s %.3Lg", bounds.empty() ? "" : ", ", tandem::to_string(op), b);
+        bounds += text;
+      }
+    std::printf("abs error: the largest |result - reference| over all calls%s%s\n",
+                bounds.empty() ? "" : "; results pass within their bounds: ", bounds.c_str());
+  }
   return ok ? 0 : 1;
 }
 
