@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 
 #include "engine/extent.hpp"
@@ -129,6 +130,13 @@ std::size_t checked_matrix(const Executor& ex, const MatrixInput& v, Arg arg, co
   return ext;
 }
 
+// A number as %g writes it (alpha, beta).
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 std::string shape(std::size_t rows, std::size_t cols, bool trans) {
   return std::to_string(rows) + "x" + std::to_string(cols) +
          (trans ? " (transposed: " + std::to_string(cols) + "x" + std::to_string(rows) + ")" : "");
@@ -249,33 +257,39 @@ MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixIn
   const std::size_t m = opts.trans_a ? a.cols : a.rows, k = opts.trans_a ? a.rows : a.cols;
   const std::size_t kb = opts.trans_b ? b.cols : b.rows, n = opts.trans_b ? b.rows : b.cols;
   if (k != kb || c.rows != m || c.cols != n)
-    throw value_error(Arg::c,
-                      Message("matmul: shapes do not match: A is ", shape(a.rows, a.cols, opts.trans_a), ", B is ",
-                              shape(b.rows, b.cols, opts.trans_b), ", C is ", c.rows, "x", c.cols),
-                      Message("need op(A).cols == op(B).rows, C = op(A).rows x op(B).cols"));
+    throw value_error(
+        Arg::c,
+        Message("matmul: shapes do not match: ", Arg::a, " is ", shape(a.rows, a.cols, opts.trans_a), ", ", Arg::b,
+                " is ", shape(b.rows, b.cols, opts.trans_b), ", ", Arg::c, " is ", c.rows, "x", c.cols),
+        Message("op(", Arg::a, ")'s columns must equal op(", Arg::b, ")'s rows, and ", Arg::c, " be op(", Arg::a,
+                ")'s rows x op(", Arg::b, ")'s columns"));
   const MatrixInput* operands[] = {&a, &b};
   const Arg args[] = {Arg::a, Arg::b};
   for (int i = 0; i < 2; ++i)
     if (operands[i]->count != c.count && operands[i]->stride != 0)
-      throw value_error(args[i],
-                        Message("matmul: batch ", args[i], " has count ", operands[i]->count, " but C has ", c.count),
-                        Message("give it C's count, or stride 0 to use one ", args[i], " for every entry"));
+      throw value_error(
+          args[i],
+          Message("matmul: batch ", args[i], " has count ", operands[i]->count, " but ", Arg::c, " has ", c.count),
+          Message("give it C's count, or stride 0 to use one ", args[i], " for every entry"));
   const std::size_t c_one = c.rows == 0 || c.cols == 0 ? 0 : (c.rows - 1) * c.ld + c.cols;
   if (c.count > 1 && c_one > 0 && c.stride < c_one)
-    throw value_error(
-        Arg::c, Message("matmul: batch C's entries overlap (stride ", c.stride, " < ", c_one, " elements of one C)"),
-        Message("each entry of C needs its own memory"));
+    throw value_error(Arg::c,
+                      Message("matmul: the batch entries of ", Arg::c, " overlap (stride ", c.stride, " < ", c_one,
+                              " elements of one entry)"),
+                      Message("each entry of ", Arg::c, " needs its own memory"));
   if (!std::isfinite(opts.alpha) || !std::isfinite(opts.beta))
-    throw value_error(std::isfinite(opts.alpha) ? Arg::beta : Arg::alpha,
-                      Message("matmul: ", Arg::alpha, " and ", Arg::beta, " must be finite numbers (got ", Arg::alpha,
-                              " ", opts.alpha, ", ", Arg::beta, " ", opts.beta, ")"));
+    throw value_error(
+        std::isfinite(opts.alpha) ? Arg::beta : Arg::alpha,
+        Message("matmul: ", Arg::alpha, " and ", Arg::beta, " must be finite numbers (got ",
+                Setting{Arg::alpha, number(opts.alpha)}, ", ", Setting{Arg::beta, number(opts.beta)}, ")"));
   if (c.dtype != info(dtype).compute)
-    throw type_error(Arg::c,
-                     Message("matmul: C must hold ", info(dtype).compute, " for ", dtype, " A and B, not ", c.dtype));
+    throw type_error(Arg::c, Message("matmul: ", Arg::c, " must hold ", info(dtype).compute, " for ", dtype, " ",
+                                     Arg::a, " and ", Arg::b, ", not ", c.dtype));
   const Region rc = region(c.in_buffer, c.allocation, c.data, c.offset, size_of(c.dtype), ec);
   if (overlaps(rc, region(a.in_buffer, a.allocation, a.data, a.offset, size_of(a.dtype), ea)) ||
       overlaps(rc, region(b.in_buffer, b.allocation, b.data, b.offset, size_of(b.dtype), eb)))
-    throw value_error(Arg::c, Message("matmul: C overlaps A or B"), Message("the output must be separate memory"));
+    throw value_error(Arg::c, Message("matmul: ", Arg::c, " overlaps ", Arg::a, " or ", Arg::b),
+                      Message("the output must be separate memory"));
   MatmulCall call{a, b, c, m, k, n, kernel};
   call.deterministic = opts.deterministic;
   call.trans_a = opts.trans_a, call.trans_b = opts.trans_b;

@@ -9,6 +9,7 @@
 
 #include "common/backend.hpp"
 #include "common/dispatch.hpp"
+#include "python/args.hpp"
 #include "python/engine.hpp"
 #include "tandem/version.hpp"
 
@@ -177,9 +178,7 @@ std::string reduce_doc(const tandem::OpInfo& o) {
   std::string what = o.description;
   what[0] = char(std::toupper(static_cast<unsigned char>(what[0])));
   const bool dtype = o.result == tandem::ResultKind::sum || o.result == tandem::ResultKind::mean;
-  return std::string(o.name) + "(x, axis=None, " + (dtype ? "dtype=None, " : "") +
-         "out=None, keepdims=False, *, kernel='auto', deterministic=False)\n\n" + what +
-         " of x, with NumPy's conventions. axis: None (every element), an int (negative counts from the end)" +
+  return what + " of x, with NumPy's conventions. axis: None (every element), an int (negative counts from the end)" +
          (tandem::is_arg(o.id) ? "" : " or a tuple of ints") +
          "; keepdims keeps the reduced axes as 1; out: an array of the result's shape to write into. Result types "
          "as NumPy's: " +
@@ -202,6 +201,32 @@ bool takes_dtype(const tandem::OpInfo& o) {
   return o.result == tandem::ResultKind::sum || o.result == tandem::ResultKind::mean;
 }
 
+// The parameters of an op's method: NumPy's (dtype= for the accumulating ones), then tandem's keyword-only
+// kernel= and deterministic=.
+Signature reduce_signature(const tandem::OpInfo& o) {
+  Signature s{
+      o.name, {{"x"}, {"axis", "object", "None"}}, {{"kernel", "str", "'auto'"}, {"deterministic", "bool", "False"}}};
+  if (takes_dtype(o)) s.positional.push_back({"dtype", "object", "None"});
+  s.positional.insert(s.positional.end(), {{"out", "object", "None"}, {"keepdims", "bool", "False"}});
+  return s;
+}
+
+const Signature& matmul_signature() {
+  static const Signature s{"matmul",
+                           {{"a"},
+                            {"b"},
+                            {"out", "object", "None"},
+                            {"trans_a", "bool", "False"},
+                            {"trans_b", "bool", "False"},
+                            {"alpha", "float", "1.0"},
+                            {"beta", "float", "0.0"},
+                            {"kernel", "str", "'auto'"},
+                            {"deterministic", "bool", "False"},
+                            {"precision", "str", "'full'"}},
+                           {}};
+  return s;
+}
+
 // The Python module's words for the terms of tandem::Error's messages: keywords for the C++ API's options,
 // tandem.Engine('cpu') for Backend::cpu, NumPy's names of the element types.
 class PythonWords final : public tandem::Words {
@@ -221,6 +246,10 @@ class PythonWords final : public tandem::Words {
         return "deterministic=";
       case Arg::precision:
         return "precision=";
+      case Arg::alpha:
+        return "alpha=";
+      case Arg::beta:
+        return "beta=";
       case Arg::input:
         return "the array";
       case Arg::output:
@@ -392,48 +421,53 @@ PYBIND11_MODULE(tandem, m) {
       "tandem.kernel_info(backend) gives the same without an engine.");
   e.def("__repr__", &PyEngine::repr);
   using tandem_python::ReduceArgs;
+  // The methods bind their arguments themselves (python/args.hpp), so pybind11 writes no signature line:
+  // each docstring begins with the Signature's.
+  py::options options;
+  options.disable_function_signatures();
   for (const tandem::OpInfo& o : tandem::ops) {  // one method per op of the table (include/tandem/ops.hpp)
     const Op op = o.id;
-    const char* doc = (new std::string(tandem_python::reduce_doc(o)))->c_str();  // (kept: pybind11 keeps the pointer)
-    if (tandem_python::takes_dtype(o)) {                                         // NumPy's dtype= too
-      e.def(
-          o.name,
-          [op](const PyEngine& s, const py::object& x, const py::object& axis, const py::object& dtype,
-               const py::object& out, bool keepdims, const std::string& kernel, bool deterministic) {
-            return s.reduce(op, x, ReduceArgs{axis, dtype, out, keepdims, kernel, deterministic});
-          },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("dtype") = py::none(), py::arg("out") = py::none(),
-          py::arg("keepdims") = false, py::kw_only(), py::arg("kernel") = "auto", py::arg("deterministic") = false,
-          doc);
-    } else {
-      e.def(
-          o.name,
-          [op](const PyEngine& s, const py::object& x, const py::object& axis, const py::object& out, bool keepdims,
-               const std::string& kernel, bool deterministic) {
-            return s.reduce(op, x, ReduceArgs{axis, py::none(), out, keepdims, kernel, deterministic});
-          },
-          py::arg("x"), py::arg("axis") = py::none(), py::arg("out") = py::none(), py::arg("keepdims") = false,
-          py::kw_only(), py::arg("kernel") = "auto", py::arg("deterministic") = false, doc);
-    }
+    const tandem_python::Signature sig = tandem_python::reduce_signature(o);
+    const char* doc = (new std::string(sig.line() + "\n\n" + tandem_python::reduce_doc(o)))->c_str();  // (kept)
+    e.def(
+        o.name,
+        [op, sig](const PyEngine& s, const py::args& args, const py::kwargs& kwargs) {
+          const std::vector<py::object> v = sig.bind(args, kwargs);
+          const bool dtype = sig.positional.size() == 5;  // x, axis, [dtype,] out, keepdims; kernel, deterministic
+          ReduceArgs r{tandem_python::object_arg(v[1]), dtype ? tandem_python::object_arg(v[2]) : py::none(),
+                       tandem_python::object_arg(v[dtype ? 3 : 2])};
+          r.keepdims = tandem_python::flag_arg(v[dtype ? 4 : 3], "keepdims", false);
+          r.kernel = tandem_python::name_arg(v[v.size() - 2], "kernel", "auto", "a name of Engine.reduce_kernels()");
+          r.deterministic = tandem_python::flag_arg(v.back(), "deterministic", false);
+          return s.reduce(op, v[0], r);
+        },
+        doc);
   }
   e.def(
       "matmul",
-      [](const PyEngine& s, const py::object& a, const py::object& b, const py::object& out, bool trans_a, bool trans_b,
-         double alpha, double beta, const std::string& kernel, bool deterministic, const std::string& precision) {
-        return s.matmul(
-            a, b, tandem_python::MatmulArgs{out, trans_a, trans_b, alpha, beta, kernel, deterministic, precision});
+      [](const PyEngine& s, const py::args& args, const py::kwargs& kwargs) {
+        using namespace tandem_python;
+        const std::vector<py::object> v = matmul_signature().bind(args, kwargs);
+        MatmulArgs m{object_arg(v[2])};
+        m.trans_a = flag_arg(v[3], "trans_a", false), m.trans_b = flag_arg(v[4], "trans_b", false);
+        m.alpha = real_arg(v[5], "alpha", 1.0), m.beta = real_arg(v[6], "beta", 0.0);
+        m.kernel = name_arg(v[7], "kernel", "auto", "a name of Engine.matmul_kernels()");
+        m.deterministic = flag_arg(v[8], "deterministic", false);
+        m.precision = name_arg(v[9], "precision", "full", "'full', 'tf32' or 'bf16'");
+        return s.matmul(v[0], v[1], m);
       },
-      py::arg("a"), py::arg("b"), py::arg("out") = py::none(), py::arg("trans_a") = false, py::arg("trans_b") = false,
-      py::arg("alpha") = 1.0, py::arg("beta") = 0.0, py::arg("kernel") = "auto", py::arg("deterministic") = false,
-      py::arg("precision") = "full",
-      "matmul(a, b, out=None, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, kernel='auto', "
-      "deterministic=False, precision='full')\n\nout = alpha * op(a) @ op(b) + beta * out with op(x) = x, or x "
-      "transposed (its last two axes) when trans_x, following np.matmul: 2-D operands; a 1-D a is one row and a "
-      "1-D b one column, that dimension leaving the result; leading (batch) dimensions broadcast as NumPy's; empty "
-      "operands give an empty result (k = 0: zeros). float32, float64, float16 and bfloat16 inputs, a and b of one "
-      "type; the result holds float32 for the 16-bit ones. out=None makes a new array of the inputs' library "
-      "(beta must then be 0); out in C or Fortran order is written in place. Operands are read in place where "
-      "their rows or columns have unit stride, else copied. Host arrays, or GPU arrays (CUDA engine; enqueued on "
-      "the library's current stream, nothing waits), not mixed. precision: the lowest precision 'auto' may pick "
-      "('full', 'tf32', 'bf16').");
+      (new std::string(
+           tandem_python::matmul_signature().line() +  // (kept: pybind11 keeps the pointer)
+           "\n\nout = alpha * op(a) @ op(b) + beta * out with op(x) = x, or x "
+           "transposed (its last two axes) when trans_x, following np.matmul: 2-D operands; a 1-D a is one row and a "
+           "1-D b one column, that dimension leaving the result; leading (batch) dimensions broadcast as NumPy's; "
+           "empty "
+           "operands give an empty result (k = 0: zeros). float32, float64, float16 and bfloat16 inputs, a and b of "
+           "one "
+           "type; the result holds float32 for the 16-bit ones. out=None makes a new array of the inputs' library "
+           "(beta must then be 0); out in C or Fortran order is written in place. Operands are read in place where "
+           "their rows or columns have unit stride, else copied. Host arrays, or GPU arrays (CUDA engine; enqueued on "
+           "the library's current stream, nothing waits), not mixed. precision: the lowest precision 'auto' may pick "
+           "('full', 'tf32', 'bf16')."))
+          ->c_str());
 }

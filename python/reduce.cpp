@@ -126,7 +126,19 @@ py::object PyEngine::reduce(Op op, const py::object& x, const ReduceArgs& r) con
   const std::vector<bool> reduced = reduced_axes(r.axis, in.a.ndim(), !tandem::is_arg(op));
   Dtype result = numpy_result(op, in.a.dtype);
   if (!r.dtype.is_none()) {
-    const Dtype want = dtype_from_object(r.dtype);
+    Dtype want;
+    try {
+      want = dtype_from_object(r.dtype);
+    } catch (const tandem::Error&) {  // (the message of a bad array would name the wrong argument)
+      std::string asked = py::str(r.dtype);
+      try {  // NumPy's name of the type, where NumPy knows it
+        asked = py::str(py::module_::import("numpy").attr("dtype")(r.dtype).attr("name"));
+      } catch (const py::error_already_set&) {
+      }
+      throw tandem::type_error("tandem: " + std::string(tandem::to_string(op)) + "(dtype=" + asked +
+                               "): tandem computes results as " + dtype_names() +
+                               "; pass one of them, or dtype=None for NumPy's result type");
+    }
     if (convert_input(in.a.dtype, result, want)) in.a = converted(in.a, want, in.stream);
     result = want;
   }

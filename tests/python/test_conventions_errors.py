@@ -100,6 +100,7 @@ def error_cases():
     a2 = np.arange(6.0).reshape(2, 3)
     non_det = [k["name"] for k in tandem.Engine("cpu").kernel_info()["reduce"] if not k["deterministic"]]
     cpu = tandem.Engine("cpu")
+    sq = np.ones((3, 3))
     return [
         ("Engine('gpu')", lambda e: tandem.Engine("gpu"), tandem.ValueError, "gpu"),
         ("unknown kernel", lambda e: e.sum(a2, kernel="nope"), tandem.ValueError, "nope"),
@@ -156,6 +157,23 @@ def error_cases():
         ("matmul out dtype", lambda e: e.matmul(f32, f32.T, out=np.zeros((5, 5))), tandem.TypeError, "float64"),
         ("matmul precision", lambda e: e.matmul(f32, f32.T, precision="half"), tandem.ValueError, "half"),
         ("engine devices and device", lambda e: tandem.Engine("cpu", device=1, devices=[0, 1]), tandem.Error, "device"),
+        # Arguments pybind11 would refuse with its C++ signature and the array's repr: Python's words instead.
+        ("NumPy's where=", lambda e: e.sum(a2, where=True), tandem.TypeError, "unexpected keyword argument 'where'"),
+        ("NumPy's initial=", lambda e: e.max(a2, initial=0.0), tandem.TypeError, "'initial'"),
+        ("an unknown keyword", lambda e: e.mean(a2, axes=1), tandem.TypeError, "'axes'"),
+        ("dtype= of min", lambda e: e.min(a2, dtype=np.float64), tandem.TypeError, "'dtype'"),
+        ("too many positional", lambda e: e.sum(a2, 0, None, None, False, "auto"), tandem.TypeError, "positional"),
+        ("axis given twice", lambda e: e.sum(a2, 0, axis=1), tandem.TypeError, "'axis'"),
+        ("no array", lambda e: e.sum(), tandem.TypeError, "'x'"),
+        ("keepdims a str", lambda e: e.sum(a2, keepdims="yes"), tandem.TypeError, "keepdims="),
+        ("kernel an int", lambda e: e.sum(a2, kernel=3), tandem.TypeError, "kernel="),
+        ("deterministic None", lambda e: e.argmax(a2, deterministic=None), tandem.TypeError, "deterministic="),
+        ("dtype=uint8", lambda e: e.sum(a2, dtype=np.uint8), tandem.TypeError, "dtype=uint8"),
+        ("matmul unknown keyword", lambda e: e.matmul(f32, f32.T, transpose=True), tandem.TypeError, "'transpose'"),
+        ("matmul alpha a str", lambda e: e.matmul(f32, f32.T, alpha="2"), tandem.TypeError, "alpha="),
+        ("matmul beta an array", lambda e: e.matmul(f32, f32.T, beta=np.ones(2)), tandem.TypeError, "beta="),
+        ("matmul alpha infinite", lambda e: e.matmul(f32, f32.T, alpha=float("inf")), tandem.ValueError, "alpha=inf"),
+        ("matmul out over a", lambda e: e.matmul(sq, np.ones((3, 3)), out=sq), tandem.ValueError, "out overlaps a or b"),
     ]
 
 
@@ -173,7 +191,7 @@ def test_errors_speak_python(eng, name, call, kind, text):
     msg = str(e.value)
     assert text in msg, f"{name}: {text!r} not in {msg!r}"
     assert not any(w in msg for w in CXX_WORDS), f"{name}: C++ in {msg!r}"
-    for word in ("C is", "op(A)", "op(B)", "double", "Dtype", "Op::"):
+    for word in ("C is", "op(A)", "op(B)", "double", "Dtype", "Op::", "incompatible function arguments", "C overlaps"):
         assert word not in msg, f"{name}: {word!r} in {msg!r}"
 
 
