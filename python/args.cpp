@@ -39,11 +39,10 @@ std::vector<py::object> Signature::bind(const py::args& args, const py::kwargs& 
   if (args.size() > positional.size()) {
     std::size_t required = 0;
     for (const Param& p : positional) required += p.default_text == nullptr;
-    throw tandem::type_error(who + " takes from " + std::to_string(required) + " to " +
-                             std::to_string(positional.size()) + " positional arguments but " +
-                             std::to_string(args.size()) + " were given" +
-                             (keyword_only.empty() ? "" : std::string(" (") + keyword_only[0].name +
-                                                              "= and the rest are keyword-only)"));
+    throw tandem::type_error(
+        who + " takes from " + std::to_string(required) + " to " + std::to_string(positional.size()) +
+        " positional arguments but " + std::to_string(args.size()) + " were given" +
+        (keyword_only.empty() ? "" : std::string(" (") + keyword_only[0].name + "= and the rest are keyword-only)"));
   }
   for (std::size_t i = 0; i < args.size(); ++i) values[i] = py::reinterpret_borrow<py::object>(args[i]);
   for (const auto& item : kwargs) {

@@ -99,11 +99,16 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const Ma
     throw tandem::value_error("tandem.matmul: a and b must both be host arrays or both GPU arrays");
   if (a.device && (a.lib != b.lib || ia.stream != ib.stream))
     throw tandem::value_error("tandem.matmul: a and b are GPU arrays of different libraries or streams; use one");
-  if (a.dtype != b.dtype)
-    throw tandem::type_error(std::string("tandem.matmul: a holds ") + tandem::info(a.dtype).array_name + " and b " +
-                             tandem::info(b.dtype).array_name + "; convert one (e.g. b.astype(a.dtype))");
-  if (!tandem::info(a.dtype).matmul)
-    throw tandem::type_error("tandem.matmul takes " + dtype_names(true) + ", not " + tandem::info(a.dtype).array_name);
+  for (const Array* x : {&a, &b})
+    if (!tandem::info(x->dtype).matmul)
+      throw tandem::type_error("tandem.matmul takes " + dtype_names(true) + ", not " +
+                               tandem::info(x->dtype).array_name);
+  if (a.dtype != b.dtype) {  // NumPy's promotion: float64 with anything is float64, else float32 (the
+    // 16-bit types with float32 or with each other); the other operand converted first
+    const Dtype to = a.dtype == Dtype::f64 || b.dtype == Dtype::f64 ? Dtype::f64 : Dtype::f32;
+    if (a.dtype != to) a = converted(a, to, ia.stream);
+    if (b.dtype != to) b = converted(b, to, ib.stream);
+  }
   if (a.ndim() == 0 || b.ndim() == 0)
     throw tandem::value_error("tandem.matmul: a and b must have 1 or more dimensions (a scalar is not a matrix)");
   bool trans_a = m.trans_a, trans_b = m.trans_b;

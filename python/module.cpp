@@ -191,8 +191,9 @@ std::string reduce_doc(const tandem::OpInfo& o) {
          ". Host arrays give NumPy scalars / arrays; CuPy and PyTorch GPU arrays (CUDA engine) are read in place, "
          "the work is enqueued on the library's current stream (nothing waits) and the result is an array of the "
          "same library (0-d for a full reduction). NaN propagates; " +
-         (o.empty == tandem::EmptyRule::zero ? std::string("an empty input gives 0.")
-                                             : std::string("an empty input raises tandem.ValueError.")) +
+         (o.empty == tandem::EmptyRule::zero     ? std::string("an empty input gives 0.")
+          : o.result == tandem::ResultKind::mean ? std::string("an empty input gives NaN with a RuntimeWarning.")
+                                                 : std::string("an empty input raises tandem.ValueError.")) +
          " kernel / deterministic: tandem's kernel choice and canonical-order mode.";
 }
 
@@ -333,13 +334,17 @@ PYBIND11_MODULE(tandem, m) {
     m.attr("ops") = py::tuple(ops);        // one Engine method each: eng.sum, eng.min, ...
     m.attr("dtypes") = py::tuple(dtypes);  // NumPy's names of the element types tandem takes
     // Each op's row: what it returns ('sum', 'value', 'mean', 'index'), what an empty input gives ('zero',
-    // 'error'), and whether its method takes dtype= (NumPy's accumulating reductions).
+    // 'nan' with a RuntimeWarning, 'error'), and whether its method takes dtype= (NumPy's accumulating
+    // reductions).
     py::dict op_info;
     for (const tandem::OpInfo& o : tandem::ops) {
       static constexpr const char* results[] = {"sum", "value", "mean", "index"};
       py::dict row;
       row["result"] = results[int(o.result)];
-      row["empty"] = o.empty == tandem::EmptyRule::zero ? "zero" : "error";
+      // (A mean of nothing: NumPy's NaN with a RuntimeWarning, where the C++ API raises.)
+      row["empty"] = o.empty == tandem::EmptyRule::zero     ? "zero"
+                     : o.result == tandem::ResultKind::mean ? "nan"
+                                                            : "error";
       row["dtype"] = tandem_python::takes_dtype(o);
       op_info[o.name] = row;
     }
@@ -458,16 +463,16 @@ PYBIND11_MODULE(tandem, m) {
       },
       (new std::string(
            tandem_python::matmul_signature().line() +  // (kept: pybind11 keeps the pointer)
-           "\n\nout = alpha * op(a) @ op(b) + beta * out with op(x) = x, or x "
-           "transposed (its last two axes) when trans_x, following np.matmul: 2-D operands; a 1-D a is one row and a "
-           "1-D b one column, that dimension leaving the result; leading (batch) dimensions broadcast as NumPy's; "
-           "empty "
-           "operands give an empty result (k = 0: zeros). float32, float64, float16 and bfloat16 inputs, a and b of "
-           "one "
-           "type; the result holds float32 for the 16-bit ones. out=None makes a new array of the inputs' library "
-           "(beta must then be 0); out in C or Fortran order is written in place. Operands are read in place where "
-           "their rows or columns have unit stride, else copied. Host arrays, or GPU arrays (CUDA engine; enqueued on "
-           "the library's current stream, nothing waits), not mixed. precision: the lowest precision 'auto' may pick "
-           "('full', 'tf32', 'bf16')."))
+           "\n\nout = alpha * op(a) @ op(b) + beta * out with op(x) = x, or x transposed (its last two axes) "
+           "when trans_x, following np.matmul: 2-D operands; a 1-D a is one row and a 1-D b one column, "
+           "that dimension leaving the result; leading (batch) dimensions broadcast as NumPy's; empty "
+           "operands give an empty result (k = 0: zeros). float32, float64, float16 and bfloat16 "
+           "inputs; a and b of two types are promoted as NumPy's (float64 with anything: float64, else "
+           "float32), the other operand converted first; two 16-bit operands of one type give float32. "
+           "out=None makes a new array of the inputs' library (beta must then be 0); out in C or "
+           "Fortran order is written in place. Operands are read in place where their rows or columns "
+           "have unit stride, else copied. Host arrays, or GPU arrays (CUDA engine; enqueued on the "
+           "library's current stream, nothing waits), not mixed. precision: the lowest precision 'auto' "
+           "may pick ('full', 'tf32', 'bf16')."))
           ->c_str());
 }

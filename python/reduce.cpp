@@ -4,6 +4,7 @@
 // sumsq). The memory is read in place as one strided run or one matrix where it allows (python/layout.hpp),
 // else copied with the reduced axes last.
 #include <algorithm>
+#include <limits>
 
 #include "common/dispatch.hpp"
 #include "python/engine.hpp"
@@ -119,6 +120,20 @@ py::object finish(py::object value, const std::vector<std::int64_t>& have, const
   return value;
 }
 
+// NumPy's mean of no elements: NaN, with its RuntimeWarning (the C++ API raises instead: tandem::Error).
+py::object empty_mean(const Input& in, Dtype result, const ReduceArgs& r, const std::vector<bool>& reduced) {
+  if (PyErr_WarnEx(PyExc_RuntimeWarning, "Mean of empty slice.", 1) != 0) throw py::error_already_set();
+  const Array& a = in.a;
+  const bool all = std::find(reduced.begin(), reduced.end(), false) == reduced.end();
+  const auto shape = result_shape(a, reduced, r.keepdims);
+  if (all && !a.device && (!r.keepdims || a.ndim() == 0) && r.out.is_none())
+    return numpy_scalar(result, std::numeric_limits<double>::quiet_NaN());
+  const std::vector<std::int64_t> have = all ? std::vector<std::int64_t>{} : std::vector{kept_size(a, reduced)};
+  Array value = new_array_like(a, have, result);
+  library_copy(value.keep, py::float_(std::numeric_limits<double>::quiet_NaN()), a.lib);
+  return finish(value.keep, have, in, result, result, shape, r.out);
+}
+
 }  // namespace
 
 py::object PyEngine::reduce(Op op, const py::object& x, const ReduceArgs& r) const {
@@ -142,6 +157,8 @@ py::object PyEngine::reduce(Op op, const py::object& x, const ReduceArgs& r) con
     if (convert_input(in.a.dtype, result, want)) in.a = converted(in.a, want, in.stream);
     result = want;
   }
+  if (tandem::info(op).result == tandem::ResultKind::mean && is_float(result) && reduced_size(in.a, reduced) == 0)
+    return empty_mean(in, result, r, reduced);
   check_nonempty(op, in.a, reduced);
   if (!r.out.is_none()) check_out(op, output(r.out, in), result_shape(in.a, reduced, r.keepdims), result);
   if (std::find(reduced.begin(), reduced.end(), false) == reduced.end()) return reduce_all(op, in, result, r, reduced);

@@ -11,6 +11,7 @@ import itertools
 import math
 import os
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -111,7 +112,7 @@ def test_sums_round_once(eng, dtype):
 def test_op_info_is_what_the_methods_do(eng):
     """tandem.op_info, which the cases above are generated from, says what each method does: its result
     type on int32 input ('sum': int64, 'mean': float64, 'value': int32, 'index': int64), what no elements
-    give ('zero': 0, 'error': tandem.ValueError) and whether it takes dtype= (else Python's TypeError)."""
+    give ('zero': 0, 'nan': NaN with a RuntimeWarning, 'error': tandem.ValueError) and whether it takes dtype= (else Python's TypeError)."""
     assert list(tandem.op_info) == list(tandem.ops)
     results = {"sum": np.int64, "mean": np.float64, "value": np.int32, "index": np.int64}
     x = np.arange(-3, 9, dtype=np.int32).reshape(3, 4)
@@ -122,6 +123,9 @@ def test_op_info_is_what_the_methods_do(eng):
         assert method(x, axis=0).dtype == results[row["result"]], op
         if row["empty"] == "zero":
             assert method(np.zeros((0, 2)), axis=0).tolist() == [0, 0] and method(np.zeros(0)) == 0, op
+        elif row["empty"] == "nan":  # NumPy's mean of nothing
+            with pytest.warns(RuntimeWarning):
+                assert np.isnan(method(np.zeros(0))) and np.isnan(method(np.zeros((0, 2)), axis=0)).all(), op
         else:
             assert row["empty"] == "error", f"{op}: {row}"
             with pytest.raises(tandem.ValueError):
@@ -260,7 +264,9 @@ def test_out_any_layout(eng):
             if op in NO_IDENTITY and math.prod(shape[a] for a in np.atleast_1d(axis)) == 0:
                 continue  # (an error)
             out = np.empty(want.shape, np.int64 if op in ARG_OPS else np.float64)
-            with failures.case(f"{op}(<{shape}>, axis={axis}, out=<empty {want.shape}, strides {out.strides}>)"):
+            with failures.case(f"{op}(<{shape}>, axis={axis}, out=<empty {want.shape}, strides {out.strides}>)"), \
+                    warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # (a mean of nothing warns, as NumPy's)
                 assert getattr(eng, op)(e, axis=axis, out=out) is out
     failures.check()
 

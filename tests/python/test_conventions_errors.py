@@ -110,7 +110,8 @@ def error_cases():
         ("unknown matmul kernel", lambda e: e.matmul(f32, f32.T, kernel="nope"), tandem.ValueError, "nope"),
         ("empty min", lambda e: e.min(np.zeros((0, 3))), tandem.ValueError, "(0, 3)"),
         ("empty argmax along an axis", lambda e: e.argmax(np.zeros((0, 3)), axis=0), tandem.ValueError, "(0, 3)"),
-        ("empty mean along an axis", lambda e: e.mean(np.zeros((3, 0)), axis=1), tandem.ValueError, "(3, 0)"),
+        ("empty mean with an integer dtype=", lambda e: e.mean(np.zeros((3, 0)), axis=1, dtype=np.int64),
+         tandem.ValueError, "(3, 0)"),
         ("axis out of range", lambda e: e.sum(a2, axis=2), tandem.ValueError, "2"),
         ("negative axis out of range", lambda e: e.sum(a2, axis=-3), tandem.ValueError, "-3"),
         ("axis of a 0-d array", lambda e: e.sum(np.array(1.0), axis=1), tandem.ValueError, "1"),
@@ -138,10 +139,7 @@ def error_cases():
         ("matmul vector shapes", lambda e: e.matmul(np.zeros(4, np.float32), f32), tandem.ValueError, "(4,)"),
         ("matmul batch shapes", lambda e: e.matmul(np.zeros((2, 5, 3)), np.zeros((3, 3, 4))), tandem.ValueError,
          "(2, 5, 3)"),
-        ("matmul dtypes", lambda e: e.matmul(f32, np.zeros((3, 4))), tandem.TypeError, "float32"),
-        ("matmul dtypes, b's named as NumPy's", lambda e: e.matmul(f32, np.zeros((3, 4))), tandem.TypeError, "float64"),
-        ("matmul dtypes, reversed", lambda e: e.matmul(np.zeros((5, 3)), np.zeros((3, 4), np.float16)),
-         tandem.TypeError, "float16"),
+        ("matmul of an int32 b", lambda e: e.matmul(f32, np.zeros((3, 4), np.int32)), tandem.TypeError, "int32"),
     ] + [  # each element type of tandem.dtypes that matmul does not take
         (f"matmul {name}", lambda e, d=d: e.matmul(np.zeros((2, 2), d), np.zeros((2, 2), d)), tandem.TypeError, name)
         for name, d in DTYPE_OF.items() if name not in MATMUL_DTYPE_NAMES and d is not None

@@ -105,3 +105,23 @@ def test_matmul_dot_product_is_0d(eng):
     v = np.arange(1.0, 4.0)
     got = eng.matmul(v, v)
     assert np.shape(got) == () and got == 14.0 and np.asarray(got).dtype == np.float64
+
+
+@pytest.mark.parametrize("b_type", [pytest.param(d, id=d.name) for d in MATMUL_DTYPES])
+@pytest.mark.parametrize("a_type", [pytest.param(d, id=d.name) for d in MATMUL_DTYPES])
+def test_matmul_mixed_types_promote_as_numpy(eng, a_type, b_type):
+    """a and b of two element types: NumPy's promotion (np.result_type; the 16-bit types with float32 or
+    with each other give float32), each operand converted to it, the product checked as that type's."""
+    if a_type == b_type:
+        pytest.skip("one type: test_matmul_like_numpy")
+    a, b = values((5, 3), a_type, seed=1), values((3, 4), b_type, seed=2)
+    try:
+        want = np.result_type(a_type, b_type)
+    except TypeError:  # (a NumPy / ml_dtypes without a promotion of bfloat16 and float16: float32, tandem's)
+        want = np.dtype(np.float32)
+    got = eng.matmul(a, b)
+    assert got.dtype == want, f"{a_type} @ {b_type}: {got.dtype}, NumPy's {want}"
+    check_matmul(got, a.astype(want), b.astype(want), want)
+    out = np.zeros((5, 4), want)
+    assert eng.matmul(a, b, out=out) is out
+    check_matmul(out, a.astype(want), b.astype(want), want)

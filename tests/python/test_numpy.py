@@ -140,19 +140,23 @@ def test_nan_and_empty_rules(eng):
     assert np.isnan(eng.sum(x)) and np.isnan(eng.min(x)) and np.isnan(eng.max(x))
     assert eng.argmin(x) == 1234 and eng.argmax(x) == 1234
     empty = np.zeros(0, np.float32)
-    for op in OPS:  # tandem.op_info's rule: 'zero' gives 0, 'error' raises
+    for op in OPS:  # tandem.op_info's rule: 'zero' gives 0, 'nan' NaN with a RuntimeWarning, 'error' raises
         if tandem.op_info[op]["empty"] == "zero":
             assert getattr(eng, op)(empty) == 0.0
+        elif tandem.op_info[op]["empty"] == "nan":
+            with pytest.warns(RuntimeWarning, match="empty"):
+                assert np.isnan(getattr(eng, op)(empty))
         else:
             with pytest.raises(tandem.Error, match="empty"):
                 getattr(eng, op)(empty)
-        try:  # the rule is NumPy's: 0 where NumPy answers 0 (sums of nothing), an error where it raises or says nan
+        try:  # the rule is NumPy's: 0 where NumPy answers 0 (sums of nothing), NaN where it says nan, else an error
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 want = numpy_result(op, np.zeros(0, np.float64))
         except ValueError:
             want = None
-        assert (want == 0) == (tandem.op_info[op]["empty"] == "zero"), f"{op}: NumPy gives {want!r}"
+        rule = "error" if want is None else "zero" if want == 0 else "nan" if np.isnan(want) else want
+        assert rule == tandem.op_info[op]["empty"], f"{op}: NumPy gives {want!r}"
     assert eng.sum(np.array([-0.0, -0.0], np.float32), deterministic=True).tobytes() == np.float32(-0.0).tobytes()
 
 
