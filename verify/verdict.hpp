@@ -27,7 +27,8 @@ struct Judgement {
 };
 
 // An additive op's result (sum, sumsq, ...): integers exactly; floats within AdditiveReference::bound() of
-// the long double sum of the terms (bit for bit with `exact`, or when the reference is NaN or infinite).
+// the long double sum of the terms (bit for bit with `exact` while the sum of the
+// terms' magnitudes fits its digits, or when the reference is NaN or infinite).
 template <tandem::Element T>
 Judgement judge_additive(tandem::sum_result_t<T> s, const AdditiveReference<T>& a, bool exact);
 // sum(): judge_additive of the sum, and bit for bit (for data whose every partial sum is exact,
@@ -156,6 +157,8 @@ inline long double distance(long double a, long double b) {
 template <tandem::Element T>
 Judgement judge_additive(tandem::sum_result_t<T> s, const AdditiveReference<T>& a, bool exact) {
   const tandem::sum_result_t<T> expect = a.result();
+  if constexpr (std::is_floating_point_v<T>)  // (exact data stays exact while every partial sum fits T's digits:
+    exact = exact && a.abs_sum <= std::ldexp(1.0L, std::numeric_limits<T>::digits);  // squares may outgrow them)
   if (std::is_integral_v<T> || exact || !a.finite()) {
     const bool ok = same_bits(s, expect);
     return {ok, detail::distance(s, expect), ok ? "" : show(expect) + " (bit for bit)"};
