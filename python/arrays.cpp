@@ -164,8 +164,22 @@ py::object scalar_of(Dtype d, V value) {
 }
 }  // namespace
 
-py::object numpy_scalar(Dtype d, double value) { return scalar_of(d, value); }
-py::object numpy_scalar(Dtype d, std::int64_t value) { return scalar_of(d, value); }
+py::object numpy_scalar(Dtype d, double value) {
+  if (tandem::info(d).integer)  // (a mean into an integer dtype=: NumPy's cast, out of range as NumPy's)
+    return scalar_of(Dtype::f64, value).attr("astype")(scalar_of(d, std::int64_t(0)).attr("dtype"));
+  return scalar_of(d, value);
+}
+py::object numpy_scalar(Dtype d, std::int64_t value) {
+  const tandem::DtypeInfo& t = tandem::info(d);
+  if (t.integer && t.size < 8) {  // the value modulo 2^bits, as NumPy's casts wrap it (dtype=int32 of an int64 sum)
+    const int bits = 8 * int(t.size);
+    const std::uint64_t low = std::uint64_t(value) & ((std::uint64_t(1) << bits) - 1);
+    const bool negative = !t.is_unsigned && (low >> (bits - 1)) != 0;
+    value = negative ? std::int64_t(low) - (std::int64_t(1) << bits) : std::int64_t(low);
+  }
+  if (t.is_unsigned) return scalar_of(d, std::uint64_t(value));  // (the same bits, as unsigned)
+  return scalar_of(d, value);
+}
 
 namespace {
 
@@ -292,9 +306,9 @@ bool is_device_array(const py::object& x) {
 namespace {
 
 Dtype dtype_of_dl(const DLDataType& t) {
-  // DLPack's codes for the table's kinds: integers, bfloat16, other floats.
+  // DLPack's codes for the table's kinds: signed and unsigned integers, bfloat16, other floats.
   for (const tandem::DtypeInfo& d : tandem::dtypes) {
-    const int code = d.integer ? kDLInt : d.id == Dtype::bf16 ? kDLBfloat : kDLFloat;
+    const int code = d.is_unsigned ? kDLUInt : d.integer ? kDLInt : d.id == Dtype::bf16 ? kDLBfloat : kDLFloat;
     if (t.lanes == 1 && t.code == code && t.bits == 8 * d.size) return d.id;
   }
   throw tandem::type_error("tandem takes " + dtype_names() + " device arrays; convert this one (DLPack type code " +
@@ -308,8 +322,8 @@ struct LibCalls {
   py::object raw_stream;      // torch._C._cuda_getCurrentRawStream (None: use torch.cuda.current_stream)
   explicit LibCalls(py::object m, Lib lib) : module(std::move(m)) {
     for (const tandem::DtypeInfo& t : tandem::dtypes) {
-      if (lib == Lib::torch)
-        dtype[std::size_t(t.id)] = module.attr(t.array_name);
+      if (lib == Lib::torch)  // (None where this PyTorch lacks the type: torch.uint32 came in 2.3)
+        dtype[std::size_t(t.id)] = py::getattr(module, t.array_name, py::none());
       else if (t.id != Dtype::bf16)
         dtype[std::size_t(t.id)] = cache().dtype(t.id);
     }

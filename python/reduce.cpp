@@ -20,11 +20,12 @@ namespace {
 
 bool is_float(Dtype d) { return !tandem::info(d).integer; }
 
-// NumPy's result type of op for elements of type d: the sum of integers is int64, their mean float64,
+// NumPy's result type of op for elements of type d: the sum of integers is int64 (uint64 for unsigned ones),
+// their mean float64,
 // an index int64, anything else the element type (computed wider inside, rounded once).
 Dtype numpy_result(Op op, Dtype d) {
   if (tandem::is_arg(op)) return Dtype::i64;
-  if (!is_float(d) && tandem::info(op).result == tandem::ResultKind::sum) return Dtype::i64;
+  if (!is_float(d) && tandem::info(op).result == tandem::ResultKind::sum) return tandem::info(d).sum_result;
   if (!is_float(d) && tandem::info(op).result == tandem::ResultKind::mean) return Dtype::f64;
   return d;
 }

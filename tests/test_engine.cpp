@@ -319,9 +319,12 @@ void check_dtype_row(tandem::Dtype id, const char* name, bool integer, bool matm
   CHECK(d.matmul == matmul);
   CHECK(tandem::is_matmul_type_v<T> == matmul);
   CHECK(tandem::is_reduce_type_v<T>);
-  // Integer sums are int64 (wrapping); float sums are the type itself; 16-bit sums (and min / max) float.
-  using Sum = std::conditional_t<std::is_integral_v<T>, std::int64_t,
-                                 std::conditional_t<tandem::is_storage_type_v<T>, float, T>>;
+  // Integer sums are int64, uint64 for unsigned integers (wrapping); float sums are the type itself; 16-bit
+  // sums (and min / max) float.
+  using Int = std::conditional_t<std::is_unsigned_v<T>, std::uint64_t, std::int64_t>;
+  using Sum =
+      std::conditional_t<std::is_integral_v<T>, Int, std::conditional_t<tandem::is_storage_type_v<T>, float, T>>;
+  CHECK(d.is_unsigned == std::is_unsigned_v<T>);
   CHECK(std::is_same_v<tandem::compute_t<T>, std::conditional_t<tandem::is_storage_type_v<T>, float, T>>);
   CHECK(d.storage == tandem::is_storage_type_v<T>);
   CHECK(std::is_same_v<tandem::sum_result_t<T>, Sum>);
@@ -341,19 +344,30 @@ TEST_CASE("dtype table: names, sizes, parse_dtype round trip, sum result types" 
   check_dtype_row<double>(tandem::Dtype::f64, "double", false, true);
   check_dtype_row<tandem::bfloat16>(tandem::Dtype::bf16, "bfloat16", false, true);
   check_dtype_row<tandem::half>(tandem::Dtype::f16, "float16", false, true);
+  // NumPy's narrow and unsigned integers: sums of signed ones as int64, of unsigned ones as uint64.
+  check_dtype_row<std::int8_t>(tandem::Dtype::i8, "int8", true, false);
+  check_dtype_row<std::int16_t>(tandem::Dtype::i16, "int16", true, false);
+  check_dtype_row<std::uint8_t>(tandem::Dtype::u8, "uint8", true, false);
+  check_dtype_row<std::uint16_t>(tandem::Dtype::u16, "uint16", true, false);
+  check_dtype_row<std::uint32_t>(tandem::Dtype::u32, "uint32", true, false);
+  check_dtype_row<std::uint64_t>(tandem::Dtype::u64, "uint64", true, false);
+  static_assert(std::is_same_v<tandem::sum_result_t<std::int8_t>, std::int64_t>);
+  static_assert(std::is_same_v<tandem::sum_result_t<std::uint8_t>, std::uint64_t>);
+  static_assert(std::is_same_v<tandem::sum_result_t<std::uint64_t>, std::uint64_t>);
   for (std::size_t i = 0; i < tandem::dtypes.size(); ++i) {
     const tandem::DtypeInfo& d = tandem::dtypes[i];
     CHECK(static_cast<std::size_t>(d.id) == i);  // indexed by Dtype
     CHECK(tandem::parse_dtype(tandem::to_string(d.id)) == d.id);
   }
-  for (const char* bad : {"", "Float", "float32", "int", "half", "bf16", "double ", "uint32"}) {
+  for (const char* bad : {"", "Float", "float32", "int", "half", "bf16", "double ", "uint128", "bool"}) {
     const std::string bad_value = bad;
     CAPTURE(bad_value);
     CHECK_FALSE(tandem::parse_dtype(bad).has_value());
   }
   CHECK(std::string(tandem::to_string(static_cast<tandem::Dtype>(200))) == "unknown dtype");
-  CHECK_FALSE(tandem::is_reduce_type_v<std::uint32_t>);
+  CHECK(tandem::is_reduce_type_v<std::uint32_t>);
   CHECK_FALSE(tandem::is_reduce_type_v<bool>);
+  CHECK_FALSE(tandem::is_reduce_type_v<char>);
   CHECK_FALSE(tandem::is_matmul_type_v<std::int32_t>);
 }
 

@@ -267,6 +267,33 @@ TANDEM_BACKEND_TEST(reduce_identity_edges, "reduce: values at the identity and i
   }
 }
 
+TANDEM_BACKEND_TEST(reduce_integer_extremes, "reduce: every integer type at its extremes, past every lane's block") {
+  // n copies of the type's least and greatest value: the sum is exactly n times it (as the sum type wraps
+  // it), the mean that exact sum rounded once and divided by n; 3 * 2^20 + 5 passes the blocks in which narrow lanes
+  // add (2^15 per lane).
+  test::for_each_type([&]<class T>() {
+    if constexpr (std::is_integral_v<T>) {
+      CAPTURE(std::string(test::type_name<T>()));
+      for (const T v : {std::numeric_limits<T>::min(), std::numeric_limits<T>::max()})
+        for (std::size_t n : {std::size_t(1), std::size_t(97), (std::size_t(3) << 20) + 5}) {
+          CAPTURE(n);
+          const std::vector<T> x(n, v);
+          using S = tandem::sum_result_t<T>;
+          const S want = S(std::uint64_t(n) * std::uint64_t(S(v)));  // (modulo 2^64)
+          const tandem::Buffer<T> b = eng.upload<T>(x);
+          for (const tandem::KernelInfo& k : eng.reduce_kernel_info()) {
+            if (!k.accepts(tandem::dtype_of<T>)) continue;
+            CAPTURE(k.name);
+            CHECK(eng.sum<T>(x, {k.name}) == want);
+            CHECK(eng.sum(b.view(), {k.name}) == want);
+            CHECK(eng.mean<T>(x, {k.name}) == double(__int128(n) * __int128(v)) / double(n));  // (rounded once)
+            CHECK(eng.max<T>(x, {k.name}) == v);
+          }
+        }
+    }
+  });
+}
+
 TANDEM_BACKEND_TEST(reduce_buffers, "reduce: device-resident buffers, views with offset and stride") {
   test::SplitMix64 g{17};
   for (std::size_t n : {1, 1000, 65537}) {

@@ -61,8 +61,14 @@ struct Term<tandem::Op::sum> {
   static C real(C x) {
     return x;
   }
-  static std::uint64_t wrapped(std::int64_t v) { return std::uint64_t(v); }
-  static __int128 exact(std::int64_t v) { return v; }
+  template <class I>
+  static std::uint64_t wrapped(I v) {
+    return std::uint64_t(v);
+  }
+  template <class I>
+  static __int128 exact(I v) {
+    return __int128(v);
+  }
 };
 template <>
 struct Term<tandem::Op::sumsq> {
@@ -71,8 +77,14 @@ struct Term<tandem::Op::sumsq> {
   static C real(C x) {
     return x * x;
   }
-  static std::uint64_t wrapped(std::int64_t v) { return std::uint64_t(v) * std::uint64_t(v); }
-  static __int128 exact(std::int64_t v) { return __int128(v) * v; }
+  template <class I>
+  static std::uint64_t wrapped(I v) {
+    return std::uint64_t(v) * std::uint64_t(v);
+  }
+  template <class I>  // (modulo 2^128 past it: only a mean divides the exact sum, and no mean is of squares)
+  static __int128 exact(I v) {
+    return __int128(static_cast<unsigned __int128>(__int128(v)) * static_cast<unsigned __int128>(__int128(v)));
+  }
 };
 
 // The reference of one additive op: its terms summed exactly (integers: modulo 2^64 and in 128 bits) or in
@@ -93,9 +105,9 @@ struct AdditiveReference {
   void add(T v) {
     ++count;
     if constexpr (std::is_integral_v<T>) {
-      wrapped += Term::wrapped(std::int64_t(v));
-      exact += static_cast<unsigned __int128>(Term::exact(std::int64_t(v)));
-      const long double t = (long double)Term::exact(std::int64_t(v));
+      wrapped += Term::wrapped(v);
+      exact += static_cast<unsigned __int128>(Term::exact(v));
+      const long double t = (long double)Term::exact(v);
       sum += t, abs_sum += std::fabs(t);
     } else {
       const T t = Term::real(v);
@@ -118,7 +130,7 @@ struct AdditiveReference {
   // Values::small_integers; otherwise compare within bound()).
   tandem::sum_result_t<T> result() const {
     if constexpr (std::is_integral_v<T>) {
-      return std::int64_t(wrapped);
+      return tandem::sum_result_t<T>(wrapped);
     } else {
       if (nan || (pos_inf && neg_inf)) return std::numeric_limits<T>::quiet_NaN();
       if (pos_inf) return std::numeric_limits<T>::infinity();

@@ -76,7 +76,8 @@ T value_from_bits(std::uint64_t bits, Values kind) {
   } else {
     if (kind == Values::small_integers) return T(int(bits % 17) - 8);
     if (kind == Values::nonzero) {
-      const T v = std::is_integral_v<T> ? T(1 + bits % 1000) : T(T(0.5) + T(bits % 64) / T(64));
+      const T v = std::is_integral_v<T> ? T(1 + bits % (sizeof(T) == 1 ? 100 : 1000))  // (within int8 too)
+                                        : T(T(0.5) + T(bits % 64) / T(64));
       return bits >> 63 ? T(-v) : v;
     }
     if constexpr (std::is_same_v<T, float>) {

@@ -33,7 +33,12 @@ std::string show(std::int64_t v);
 std::string show(float v);
 std::string show(double v);
 std::string show(long double v);
-inline std::string show(std::size_t v) { return std::to_string(v); }  // an index (argmin, argmax)
+inline std::string show(std::size_t v) { return std::to_string(v); }  // an index, a uint64
+inline std::string show(std::int8_t v) { return std::to_string(int(v)); }
+inline std::string show(std::int16_t v) { return std::to_string(int(v)); }
+inline std::string show(std::uint8_t v) { return std::to_string(unsigned(v)); }
+inline std::string show(std::uint16_t v) { return std::to_string(unsigned(v)); }
+inline std::string show(std::uint32_t v) { return std::to_string(v); }
 
 // The element type's name from the dtype table (include/tandem/dtype.hpp): "int32", "float", ...
 template <tandem::Element T>

@@ -49,7 +49,7 @@ inline constexpr std::int64_t kNarrowColumns = 64;
 inline constexpr std::int64_t kColumnBytes = 256;
 template <class T>
 inline constexpr std::int64_t lanes_of = kColumnBytes / std::int64_t(sizeof(T));
-inline constexpr std::int64_t kMaxLanes = kColumnBytes / 2 + kNarrowColumns;  // (k - 1) * ld + cols < lanes_of + cols
+inline constexpr std::int64_t kMaxLanes = kColumnBytes + kNarrowColumns;  // (k - 1) * ld + cols < lanes_of + cols
 // Whether column_acc takes the columns: at most kNarrowColumns, and groups of several rows (ld <
 // lanes_of<T>), or else an op whose plain loop over one row's columns (per_matrix.cpp) does not
 // vectorise: compares of floats by the operators' rules, arg ops, 16-bit conversions, integer sums.

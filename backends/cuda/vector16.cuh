@@ -34,6 +34,28 @@ struct Vector16<double> {
   using type = double2;
 };
 
+template <>
+struct Vector16<std::uint32_t> {
+  using type = uint4;
+};
+// The 8- and 16-bit integers: 16 or 8 elements in four 32-bit words, read back as the elements' bytes.
+template <>
+struct Vector16<std::int8_t> {
+  using type = uint4;
+};
+template <>
+struct Vector16<std::uint8_t> {
+  using type = uint4;
+};
+template <>
+struct Vector16<std::int16_t> {
+  using type = uint4;
+};
+template <>
+struct Vector16<std::uint16_t> {
+  using type = uint4;
+};
+
 // The 16-bit storage types: 8 elements as four 32-bit words (element 2q in the low half of word q).
 template <>
 struct Vector16<bfloat16> {

@@ -15,13 +15,14 @@
 
 namespace tandem {
 
-enum class Dtype : std::uint8_t { i32, i64, f32, f64, bf16, f16 };
+enum class Dtype : std::uint8_t { i32, i64, f32, f64, bf16, f16, i8, i16, u8, u16, u32, u64 };
 
 // ---- The table ------------------------------------------------------------------------------------
 // dtype_traits<T>: T's Dtype, its name (one spelling everywhere: errors, CLI, benchmarks, charts), the
 // name the array libraries give it (NumPy, ml_dtypes, PyTorch, CuPy: the Python module's type maps), the
 // type sum() returns, the type values are computed in (min / max results, matmul's C and accumulator),
-// and whether matmul takes it. Integer sums return int64_t (wrapping modulo 2^64). The 16-bit storage
+// and whether matmul takes it. Sums of signed integers return int64_t, of unsigned integers
+// uint64_t (wrapping modulo 2^64). The 16-bit storage
 // types (tandem::bfloat16, tandem::half; include/tandem/float16.hpp) compute in float: their sums, mins
 // and maxes are floats (exact conversions), and matmul multiplies them into a float C.
 template <class T>
@@ -83,10 +84,39 @@ struct dtype_traits<half> {
   static constexpr bool matmul = true;
 };
 
+// The narrow and unsigned integers: NumPy's sums of signed integers are int64, of unsigned integers uint64
+// (both wrapping modulo 2^64); min / max in the type itself.
+template <class T, Dtype Id, const char* Name, class Sum>
+struct integer_traits {
+  using compute_type = T;
+  static constexpr Dtype id = Id;
+  static constexpr const char* name = Name;
+  static constexpr const char* array_name = Name;
+  using sum_type = Sum;
+  static constexpr bool matmul = false;
+};
+namespace detail {
+inline constexpr char kInt8[] = "int8", kInt16[] = "int16", kUint8[] = "uint8", kUint16[] = "uint16",
+                      kUint32[] = "uint32", kUint64[] = "uint64";
+}  // namespace detail
+template <>
+struct dtype_traits<std::int8_t> : integer_traits<std::int8_t, Dtype::i8, detail::kInt8, std::int64_t> {};
+template <>
+struct dtype_traits<std::int16_t> : integer_traits<std::int16_t, Dtype::i16, detail::kInt16, std::int64_t> {};
+template <>
+struct dtype_traits<std::uint8_t> : integer_traits<std::uint8_t, Dtype::u8, detail::kUint8, std::uint64_t> {};
+template <>
+struct dtype_traits<std::uint16_t> : integer_traits<std::uint16_t, Dtype::u16, detail::kUint16, std::uint64_t> {};
+template <>
+struct dtype_traits<std::uint32_t> : integer_traits<std::uint32_t, Dtype::u32, detail::kUint32, std::uint64_t> {};
+template <>
+struct dtype_traits<std::uint64_t> : integer_traits<std::uint64_t, Dtype::u64, detail::kUint64, std::uint64_t> {};
+
 template <class... Ts>
 struct type_list {};
 // Every element type, in Dtype order.
-using element_types = type_list<std::int32_t, std::int64_t, float, double, bfloat16, half>;
+using element_types = type_list<std::int32_t, std::int64_t, float, double, bfloat16, half, std::int8_t, std::int16_t,
+                                std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t>;
 
 // ---- Derived from the table -----------------------------------------------------------------------
 
@@ -146,8 +176,8 @@ inline constexpr bool is_storage_type_v = [] {
 template <class T>
 inline constexpr bool is_floating_v = std::is_floating_point_v<std::remove_cv_t<T>> || is_storage_type_v<T>;
 
-// sum() of integers returns int64_t (wrapping modulo 2^64: exact and order-independent); of floats, T;
-// of the 16-bit storage types, float.
+// sum() of signed integers returns int64_t, of unsigned integers uint64_t (wrapping modulo 2^64:
+// exact and order-independent); of floats, T; of the 16-bit storage types, float.
 template <Element T>
 using sum_result_t = typename dtype_traits<std::remove_cv_t<T>>::sum_type;
 
@@ -160,7 +190,8 @@ struct DtypeInfo {
   Dtype sum_result;
   Dtype compute;  // min / max results and matmul's C
   bool matmul;
-  bool storage;  // a 16-bit storage type (computed in float)
+  bool storage;      // a 16-bit storage type (computed in float)
+  bool is_unsigned;  // an unsigned integer (sums as uint64)
 };
 
 namespace detail {
@@ -169,7 +200,7 @@ constexpr auto dtype_table(type_list<Ts...>) {
   return std::array<DtypeInfo, sizeof...(Ts)>{DtypeInfo{
       dtype_traits<Ts>::id, dtype_traits<Ts>::name, dtype_traits<Ts>::array_name, sizeof(Ts), std::is_integral_v<Ts>,
       dtype_traits<typename dtype_traits<Ts>::sum_type>::id, dtype_traits<typename dtype_traits<Ts>::compute_type>::id,
-      dtype_traits<Ts>::matmul, is_storage_type_v<Ts>}...};
+      dtype_traits<Ts>::matmul, is_storage_type_v<Ts>, std::is_unsigned_v<Ts>}...};
 }
 }  // namespace detail
 

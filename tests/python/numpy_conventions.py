@@ -90,10 +90,10 @@ def plain(x):
 def values(shape, dtype, seed=0):
     """Test data: for floats, uniform values with about a third from a few halves (ties for argmin /
     argmax, +0.0 but never -0.0: the sign of zero is tandem's IEEE rule, not NumPy's first zero); for
-    integers small ones (with ties)."""
+    integers small ones (with ties; unsigned ones from 0)."""
     rng = np.random.default_rng(seed)
-    if not is_float(dtype):
-        return rng.integers(-50, 51, size=shape).astype(dtype)
+    if not is_float(dtype):  # (unsigned types: from 0)
+        return rng.integers(0 if np.dtype(dtype).kind == "u" else -50, 51, size=shape).astype(dtype)
     v = rng.uniform(-4, 4, size=shape)
     ties = rng.random(size=shape) < 0.35
     v[ties] = rng.integers(-4, 5, size=shape)[ties] / 2
@@ -124,7 +124,7 @@ def result_dtype(op, dt, want=None):
     if want is not None:
         return np.dtype(want)
     if kind == "sum":
-        return dt if is_float(dt) else np.dtype(np.int64)
+        return dt if is_float(dt) else np.dtype(np.uint64 if dt.kind == "u" else np.int64)  # NumPy's
     if kind == "mean":
         return dt if is_float(dt) else np.dtype(np.float64)
     assert kind == "value", f"{op}: no result type rule for tandem.op_info's result kind {kind!r}"

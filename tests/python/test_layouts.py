@@ -111,7 +111,8 @@ else:
         dt = np.dtype(draw(st.sampled_from(DTYPES)))
         shape = draw(hnp.array_shapes(min_dims=1, max_dims=2, min_side=1, max_side=40))
         if np.issubdtype(dt, np.integer):
-            elements = st.integers(-1000, 1000)
+            info = np.iinfo(dt)  # (within the type: int8, unsigned types)
+            elements = st.integers(max(-1000, int(info.min)), min(1000, int(info.max)))
         else:
             elements = st.floats(-1000, 1000, width=min(dt.itemsize * 8, 64)).filter(lambda v: v == v)
         base = draw(hnp.arrays(dt, shape, elements=elements))

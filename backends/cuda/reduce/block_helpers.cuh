@@ -77,11 +77,14 @@ __device__ inline T* dynamic_shared_memory() {
 // unsigned long, double), an arg-reduction's value and index and an exact sum's halves field by field.
 template <class Acc>
 __device__ inline Acc shuffle_down(const Acc& value, int offset) {
-  return __shfl_down_sync(kFullWarpMask, value, offset);
+  if constexpr (std::is_integral_v<Acc> && sizeof(Acc) < 4)  // (8- and 16-bit values: through an int)
+    return static_cast<Acc>(__shfl_down_sync(kFullWarpMask, static_cast<int>(value), offset));
+  else
+    return __shfl_down_sync(kFullWarpMask, value, offset);
 }
 template <class T>
 __device__ inline detail::ArgAcc<T> shuffle_down(const detail::ArgAcc<T>& value, int offset) {
-  return {__shfl_down_sync(kFullWarpMask, value.value, offset), __shfl_down_sync(kFullWarpMask, value.index, offset)};
+  return {shuffle_down(value.value, offset), __shfl_down_sync(kFullWarpMask, value.index, offset)};
 }
 __device__ inline detail::ExactSum shuffle_down(const detail::ExactSum& value, int offset) {
   return {__shfl_down_sync(kFullWarpMask, value.lo, offset), __shfl_down_sync(kFullWarpMask, value.hi, offset)};
@@ -178,6 +181,17 @@ __device__ inline typename Op::Acc combine_vector(typename Op::Acc acc, const Ve
       acc = Op::combine(acc, Op::load(In::from_bits(std::uint16_t(words[q] & 0xffffu)), first + 2 * q));
       acc = Op::combine(acc, Op::load(In::from_bits(std::uint16_t(words[q] >> 16)), first + 2 * q + 1));
     }
+  } else if constexpr (std::is_integral_v<In> && sizeof(In) < 4) {  // 16 or 8 narrow integers: the vector's bytes
+    static_assert(sizeof(Vector) == 16, "combine_vector: 16-byte vectors (Vector16)");
+    In e[kElementsPerVector<In>];
+    memcpy(e, &v, 16);
+#pragma unroll
+    for (int q = 0; q < int(kElementsPerVector<In>); ++q) acc = Op::combine(acc, Op::load(e[q], first + q));
+  } else if constexpr (std::is_integral_v<In> && std::is_same_v<Vector, uint4>) {  // 4 uint32 as uint4
+    acc = Op::combine(acc, Op::load(static_cast<In>(v.x), first));
+    acc = Op::combine(acc, Op::load(static_cast<In>(v.y), first + 1));
+    acc = Op::combine(acc, Op::load(static_cast<In>(v.z), first + 2));
+    acc = Op::combine(acc, Op::load(static_cast<In>(v.w), first + 3));
   } else if constexpr (order_free<Op> && kElementsPerVector<In> == 4) {  // a tree: a shorter dependency chain
     static_assert(sizeof(Vector) == 16, "combine_vector: 16-byte vectors (Vector16)");
     const auto xy = Op::combine(Op::load(static_cast<In>(v.x), first), Op::load(static_cast<In>(v.y), first + 1));
