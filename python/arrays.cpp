@@ -116,6 +116,10 @@ Dtype dtype_of(const py::dtype& d) {
                                  "); convert it first (x.astype(x.dtype.newbyteorder('=')))");
       return t.id;
     }
+  if (name == "bool")  // (a mask: its bytes are 0 and 1)
+    throw tandem::type_error(
+        "tandem takes " + dtype_names() +
+        " arrays, not bool; x.view(numpy.uint8) reads a mask's bytes as 0 and 1 (its sum counts it)");
   throw tandem::type_error("tandem takes " + dtype_names() + " arrays (bfloat16: ml_dtypes), not " +
                            std::string(py::str(static_cast<const py::handle&>(d))) +
                            "; convert it first (x.astype(numpy.float32), ...)");

@@ -128,6 +128,7 @@ def error_cases():
         ("object array", lambda e: e.sum(np.array([1, "a"], dtype=object)), tandem.TypeError, "object"),
         ("string array", lambda e: e.sum(np.array(["a", "b"])), tandem.TypeError, "float32"),
         ("bool array", lambda e: e.max(np.zeros(3, np.bool_)), tandem.TypeError, "bool"),
+        ("bool array, what to do", lambda e: e.sum(np.zeros(3, np.bool_)), tandem.TypeError, "view(numpy.uint8)"),
         ("dtype=complex64", lambda e: e.sum(a2, dtype=np.complex64), tandem.TypeError, "complex64"),
         ("dtype='nope'", lambda e: e.mean(a2, dtype="nope"), tandem.TypeError, "nope"),
         ("dtype=object", lambda e: e.sum(a2, dtype=object), tandem.TypeError, "object"),
