@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/modules.hpp"
+#include "common/table_check.hpp"
 
 namespace tandem::detail {
 
@@ -99,7 +100,7 @@ static_assert(
 static_assert(
     [] {
       for (const BackendEntry& e : kBackends)
-        if (!e.probe || !e.make || !e.kernel_tables || !e.make_collectives) return false;
+        if (!given(e.probe) || !given(e.make) || !given(e.kernel_tables) || !given(e.make_collectives)) return false;
       return true;
     }(),
     "engine/registry.cpp: every row needs its probe, make, kernel_tables and make_collectives (a backend of one "

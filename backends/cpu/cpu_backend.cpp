@@ -33,6 +33,7 @@
 #include "common/dispatch.hpp"
 #include "common/host_reduce.hpp"
 #include "common/reduce_ops.hpp"
+#include "common/table_check.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -150,7 +151,7 @@ static_assert(
     [] {
       int picked = 0;
       for (const ReduceKernel& k : kReduceKernels) {
-        if (k.run == nullptr) return false;
+        if (!given(k.run)) return false;
         picked += k.auto_pick;
       }
       return picked == 1;

@@ -15,6 +15,8 @@
 #include <tbb/blocked_range3d.h>
 #include <tbb/parallel_for.h>
 
+#include "common/table_check.hpp"
+
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
@@ -534,7 +536,7 @@ static_assert(
     [] {
       int picked = 0;
       for (const MatmulKernel& k : kMatmulKernels) {
-        if (k.run == nullptr) return false;
+        if (!given(k.run)) return false;
         picked += k.auto_pick;
       }
       return picked == 1;
