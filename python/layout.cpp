@@ -7,6 +7,13 @@
 
 namespace tandem_python {
 
+PyObject* axis_error_type = nullptr;
+
+void raise_axis_error(const std::string& message) {
+  PyErr_SetString(axis_error_type ? axis_error_type : PyExc_ValueError, message.c_str());
+  throw py::error_already_set();
+}
+
 std::vector<bool> reduced_axes(const py::object& axis, int ndim, bool tuples) {
   std::vector<bool> reduced(std::size_t(ndim), axis.is_none());
   if (axis.is_none()) return reduced;
@@ -20,8 +27,8 @@ std::vector<bool> reduced_axes(const py::object& axis, int ndim, bool tuples) {
     const auto given = py::reinterpret_steal<py::int_>(PyNumber_Index(h.ptr())).cast<std::int64_t>();
     const std::int64_t ax = given < 0 ? given + ndim : given;
     if (ax < 0 || ax >= ndim)
-      throw tandem::value_error("tandem: axis " + std::to_string(given) +
-                                " is out of bounds for an array of dimension " + std::to_string(ndim));
+      raise_axis_error("tandem: axis " + std::to_string(given) + " is out of bounds for an array of dimension " +
+                       std::to_string(ndim));
     if (reduced[std::size_t(ax)])
       throw tandem::value_error("tandem: axis " + std::to_string(given) + " is named twice");
     reduced[std::size_t(ax)] = true;

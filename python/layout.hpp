@@ -11,9 +11,12 @@ namespace tandem_python {
 
 // The axes `axis` names as one flag per dimension: None all of them, an int one, a tuple several
 // (negative axes count from the end), by NumPy's rules: an axis out of range or named twice is a
-// ValueError, anything but None / int / tuple of ints a TypeError. `tuples`: whether a tuple is
-// accepted (argmin and argmax take one axis).
+// ValueError (out of range: tandem.AxisError, also NumPy's AxisError), anything but None / int / tuple of
+// ints a TypeError. `tuples`: whether a tuple is accepted (argmin and argmax take one axis).
 std::vector<bool> reduced_axes(const py::object& axis, int ndim, bool tuples);
+// Raises tandem.AxisError with `message` (the class python/module.cpp makes and stores in axis_error_type).
+[[noreturn]] void raise_axis_error(const std::string& message);
+extern PyObject* axis_error_type;
 
 // A reduction over some axes as per-row or per-column results of one row-major matrix (rows x cols,
 // row stride ld) in a's memory, the results in the C order of the kept axes.

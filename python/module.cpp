@@ -11,6 +11,7 @@
 #include "common/dispatch.hpp"
 #include "python/args.hpp"
 #include "python/engine.hpp"
+#include "python/layout.hpp"
 #include "tandem/version.hpp"
 
 namespace tandem_python {
@@ -308,6 +309,26 @@ PYBIND11_MODULE(tandem, m) {
       subclass("ValueError", PyExc_ValueError, "A value or shape tandem does not accept (also a ValueError).");
   static PyObject* type_error = subclass("TypeError", PyExc_TypeError,
                                          "An element type or argument type tandem does not accept (also a TypeError).");
+  // tandem.AxisError: an axis out of range, a tandem.ValueError that is also NumPy's AxisError (which is a
+  // ValueError and an IndexError), so that code catching NumPy's catches tandem's. (NumPy's class comes first:
+  // its __init__ and __str__ take the message.)
+  static PyObject* axis_error = [&] {
+    py::object numpy_axis_error = py::reinterpret_borrow<py::object>(PyExc_IndexError);
+    try {
+      py::module_ np = py::module_::import("numpy");
+      numpy_axis_error = py::hasattr(np, "exceptions") && py::hasattr(np.attr("exceptions"), "AxisError")
+                             ? np.attr("exceptions").attr("AxisError")
+                             : np.attr("AxisError");
+    } catch (const py::error_already_set&) {  // (no NumPy: an IndexError, as NumPy's AxisError also is)
+    }
+    py::object type = py::reinterpret_steal<py::object>(
+        PyErr_NewExceptionWithDoc("tandem.AxisError", "An axis out of range (also NumPy's AxisError and a ValueError).",
+                                  py::make_tuple(numpy_axis_error, py::handle(value_error)).ptr(), nullptr));
+    if (!type) throw py::error_already_set();
+    m.attr("AxisError") = type;
+    return type.release().ptr();
+  }();
+  tandem_python::axis_error_type = axis_error;
   py::register_exception_translator([](std::exception_ptr p) {  // every C++ error becomes tandem.Error
     try {
       if (p) std::rethrow_exception(p);

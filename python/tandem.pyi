@@ -19,6 +19,9 @@ class Error(RuntimeError):
 class ValueError(Error, builtins.ValueError):
     """A value or shape tandem does not accept (also a ValueError)."""
 
+class AxisError(builtins.IndexError, ValueError):
+    """An axis out of range (also NumPy's AxisError and a ValueError)."""
+
 class TypeError(Error, builtins.TypeError):
     """An element type or argument type tandem does not accept (also a TypeError)."""
 

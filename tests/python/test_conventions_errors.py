@@ -112,10 +112,10 @@ def error_cases():
         ("empty argmax along an axis", lambda e: e.argmax(np.zeros((0, 3)), axis=0), tandem.ValueError, "(0, 3)"),
         ("empty mean with an integer dtype=", lambda e: e.mean(np.zeros((3, 0)), axis=1, dtype=np.int64),
          tandem.ValueError, "(3, 0)"),
-        ("axis out of range", lambda e: e.sum(a2, axis=2), tandem.ValueError, "2"),
-        ("negative axis out of range", lambda e: e.sum(a2, axis=-3), tandem.ValueError, "-3"),
-        ("axis of a 0-d array", lambda e: e.sum(np.array(1.0), axis=1), tandem.ValueError, "1"),
-        ("axis in a tuple out of range", lambda e: e.max(a2, axis=(0, 2)), tandem.ValueError, "2"),
+        ("axis out of range", lambda e: e.sum(a2, axis=2), tandem.AxisError, "2"),
+        ("negative axis out of range", lambda e: e.sum(a2, axis=-3), tandem.AxisError, "-3"),
+        ("axis of a 0-d array", lambda e: e.sum(np.array(1.0), axis=1), tandem.AxisError, "1"),
+        ("axis in a tuple out of range", lambda e: e.max(a2, axis=(0, 2)), tandem.AxisError, "2"),
         ("repeated axis", lambda e: e.sum(a2, axis=(0, 0)), tandem.ValueError, "0"),
         ("repeated axis, negative", lambda e: e.sum(a2, axis=(1, -1)), tandem.ValueError, "axis"),
         ("axis a string", lambda e: e.sum(a2, axis="row"), tandem.TypeError, "axis"),
@@ -199,6 +199,20 @@ def test_error_classes():
     assert issubclass(tandem.ValueError, tandem.Error) and issubclass(tandem.ValueError, ValueError)
     assert issubclass(tandem.TypeError, tandem.Error) and issubclass(tandem.TypeError, TypeError)
     assert not issubclass(tandem.ValueError, TypeError) and not issubclass(tandem.TypeError, ValueError)
+    # An axis out of range is NumPy's AxisError too (numpy.exceptions.AxisError; numpy.AxisError before 1.25).
+    numpy_axis_error = getattr(getattr(np, "exceptions", np), "AxisError", None) or np.AxisError
+    assert issubclass(tandem.AxisError, tandem.ValueError) and issubclass(tandem.AxisError, numpy_axis_error)
+    assert issubclass(tandem.AxisError, IndexError)
+
+
+def test_axis_error_caught_as_numpy_does(eng):
+    """Code written for NumPy's AxisError catches tandem's, with tandem's message."""
+    numpy_axis_error = getattr(getattr(np, "exceptions", np), "AxisError", None) or np.AxisError
+    x = np.zeros((2, 3))
+    for call in (lambda: eng.sum(x, axis=2), lambda: eng.argmax(x, axis=-3), lambda: eng.mean(x, axis=(0, 5))):
+        with pytest.raises(numpy_axis_error) as e:
+            call()
+        assert "out of bounds for an array of dimension 2" in str(e.value)
 
 
 # ---------------------------------------------------------------------------------------------------
