@@ -100,8 +100,8 @@ T random_value(std::uint64_t seed, std::size_t i) {
 }
 
 template <class T>
-std::vector<T> random_vector(std::size_t n, std::uint64_t seed) {
-  std::vector<T> v(n);
+tandem_verify::Vector<T> random_vector(std::size_t n, std::uint64_t seed) {
+  tandem_verify::Vector<T> v(n);
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 16), [&](const tbb::blocked_range<std::size_t>& r) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) v[i] = random_value<T>(seed, i);
   });
@@ -148,7 +148,7 @@ struct VectorInput {
 
 template <class T>
 struct MatmulInput {
-  std::vector<T> a_host, b_host;  // for the sampled check of C
+  tandem_verify::Vector<T> a_host, b_host;  // for the sampled check of C
   Buffer<T> a, b, c;
 };
 
@@ -177,7 +177,7 @@ class Inputs {
   template <class T>
   const VectorInput<T>& vector(std::size_t n) {
     return get<VectorInput<T>>(vector_slot, std::string(type_name<T>()) + size_label(n), [&] {
-      const std::vector<T> host = random_vector<T>(n, 1);
+      const tandem_verify::Vector<T> host = random_vector<T>(n, 1);
       return VectorInput<T>{eng_.upload<T>(host), reference_of(host.data(), n)};
     });
   }
@@ -364,7 +364,7 @@ inline void add_kernel_context(const Engine& eng) {
 template <class T, class Run>
 void check_matmul(const MatmulInput<T>& in, const Shape& s, Run run) {
   Buffer<T> c = in.c;  // shares the memory; upload() is not const
-  c.upload(std::vector<T>(s.m * s.n, std::numeric_limits<T>::quiet_NaN()));
+  c.upload(tandem_verify::Vector<T>(s.m * s.n, std::numeric_limits<T>::quiet_NaN()));
   run();
   for (std::uint64_t sample = 0; sample < 16; ++sample) {
     const std::size_t i = splitmix64(2 * sample) % s.m, j = splitmix64(2 * sample + 1) % s.n;

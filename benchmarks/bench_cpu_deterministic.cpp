@@ -41,7 +41,7 @@ const Engine& engine() {
 
 template <class T>
 struct Operands {
-  std::vector<T> a_host, b_host;
+  tandem_verify::Vector<T> a_host, b_host;
   Buffer<T> a, b, c;
 };
 
@@ -49,7 +49,7 @@ struct Operands {
 template <class T>
 T definition_c00(const DetCase& s, const Operands<T>& o) {
   const std::size_t lda = s.trans_a ? s.m : s.k;
-  std::vector<T> chunks;
+  tandem_verify::Vector<T> chunks;
   T v = T(0);
   for (std::size_t p = 0; p < s.k; ++p) {
     const T a = s.trans_a ? o.a_host[p * lda] : o.a_host[p];

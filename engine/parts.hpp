@@ -16,6 +16,7 @@
 #include "common/canonical.hpp"
 #include "common/dispatch.hpp"
 #include "common/reduce_ops.hpp"
+#include "common/vector.hpp"
 #include "tandem/engine.hpp"
 
 namespace tandem::detail::parts {
@@ -39,8 +40,8 @@ inline const void* element(const ReduceInput& in, std::size_t i) {
 // Elements [first, first + len) of a part as the compute type, on the host. A Buffer's elements are
 // downloaded in one copy when their extent is small, else one by one (len < 4096: chunk pieces only).
 template <class T>
-std::vector<compute_t<T>> fetch(const ReduceInput& in, std::size_t first, std::size_t len) {
-  std::vector<compute_t<T>> out(len);
+Vector<compute_t<T>> fetch(const ReduceInput& in, std::size_t first, std::size_t len) {
+  Vector<compute_t<T>> out(len);
   if (len == 0) return out;
   if (!in.in_buffer) {
     for (std::size_t i = 0; i < len; ++i) out[i] = compute_t<T>(*static_cast<const T*>(element(in, first + i)));
@@ -48,7 +49,7 @@ std::vector<compute_t<T>> fetch(const ReduceInput& in, std::size_t first, std::s
   }
   const std::size_t e = sizeof(T), extent = (len - 1) * in.stride + 1;
   if (extent <= 4 * len + 4096) {
-    std::vector<T> raw(extent);
+    Vector<T> raw(extent);
     in.allocation->download((in.offset + first * in.stride) * e, raw.data(), extent * e);
     for (std::size_t i = 0; i < len; ++i) out[i] = compute_t<T>(raw[i * in.stride]);
   } else {
@@ -140,7 +141,7 @@ void combine(Op op, const std::vector<Record>& records, void* result) {
 template <class T>
 struct Chunks {
   std::uint64_t offset = 0, head = 0, whole = 0, tail = 0;
-  std::vector<compute_t<T>> values, pieces;  // whole chunks' values; head then tail elements
+  Vector<compute_t<T>> values, pieces;  // whole chunks' values; head then tail elements
 };
 
 template <class T>

@@ -94,7 +94,7 @@ void fuzz_batch_typed(FuzzedDataProvider& in) {
   auto arena_of = [](const Operand& o) {
     return o.offset + (o.ld < o.cols ? o.rows * o.cols + o.count : o.extent()) + 2;
   };
-  std::vector<T> ha(arena_of(a), poison<T>()), hb(arena_of(b), poison<T>());
+  tandem_verify::Vector<T> ha(arena_of(a), poison<T>()), hb(arena_of(b), poison<T>());
   std::vector<C> hc(arena_of(c), poison<C>());
   auto fill = [&]<class E>(std::vector<E>& arena, const Operand& o) {
     if (o.ld < o.cols) return;
@@ -105,7 +105,7 @@ void fuzz_batch_typed(FuzzedDataProvider& in) {
   };
   fill(ha, a), fill(hb, b);
   if (beta != 0) fill(hc, c);
-  const std::vector<T> a0 = ha, b0 = hb;
+  const tandem_verify::Vector<T> a0 = ha, b0 = hb;
   const std::vector<C> c0 = hc;
 
   const std::string what = std::string("batched matmul<") + type_name<T>() + ">(" + a.describe("A") + ", " +

@@ -16,7 +16,7 @@ void fuzz_buffer_typed(FuzzedDataProvider& in) {
   constexpr std::size_t limit = limit_of<T>();
   std::uint64_t rng = in.ConsumeIntegral<std::uint64_t>();
   Buffer<T> buf;
-  std::vector<T> mirror;  // what the buffer holds
+  tandem_verify::Vector<T> mirror;  // what the buffer holds
   switch (in.ConsumeIntegralInRange<int>(0, 3)) {
     case 0: {  // buffer(count): small counts succeed; counts past the address space throw
       std::size_t count = fuzz_size<T>(in);
@@ -73,9 +73,9 @@ void fuzz_buffer_typed(FuzzedDataProvider& in) {
     const std::size_t offset = fuzz_size<T>(in);
     const std::size_t count = in.ConsumeIntegralInRange<std::size_t>(0, kMaxHostCopy);
     const bool inside = offset <= mirror.size() && count <= mirror.size() - offset;
-    std::vector<T> host(count);
+    tandem_verify::Vector<T> host(count);
     for (auto& v : host) v = fuzz_value<T>(rng, 8);
-    const std::vector<T> host_before = host;
+    const tandem_verify::Vector<T> host_before = host;
     // A span with null data and a size is an error, as Engine::upload says.
     const bool null = count > 0 && !avoid("null-host-span") && in.ConsumeIntegralInRange<int>(0, 7) == 0;
     T* const ptr = null ? nullptr : host.data();
@@ -93,7 +93,7 @@ void fuzz_buffer_typed(FuzzedDataProvider& in) {
     if (!returned && !same_bits(host, host_before.data())) fail("a download that threw wrote to its host span");
   }
   begin_call("Buffer::to_vector()");
-  const std::vector<T> all = buf.to_vector();
+  const tandem_verify::Vector<T> all = buf.to_vector();
   if (all.size() != mirror.size() || !same_bits(all, mirror.data())) fail("to_vector() differs from what was uploaded");
 }
 

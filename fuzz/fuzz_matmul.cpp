@@ -82,9 +82,9 @@ struct Place {
 // Checks that after a call each arena holds what it held before, except C's elements when the call
 // returned. (A and B are const; padding between cols and ld, and everything around, must not change.)
 template <class T>
-TANDEM_FUZZ_BULK void check_untouched(const std::vector<std::vector<T>>& before,
-                                      const std::vector<std::vector<T>>& after, bool returned, const Place& pc,
-                                      const Shape& sc) {
+TANDEM_FUZZ_BULK void check_untouched(const std::vector<tandem_verify::Vector<T>>& before,
+                                      const std::vector<tandem_verify::Vector<T>>& after, bool returned,
+                                      const Place& pc, const Shape& sc) {
   for (std::size_t k = 0; k < after.size(); ++k)
     for (std::size_t e = 0; e < after[k].size(); ++e) {
       if (returned && int(k) == pc.arena && e >= pc.offset) {
@@ -163,7 +163,7 @@ void fuzz_matmul_typed(FuzzedDataProvider& in) {
   // Offsets inside a shared arena decide whether C overlaps A or B (the API must then throw).
   const int layout = in.ConsumeIntegralInRange<int>(0, 3);  // 0 separate, 1 B in A's arena, 2 C in A's, 3 all in one
   Place place[3];
-  std::vector<std::vector<T>> arena(3);
+  std::vector<tandem_verify::Vector<T>> arena(3);
   std::size_t arena_size[3] = {0, 0, 0};
   for (int i = 0; i < 3; ++i) {
     place[i].arena = i;
@@ -224,7 +224,7 @@ void fuzz_matmul_typed(FuzzedDataProvider& in) {
     for (std::size_t r = 0; r < s.rows; ++r)
       for (std::size_t c = 0; c < s.cols; ++c) arena[p.arena][p.offset + r * s.ld + c] = fuzz_value<T>(rng, special);
   }
-  const std::vector<std::vector<T>> before = arena;
+  const std::vector<tandem_verify::Vector<T>> before = arena;
 
   // Does the call's memory lie where the API needs it? (null data and foreign buffers only matter for a
   // matrix with elements: an empty one is never read.)
@@ -312,7 +312,7 @@ void fuzz_matmul_typed(FuzzedDataProvider& in) {
   if (valid && work > kMaxMatWork) return;  // valid but too slow for a fuzz input
   begin_call(what);
   const bool returned = run(valid ? Expect::ok : Expect::error, [&] { eng.matmul<T>(bm[0], bm[1], bm[2], opts); });
-  std::vector<std::vector<T>> after(3);
+  std::vector<tandem_verify::Vector<T>> after(3);
   for (int a = 0; a < 3; ++a) after[a] = bufs[a].size() ? bufs[a].to_vector() : arena[a];
   if (returned && ext[2] > 0) {
     // (A or B may be empty, k == 0, at any offset: only point into arenas that hold them.)

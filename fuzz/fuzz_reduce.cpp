@@ -43,8 +43,8 @@ TANDEM_FUZZ_BULK void check_op(const tandem::op_result_t<O, T>& got, const T* x,
 
 // Fills the elements a view touches with fuzzed values; every other element keeps the poison.
 template <class T>
-TANDEM_FUZZ_BULK void fill_touched(std::vector<T>& v, std::size_t first, std::size_t count, std::size_t stride,
-                                   std::uint64_t seed, int special_per_256) {
+TANDEM_FUZZ_BULK void fill_touched(tandem_verify::Vector<T>& v, std::size_t first, std::size_t count,
+                                   std::size_t stride, std::uint64_t seed, int special_per_256) {
   for (std::size_t i = 0; i < count; ++i) v[first + i * stride] = fuzz_value<T>(seed, special_per_256);
 }
 
@@ -88,7 +88,7 @@ void fuzz_reduce_typed(FuzzedDataProvider& in) {
     // The contract: stride >= 1 and an extent whose bytes fit in ptrdiff_t, unless count is 0.
     const bool shape_ok = count == 0 || (stride >= 1 && ext <= limit);
     // Memory is valid only for shapes the harness can allocate; a larger valid shape gets null data.
-    std::vector<T> data;
+    tandem_verify::Vector<T> data;
     const T* ptr = nullptr;
     const int ptr_mode = in.ConsumeIntegralInRange<int>(0, 5);  // 0: null on purpose
     if (shape_ok && count > 0 && ext <= kMaxElems) {
@@ -99,7 +99,7 @@ void fuzz_reduce_typed(FuzzedDataProvider& in) {
       data.assign(1, poison<T>());  // a shape the API must reject (or an empty one): any pointer will do
       if (ptr_mode != 0) ptr = data.data();
     }
-    const std::vector<T> before = data;
+    const tandem_verify::Vector<T> before = data;
     bool valid = kernel_ok && shape_ok && (count == 0 || ptr != nullptr);
     if (count == 0 && tandem::info(op).empty == tandem::EmptyRule::error) valid = false;
     what += (kind == Input::span ? "span{" : "StridedView{") + std::string(ptr ? "data" : "nullptr") + ", count " +
@@ -119,7 +119,7 @@ void fuzz_reduce_typed(FuzzedDataProvider& in) {
   const int buffer_mode = in.ConsumeIntegralInRange<int>(0, 7);
   std::size_t size = 0;
   if (buffer_mode <= 5) size = std::min(fuzz_size<T>(in), kMaxElems);
-  std::vector<T> host(size, poison<T>());
+  tandem_verify::Vector<T> host(size, poison<T>());
   std::size_t offset = 0, count = size, stride = 1;
   if (kind == Input::buffer_view) {
     offset = fuzz_size<T>(in);
@@ -178,7 +178,7 @@ void fuzz_reduce_typed(FuzzedDataProvider& in) {
   else
     call_and_check(expect, tandem::BufferView<T>{bp, offset, count, stride}, checked, count, stride);
   if (bp && bp->size() > 0) {
-    const std::vector<T> after = bp->to_vector();
+    const tandem_verify::Vector<T> after = bp->to_vector();
     if (!same_bits(after, host.data())) fail("a reduction changed its buffer");
   }
 }

@@ -218,7 +218,7 @@ T poison() {
 // the memory it should equal.
 using tandem_verify::same_bits;
 template <class T>
-bool same_bits(const std::vector<T>& a, const T* b) {
+bool same_bits(const tandem_verify::Vector<T>& a, const T* b) {
   return a.empty() || tandem_verify::same_bits(std::span<const T>(a), std::span<const T>(b, a.size()));
 }
 

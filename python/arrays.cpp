@@ -116,10 +116,6 @@ Dtype dtype_of(const py::dtype& d) {
                                  "); convert it first (x.astype(x.dtype.newbyteorder('=')))");
       return t.id;
     }
-  if (name == "bool")  // (a mask: its bytes are 0 and 1)
-    throw tandem::type_error(
-        "tandem takes " + dtype_names() +
-        " arrays, not bool; x.view(numpy.uint8) reads a mask's bytes as 0 and 1 (its sum counts it)");
   throw tandem::type_error("tandem takes " + dtype_names() + " arrays (bfloat16: ml_dtypes), not " +
                            std::string(py::str(static_cast<const py::handle&>(d))) +
                            "; convert it first (x.astype(numpy.float32), ...)");
@@ -310,9 +306,14 @@ bool is_device_array(const py::object& x) {
 namespace {
 
 Dtype dtype_of_dl(const DLDataType& t) {
-  // DLPack's codes for the table's kinds: signed and unsigned integers, bfloat16, other floats.
+  // DLPack's codes for the table's kinds: bool, signed and unsigned integers, bfloat16, other floats.
+  constexpr int kBool = 6;  // (kDLBool, DLPack 0.8; PyTorch's and CuPy's bool arrays)
   for (const tandem::DtypeInfo& d : tandem::dtypes) {
-    const int code = d.is_unsigned ? kDLUInt : d.integer ? kDLInt : d.id == Dtype::bf16 ? kDLBfloat : kDLFloat;
+    const int code = d.boolean             ? kBool
+                     : d.is_unsigned       ? kDLUInt
+                     : d.integer           ? kDLInt
+                     : d.id == Dtype::bf16 ? kDLBfloat
+                                           : kDLFloat;
     if (t.lanes == 1 && t.code == code && t.bits == 8 * d.size) return d.id;
   }
   throw tandem::type_error("tandem takes " + dtype_names() + " device arrays; convert this one (DLPack type code " +

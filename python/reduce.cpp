@@ -65,6 +65,10 @@ void check_out(Op op, const Array& out, const std::vector<std::int64_t>& shape, 
                              tandem::to_string(op) +
                              " gives int64 indices (NumPy's casting rule 'safe'); pass out= "
                              "of an integer type");
+  if (tandem::info(out.dtype).boolean && !tandem::info(result).boolean)  // (NumPy's 'same_kind': nothing into bool)
+    throw tandem::type_error(std::string("tandem: out= holds bool but the result is ") +
+                             tandem::info(result).array_name + " (NumPy's casting rule 'same_kind'); pass out= of " +
+                             "that type");
   if (is_float(result) && !is_float(out.dtype))
     throw tandem::type_error(std::string("tandem: out= holds ") + tandem::info(out.dtype).array_name +
                              " but the result is " + tandem::info(result).array_name +
@@ -155,6 +159,11 @@ py::object PyEngine::reduce(Op op, const py::object& x, const ReduceArgs& r) con
                                "): tandem computes results as " + dtype_names() +
                                "; pass one of them, or dtype=None for NumPy's result type");
     }
+    if (tandem::info(want).boolean)  // (NumPy accumulates logically there: an or of nonzero elements)
+      throw tandem::type_error("tandem: " + std::string(tandem::to_string(op)) +
+                               "(dtype=bool) is NumPy's logical accumulation, which tandem does not compute; for "
+                               "whether any element is nonzero use eng.max(x != 0), for whether all are eng.min(x "
+                               "!= 0)");
     if (convert_input(in.a.dtype, result, want)) in.a = converted(in.a, want, in.stream);
     result = want;
   }

@@ -1,5 +1,7 @@
 # Type stubs of the extension module `tandem` (python/module.cpp). The docstrings there are the reference.
 import builtins
+
+import numpy.exceptions
 from typing import Any, Optional, Sequence
 
 ops: tuple[str, ...]
@@ -19,7 +21,7 @@ class Error(RuntimeError):
 class ValueError(Error, builtins.ValueError):
     """A value or shape tandem does not accept (also a ValueError)."""
 
-class AxisError(builtins.IndexError, ValueError):
+class AxisError(numpy.exceptions.AxisError, ValueError):
     """An axis out of range (also NumPy's AxisError and a ValueError)."""
 
 class TypeError(Error, builtins.TypeError):

@@ -15,7 +15,7 @@ using tandem::Op;
 namespace {
 
 template <class T>
-std::vector<T> tie_values(std::size_t n, test::SplitMix64& g) {
+test::Vector<T> tie_values(std::size_t n, test::SplitMix64& g) {
   // Values in [-8, 8]: every extreme occurs many times, so "the first" is tested everywhere.
   return test::random_vector<T>(n, g, test::Values::small_integers);
 }
@@ -50,7 +50,7 @@ void check_widths(const tandem::Engine& eng) {
   test::SplitMix64 g{202611221};
   for (std::size_t n : test::reduce_sizes()) {
     CAPTURE(n);
-    const std::vector<T> x = tie_values<T>(n, g);
+    const test::Vector<T> x = tie_values<T>(n, g);
     check_view<T>(eng, std::span<const T>(x), x.data(), n, 1);
     // Strided (every third element) and a Buffer view with an offset of 2.
     const std::size_t m = n / 3;
@@ -78,7 +78,7 @@ namespace {
 template <class T>
 void check_special(const tandem::Engine& eng) {
   const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
-  const std::vector<T> specials = {nan, -nan, inf, -inf, T(-0.0), T(0.0), T(100), T(-100)};
+  const test::Vector<T> specials = {nan, -nan, inf, -inf, T(-0.0), T(0.0), T(100), T(-100)};
   const std::vector<std::size_t> sizes =
       test::quick() ? std::vector<std::size_t>{1, 4097} : std::vector<std::size_t>{1, 2, 33, 4097, 1000003};
   test::SplitMix64 g{77};
@@ -90,7 +90,7 @@ void check_special(const tandem::Engine& eng) {
           CAPTURE(test::show(special));
           CAPTURE(pos);
           CAPTURE(twice);
-          std::vector<T> x = test::random_vector<T>(n, g, test::Values::small_integers);
+          test::Vector<T> x = test::random_vector<T>(n, g, test::Values::small_integers);
           // Zeros: the others are zeros of the other sign, so that only the sign decides.
           const bool zero = special == T(0);
           if (zero)

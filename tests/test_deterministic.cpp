@@ -15,7 +15,7 @@ namespace {
 
 // Wide dynamic range and both signs, so that any other association order changes the bits.
 template <class T>
-std::vector<T> random_reals(std::size_t n, test::SplitMix64& g) {
+test::Vector<T> random_reals(std::size_t n, test::SplitMix64& g) {
   return test::random_vector<T>(n, g, test::Values::wide_range);
 }
 
@@ -31,7 +31,7 @@ void check_sums(const tandem::Engine& eng) {
       CAPTURE(n);
       CAPTURE(stride);
       auto data = random_reals<T>(n * stride, g);
-      std::vector<T> picked(n);
+      test::Vector<T> picked(n);
       for (std::size_t i = 0; i < n; ++i) picked[i] = data[i * stride];
       const T expect = test::canonical_sum<T>(picked);
       const T got = eng.sum(tandem::StridedView<T>{data.data(), n, stride}, det);
@@ -126,7 +126,7 @@ void check_deterministic_matmul(const tandem::Engine& eng) {
       a[0 * lda + p] = tiny;
       b[p * ldb + 0] = -tiny;
     }
-    std::vector<T> c(s.m * ldc, T(42)), expect(s.m * ldc, T(42));
+    test::Vector<T> c(s.m * ldc, T(42)), expect(s.m * ldc, T(42));
     test::fma_chain_matmul<T>({a.data(), s.m, s.k, lda}, {b.data(), s.k, s.n, ldb}, {expect.data(), s.m, s.n, ldc});
     eng.matmul<T>({a.data(), s.m, s.k, lda}, {b.data(), s.k, s.n, ldb}, {c.data(), s.m, s.n, ldc}, {"auto", true});
     std::size_t differ = 0;
@@ -151,7 +151,7 @@ namespace {
 // (one chunk: its value itself; NaN canonical).
 template <class C, class OpA, class OpB>
 C chunked_reference(std::size_t K, OpA&& opa, OpB&& opb) {
-  std::vector<C> values;
+  test::Vector<C> values;
   for (std::size_t k0 = 0; k0 < K; k0 += 4096) {
     C v = C(0);
     for (std::size_t k = k0; k < std::min(K, k0 + 4096); ++k) v = std::fma(opa(k), opb(k), v);
@@ -213,7 +213,7 @@ void check_chunked_form(const tandem::Engine& eng, const ChunkForm& f, test::Spl
       if (own_b) bt(e, f.k - 1, 1) = T(0);
     }
   }
-  std::vector<C> want = c;
+  test::Vector<C> want = c;
   const C alpha = C(f.alpha), beta = C(f.beta);
   std::size_t common_differ = 0;
   for (std::size_t e = 0; e < f.batch; ++e)
@@ -299,7 +299,7 @@ TANDEM_BACKEND_TEST(deterministic_matmul_tall_skinny,
       const auto kind = std::is_same_v<T, tandem::half> ? test::Values::uniform : test::Values::wide_range;
       const std::size_t lda = t.ta ? t.m : t.k, ldb = t.tb ? t.k : t.n;
       const auto a = test::random_vector<T>(t.m * t.k, g, kind), b = test::random_vector<T>(t.k * t.n, g, kind);
-      std::vector<C> c(t.m * t.n);
+      test::Vector<C> c(t.m * t.n);
       tandem::MatmulOptions o{"auto", true};
       o.trans_a = t.ta, o.trans_b = t.tb;
       eng.matmul<T>({a.data(), t.ta ? t.k : t.m, t.ta ? t.m : t.k, lda},
@@ -437,11 +437,11 @@ void same_bits_every_call(F&& f, int times = 6) {
 }
 
 template <class T>
-std::vector<T> as_vector(T v) {
+test::Vector<T> as_vector(T v) {
   return {v};
 }
 template <class T>
-std::vector<T> as_vector(std::vector<T> v) {
+test::Vector<T> as_vector(test::Vector<T> v) {
   return v;
 }
 

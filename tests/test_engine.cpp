@@ -115,8 +115,8 @@ TANDEM_BACKEND_TEST(kernel_lists, "kernel lists: the names of the kernel tables,
     test::with_dtype(k.dtypes.front(), [&]<class T>() {
       tandem::visit_op(op, [&]<tandem::Op O>(std::integral_constant<tandem::Op, O>) {
         using C = tandem::compute_t<T>;
-        const std::vector<T> x = {T(3), T(-1), T(2)};
-        const auto ref = test::reduce_reference<C>(std::vector<C>{C(3), C(-1), C(2)});
+        const test::Vector<T> x = {T(3), T(-1), T(2)};
+        const auto ref = test::reduce_reference<C>(test::Vector<C>{C(3), C(-1), C(2)});
         tandem::op_result_t<O, T> got{};
         if (test::run_kernel(k, [&] { got = eng.reduce<O>(std::span<const T>(x), {k.name}); }))
           CHECK(test::judge_op<O, T>(got, ref, true).ok);
@@ -129,12 +129,12 @@ TANDEM_BACKEND_TEST(kernel_lists, "kernel lists: the names of the kernel tables,
     test::with_dtype(k.dtypes.front(), [&]<class T>() {
       if constexpr (tandem::is_matmul_type_v<T>) {
         using C = tandem::compute_t<T>;  // (16-bit inputs give float C)
-        const std::vector<T> a = {T(1), T(2), T(3), T(4)}, b = {T(1), T(0), T(0), T(1)};
-        std::vector<C> c(4, C(-7));
+        const test::Vector<T> a = {T(1), T(2), T(3), T(4)}, b = {T(1), T(0), T(0), T(1)};
+        test::Vector<C> c(4, C(-7));
         if (test::run_kernel(k, [&] {
               eng.matmul<T>({a.data(), 2, 2, 2}, {b.data(), 2, 2, 2}, {c.data(), 2, 2, 2}, {k.name});
             }))
-          CHECK(c == std::vector<C>{1, 2, 3, 4});  // A * I, exact in every precision
+          CHECK(c == test::Vector<C>{1, 2, 3, 4});  // A * I, exact in every precision
       } else {
         FAIL(k.name << " lists " << test::type_name<T>() << ", not a matmul type");
       }
@@ -359,14 +359,19 @@ TEST_CASE("dtype table: names, sizes, parse_dtype round trip, sum result types" 
     CHECK(static_cast<std::size_t>(d.id) == i);  // indexed by Dtype
     CHECK(tandem::parse_dtype(tandem::to_string(d.id)) == d.id);
   }
-  for (const char* bad : {"", "Float", "float32", "int", "half", "bf16", "double ", "uint128", "bool"}) {
+  for (const char* bad : {"", "Float", "float32", "int", "half", "bf16", "double ", "uint128", "bool_", "Bool"}) {
     const std::string bad_value = bad;
     CAPTURE(bad_value);
     CHECK_FALSE(tandem::parse_dtype(bad).has_value());
   }
   CHECK(std::string(tandem::to_string(static_cast<tandem::Dtype>(200))) == "unknown dtype");
   CHECK(tandem::is_reduce_type_v<std::uint32_t>);
-  CHECK_FALSE(tandem::is_reduce_type_v<bool>);
+  CHECK(tandem::is_reduce_type_v<bool>);
+  CHECK_FALSE(tandem::is_matmul_type_v<bool>);
+  static_assert(std::is_same_v<tandem::sum_result_t<bool>, std::int64_t>);  // NumPy's count of a mask
+  static_assert(std::is_same_v<tandem::compute_t<bool>, bool>);
+  CHECK(tandem::info(tandem::Dtype::b8).boolean);
+  CHECK_FALSE(tandem::info(tandem::Dtype::b8).is_unsigned);
   CHECK_FALSE(tandem::is_reduce_type_v<char>);
   CHECK_FALSE(tandem::is_matmul_type_v<std::int32_t>);
 }
@@ -437,9 +442,9 @@ namespace {
 // tandem::Error, naming the dtype or op, for the rest.
 template <class T>
 void check_reduce_refusals(const Engine& eng) {
-  const std::vector<T> x = {T(3), T(-1), T(2)};
+  const test::Vector<T> x = {T(3), T(-1), T(2)};
   using C = tandem::compute_t<T>;
-  const test::ReduceReference<C> ref = test::reduce_reference<C>(std::vector<C>{C(3), C(-1), C(2)});
+  const test::ReduceReference<C> ref = test::reduce_reference<C>(test::Vector<C>{C(3), C(-1), C(2)});
   for (const tandem::KernelInfo& k : eng.reduce_kernel_info()) {
     CAPTURE(k.name);
     const std::string dtype = tandem::to_string(tandem::dtype_of<T>);
@@ -463,12 +468,12 @@ void check_reduce_refusals(const Engine& eng) {
 
 template <class T>
 void check_matmul_refusals(const Engine& eng) {
-  const std::vector<T> a = {1, 2, 3, 4}, b = {1, 0, 0, 1};
+  const test::Vector<T> a = {1, 2, 3, 4}, b = {1, 0, 0, 1};
   for (const tandem::KernelInfo& k : eng.matmul_kernel_info()) {
     CAPTURE(k.name);
     const std::string dtype = tandem::to_string(tandem::dtype_of<T>);
     CAPTURE(dtype);
-    std::vector<T> c(4, T(-7));
+    test::Vector<T> c(4, T(-7));
     const auto run = [&] { eng.matmul<T>({a.data(), 2, 2, 2}, {b.data(), 2, 2, 2}, {c.data(), 2, 2, 2}, {k.name}); };
     if (!k.accepts(tandem::dtype_of<T>)) {
       const std::string msg = message_of(run);

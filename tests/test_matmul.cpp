@@ -29,7 +29,7 @@ const Shape kShapes[] = {{1, 1, 1},          {3, 3, 3},        {17, 33, 65},    
 template <class T>
 struct Problem {
   std::size_t m, k, n, lda, ldb, ldc;
-  std::vector<T> a, b;
+  test::Vector<T> a, b;
   test::MatmulReference<T> ref;
 
   Problem(Shape s, test::SplitMix64& g) : m(s.m), k(s.k), n(s.n), lda(s.k + 2), ldb(s.n + 5), ldc(s.n + 3) {
@@ -46,7 +46,7 @@ struct Problem {
 
 // C (ldc apart, sentinel in the padding) against the reference within the bound of `info`'s precision.
 template <class T>
-void check_result(const Problem<T>& p, const std::vector<T>& c, const tandem::KernelInfo& info, T sentinel) {
+void check_result(const Problem<T>& p, const test::Vector<T>& c, const tandem::KernelInfo& info, T sentinel) {
   const test::MatmulVerdict v = test::verify_matmul<T>({c.data(), p.m, p.n, p.ldc}, p.ref, info.precision);
   for (const auto& bad : v.first_bad)
     MESSAGE("C(" << bad.i << "," << bad.j << ") = " << test::show(bad.got) << ", expected " << test::show(bad.expected)
@@ -71,7 +71,7 @@ void check_shapes(const tandem::Engine& eng) {
     for (const tandem::KernelInfo& info : eng.matmul_kernel_info()) {
       const std::string& k = info.name;
       CAPTURE(k);
-      std::vector<T> c(p.m * p.ldc, sentinel);
+      test::Vector<T> c(p.m * p.ldc, sentinel);
       tandem::MatrixView<T> cv{c.data(), p.m, p.n, p.ldc};
       if (!info.accepts(tandem::dtype_of<T>)) {
         CHECK_THROWS_AS(eng.matmul(p.A(), p.B(), cv, {k}), tandem::Error);
@@ -109,7 +109,7 @@ TANDEM_BACKEND_TEST(matmul_buffers, "matmul: device-resident buffers with offset
       continue;
     auto back = c.to_vector();
     for (int i = 0; i < 4; ++i) CHECK(back[i] == sentinel);
-    check_result(p, std::vector<float>(back.begin() + 4, back.end()), info, sentinel);
+    check_result(p, test::Vector<float>(back.begin() + 4, back.end()), info, sentinel);
   }
 }
 

@@ -22,7 +22,7 @@ using tandem::MatmulOptions;
 template <class T>
 struct Operand {  // count matrices as stored (rows x cols, ld), stride apart, in one vector
   std::size_t rows, cols, ld, count, stride;
-  std::vector<T> data;
+  test::Vector<T> data;
   Operand(std::size_t r, std::size_t c, std::size_t count_, std::size_t stride_, test::SplitMix64& g, bool nan_pad)
       : rows(r), cols(c), ld(c + 3), count(count_), stride(stride_) {
     if (stride == 1) stride = rows * ld + 7;  // 1 means: packed with a gap
@@ -66,7 +66,7 @@ struct Case {
     return o;
   }
   // The number of elements outside the bound (messages for the first few); padding of C untouched.
-  std::size_t check(const std::vector<T>& c, tandem::Precision p, const std::string& what) const {
+  std::size_t check(const test::Vector<T>& c, tandem::Precision p, const std::string& what) const {
     const long double u = test::unit_roundoff<T>(), al = (long double)T(f.alpha), be = (long double)T(f.beta);
     std::size_t bad = 0;
     for (std::size_t e = 0; e < f.batch; ++e)
@@ -95,10 +95,10 @@ struct Case {
     return bad;
   }
   // Deterministic mode's bits, from the canonical description (not from the backends' code).
-  std::vector<T> canonical() const {
-    std::vector<T> out = c0.data;
+  test::Vector<T> canonical() const {
+    test::Vector<T> out = c0.data;
     const T al = T(f.alpha), be = T(f.beta);
-    std::vector<T> opa(f.m * f.k), opb(f.k * f.n), acc(f.m * f.n);
+    test::Vector<T> opa(f.m * f.k), opb(f.k * f.n), acc(f.m * f.n);
     for (std::size_t e = 0; e < f.batch; ++e) {
       for (std::size_t i = 0; i < f.m; ++i)
         for (std::size_t q = 0; q < f.k; ++q) opa[i * f.k + q] = a.op(f.stride_a ? e : 0, i, q, f.ta);
@@ -157,7 +157,7 @@ void check_every_kernel(const tandem::Engine& eng, bool buffers) {
       const std::string name = info.name;
       CAPTURE(name);
       Operand<T> c = cs.c0;
-      std::vector<T> got;
+      test::Vector<T> got;
       const bool ran = test::run_kernel(info, [&] {
         if (!buffers) {
           eng.matmul(cs.a.view(), cs.b.view(), c.mut(), cs.opts(name));
@@ -183,7 +183,7 @@ void check_deterministic(const tandem::Engine& eng) {
     Case<T> cs(f, g);
     INFO("m k n " << f.m << " " << f.k << " " << f.n << ", batch " << f.batch << ", trans " << f.ta << f.tb
                   << ", alpha " << f.alpha << ", beta " << f.beta << ", strides a/b " << f.stride_a << f.stride_b);
-    const std::vector<T> expect = cs.canonical();
+    const test::Vector<T> expect = cs.canonical();
     MatmulOptions o = cs.opts("auto");
     o.deterministic = true;
     Operand<T> c = cs.c0;
@@ -195,7 +195,7 @@ void check_deterministic(const tandem::Engine& eng) {
     eng.matmul(ba.batch(cs.a.rows, cs.a.cols, cs.a.count, cs.a.stride, cs.a.ld),
                bb.batch(cs.b.rows, cs.b.cols, cs.b.count, cs.b.stride, cs.b.ld),
                bc.batch(f.m, f.n, f.batch, c.stride, c.ld), o);
-    const std::vector<T> dev = bc.to_vector();
+    const test::Vector<T> dev = bc.to_vector();
     differ = 0;
     for (std::size_t i = 0; i < expect.size(); ++i) differ += !test::same_bits(dev[i], expect[i]);
     CHECK_MESSAGE(differ == 0, differ << " elements differ from the canonical bits (Buffer)");

@@ -45,8 +45,8 @@ std::vector<std::size_t> multi_sizes(int devices) {
 }
 
 template <class T>
-std::vector<T> values_for(std::size_t n, std::uint64_t seed) {
-  std::vector<T> v(n);
+test::Vector<T> values_for(std::size_t n, std::uint64_t seed) {
+  test::Vector<T> v(n);
   test::SplitMix64 g{seed};
   for (auto& x : v) {
     if constexpr (std::is_integral_v<T>)
@@ -86,7 +86,7 @@ template <class T>
 void check_reductions(const Engine& multi, const Engine& single, int devices) {
   CAPTURE(std::string(test::type_name<T>()));
   for (std::size_t n : multi_sizes(devices)) {
-    const std::vector<T> x = values_for<T>(n, n * 31 + 7);
+    const test::Vector<T> x = values_for<T>(n, n * 31 + 7);
     compare_ops<T>(multi, single, std::span<const T>(x), std::span<const T>(x), n, "host span");
     const tandem::StridedView<T> sx{x.data(), (n + 2) / 3, 3};
     compare_ops<T>(multi, single, sx, sx, sx.count, "strided host view");

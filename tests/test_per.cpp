@@ -39,8 +39,8 @@ T poison() {
 
 // Vector v (row v or column v) of the matrix as a reference, and as a copy (for canonical_sum).
 template <class T>
-std::vector<T> vector_of(const std::vector<T>& m, const Shape& s, Per per, std::size_t v) {
-  std::vector<T> out;
+test::Vector<T> vector_of(const test::Vector<T>& m, const Shape& s, Per per, std::size_t v) {
+  test::Vector<T> out;
   const std::size_t ld = s.cols + s.pad;
   if (per == Per::row)
     for (std::size_t j = 0; j < s.cols; ++j) out.push_back(m[v * ld + j]);
@@ -50,14 +50,16 @@ std::vector<T> vector_of(const std::vector<T>& m, const Shape& s, Per per, std::
 }
 
 // Results compared bit for bit (NaN: the canonical quiet NaN); the first mismatch is reported.
-template <class R>
-void expect_equal(const std::vector<R>& got, const std::vector<R>& want, const char* what) {
+template <class Got, class Want>
+void expect_equal(const Got& got, const Want& want, const char* what) {
+  using V = typename Want::value_type;  // (std::vector<bool>'s elements are proxies)
   REQUIRE(got.size() == want.size());
   std::size_t bad = 0, first = 0;
   for (std::size_t i = 0; i < got.size(); ++i)
-    if (!test::same_bits(got[i], want[i]) && bad++ == 0) first = i;
+    if (!test::same_bits(V(got[i]), V(want[i])) && bad++ == 0) first = i;
   INFO(std::string(what) << ": " << bad << " mismatches, first at " << first << ": got "
-                         << (bad ? test::show(got[first]) : "") << ", want " << (bad ? test::show(want[first]) : ""));
+                         << (bad ? test::show(V(got[first])) : "") << ", want "
+                         << (bad ? test::show(V(want[first])) : ""));
   CHECK(bad == 0);
 }
 void expect_equal(const std::vector<std::size_t>& got, const std::vector<std::size_t>& want, const char* what) {
@@ -71,7 +73,7 @@ void expect_equal(const std::vector<std::size_t>& got, const std::vector<std::si
 // Every op, both directions, host view and Buffer form, against the references. The data's sums must be
 // exact in T (small integers and specials), so that every association order gives the same bits.
 template <class T>
-void check_matrix(const tandem::Engine& eng, const std::vector<T>& m, const Shape& s) {
+void check_matrix(const tandem::Engine& eng, const test::Vector<T>& m, const Shape& s) {
   using Sum = tandem::sum_result_t<T>;
   CAPTURE(s.rows);
   CAPTURE(s.cols);
@@ -83,11 +85,11 @@ void check_matrix(const tandem::Engine& eng, const std::vector<T>& m, const Shap
     CAPTURE(std::string(tandem::to_string(per)));
     const std::size_t count = per == Per::row ? s.rows : s.cols, len = per == Per::row ? s.cols : s.rows;
     std::vector<Sum> sum_want(count);
-    std::vector<T> min_want(count), max_want(count);
+    test::Vector<T> min_want(count), max_want(count);
     std::vector<double> mean_want(count);
     std::vector<std::size_t> argmin_want(count), argmax_want(count);
     for (std::size_t v = 0; v < count; ++v) {
-      const std::vector<T> x = vector_of(m, s, per, v);
+      const test::Vector<T> x = vector_of(m, s, per, v);
       const auto ref = test::reduce_reference(std::span<const T>(x));
       sum_want[v] = canon(ref.sum_result());
       if (len == 0) continue;
@@ -106,7 +108,7 @@ void check_matrix(const tandem::Engine& eng, const std::vector<T>& m, const Shap
     eng.synchronize();
     expect_equal(bsum.to_vector(), sum_want, "sum (Buffer)");
     if (len == 0 && count > 0) {
-      std::vector<T> out(count);
+      test::Vector<T> out(count);
       CHECK_THROWS_AS(eng.min(view, per, std::span<T>(out)), tandem::Error);
       CHECK_THROWS_AS(eng.max(buf.matrix(s.rows, s.cols, ld), per, eng.buffer<T>(count)), tandem::Error);
       std::vector<double> mo(count);
@@ -115,7 +117,7 @@ void check_matrix(const tandem::Engine& eng, const std::vector<T>& m, const Shap
       CHECK_THROWS_AS(eng.argmax(view, per, std::span<std::size_t>(io)), tandem::Error);
       continue;
     }
-    std::vector<T> mins(count), maxs(count);
+    test::Vector<T> mins(count), maxs(count);
     std::vector<double> means(count);
     std::vector<std::size_t> argmins(count), argmaxs(count);
     eng.min(view, per, std::span<T>(mins));
@@ -142,12 +144,12 @@ void check_matrix(const tandem::Engine& eng, const std::vector<T>& m, const Shap
       eng.argmin(bm, per, bargmin);
       eng.argmax(bm, per, bargmax);
       eng.synchronize();
-      const std::vector<T> rest(m.begin() + std::ptrdiff_t(ld), m.end());
-      std::vector<T> wmin(tc), wmax(tc);
+      const test::Vector<T> rest(m.begin() + std::ptrdiff_t(ld), m.end());
+      test::Vector<T> wmin(tc), wmax(tc);
       std::vector<double> wmean(tc);
       std::vector<std::int64_t> wargmin(tc), wargmax(tc);
       for (std::size_t v = 0; v < tc; ++v) {
-        const std::vector<T> x = vector_of(rest, t, per, v);
+        const test::Vector<T> x = vector_of(rest, t, per, v);
         const auto ref = test::reduce_reference(std::span<const T>(x));
         wmin[v] = ref.min(), wmax[v] = ref.max();
         wargmin[v] = std::int64_t(ref.argmin()), wargmax[v] = std::int64_t(ref.argmax());
@@ -182,7 +184,7 @@ void check_shapes(const tandem::Engine& eng) {
   test::SplitMix64 g{90210};
   for (const Shape& s : shapes()) {
     const std::size_t ld = s.cols + s.pad;
-    std::vector<T> m = test::random_vector<T>(s.rows * ld, g, test::Values::small_integers);
+    test::Vector<T> m = test::random_vector<T>(s.rows * ld, g, test::Values::small_integers);
     for (std::size_t i = 0; i < s.rows; ++i)
       for (std::size_t j = s.cols; j < ld; ++j) m[i * ld + j] = poison<T>();  // must not leak
     check_matrix<T>(eng, m, s);
@@ -208,7 +210,7 @@ void check_specials(const tandem::Engine& eng) {
   for (const Shape& s : {Shape{9, 11, 2}, Shape{37, 300, 0}, Shape{300, 37, 1}, Shape{1100, 5, 0}}) {
     test::SplitMix64 g{s.rows * 131 + s.cols};
     const std::size_t ld = s.cols + s.pad;
-    std::vector<T> m = test::random_vector<T>(s.rows * ld, g, test::Values::small_integers);
+    test::Vector<T> m = test::random_vector<T>(s.rows * ld, g, test::Values::small_integers);
     for (std::size_t i = 0; i < s.rows; ++i)
       for (std::size_t j = s.cols; j < ld; ++j) m[i * ld + j] = nan;
     std::size_t k = 0;
@@ -258,7 +260,7 @@ void check_deterministic(const tandem::Engine& eng) {
     CAPTURE(s.cols);
     test::SplitMix64 g{s.rows + 7 * s.cols};
     const std::size_t ld = s.cols + s.pad;
-    std::vector<T> m = test::random_vector<T>(s.rows * ld, g, test::Values::wide_range);
+    test::Vector<T> m = test::random_vector<T>(s.rows * ld, g, test::Values::wide_range);
     for (std::size_t i = 0; i < s.rows; ++i)
       for (std::size_t j = s.cols; j < ld; ++j) m[i * ld + j] = std::numeric_limits<T>::quiet_NaN();
     const tandem::MatrixView<T> view{m.data(), s.rows, s.cols, ld};  // non-const views work too
@@ -266,12 +268,12 @@ void check_deterministic(const tandem::Engine& eng) {
     for (Per per : {Per::row, Per::col}) {
       CAPTURE(std::string(tandem::to_string(per)));
       const std::size_t count = per == Per::row ? s.rows : s.cols;
-      std::vector<T> want(count);
+      test::Vector<T> want(count);
       for (std::size_t v = 0; v < count; ++v) {
-        const std::vector<T> x = vector_of(m, s, per, v);
+        const test::Vector<T> x = vector_of(m, s, per, v);
         want[v] = test::canonical_sum(std::span<const T>(x));
       }
-      std::vector<T> got(count);
+      test::Vector<T> got(count);
       eng.sum(view, per, got, {"auto", true});  // any contiguous range converts to the span
       expect_equal(got, want, "deterministic sum");
       const auto out = eng.buffer<T>(count);

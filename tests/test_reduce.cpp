@@ -22,7 +22,7 @@ namespace {
 
 // Integers over their whole range; floats small integers (exact) or uniform in [-1, 1).
 template <class T>
-std::vector<T> random_values(std::size_t n, bool exact, test::SplitMix64& g) {
+test::Vector<T> random_values(std::size_t n, bool exact, test::SplitMix64& g) {
   const test::Values kind = std::is_integral_v<T> ? test::Values::full_range
                             : exact               ? test::Values::small_integers
                                                   : test::Values::uniform;
@@ -37,7 +37,7 @@ void check_judgement(const test::Judgement& j, Op op, R got) {
 // Checks every op of the table on x (n elements, stride) with every kernel against the reference (judge_op:
 // bit for bit with `exact`, data whose sums are exact in any order).
 template <class T>
-void check_all_kernels(const tandem::Engine& eng, const std::vector<T>& data, std::size_t n, std::size_t stride,
+void check_all_kernels(const tandem::Engine& eng, const test::Vector<T>& data, std::size_t n, std::size_t stride,
                        bool exact) {
   const test::ReduceReference<T> ref = test::reduce_reference(data.data(), n, stride);
   const tandem::StridedView<T> view{data.data(), n, stride};
@@ -170,7 +170,7 @@ void check_special_positions(const tandem::Engine& eng) {
     for (std::size_t n : sizes)
       for (const Case& c : cases)
         for (std::size_t pos = 0; pos < n; pos += step) {
-          std::vector<T> x(n * stride, nan);
+          test::Vector<T> x(n * stride, nan);
           const auto vals = random_values<T>(n, true, g);
           for (std::size_t i = 0; i < n; ++i) x[i * stride] = c.zeros ? -c.special : vals[i];
           x[pos * stride] = c.special;
@@ -209,7 +209,7 @@ void check_negative_zero_sums(const tandem::Engine& eng) {
                                              : std::vector<std::size_t>{1, 2, 31, 33, 4096, 4097, 65537, 1000003};
   for (std::size_t stride : {1, 3})
     for (std::size_t n : sizes) {
-      std::vector<T> x(n * stride, T(1));
+      test::Vector<T> x(n * stride, T(1));
       for (std::size_t i = 0; i < n; ++i) x[i * stride] = T(-0.0);
       const tandem::StridedView<T> view{x.data(), n, stride};
       const tandem::Buffer<T> buf = eng.upload<T>(x);
@@ -277,7 +277,7 @@ TANDEM_BACKEND_TEST(reduce_integer_extremes, "reduce: every integer type at its 
       for (const T v : {std::numeric_limits<T>::min(), std::numeric_limits<T>::max()})
         for (std::size_t n : {std::size_t(1), std::size_t(97), (std::size_t(3) << 20) + 5}) {
           CAPTURE(n);
-          const std::vector<T> x(n, v);
+          const test::Vector<T> x(n, v);
           using S = tandem::sum_result_t<T>;
           const S want = S(std::uint64_t(n) * std::uint64_t(S(v)));  // (modulo 2^64)
           const tandem::Buffer<T> b = eng.upload<T>(x);

@@ -138,7 +138,7 @@ namespace {
 // deterministic mode takes the first and, for an additive op (whose value depends on the order of its
 // additions), refuses the second, which the default mode's bound takes.
 template <tandem::Op O, class T>
-void check_canonical_verdict(const tandem::Engine& cpu, const std::vector<T>& x) {
+void check_canonical_verdict(const tandem::Engine& cpu, const test::Vector<T>& x) {
   const std::span<const T> values(x);
   const auto ref = test::reduce_reference<T>(x);
   const auto got = cpu.reduce<O>(values, {"auto", true});
@@ -161,8 +161,8 @@ TEST_CASE("support: deterministic mode's verdict is bit for bit for every additi
   CHECK_FALSE(test::is_additive(tandem::Op::argmax));
   const tandem::Engine cpu(tandem::Backend::cpu);
   test::SplitMix64 g{2026};
-  const std::vector<float> f = test::random_vector<float>(10007, g);
-  const std::vector<double> d = test::random_vector<double>(10007, g);
+  const test::Vector<float> f = test::random_vector<float>(10007, g);
+  const test::Vector<double> d = test::random_vector<double>(10007, g);
   test::for_each_op([&]<tandem::Op O>() {
     const std::string op = tandem::to_string(O);
     CAPTURE(op);

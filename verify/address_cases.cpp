@@ -29,7 +29,7 @@ struct AtOffset {
 };
 
 template <class T>
-AtOffset<T> at_offset(const tandem::Engine& eng, const std::vector<T>& x, std::size_t offset) {
+AtOffset<T> at_offset(const tandem::Engine& eng, const Vector<T>& x, std::size_t offset) {
   AtOffset<T> a;
   const std::size_t bytes = offset + x.size() * sizeof(T) + 2 * kSpan;
   a.bytes.reset(new unsigned char[bytes]);
@@ -38,7 +38,7 @@ AtOffset<T> at_offset(const tandem::Engine& eng, const std::vector<T>& x, std::s
   std::copy(x.begin(), x.end(), p);
   a.host = p;
   a.first = offset / sizeof(T);
-  std::vector<T> arena(a.first + x.size(), poison<T>(false));
+  Vector<T> arena(a.first + x.size(), poison<T>(false));
   std::copy(x.begin(), x.end(), arena.begin() + std::ptrdiff_t(a.first));
   a.buffer = eng.upload<T>(arena);
   return a;
@@ -50,7 +50,7 @@ bool same_bits_everywhere(const tandem::KernelInfo& k, bool det) {
 }
 
 template <class T>
-std::vector<T> data(std::size_t n, std::uint64_t seed) {
+Vector<T> data(std::size_t n, std::uint64_t seed) {
   SplitMix64 g{seed};
   return random_vector<T>(n, g, std::is_integral_v<T> ? Values::full_range : Values::uniform);
 }
@@ -60,8 +60,8 @@ void vectors_at_offsets(const tandem::Engine& eng, Report& report) {
   const std::string backend = backend_name(eng), type = type_name<T>();
   const auto infos = eng.reduce_kernel_info();
   for (std::size_t n : report.options.quick ? std::vector<std::size_t>{4099} : std::vector<std::size_t>{4099, 100003}) {
-    const std::vector<T> x = data<T>(n, 77 + n);
-    std::vector<tandem::compute_t<T>> values(n);
+    const Vector<T> x = data<T>(n, 77 + n);
+    Vector<tandem::compute_t<T>> values(n);
     for (std::size_t i = 0; i < n; ++i) values[i] = tandem::compute_t<T>(x[i]);
     const auto ref = reduce_reference<tandem::compute_t<T>>(values.data(), n, 1);
     std::vector<AtOffset<T>> placed;
@@ -111,7 +111,7 @@ void matrices_at_offsets(const tandem::Engine& eng, Report& report) {
     std::size_t rows, cols;
   };
   for (Shape s : {Shape{1000, 64}, Shape{37, 1029}}) {
-    const std::vector<T> x = data<T>(s.rows * s.cols, 91 + s.cols);
+    const Vector<T> x = data<T>(s.rows * s.cols, 91 + s.cols);
     std::vector<AtOffset<T>> placed;
     for (std::size_t offset = 0; offset < kSpan; offset += sizeof(T)) placed.push_back(at_offset(eng, x, offset));
     for (tandem::Per per : {tandem::Per::row, tandem::Per::col}) {
@@ -131,12 +131,12 @@ void matrices_at_offsets(const tandem::Engine& eng, Report& report) {
               one_case(
                   report, eng, what, false, k,
                   [&] {
-                    std::vector<tandem::op_result_t<O, T>> out(count);
+                    Vector<tandem::op_result_t<O, T>> out(count);
                     eng.reduce<O>(tandem::MatrixView<const T>{placed[i].host, s.rows, s.cols, s.cols}, per,
                                   std::span<tandem::op_result_t<O, T>>(out), o);
                     return out;
                   },
-                  [&](const std::vector<tandem::op_result_t<O, T>>& got) -> std::string {
+                  [&](const Vector<tandem::op_result_t<O, T>>& got) -> std::string {
                     const std::string bits = bytes_of(got.data(), got.size());
                     if (i == 0) first_bits = bits;
                     if (same_bits_everywhere(k, det) && bits != first_bits)
@@ -159,8 +159,8 @@ void products_at_offsets(const tandem::Engine& eng, Report& report) {
   using C = tandem::compute_t<T>;
   const std::string backend = backend_name(eng), type = type_name<T>();
   const std::size_t m = 67, k = 259, n = 45;  // tails of every tile; K past a few k-steps
-  const std::vector<T> a = data<T>(m * k, 301), b = data<T>(k * n, 302);
-  const std::vector<C> c0(m * n, C(0));
+  const Vector<T> a = data<T>(m * k, 301), b = data<T>(k * n, 302);
+  const Vector<C> c0(m * n, C(0));
   std::vector<AtOffset<T>> pa, pb;
   std::vector<AtOffset<C>> pc;
   for (std::size_t offset = 0; offset < kSpan; offset += sizeof(T)) {
@@ -184,14 +184,14 @@ void products_at_offsets(const tandem::Engine& eng, Report& report) {
                 if (in_buffer) {
                   eng.matmul(pa[i].buffer.matrix(m, k, k, pa[i].first), pb[i].buffer.matrix(k, n, n, pb[i].first),
                              pc[i].buffer.matrix(m, n, n, pc[i].first), o);
-                  std::vector<C> all = pc[i].buffer.to_vector();
-                  return std::vector<C>(all.begin() + std::ptrdiff_t(pc[i].first), all.end());
+                  Vector<C> all = pc[i].buffer.to_vector();
+                  return Vector<C>(all.begin() + std::ptrdiff_t(pc[i].first), all.end());
                 }
-                std::vector<C> c(m * n);
+                Vector<C> c(m * n);
                 eng.matmul<T>({pa[i].host, m, k, k}, {pb[i].host, k, n, n}, {c.data(), m, n, n}, o);
                 return c;
               },
-              [&](const std::vector<C>& got) -> std::string {
+              [&](const Vector<C>& got) -> std::string {
                 const std::string bits = bytes_of(got.data(), got.size());
                 if (i == 0) first_bits = bits;
                 if (same_bits_everywhere(info, det) && bits != first_bits)

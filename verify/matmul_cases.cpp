@@ -36,7 +36,7 @@ constexpr Layout kLayouts[] = {
 template <class T>
 struct Operand {
   std::size_t rows, cols, ld, count, stride, first;
-  std::vector<T> arena;
+  Vector<T> arena;
   T& at(std::size_t e, std::size_t i, std::size_t j) { return arena[first + e * stride + i * ld + j]; }
   const T& at(std::size_t e, std::size_t i, std::size_t j) const { return arena[first + e * stride + i * ld + j]; }
 };
@@ -104,13 +104,13 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
               // chains, their canonical sum and the epilogue (common/canonical.hpp's formula, written out here:
               // one fma chain from +0.0 per 4096 k, the chunk values summed by the test-support canonical_sum).
               std::vector<long double> want(c0.arena.size()), bound(c0.arena.size());
-              std::vector<C> chain(c0.arena.size());
+              Vector<C> chain(c0.arena.size());
               for (std::size_t e = 0; e < l.count; ++e)
                 for (std::size_t i = 0; i < s.m; ++i)
                   for (std::size_t j = 0; j < s.n; ++j) {
                     long double acc = 0, abs = 0;
                     C chunk = C(0);
-                    std::vector<C> chunks;
+                    Vector<C> chunks;
                     for (std::size_t p = 0; p < s.k; ++p) {
                       acc += (long double)opa(e, i, p) * opb(e, p, j);
                       abs += std::fabs((long double)opa(e, i, p) * opb(e, p, j));
@@ -143,7 +143,7 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
                     one_case(
                         report, eng, what, refused, k,
                         [&] {
-                          std::vector<C> c = c0.arena;
+                          Vector<C> c = c0.arena;
                           if (in_buffer) {
                             const auto da = eng.upload<T>(a.arena), db = eng.upload<T>(b.arena);
                             const auto dc = eng.upload<C>(c);
@@ -165,7 +165,7 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
                           }
                           return c;
                         },
-                        [&](const std::vector<C>& c) -> std::string {
+                        [&](const Vector<C>& c) -> std::string {
                           const long double factor = matmul_bound_factor<C>(k.precision, s.k);
                           const long double u = unit_roundoff<C>();
                           for (std::size_t at = 0; at < c.size(); ++at) {
@@ -196,7 +196,7 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
                           }
                           if (det)
                             for (std::size_t e = 0; e < l.count; ++e) {
-                              std::vector<C> entry;
+                              Vector<C> entry;
                               for (std::size_t i = 0; i < s.m; ++i)
                                 for (std::size_t j = 0; j < s.n; ++j)
                                   entry.push_back(c[c0.first + e * c0.stride + i * c0.ld + j]);

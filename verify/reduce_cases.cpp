@@ -33,12 +33,12 @@ std::vector<Kind> kinds(bool quick) {
 
 // n elements of kind k, the same for every layout and form (so that deterministic results compare).
 template <class T>
-std::vector<T> elements(Kind k, std::size_t n, std::uint64_t seed) {
+Vector<T> elements(Kind k, std::size_t n, std::uint64_t seed) {
   SplitMix64 g{seed};
   const Values v = k == Kind::exact        ? Values::small_integers
                    : k == Kind::full_range ? Values::full_range
                                            : Values::uniform;
-  std::vector<T> x = random_vector<T>(n, g, v);
+  Vector<T> x = random_vector<T>(n, g, v);
   if constexpr (tandem::is_floating_v<T>) {
     using C = tandem::compute_t<T>;
     if (k == Kind::specials && n > 0) {  // a NaN in the middle, -inf first, +inf last
@@ -52,21 +52,21 @@ std::vector<T> elements(Kind k, std::size_t n, std::uint64_t seed) {
 }
 
 template <class T>
-std::vector<tandem::compute_t<T>> as_compute(const T* x, std::size_t n, std::size_t stride) {
-  std::vector<tandem::compute_t<T>> v(n);
+Vector<tandem::compute_t<T>> as_compute(const T* x, std::size_t n, std::size_t stride) {
+  Vector<tandem::compute_t<T>> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = tandem::compute_t<T>(x[i * stride]);
   return v;
 }
 
 template <class T>
-ReduceReference<tandem::compute_t<T>> reference_of(const std::vector<tandem::compute_t<T>>& v) {
+ReduceReference<tandem::compute_t<T>> reference_of(const Vector<tandem::compute_t<T>>& v) {
   return reduce_reference<tandem::compute_t<T>>(v.data(), v.size(), 1);
 }
 
 // What a result should have been, in words ("" when right).
 template <Op O, class T>
 std::string verdict(const tandem::op_result_t<O, T>& got, const ReduceReference<tandem::compute_t<T>>& ref,
-                    const std::vector<tandem::compute_t<T>>& values, bool det, bool exact) {
+                    const Vector<tandem::compute_t<T>>& values, bool det, bool exact) {
   const Judgement j = det ? judge_op_canonical<O, T>(got, ref, values) : judge_op<O, T>(got, ref, exact);
   return j.ok ? std::string() : "got " + show(got) + ", expected " + j.expected;
 }
@@ -119,14 +119,14 @@ bool expressible(Layout l, Form f) {
 // arena[first + i * stride], and in a Buffer holding the same arena.
 template <class T>
 struct Placed {
-  std::vector<T> arena;
+  Vector<T> arena;
   std::size_t first = 0, stride = 1, n = 0;
   tandem::Buffer<T> buffer;  // the arena
   tandem::Buffer<T> whole;   // exactly the elements (Layout::contiguous)
 };
 
 template <class T>
-Placed<T> place(const tandem::Engine& eng, const std::vector<T>& x, Layout l) {
+Placed<T> place(const tandem::Engine& eng, const Vector<T>& x, Layout l) {
   Placed<T> p;
   p.n = x.size();
   p.first = l == Layout::misaligned ? 1 : 0;
@@ -147,7 +147,7 @@ tandem::op_result_t<O, T> reduce_form(const tandem::Engine& eng, const Placed<T>
     case Form::span:
       return eng.reduce<O>(std::span<const T>(data, p.n), o);
     case Form::range:
-      return eng.reduce<O>(std::vector<T>(data, data + p.n), o);
+      return eng.reduce<O>(Vector<T>(data, data + p.n), o);
     case Form::strided_view:
       return eng.reduce<O>(tandem::StridedView<T>{data, p.n, p.stride}, o);
     case Form::buffer:
@@ -158,9 +158,9 @@ tandem::op_result_t<O, T> reduce_form(const tandem::Engine& eng, const Placed<T>
       // Into element 1 of 3; elements 0 and 2 hold a sentinel that must stay.
       using R = tandem::op_buffer_result_t<O, T>;
       const R sentinel = R(7);
-      const auto out = eng.upload<R>(std::vector<R>(3, sentinel));
+      const auto out = eng.upload<R>(Vector<R>(3, sentinel));
       eng.reduce_into<O>(p.buffer.view(p.first, p.n, p.stride), out, 1, o);
-      const std::vector<R> back = out.to_vector();
+      const Vector<R> back = out.to_vector();
       if (!same_bits(back[0], sentinel) || !same_bits(back[2], sentinel))
         throw std::runtime_error("wrote outside its element of the output Buffer");
       return tandem::op_result_t<O, T>(back[1]);
@@ -178,7 +178,7 @@ void vectors(const tandem::Engine& eng, Report& report) {
   const std::string backend = backend_name(eng), type = type_name<T>();
   for (Kind kind : kinds<T>(quick))
     for (std::size_t n : sizes) {
-      const std::vector<T> x = elements<T>(kind, n, 1000 + n);
+      const Vector<T> x = elements<T>(kind, n, 1000 + n);
       const auto values = as_compute(x.data(), n, 1);
       const auto ref = reference_of<T>(values);
       const std::string data = type + " " + kind_name(kind) + " n=" + std::to_string(n);
@@ -216,13 +216,13 @@ constexpr const char* kMatrixLayoutNames[] = {"packed", "ld > cols (NaN padding)
 
 template <class T>
 struct PlacedMatrix {
-  std::vector<T> arena;
+  Vector<T> arena;
   std::size_t first = 0, rows = 0, cols = 0, ld = 0;
   tandem::Buffer<T> buffer;
 };
 
 template <class T>
-PlacedMatrix<T> place_matrix(const tandem::Engine& eng, const std::vector<T>& x, std::size_t rows, std::size_t cols,
+PlacedMatrix<T> place_matrix(const tandem::Engine& eng, const Vector<T>& x, std::size_t rows, std::size_t cols,
                              MatrixLayout l) {
   PlacedMatrix<T> p;
   p.rows = rows, p.cols = cols;
@@ -238,10 +238,10 @@ PlacedMatrix<T> place_matrix(const tandem::Engine& eng, const std::vector<T>& x,
 // The results of op O per row or column: host views into a span, or Buffers into a Buffer one longer
 // than needed whose last element must stay untouched.
 template <Op O, class T>
-std::vector<tandem::op_result_t<O, T>> reduce_matrix(const tandem::Engine& eng, const PlacedMatrix<T>& p,
-                                                     tandem::Per per, bool in_buffer, const tandem::ReduceOptions& o) {
+Vector<tandem::op_result_t<O, T>> reduce_matrix(const tandem::Engine& eng, const PlacedMatrix<T>& p, tandem::Per per,
+                                                bool in_buffer, const tandem::ReduceOptions& o) {
   const std::size_t count = per == tandem::Per::row ? p.rows : p.cols;
-  std::vector<tandem::op_result_t<O, T>> out(count);
+  Vector<tandem::op_result_t<O, T>> out(count);
   if (!in_buffer) {
     eng.reduce<O>(tandem::MatrixView<const T>{p.arena.data() + p.first, p.rows, p.cols, p.ld}, per,
                   std::span<tandem::op_result_t<O, T>>(out), o);
@@ -249,9 +249,9 @@ std::vector<tandem::op_result_t<O, T>> reduce_matrix(const tandem::Engine& eng, 
   }
   using R = tandem::op_buffer_result_t<O, T>;
   const R sentinel = R(5);
-  const auto dst = eng.upload<R>(std::vector<R>(count + 1, sentinel));
+  const auto dst = eng.upload<R>(Vector<R>(count + 1, sentinel));
   eng.reduce<O>(p.buffer.matrix(p.rows, p.cols, p.ld, p.first), per, dst, o);
-  const std::vector<R> back = dst.to_vector();
+  const Vector<R> back = dst.to_vector();
   if (!same_bits(back[count], sentinel)) throw std::runtime_error("wrote past its results in the output Buffer");
   for (std::size_t i = 0; i < count; ++i) out[i] = tandem::op_result_t<O, T>(back[i]);
   return out;
@@ -270,14 +270,14 @@ void matrices(const tandem::Engine& eng, Report& report) {
   const std::string backend = backend_name(eng), type = type_name<T>();
   for (Kind kind : kinds<T>(quick))
     for (const Shape& s : shapes) {
-      const std::vector<T> x = elements<T>(kind, s.rows * s.cols, 77 + s.rows * 31 + s.cols);
+      const Vector<T> x = elements<T>(kind, s.rows * s.cols, 77 + s.rows * 31 + s.cols);
       const std::string data =
           type + " " + kind_name(kind) + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols);
       for (tandem::Per per : {tandem::Per::row, tandem::Per::col}) {
         // Each row's (column's) elements as the compute type, and their references.
         const std::size_t count = per == tandem::Per::row ? s.rows : s.cols,
                           len = per == tandem::Per::row ? s.cols : s.rows;
-        std::vector<std::vector<C>> vecs(count);
+        std::vector<Vector<C>> vecs(count);
         std::vector<ReduceReference<C>> refs;
         for (std::size_t v = 0; v < count; ++v) {
           vecs[v] = per == tandem::Per::row ? as_compute(x.data() + v * s.cols, len, 1)
@@ -298,7 +298,7 @@ void matrices(const tandem::Engine& eng, Report& report) {
                 const tandem::ReduceOptions o{m.kernel->name, m.det};
                 one_case(
                     report, eng, what, refused, *m.kernel, [&] { return reduce_matrix<O>(eng, p, per, in_buffer, o); },
-                    [&](const std::vector<tandem::op_result_t<O, T>>& got) {
+                    [&](const Vector<tandem::op_result_t<O, T>>& got) {
                       if (m.det)
                         report.deterministic_bits(backend,
                                                   data + " per " + tandem::to_string(per) + " " + tandem::to_string(O),

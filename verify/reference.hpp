@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/vector.hpp"
 #include "tandem/types.hpp"
 #include "verify/bounds.hpp"
 #include "verify/rng.hpp"
@@ -296,9 +297,9 @@ ReduceReference<T> reduce_reference(const T* x, std::size_t n, std::size_t strid
 template <class T>
 requires std::is_floating_point_v<T> T canonical_sum(std::span<const T> x) {
   if (x.empty()) return T(0);
-  std::vector<T> v(x.begin(), x.end());
+  tandem::detail::Vector<T> v(x.begin(), x.end());
   while (v.size() > 1) {
-    std::vector<T> next;
+    tandem::detail::Vector<T> next;
     for (std::size_t c = 0; c < v.size(); c += 4096) {
       T lanes[32];
       std::fill_n(lanes, 32, T(-0.0));  // lanes start at -0.0 (canonical.hpp)
@@ -339,7 +340,7 @@ requires tandem::is_matmul_type_v<T> MatmulReference<T> matmul_reference(tandem:
     ref.value.assign(m * n, 0);
     ref.abs.assign(m * n, 0);
     // long double: dot products with B transposed, in registers (x87 loads and stores of C are slow).
-    std::vector<T> bt;
+    tandem::detail::Vector<T> bt;
     if constexpr (std::is_same_v<Acc, long double>) {
       bt.resize(k * n);
       for (std::size_t p = 0; p < k; ++p)

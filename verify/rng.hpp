@@ -14,9 +14,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/vector.hpp"
 #include "tandem/dtype.hpp"
 
 namespace tandem_verify {
+
+// Vector<T>, or for bool an array of bool (common/vector.hpp): what the checks hold their data in.
+using tandem::detail::Vector;
 
 inline constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
 
@@ -68,11 +72,13 @@ enum class Values {
 };
 
 // The element of kind `kind` made from one 64-bit value of the stream. The 16-bit types (bfloat16, half)
-// take the float value rounded to the type (exact for small_integers and nonzero).
+// take the float value rounded to the type (exact for small_integers and nonzero); bool a random bit.
 template <tandem::Element T>
 T value_from_bits(std::uint64_t bits, Values kind) {
   if constexpr (tandem::is_storage_type_v<T>) {
     return T(value_from_bits<tandem::compute_t<T>>(bits, kind));
+  } else if constexpr (std::is_same_v<T, bool>) {  // about half true; all true for `nonzero`
+    return kind == Values::nonzero || ((bits >> 29) & 1) != 0;
   } else {
     if (kind == Values::small_integers) return T(int(bits % 17) - 8);
     if (kind == Values::nonzero) {
@@ -104,13 +110,13 @@ void fill(std::span<T> out, SplitMix64& g, Values kind = Values::uniform) {
 
 // n values from the stream of `g` (or of seed `seed`).
 template <tandem::Element T>
-std::vector<T> random_vector(std::size_t n, SplitMix64& g, Values kind = Values::uniform) {
-  std::vector<T> v(n);
+Vector<T> random_vector(std::size_t n, SplitMix64& g, Values kind = Values::uniform) {
+  Vector<T> v(n);
   fill<T>(v, g, kind);
   return v;
 }
 template <tandem::Element T>
-std::vector<T> random_vector(std::size_t n, std::uint64_t seed, Values kind = Values::uniform) {
+Vector<T> random_vector(std::size_t n, std::uint64_t seed, Values kind = Values::uniform) {
   SplitMix64 g{seed};
   return random_vector<T>(n, g, kind);
 }

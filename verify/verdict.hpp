@@ -98,7 +98,7 @@ Judgement judge_op_canonical(const tandem::op_result_t<O, T>& got, const ReduceR
                              std::span<const tandem::compute_t<T>> values) {
   using C = tandem::compute_t<T>;
   if constexpr (std::is_floating_point_v<C> && is_additive(O)) {
-    std::vector<C> terms(values.size());
+    Vector<C> terms(values.size());
     std::transform(values.begin(), values.end(), terms.begin(), additive_term<O, C>);
     const C s = terms.empty() ? C(0) : canonical_sum<C>(std::span<const C>(terms));
     if constexpr (tandem::info(O).result != tandem::ResultKind::mean) {

@@ -29,6 +29,7 @@
 #include "common/dispatch.hpp"
 #include "common/host_reduce.hpp"
 #include "common/reduce_ops.hpp"
+#include "common/vector.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -87,7 +88,7 @@ void per_row(const MatrixReduceArgs& a, const T* x, void* out) {
     }
   }
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows, grain), [&](const tbb::blocked_range<std::int64_t>& r) {
-    std::vector<Acc> accs(std::size_t(r.size()));
+    Vector<Acc> accs(std::size_t(r.size()));
     if (cols >= kLongRow)
       for (std::int64_t i = r.begin(); i < r.end(); ++i)
         cpu_reduce_acc(a.op, a.dtype, x + i * ld, cols, 1, &accs[i - r.begin()]);
@@ -104,7 +105,7 @@ void per_column(const MatrixReduceArgs& a, const T* x, void* out) {
   const std::int64_t rows = a.rows, cols = a.cols, ld = a.ld;
   const std::int64_t grain = std::max<std::int64_t>(1, kLeafElements / cols);
   // Rows [r.begin(), r.end()) into one accumulator per column.
-  auto leaf = [&](const tbb::blocked_range<std::int64_t>& r, std::vector<Acc> acc) {
+  auto leaf = [&](const tbb::blocked_range<std::int64_t>& r, Vector<Acc> acc) {
     if (cpu_narrow::narrow_columns<O, T>(cols, ld)) {
       cpu_narrow::column_acc<O>(x + r.begin() * ld, r.begin(), std::int64_t(r.size()), cols, ld, acc.data());
       return acc;
@@ -116,14 +117,14 @@ void per_column(const MatrixReduceArgs& a, const T* x, void* out) {
     }
     return acc;
   };
-  auto join = [](std::vector<Acc> a0, const std::vector<Acc>& a1) {
+  auto join = [](Vector<Acc> a0, const Vector<Acc>& a1) {
     for (std::size_t j = 0; j < a0.size(); ++j) a0[j] = Operator::combine(a0[j], a1[j]);
     return a0;
   };
   // A fixed split of the rows and a fixed tree of joins: the same bits on every call.
-  const std::vector<Acc> acc = tbb::parallel_deterministic_reduce(
-      tbb::blocked_range<std::int64_t>(0, rows, grain), std::vector<Acc>(std::size_t(cols), Operator::identity()), leaf,
-      join, tbb::simple_partitioner());
+  const Vector<Acc> acc = tbb::parallel_deterministic_reduce(tbb::blocked_range<std::int64_t>(0, rows, grain),
+                                                             Vector<Acc>(std::size_t(cols), Operator::identity()), leaf,
+                                                             join, tbb::simple_partitioner());
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, cols, 4096), [&](const tbb::blocked_range<std::int64_t>& r) {
     for (std::int64_t j = r.begin(); j < r.end(); ++j) store<O, T>(a, acc[j], rows, out, j);
   });

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "tandem/float16.hpp"
 
@@ -34,25 +35,10 @@ struct Vector16<double> {
   using type = double2;
 };
 
-template <>
-struct Vector16<std::uint32_t> {
-  using type = uint4;
-};
-// The 8- and 16-bit integers: 16 or 8 elements in four 32-bit words, read back as the elements' bytes.
-template <>
-struct Vector16<std::int8_t> {
-  using type = uint4;
-};
-template <>
-struct Vector16<std::uint8_t> {
-  using type = uint4;
-};
-template <>
-struct Vector16<std::int16_t> {
-  using type = uint4;
-};
-template <>
-struct Vector16<std::uint16_t> {
+// uint32 and the 8- and 16-bit integers (bool too): 4, 8 or 16 elements in four 32-bit words, read back as the
+// elements' bytes.
+template <class T>
+requires(std::is_integral_v<T> && sizeof(T) <= 4 && !std::is_same_v<T, std::int32_t>) struct Vector16<T> {
   using type = uint4;
 };
 

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "tandem/export.hpp"
@@ -124,10 +125,17 @@ class Buffer {
     check_range(offset, host.size(), "download", host.data());
     if (!host.empty()) mem_->download(offset * sizeof(T), host.data(), host.size_bytes());
   }
+  // The elements as a std::vector<T> (for bool, std::vector<bool>, which packs them into bits).
   std::vector<T> to_vector() const {
-    std::vector<T> v(size_);
-    download(v);
-    return v;
+    if constexpr (std::is_same_v<T, bool>) {
+      const auto bytes = std::make_unique_for_overwrite<bool[]>(size_);
+      download(std::span<bool>(bytes.get(), size_));
+      return std::vector<bool>(bytes.get(), bytes.get() + size_);
+    } else {
+      std::vector<T> v(size_);
+      download(v);
+      return v;
+    }
   }
 
   BufferView<T> view() const { return {this, 0, size_, 1}; }

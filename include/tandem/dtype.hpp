@@ -15,7 +15,7 @@
 
 namespace tandem {
 
-enum class Dtype : std::uint8_t { i32, i64, f32, f64, bf16, f16, i8, i16, u8, u16, u32, u64 };
+enum class Dtype : std::uint8_t { i32, i64, f32, f64, bf16, f16, i8, i16, u8, u16, u32, u64, b8 };
 
 // ---- The table ------------------------------------------------------------------------------------
 // dtype_traits<T>: T's Dtype, its name (one spelling everywhere: errors, CLI, benchmarks, charts), the
@@ -97,7 +97,7 @@ struct integer_traits {
 };
 namespace detail {
 inline constexpr char kInt8[] = "int8", kInt16[] = "int16", kUint8[] = "uint8", kUint16[] = "uint16",
-                      kUint32[] = "uint32", kUint64[] = "uint64";
+                      kUint32[] = "uint32", kUint64[] = "uint64", kBool[] = "bool";
 }  // namespace detail
 template <>
 struct dtype_traits<std::int8_t> : integer_traits<std::int8_t, Dtype::i8, detail::kInt8, std::int64_t> {};
@@ -111,12 +111,16 @@ template <>
 struct dtype_traits<std::uint32_t> : integer_traits<std::uint32_t, Dtype::u32, detail::kUint32, std::uint64_t> {};
 template <>
 struct dtype_traits<std::uint64_t> : integer_traits<std::uint64_t, Dtype::u64, detail::kUint64, std::uint64_t> {};
+// bool, one byte of 0 or 1 (NumPy's and PyTorch's bool): sum counts the true elements (int64, as NumPy's),
+// min / max are bool (all / any), mean the fraction of true ones; argmin / argmax the first false / true.
+template <>
+struct dtype_traits<bool> : integer_traits<bool, Dtype::b8, detail::kBool, std::int64_t> {};
 
 template <class... Ts>
 struct type_list {};
 // Every element type, in Dtype order.
 using element_types = type_list<std::int32_t, std::int64_t, float, double, bfloat16, half, std::int8_t, std::int16_t,
-                                std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t>;
+                                std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t, bool>;
 
 // ---- Derived from the table -----------------------------------------------------------------------
 
@@ -192,6 +196,7 @@ struct DtypeInfo {
   bool matmul;
   bool storage;      // a 16-bit storage type (computed in float)
   bool is_unsigned;  // an unsigned integer (sums as uint64)
+  bool boolean;      // bool (an integer of 0 and 1 whose sums are int64)
 };
 
 namespace detail {
@@ -200,7 +205,8 @@ constexpr auto dtype_table(type_list<Ts...>) {
   return std::array<DtypeInfo, sizeof...(Ts)>{DtypeInfo{
       dtype_traits<Ts>::id, dtype_traits<Ts>::name, dtype_traits<Ts>::array_name, sizeof(Ts), std::is_integral_v<Ts>,
       dtype_traits<typename dtype_traits<Ts>::sum_type>::id, dtype_traits<typename dtype_traits<Ts>::compute_type>::id,
-      dtype_traits<Ts>::matmul, is_storage_type_v<Ts>, std::is_unsigned_v<Ts>}...};
+      dtype_traits<Ts>::matmul, is_storage_type_v<Ts>, std::is_unsigned_v<Ts> && !std::is_same_v<Ts, bool>,
+      std::is_same_v<Ts, bool>}...};
 }
 }  // namespace detail
 

@@ -53,11 +53,11 @@ Part part_of(std::size_t n, int kind, int rank, int size) {
 }
 
 template <class T>
-std::vector<T> global_data(std::size_t n, std::uint64_t seed) {
+test::Vector<T> global_data(std::size_t n, std::uint64_t seed) {
   test::SplitMix64 g{seed};
   if constexpr (tandem::is_storage_type_v<T>) {
     const auto f = test::random_vector<float>(n, g, test::Values::uniform);
-    return std::vector<T>(f.begin(), f.end());
+    return test::Vector<T>(f.begin(), f.end());
   } else {
     return test::random_vector<T>(n, g, test::Values::uniform);
   }
@@ -72,17 +72,17 @@ void check_type(const tandem::mpi::Engine& eng, const tandem::Engine& single) {
     for (int kind = 0; kind < 5; ++kind) {  // the four splits, then the uneven one with a NaN in the data
       CAPTURE(n);
       CAPTURE(kind);
-      std::vector<T> all = global_data<T>(n, n + 1);
+      test::Vector<T> all = global_data<T>(n, n + 1);
       if constexpr (tandem::is_floating_v<T>)
         if (kind == 4 && n > 0) all[n / 2] = T(std::numeric_limits<float>::quiet_NaN());
       const Part p = part_of(n, kind == 4 ? 1 : kind, rank, size);
       const std::span<const T> mine(all.data() + p.first, p.count);
       const std::span<const T> whole(all);
       using W = tandem::compute_t<T>;
-      const std::vector<W> wide(all.begin(), all.end());
+      const test::Vector<W> wide(all.begin(), all.end());
       const test::ReduceReference<W> ref = test::reduce_reference(std::span<const W>(wide));
       // The same part as a strided host view, a Buffer, and a strided view of a Buffer at an offset.
-      std::vector<T> spread(2 * p.count + 1);
+      test::Vector<T> spread(2 * p.count + 1);
       for (std::size_t i = 0; i < p.count; ++i) spread[2 * i + 1] = mine[i];
       const tandem::StridedView<const T> sv{spread.data() + 1, p.count, 2};
       const auto buf = eng.local().upload<T>(mine);

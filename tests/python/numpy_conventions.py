@@ -90,8 +90,10 @@ def plain(x):
 def values(shape, dtype, seed=0):
     """Test data: for floats, uniform values with about a third from a few halves (ties for argmin /
     argmax, +0.0 but never -0.0: the sign of zero is tandem's IEEE rule, not NumPy's first zero); for
-    integers small ones (with ties; unsigned ones from 0)."""
+    integers small ones (with ties; unsigned ones from 0); for bool about half True."""
     rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "b":
+        return rng.random(size=shape) < 0.5
     if not is_float(dtype):  # (unsigned types: from 0)
         return rng.integers(0 if np.dtype(dtype).kind == "u" else -50, 51, size=shape).astype(dtype)
     v = rng.uniform(-4, 4, size=shape)

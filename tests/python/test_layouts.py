@@ -110,7 +110,9 @@ else:
         """An array of a table dtype in one of the layouts NumPy produces, and its dense copy."""
         dt = np.dtype(draw(st.sampled_from(DTYPES)))
         shape = draw(hnp.array_shapes(min_dims=1, max_dims=2, min_side=1, max_side=40))
-        if np.issubdtype(dt, np.integer):
+        if dt == np.bool_:
+            elements = st.booleans()
+        elif np.issubdtype(dt, np.integer):
             info = np.iinfo(dt)  # (within the type: int8, unsigned types)
             elements = st.integers(max(-1000, int(info.min)), min(1000, int(info.max)))
         else:

@@ -60,7 +60,7 @@ std::string format_rate(double flops_per_s) {
 // A and B as the reference reads them: the generated values themselves, or for 16-bit types the floats
 // they hold (a widened copy in `wide`).
 template <class T, class R = tandem::compute_t<T>>
-tandem::MatrixView<const R> reference_view(const std::vector<T>& v, std::vector<R>& wide, std::size_t rows,
+tandem::MatrixView<const R> reference_view(const tandem_verify::Vector<T>& v, std::vector<R>& wide, std::size_t rows,
                                            std::size_t cols) {
   if constexpr (tandem::is_storage_type_v<T>) {
     wide.assign(v.begin(), v.end());
@@ -87,7 +87,7 @@ int run_matmul(const tandem::Engine& eng, const MatmulConfig& cfg) {
   const std::string shape = strf("%zux%zux%zu", m, k, n);
 
   tandem_verify::SplitMix64 g{cfg.seed};
-  std::vector<T> a(m * k), b(k * n);
+  tandem_verify::Vector<T> a(m * k), b(k * n);
   tandem_verify::fill<T>(a, g);
   tandem_verify::fill<T>(b, g);
   const auto start = Clock::now();

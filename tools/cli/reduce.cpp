@@ -122,7 +122,7 @@ int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
   ReduceReference<R> ref;
   {
     tandem_verify::SplitMix64 g{cfg.seed};
-    std::vector<T> chunk(std::min<std::size_t>(extent, 1 << 20));
+    tandem_verify::Vector<T> chunk(std::min<std::size_t>(extent, 1 << 20));
     for (std::size_t begin = 0; begin < extent; begin += chunk.size()) {
       const std::span<T> part(chunk.data(), std::min(chunk.size(), extent - begin));
       tandem_verify::fill<T>(part, g, tandem_verify::Values::uniform);

@@ -90,14 +90,18 @@ __device__ inline detail::ExactSum shuffle_down(const detail::ExactSum& value, i
   return {__shfl_down_sync(kFullWarpMask, value.lo, offset), __shfl_down_sync(kFullWarpMask, value.hi, offset)};
 }
 
-// An accumulator another block wrote, read from L2 (__ldcg), never from this SM's L1.
+// An accumulator another block wrote, read from L2 (__ldcg), never from this SM's L1. (__ldcg has no bool
+// overload: a bool is read as its byte.)
 template <class Acc>
 __device__ inline Acc load_from_l2(const Acc* p) {
-  return __ldcg(p);
+  if constexpr (std::is_same_v<Acc, bool>)
+    return __ldcg(reinterpret_cast<const unsigned char*>(p)) != 0;
+  else
+    return __ldcg(p);
 }
 template <class T>
 __device__ inline detail::ArgAcc<T> load_from_l2(const detail::ArgAcc<T>* p) {
-  return {__ldcg(&p->value), __ldcg(&p->index)};
+  return {load_from_l2(&p->value), __ldcg(&p->index)};
 }
 __device__ inline detail::ExactSum load_from_l2(const detail::ExactSum* p) { return {__ldcg(&p->lo), __ldcg(&p->hi)}; }
 
