@@ -189,8 +189,17 @@ __device__ inline typename Op::Acc combine_vector(typename Op::Acc acc, const Ve
     static_assert(sizeof(Vector) == 16, "combine_vector: 16-byte vectors (Vector16)");
     In e[kElementsPerVector<In>];
     memcpy(e, &v, 16);
+    if constexpr (std::is_same_v<typename Op::Acc, detail::ExactSum> && !detail::load_transforms<Op>) {
+      // A sum: the vector's elements added in an int first (exact: at most 16 of 16 bits), then one exact add
+      // (an exact add per element made 8-bit sums 0.46x float32's bytes per second on an H100).
+      std::int32_t part = 0;
 #pragma unroll
-    for (int q = 0; q < int(kElementsPerVector<In>); ++q) acc = Op::combine(acc, Op::load(e[q], first + q));
+      for (int q = 0; q < int(kElementsPerVector<In>); ++q) part += std::int32_t(e[q]);
+      acc = Op::combine(acc, detail::ExactSum::of(part));
+    } else {
+#pragma unroll
+      for (int q = 0; q < int(kElementsPerVector<In>); ++q) acc = Op::combine(acc, Op::load(e[q], first + q));
+    }
   } else if constexpr (std::is_integral_v<In> && std::is_same_v<Vector, uint4>) {  // 4 uint32 as uint4
     acc = Op::combine(acc, Op::load(static_cast<In>(v.x), first));
     acc = Op::combine(acc, Op::load(static_cast<In>(v.y), first + 1));
