@@ -189,15 +189,29 @@ typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::i
 // exact sum as high * 2^32 + low.
 template <class T>
 ExactSum integer_sum_leaf(const T* x, std::int64_t len, std::int64_t stride) {
+  if constexpr (std::is_same_v<T, bool>)  // a bool's byte is 0 or 1: read as uint8 (GCC did not vectorise bool
+    return integer_sum_leaf(reinterpret_cast<const std::uint8_t*>(x), len, stride);  // loads: 0.27x uint8)
   constexpr int W = 32;
   ExactSum r;
   std::int64_t i = 0;
   if (sizeof(T) <= 2 && stride == 1) {  // 8- and 16-bit integers: exact in 32-bit lanes for 2^15 values
     constexpr std::int64_t kBlock = std::int64_t(W) << 15;
     using Lane = std::conditional_t<std::is_signed_v<T>, std::int32_t, std::uint32_t>;
+    // 8-bit integers first add in 16-bit lanes, exact for 255 of them (255 * 255 and 255 * -128 fit), half
+    // the widening of 32-bit lanes (uint8 sums 0.70x -> 0.9x float's bytes per second on 2 Zen 4 cores).
+    using Lane16 = std::conditional_t<std::is_signed_v<T>, std::int16_t, std::uint16_t>;
+    constexpr std::int64_t kInner = sizeof(T) == 1 ? 255 * std::int64_t(W) : kBlock;
     while (len - i >= W) {
       const std::int64_t end = i + std::min(kBlock, (len - i) / W * W);
       Lane lanes[W] = {};
+      if constexpr (sizeof(T) == 1)
+        while (i < end) {
+          const std::int64_t inner_end = i + std::min(kInner, end - i);
+          Lane16 narrow[W] = {};
+          for (; i < inner_end; i += W)
+            for (int j = 0; j < W; ++j) narrow[j] = Lane16(narrow[j] + Lane16(x[i + j]));
+          for (int j = 0; j < W; ++j) lanes[j] += Lane(narrow[j]);
+        }
       for (; i < end; i += W)
         for (int j = 0; j < W; ++j) lanes[j] += Lane(x[i + j]);
       std::int64_t block = 0;  // (exact: at most 2^20 elements below 2^16 in magnitude)
