@@ -52,8 +52,8 @@ const Engine& engine(int gpus) {
 }
 
 template <class T>
-tandem_verify::Vector<T> filled(std::size_t n, float scale) {
-  tandem_verify::Vector<T> v(n);
+std::vector<T> filled(std::size_t n, float scale) {
+  std::vector<T> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = T(scale * float(int(i % 1999) - 999) / 999.0f);
   return v;
 }
