@@ -14,17 +14,40 @@ void raise_axis_error(const std::string& message) {
   throw py::error_already_set();
 }
 
+namespace {
+// An axis as an integer: Python's int, NumPy's integer scalars and 0-d integer arrays (their __index__);
+// not a bool (as NumPy), not an array of more dimensions (whose __index__ raises: NumPy's TypeError too).
+// An integer beyond int64 is out of every array's bounds.
+std::int64_t axis_index(const py::handle& h, int ndim) {
+  auto not_an_axis = [&] {
+    return tandem::type_error("tandem: axis must be None, an int or a tuple of ints, not " +
+                              std::string(py::str(py::type::of(h).attr("__name__"))) +
+                              " (axis=1: one result per row of a matrix, axis=0: one per column)");
+  };
+  if (!PyIndex_Check(h.ptr()) || PyBool_Check(h.ptr()) ||
+      std::string_view(Py_TYPE(h.ptr())->tp_name).starts_with("numpy.bool"))
+    throw not_an_axis();
+  PyObject* index = PyNumber_Index(h.ptr());
+  if (index == nullptr) {  // (an array of several elements, or of floats)
+    PyErr_Clear();
+    throw not_an_axis();
+  }
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(index, &overflow);
+  Py_DECREF(index);
+  if (overflow != 0) {
+    raise_axis_error("tandem: axis " + std::string(py::str(h)) + " is out of bounds for an array of dimension " +
+                     std::to_string(ndim));  // (raises)
+  }
+  return value;
+}
+}  // namespace
+
 std::vector<bool> reduced_axes(const py::object& axis, int ndim, bool tuples) {
   std::vector<bool> reduced(std::size_t(ndim), axis.is_none());
   if (axis.is_none()) return reduced;
   auto one = [&](const py::handle& h) {
-    // (Any integer: Python's, NumPy's; not a bool, as NumPy.)
-    if (!PyIndex_Check(h.ptr()) || PyBool_Check(h.ptr()) ||
-        std::string_view(Py_TYPE(h.ptr())->tp_name).starts_with("numpy.bool"))
-      throw tandem::type_error("tandem: axis must be None, an int or a tuple of ints, not " +
-                               std::string(py::str(py::type::of(h).attr("__name__"))) +
-                               " (axis=1: one result per row of a matrix, axis=0: one per column)");
-    const auto given = py::reinterpret_steal<py::int_>(PyNumber_Index(h.ptr())).cast<std::int64_t>();
+    const std::int64_t given = axis_index(h, ndim);
     const std::int64_t ax = given < 0 ? given + ndim : given;
     if (ax < 0 || ax >= ndim)
       raise_axis_error("tandem: axis " + std::to_string(given) + " is out of bounds for an array of dimension " +
@@ -34,8 +57,8 @@ std::vector<bool> reduced_axes(const py::object& axis, int ndim, bool tuples) {
     reduced[std::size_t(ax)] = true;
   };
   // (NumPy's rule for a 0-d array: axis=0 and axis=-1, not in a tuple, are the whole of it.)
-  if (ndim == 0 && !py::isinstance<py::tuple>(axis) && PyIndex_Check(axis.ptr()) && !PyBool_Check(axis.ptr())) {
-    const auto given = py::reinterpret_steal<py::int_>(PyNumber_Index(axis.ptr())).cast<std::int64_t>();
+  if (ndim == 0 && !py::isinstance<py::tuple>(axis)) {
+    const std::int64_t given = axis_index(axis, ndim);
     if (given == 0 || given == -1) return reduced;
   }
   if (py::isinstance<py::tuple>(axis)) {
