@@ -3,7 +3,9 @@
 // across runs, thread counts, grid sizes and GPU models.
 //
 // Sum of n floating-point values x[0..n) (a sum-like op's loaded values: the elements for sum, their
-// squares, rounded to the element's compute type, for sumsq; reduce_ops.hpp's kAdditive operators):
+// squares, rounded to the element's compute type, for sumsq; reduce_ops.hpp's kAdditive operators).
+// prod follows the same order with * for + and 1 for -0.0 (reduce_ops.hpp's canonical_order: every float
+// operator whose bits depend on the order):
 //   1. Split x into chunks of kChunk = 4096 consecutive elements (the last one may be shorter).
 //   2. In a chunk, lane j (0 <= j < 32) starts at -0.0 and adds the chunk's elements j, j + 32,
 //      j + 64, ... in increasing order (one accumulator per lane, no fused or reordered adds). -0.0 is
@@ -66,25 +68,28 @@ TANDEM_HD T gemm_scale(T c_old, T beta) {
 inline constexpr std::int64_t kLanes = 32;
 inline constexpr std::int64_t kChunk = 4096;
 
-// Step 2 and 3 for one chunk x[0], x[stride], ... (len <= kChunk elements) of an additive operator Op
-// (reduce_ops.hpp): lanes add Op::load(x) (a 16-bit input's elements converted to float, exactly).
+// Step 2 and 3 for one chunk x[0], x[stride], ... (len <= kChunk elements) of an operator Op in the canonical
+// order (reduce_ops.hpp's canonical_order: sum, sumsq and prod of floats): lanes start at Op::identity() (-0.0
+// for the sums, 1 for prod) and combine Op::load(x) (a 16-bit input's elements converted to float, exactly).
 // (Host and device: the GPU's matmul combines its chunk values with it.)
 template <class Op, class T = typename Op::Acc>
 TANDEM_HD T chunk_sum_of(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
-  static_assert(additive<Op>, "the canonical order is the order of sums");
+  static_assert(canonical_order<Op>, "the canonical order is for floating-point values whose order matters");
   T lane[kLanes];
-  for (T& l : lane) l = T(-0.0);
+  for (T& l : lane) l = Op::identity();
   const std::int64_t rows = len / kLanes;
   if (stride == 1) {
     for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t j = 0; j < kLanes; ++j) lane[j] += Op::load(x[r * kLanes + j], 0);
+      for (std::int64_t j = 0; j < kLanes; ++j) lane[j] = Op::combine(lane[j], Op::load(x[r * kLanes + j], 0));
   } else {
     for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t j = 0; j < kLanes; ++j) lane[j] += Op::load(x[(r * kLanes + j) * stride], 0);
+      for (std::int64_t j = 0; j < kLanes; ++j)
+        lane[j] = Op::combine(lane[j], Op::load(x[(r * kLanes + j) * stride], 0));
   }
-  for (std::int64_t j = 0; j < len - rows * kLanes; ++j) lane[j] += Op::load(x[(rows * kLanes + j) * stride], 0);
+  for (std::int64_t j = 0; j < len - rows * kLanes; ++j)
+    lane[j] = Op::combine(lane[j], Op::load(x[(rows * kLanes + j) * stride], 0));
   for (std::int64_t s = kLanes / 2; s > 0; s /= 2)
-    for (std::int64_t j = 0; j < s; ++j) lane[j] = lane[j] + lane[j + s];
+    for (std::int64_t j = 0; j < s; ++j) lane[j] = Op::combine(lane[j], lane[j + s]);
   return lane[0];
 }
 // The sum's: the elements themselves.
@@ -95,28 +100,37 @@ TANDEM_HD T chunk_sum(const In* x, std::int64_t len, std::int64_t stride) {
 
 TANDEM_HD constexpr std::int64_t chunk_count(std::int64_t n) { return (n + kChunk - 1) / kChunk; }
 
-// Whether deterministic mode runs op (a backend op) of dtype in the canonical order: a sum-like op
-// (reduce_ops.hpp's kAdditive operators: sum, sumsq) of floating-point elements. (Integer sums, min,
-// max, argmin and argmax give the same bits in any order already.)
+// Whether deterministic mode runs op (a backend op) of dtype in the canonical order: reduce_ops.hpp's
+// canonical_order (sum, sumsq and prod of floating-point elements). (Integer sums and products, min, max,
+// argmin and argmax give the same bits in any order already.)
 inline bool in_canonical_order(Op op, Dtype dtype) {
   return visit(dtype, [&]<class T>(std::type_identity<T>) {
     return visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
-      return is_floating_v<T> && additive<typename OpFor<O, T>::type>;
+      return is_floating_v<T> && canonical_order<typename OpFor<O, T>::type>;
     });
   });
 }
 
-// Step 4 over chunk values already computed (serially: there are n / 4096 of them).
-template <class T>
+// The backend op that combines op's chunk values (of its dtype's compute type) in the canonical order: sum
+// for the sum-like ops (sumsq's chunk values are sums of squares), the op itself for prod.
+inline Op chunk_values_op(Op op) {
+  return visit_backend_op(
+      op, [&]<Op O>(std::integral_constant<Op, O>) { return additive<typename OpFor<O, float>::type> ? Op::sum : O; });
+}
+
+// Step 4 over chunk values already computed (serially: there are n / 4096 of them), combined by Partial: the
+// operator of an op's partial results (reduce_ops.hpp's PartialOp: the sums' values added, prod's multiplied).
+template <class T, class Partial = SumOp<T>>
 T sum_of_chunk_values(std::vector<T> values) {
   while (values.size() > 1) {
     const auto n = std::int64_t(values.size());
     std::vector<T> next(chunk_count(n));
     for (std::int64_t c = 0; c < std::int64_t(next.size()); ++c)
-      next[c] = chunk_sum(values.data() + c * kChunk, std::min(kChunk, n - c * kChunk), 1);
+      next[c] = chunk_sum_of<Partial>(values.data() + c * kChunk, std::min(kChunk, n - c * kChunk), 1);
     values.swap(next);
   }
-  return values.empty() ? T(0) : values[0];
+  if (values.empty()) return additive<Partial> ? T(0) : T(Partial::identity());  // nothing: +0.0, or prod's 1
+  return values[0];
 }
 
 // The canonical sum, steps 1-4, of n >= 1 values x[0], x[stride], ..., x[(n - 1) * stride] (a matmul's chunk values:

@@ -93,6 +93,8 @@ template <Identity I, class T>
 TANDEM_HD T identity_value() {
   if constexpr (I == Identity::zero)
     return std::is_floating_point_v<T> ? T(-0.0) : T(0);  // -0.0: a sum of only -0.0 stays -0.0
+  else if constexpr (I == Identity::one)
+    return T(1);
   else if constexpr (std::is_floating_point_v<T>)
     return I == Identity::highest ? T(INFINITY) : T(-INFINITY);
   else
@@ -219,6 +221,31 @@ struct SumSqOp {
   TANDEM_HD static Acc combine(Acc a, Acc b) { return a + b; }
 };
 
+// prod: the product, in the compute type for floats (each product rounded: __fmul_rn on a GPU, so that
+// deterministic mode's canonical order multiplies exactly as the CPU does), and for integers the wrapping
+// 64-bit product (two's complement: the signed product modulo 2^64, the same in any order).
+template <class T>
+struct ProdOp {
+  using In = T;
+  using Acc = std::conditional_t<std::is_integral_v<T>, std::uint64_t, compute_of_t<T>>;
+  static constexpr bool kIndexFree = true;
+  static constexpr bool kOrderFree = std::is_integral_v<Acc>;
+  TANDEM_HD static Acc identity() { return identity_value<info(Op::prod).identity, Acc>(); }
+  TANDEM_HD static Acc load(T x, Index) {
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+      return Acc(std::int64_t(x));  // (sign-extended first: -1 is 2^64 - 1)
+    else
+      return static_cast<Acc>(x);
+  }
+  TANDEM_HD static Acc combine(Acc a, Acc b) {
+#ifdef __CUDA_ARCH__
+    if constexpr (std::is_same_v<Acc, float>) return __fmul_rn(a, b);
+    if constexpr (std::is_same_v<Acc, double>) return __dmul_rn(a, b);
+#endif
+    return a * b;
+  }
+};
+
 template <class T>
 struct MinOp {
   using In = T;
@@ -315,6 +342,17 @@ inline constexpr bool additive = [] {
     return false;
 }();
 
+// Deterministic mode combines Op's values in the canonical order (common/canonical.hpp): a floating-point
+// accumulator whose bits depend on the order (sum, sumsq and prod of floats; min, max and the
+// arg-reductions give the same bits in any order, integer sums and products are exact modulo 2^64).
+template <class Op>
+inline constexpr bool canonical_order = [] {
+  if constexpr (requires { Op::kIndexFree; })
+    return Op::kIndexFree && !order_free<Op> && std::is_floating_point_v<typename Op::Acc>;
+  else
+    return false;
+}();
+
 // Op::load(x) is more than the conversion Acc(x) (Op::kLoadTransforms).
 template <class Op>
 inline constexpr bool load_transforms = [] {
@@ -384,6 +422,11 @@ struct OpFor<Op::sumsq, T> {
   using type = SumSqOp<T>;
 };
 
+template <class T>
+struct OpFor<Op::prod, T> {
+  using type = ProdOp<T>;
+};
+
 // An operator over the compute type of its elements (SumSqOp<half> -> SumSqOp<float>): its load gives the
 // term of an element already widened, as the CPU's vector paths widen 16-bit rows before adding them.
 template <class Operator>
@@ -432,6 +475,16 @@ TANDEM_HD double mean_value(R r, double count) {
     return r.to_double() / count;
   else
     return canonical_nan(double(r) / count);
+}
+
+// The accumulator whose result is op O's result for an empty input (the op table's EmptyRule; the engine
+// refuses an empty input of the others): zero, all bits zero (+0.0, 0, an ExactSum of 0), or one.
+template <Op O, class T>
+TANDEM_HD typename OpFor<O, T>::type::Acc empty_acc() {
+  if constexpr (info(O).empty == EmptyRule::one)
+    return OpFor<O, T>::type::identity();
+  else
+    return typename OpFor<O, T>::type::Acc{};
 }
 
 // Result i of an array of results (a Buffer element, a per-row / per-column output): result_of, or with

@@ -185,6 +185,7 @@ compute_t<T> deterministic_sum(MPI_Comm comm, int size_, const parts::Chunks<T>&
   std::vector<parts::Chunks<T>> every(static_cast<std::size_t>(size_));
   for (int r = 0; r < size_; ++r) {
     parts::Chunks<T>& c = every[std::size_t(r)];
+    c.op = l.op;
     c.offset = meta[r * 4], c.head = meta[r * 4 + 1], c.whole = meta[r * 4 + 2], c.tail = meta[r * 4 + 3];
     const auto from = all.begin() + std::ptrdiff_t(most * std::size_t(r));
     c.values.assign(from, from + std::ptrdiff_t(c.whole));

@@ -288,10 +288,11 @@ compute_t<T> Group::resident_deterministic_sum(Op local, const std::vector<Part>
     if (own[i])
       collectives_->copy(static_cast<char*>(values->data()) + pieces[i].offset / kChunk * sizeof(V), 0, own[i]->data(),
                          pieces[i].member, own[i]->bytes());
-  // The chunk values are summed as they are, whatever op made them: a deterministic sum, kernel auto.
+  // The chunk values are combined as they are, in deterministic mode, kernel auto: summed whatever sum-like op
+  // made them (sumsq's are sums of squares), multiplied for prod.
   const ReduceInput all{dtype_of<V>, values->data(), chunks, 1, true, values.get(), 0, chunks};
   alignas(16) unsigned char sum[kBackendResultBytes] = {};
-  members_.front().reduce(ReduceCall{Op::sum, all, KernelId{}, true}, sum);
+  members_.front().reduce(ReduceCall{canonical::chunk_values_op(local), all, KernelId{}, true}, sum);
   V s;
   std::memcpy(&s, sum, sizeof s);
   return s;

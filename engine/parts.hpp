@@ -63,8 +63,8 @@ Vector<compute_t<T>> fetch(const ReduceInput& in, std::size_t first, std::size_t
 }
 
 // Whether a reduction's parts combine through the canonical chunk values (Chunks, below) rather than
-// records: deterministic mode, an op whose backend operator is sum-like (reduce_ops.hpp: kAdditive; sum,
-// and mean computed as sum), floating-point elements.
+// records: deterministic mode, an op whose backend operator's bits depend on the order (reduce_ops.hpp's
+// canonical_order: sum, mean computed as sum, sumsq, prod), floating-point elements.
 inline bool by_chunks(Op op, Dtype dtype, bool deterministic) {
   return deterministic && canonical::in_canonical_order(info(op).computed_as, dtype);
 }
@@ -117,7 +117,9 @@ void combine(Op op, const std::vector<Record>& records, void* result) {
         sum = canonical_nan(R(acc));
       std::memcpy(result, &sum, sizeof sum);
     } else {
-      using V = compute_t<T>;
+      // A part's value: the element (arg ops, with its index) or its backend result (min, max: compute_t<T>;
+      // prod: sum_result_t<T>, whose integers wrap as the operator's uint64 does).
+      using V = std::conditional_t<is_arg_op<Operator>, compute_t<T>, R>;
       typename Operator::Acc acc = Operator::identity();
       for (const Record& r : records) {
         if (!r.has) continue;
@@ -126,7 +128,7 @@ void combine(Op op, const std::vector<Record>& records, void* result) {
         if constexpr (is_arg_op<Operator>)
           acc = Operator::combine(acc, {v, r.index});
         else
-          acc = Operator::combine(acc, v);
+          acc = Operator::combine(acc, typename Operator::Acc(v));
       }
       const R out = result_of<O, T>(acc);
       std::memcpy(result, &out, sizeof out);
@@ -140,6 +142,7 @@ void combine(Op op, const std::vector<Record>& records, void* result) {
 // boundary, and its tail, after its last whole chunk) go to whoever combines.
 template <class T>
 struct Chunks {
+  Op op = Op::sum;  // the backend op (its operator combines the values: canonical_order)
   std::uint64_t offset = 0, head = 0, whole = 0, tail = 0;
   Vector<compute_t<T>> values, pieces;  // whole chunks' values; head then tail elements
 };
@@ -148,6 +151,7 @@ template <class T>
 Chunks<T> local_chunks(Op local, BackendImpl& impl, const ReduceInput& in, std::uint64_t offset) {
   const auto K = std::uint64_t(canonical::kChunk);
   Chunks<T> l;
+  l.op = local;
   const std::uint64_t n = in.count;
   l.offset = offset;
   l.head = std::min<std::uint64_t>(n, (K - offset % K) % K);
@@ -162,14 +166,14 @@ Chunks<T> local_chunks(Op local, BackendImpl& impl, const ReduceInput& in, std::
   // The pieces as the op loads them (its squares for sumsq): the values the chunk sums add.
   visit_backend_op(local, [&]<Op O>(std::integral_constant<Op, O>) {
     using Operator = typename OpFor<O, T>::type;
-    if constexpr (additive<Operator> && is_floating_v<T>)
+    if constexpr (canonical_order<Operator>)
       for (auto& v : l.pieces) v = Operator::load(T(v), 0);
   });
   return l;
 }
 
-// The canonical sum of `total` elements from every part's chunks (in any order): the chunks that cross
-// part boundaries are assembled from the pieces, then all chunk values summed in the canonical tree.
+// The canonical value of `total` elements from every part's chunks (in any order): the chunks that cross
+// part boundaries are assembled from the pieces, then all chunk values combined in the canonical tree.
 template <class T>
 compute_t<T> combine_chunks(const std::vector<Chunks<T>>& parts, std::uint64_t total) {
   using V = compute_t<T>;
@@ -189,9 +193,18 @@ compute_t<T> combine_chunks(const std::vector<Chunks<T>>& parts, std::uint64_t t
     place(l.offset + l.head + l.whole * K, l.pieces.data() + l.head, l.tail);
     std::copy_n(l.values.data(), l.whole, all_values.data() + (l.offset + l.head) / K);
   }
-  for (const auto& [c, chunk] : crossing)
-    all_values[c] = canonical::chunk_sum(chunk.data(), std::int64_t(chunk.size()), 1);
-  return canonical_nan(canonical::sum_of_chunk_values(std::move(all_values)));
+  // The values combine with the op's partial operator (the sums' add, prod's multiply).
+  return visit_backend_op(parts.front().op, [&]<Op O>(std::integral_constant<Op, O>) {
+    using Partial = PartialOp<typename OpFor<O, T>::type>;
+    if constexpr (canonical_order<Partial> && std::is_same_v<typename Partial::Acc, V>) {
+      for (const auto& [c, chunk] : crossing)
+        all_values[c] = canonical::chunk_sum_of<Partial>(chunk.data(), std::int64_t(chunk.size()), 1);
+      return canonical_nan(canonical::sum_of_chunk_values<V, Partial>(std::move(all_values)));
+    } else {
+      throw Error(std::string("combine_chunks: ") + to_string(O) + " has no canonical order");
+      return V{};
+    }
+  });
 }
 
 }  // namespace tandem::detail::parts

@@ -14,8 +14,14 @@ namespace tandem::detail {
 void SingleDevice::reduce(const ReduceCall& call, void* result) const {
   const ReduceInput& in = call.in;
   const Op computed = info(call.op).computed_as;
-  if (in.count == 0) {  // EmptyRule::zero (the checks refused the others): +0.0, 0, an ExactSum of 0
+  if (in.count == 0) {  // the op's EmptyRule (the checks refused the others): 0 (an ExactSum of 0) or 1
     std::memset(result, 0, kBackendResultBytes);
+    visit(in.dtype, [&]<class T>(std::type_identity<T>) {
+      visit_backend_op(computed, [&]<Op O>(std::integral_constant<Op, O>) {
+        const auto v = result_of<O, T>(empty_acc<O, T>());
+        std::memcpy(result, &v, sizeof v);
+      });
+    });
     return;
   }
   const ReduceArgs args{.op = computed,
@@ -40,7 +46,7 @@ void SingleDevice::reduce_into(const ReduceCall& call, const OutSlot& out) const
                         .deterministic = call.deterministic,
                         .out = static_cast<char*>(out.allocation->data()) + out.index * size_of(out.dtype),
                         .divide = info(call.op).result == ResultKind::mean};
-  impl_->reduce(args, nullptr);  // n == 0 (EmptyRule::zero): the backend stores 0
+  impl_->reduce(args, nullptr);  // n == 0: the backend stores the op's empty result (EmptyRule)
 }
 
 void SingleDevice::reduce_per(const ReducePerCall& call) const {

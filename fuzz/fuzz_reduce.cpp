@@ -69,14 +69,16 @@ void fuzz_reduce_typed(FuzzedDataProvider& in) {
 
   // Calls op on a view of any kind (the API's overloads have the same shape), then checks a returned
   // result against the reference over `checked` (count elements, stride apart): an empty input's result
-  // is zero (EmptyRule::zero; the others must have thrown).
+  // is 0 or 1 (EmptyRule::zero, one; the others must have thrown).
   auto call_and_check = [&](Expect expect, auto view, const T* checked, std::size_t count, std::size_t stride) {
     tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
       tandem::op_result_t<O, T> got{};
       if (!run(expect, [&] { got = eng.reduce<O>(view, opts); })) return;
       if (count > 0) return check_op<O, T>(got, checked, count, stride);
-      if (!same_bits(got, tandem::op_result_t<O, T>{}))
-        fail(std::string("the ") + name(O) + " of an empty input is not 0");
+      using R = tandem::op_result_t<O, T>;
+      const bool one = tandem::info(O).empty == tandem::EmptyRule::one;
+      if (!same_bits(got, one ? R(1) : R{}))
+        fail(std::string("the ") + name(O) + " of an empty input is not " + (one ? "1" : "0"));
     });
   };
   std::string what = std::string(name(op)) + "<" + type_name<T>() + ">(";

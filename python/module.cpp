@@ -183,8 +183,10 @@ std::string reduce_doc(const tandem::OpInfo& o) {
          (tandem::is_arg(o.id) ? "" : " or a tuple of ints") +
          "; keepdims keeps the reduced axes as 1; out: an array of the result's shape to write into. Result types "
          "as NumPy's: " +
-         (tandem::is_arg(o.id)                   ? std::string("int64 indices (into the flattened array for axis=None)")
-          : o.result == tandem::ResultKind::sum  ? std::string("the element type for floats, int64 for integers")
+         (tandem::is_arg(o.id) ? std::string("int64 indices (into the flattened array for axis=None)")
+          : o.result == tandem::ResultKind::sum
+              ? std::string("the element type for floats, int64 for signed integers and "
+                            "bool, uint64 for unsigned ones")
           : o.result == tandem::ResultKind::mean ? std::string("the element type for floats, float64 for integers")
                                                  : std::string("the element type")) +
          " (16-bit floats are computed in float32 and rounded once)" +
@@ -193,6 +195,7 @@ std::string reduce_doc(const tandem::OpInfo& o) {
          "the work is enqueued on the library's current stream (nothing waits) and the result is an array of the "
          "same library (0-d for a full reduction). NaN propagates; " +
          (o.empty == tandem::EmptyRule::zero     ? std::string("an empty input gives 0.")
+          : o.empty == tandem::EmptyRule::one    ? std::string("an empty input gives 1.")
           : o.result == tandem::ResultKind::mean ? std::string("an empty input gives NaN with a RuntimeWarning.")
                                                  : std::string("an empty input raises tandem.ValueError.")) +
          " kernel / deterministic: tandem's kernel choice and canonical-order mode.";
@@ -355,7 +358,7 @@ PYBIND11_MODULE(tandem, m) {
     m.attr("ops") = py::tuple(ops);        // one Engine method each: eng.sum, eng.min, ...
     m.attr("dtypes") = py::tuple(dtypes);  // NumPy's names of the element types tandem takes
     // Each op's row: what it returns ('sum', 'value', 'mean', 'index'), what an empty input gives ('zero',
-    // 'nan' with a RuntimeWarning, 'error'), and whether its method takes dtype= (NumPy's accumulating
+    // 'one', 'nan' with a RuntimeWarning, 'error'), and whether its method takes dtype= (NumPy's accumulating
     // reductions).
     py::dict op_info;
     for (const tandem::OpInfo& o : tandem::ops) {
@@ -364,6 +367,7 @@ PYBIND11_MODULE(tandem, m) {
       row["result"] = results[int(o.result)];
       // (A mean of nothing: NumPy's NaN with a RuntimeWarning, where the C++ API raises.)
       row["empty"] = o.empty == tandem::EmptyRule::zero     ? "zero"
+                     : o.empty == tandem::EmptyRule::one    ? "one"
                      : o.result == tandem::ResultKind::mean ? "nan"
                                                             : "error";
       row["dtype"] = tandem_python::takes_dtype(o);

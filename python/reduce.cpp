@@ -247,8 +247,8 @@ py::object PyEngine::reduce_axes(Op op, Input& in, Dtype result, const ReduceArg
     if (in.wait) in.eng->synchronize();
     return r.out;
   };
-  if (count > 0 && reduced_size(a, reduced) == 0) {  // (sum and sumsq; the others raised) of no elements: 0
-    library_copy(value.keep, py::int_(0), a.lib);
+  if (count > 0 && reduced_size(a, reduced) == 0) {  // of no elements: 0 or 1, the op's EmptyRule (the others raised)
+    library_copy(value.keep, py::int_(tandem::info(op).empty == tandem::EmptyRule::one ? 1 : 0), a.lib);
     return done();
   }
   if (count == 0) return done();

@@ -58,8 +58,8 @@ test::Vector<T> values_for(std::size_t n, std::uint64_t seed) {
 }
 
 // Every op of the table on the multi-device engine against the single engine, for one view of the data:
-// deterministic mode's bits equal; the default mode's float sums (additive ops) close, every other result
-// (integer sums, min, max, indices) equal.
+// deterministic mode's bits equal; the default mode's float sums (additive ops) and products close, every
+// other result (integer sums and products, min, max, indices) equal.
 template <class T, class View>
 void compare_ops(const Engine& multi, const Engine& single, const View& mv, const View& sv, std::size_t count,
                  const std::string& where) {
@@ -76,6 +76,9 @@ void compare_ops(const Engine& multi, const Engine& single, const View& mv, cons
     if constexpr (tandem::is_floating_v<T> && test::is_additive(O)) {
       const double g = double(got), w = double(want);
       CHECK(std::abs(g - w) <= 1e-3 * (1.0 + std::abs(w)) + 1e-4 * double(count));
+    } else if constexpr (tandem::is_floating_v<T> && test::is_product(O)) {  // (relative; tiny ones may underflow)
+      const double g = double(got), w = double(want);
+      CHECK(((std::isnan(g) && std::isnan(w)) || std::abs(g - w) <= 1e-3 * std::abs(w) + 1e-30));
     } else {
       CHECK(test::same_bits(got, want));
     }

@@ -135,17 +135,17 @@ TEST_CASE("support: canonical sum follows the documented lanes and tree" * docte
 namespace {
 
 // Deterministic mode's result of op O on x (the CPU's), and the same result one ulp off: the verdict of
-// deterministic mode takes the first and, for an additive op (whose value depends on the order of its
-// additions), refuses the second, which the default mode's bound takes.
+// deterministic mode takes the first and, for an additive op or a product (whose value depends on the order
+// of its additions or multiplications), refuses the second, which the default mode's bound takes.
 template <tandem::Op O, class T>
 void check_canonical_verdict(const tandem::Engine& cpu, const test::Vector<T>& x) {
   const std::span<const T> values(x);
   const auto ref = test::reduce_reference<T>(x);
   const auto got = cpu.reduce<O>(values, {"auto", true});
   CHECK(test::judge_op_canonical<O, T>(got, ref, values).ok);
-  if constexpr (test::is_additive(O)) {
+  if constexpr (test::is_additive(O) || test::is_product(O)) {
     using R = tandem::op_result_t<O, T>;
-    const R off = std::nextafter(got, std::numeric_limits<R>::infinity());
+    const R off = std::nextafter(got, std::copysign(std::numeric_limits<R>::infinity(), got));  // (the same sign)
     CHECK(test::judge_op<O, T>(off, ref).ok);
     CHECK_FALSE(test::judge_op_canonical<O, T>(off, ref, values).ok);
   }
@@ -159,6 +159,7 @@ TEST_CASE("support: deterministic mode's verdict is bit for bit for every additi
   CHECK(test::is_additive(tandem::Op::sum));
   CHECK_FALSE(test::is_additive(tandem::Op::min));
   CHECK_FALSE(test::is_additive(tandem::Op::argmax));
+  CHECK_FALSE(test::is_product(tandem::Op::sum));
   const tandem::Engine cpu(tandem::Backend::cpu);
   test::SplitMix64 g{2026};
   const test::Vector<float> f = test::random_vector<float>(10007, g);

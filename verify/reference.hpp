@@ -10,6 +10,8 @@
 //                             with sum |term| for the bound (bounds.hpp); NaN, +inf and -inf are tracked
 //                             apart: any NaN or both infinities make the sum NaN, one infinity makes it
 //                             that infinity
+//               products      prod: integers wrapping modulo 2^64; floats as sign, significand and
+//                             exponent, with the range of every partial product (ProductReference)
 //               min / max     NaN if any element is NaN, else the least / greatest element in the
 //                             order where -0.0 comes before +0.0
 //             canonical_sum(): deterministic mode's documented association order, bit for bit.
@@ -44,7 +46,14 @@ namespace tandem_verify {
 // ResultKind::sum): sum, mean (computed as sum) and sumsq today, and any such op added to the table. Their
 // floating-point results depend on the order of the additions, which deterministic mode fixes.
 constexpr bool is_additive(tandem::Op op) {
-  return tandem::info(tandem::info(op).computed_as).result == tandem::ResultKind::sum;
+  const tandem::OpInfo& computed = tandem::info(tandem::info(op).computed_as);
+  return computed.result == tandem::ResultKind::sum && computed.identity == tandem::Identity::zero;
+}
+// Whether op's result is a product (ResultKind::sum from the identity one: prod). Its floating-point results
+// depend on the order of the multiplications too, which deterministic mode fixes.
+constexpr bool is_product(tandem::Op op) {
+  const tandem::OpInfo& computed = tandem::info(tandem::info(op).computed_as);
+  return computed.result == tandem::ResultKind::sum && computed.identity == tandem::Identity::one;
 }
 
 // The term each additive op that the backends run adds for element x, as the op table's description
@@ -154,11 +163,75 @@ struct AdditiveReference {
   long double mean_bound() const { return tandem_verify::mean_bound<T>(sum, abs_sum, count); }
 };
 
+// The reference of a product. Integers: the wrapping product modulo 2^64 (as the library's int64 results
+// wrap). Floats: the exact product's sign (the parity of the negative elements), its magnitude as a long
+// double significand and a separate exponent (no overflow), and the range every partial product of any
+// order lies in: between the product of the magnitudes below 1 and that of those above 1 (log2 down and
+// up). While that range is inside the type's normal numbers (in_range), every order gives the exact product
+// within expm1(n log1p(u)) of it; outside it, an intermediate result may overflow or underflow, and only the
+// sign (or a NaN, from an infinity times a zero) is certain. NaN, infinities and zeros are tracked apart.
+template <tandem::Element T>
+struct ProductReference {
+  std::size_t count = 0;
+  std::uint64_t wrapped = 1;  // integers
+  bool nan = false, inf = false, zero = false, negative = false;
+  long double significand = 1;  // of the finite nonzero magnitudes' product, in [0.5, 1) after each step
+  long long exponent = 0;
+  long double up = 0, down = 0;  // log2 of the products of the magnitudes above 1 and below 1
+
+  void add(T v) {
+    ++count;
+    if constexpr (std::is_integral_v<T>) {
+      wrapped *= std::is_signed_v<T> ? std::uint64_t(std::int64_t(v)) : std::uint64_t(v);
+    } else {
+      if (std::isnan(v)) {
+        nan = true;
+        return;
+      }
+      negative ^= bool(std::signbit(v));
+      if (std::isinf(v)) {
+        inf = true;
+      } else if (v == 0) {
+        zero = true;
+      } else {
+        const long double a = std::fabs((long double)v);
+        int e = 0;
+        significand = std::frexp(significand * a, &e);
+        exponent += e;
+        (a > 1 ? up : down) += std::log2(a);
+      }
+    }
+  }
+  void merge(const ProductReference& o) {
+    count += o.count, wrapped *= o.wrapped;
+    nan |= o.nan, inf |= o.inf, zero |= o.zero, negative ^= o.negative;
+    int e = 0;
+    significand = std::frexp(significand * o.significand, &e);
+    exponent += o.exponent + e, up += o.up, down += o.down;
+  }
+  // No partial product of the finite nonzero elements can overflow or reach the subnormals (a margin of 1).
+  bool in_range() const {
+    return up + 1 < std::numeric_limits<T>::max_exponent && down - 1 > std::numeric_limits<T>::min_exponent;
+  }
+  // The exact product of the finite nonzero elements, signed (meaningful when in_range()).
+  long double value() const {
+    const long double m = std::ldexp(significand, int(exponent));
+    return negative ? -m : m;
+  }
+  // |result - value()| may be at most this when in_range(): n roundings of at most u each, and the
+  // reference's own (long double: 2^-63 per element).
+  long double bound() const {
+    const long double u = std::ldexp(1.0L, -std::numeric_limits<T>::digits);
+    return (std::expm1(double(count) * std::log1p(double(u))) * 1.001L + double(count) * 0x1p-63) * std::fabs(value());
+  }
+};
+
 template <tandem::Element T>
 struct ReduceReference {
   std::size_t count = 0;
   // One reference per additive op the backends run (indexed by Op; the others stay empty): of(op).
   std::array<AdditiveReference<T>, std::size(tandem::ops)> additive{};
+  ProductReference<T> product;  // prod's
   bool nan = false;
   std::size_t nan_count = 0;
   T lo{}, hi{};  // the least and greatest non-NaN element (-0.0 before +0.0); set once count > nan_count
@@ -176,6 +249,7 @@ struct ReduceReference {
     const std::size_t i = count;
     ++count;
     each_additive([&]<tandem::Op O>() { additive[std::size_t(O)].template add<Term<O>>(v); });
+    product.add(v);
     if constexpr (!std::is_integral_v<T>) {
       if (std::isnan(v)) {
         if (!nan) nan_index = i;
@@ -194,6 +268,7 @@ struct ReduceReference {
   // The reference of both parts together (for references built in parallel pieces).
   void merge(const ReduceReference& o) {
     for (std::size_t k = 0; k < additive.size(); ++k) additive[k].merge(o.additive[k]);
+    product.merge(o.product);
     const bool empty = count == nan_count, o_empty = o.count == o.nan_count;
     const std::size_t offset = count;  // o's elements follow this one's
     count += o.count, nan_count += o.nan_count;
@@ -247,6 +322,11 @@ ReduceReference<T> reduce_reference(std::span<const T> x) {
 // NaN results are the canonical quiet NaN. Floats only.
 template <class T>
 requires std::is_floating_point_v<T> T canonical_sum(std::span<const T> x);
+
+// The product in deterministic mode's canonical order, as documented: canonical_sum's chunks, lanes and tree
+// with * for + and lanes starting at 1. NaN results are the canonical quiet NaN. Floats only.
+template <class T>
+requires std::is_floating_point_v<T> T canonical_product(std::span<const T> x);
 
 // ---- Matrix products ----------------------------------------------------------------------------------
 
@@ -306,6 +386,25 @@ requires std::is_floating_point_v<T> T canonical_sum(std::span<const T> x) {
       for (std::size_t i = c; i < std::min(v.size(), c + 4096); ++i) lanes[(i - c) % 32] += v[i];
       for (int s = 16; s >= 1; s /= 2)
         for (int j = 0; j < s; ++j) lanes[j] = lanes[j] + lanes[j + s];
+      next.push_back(lanes[0]);
+    }
+    v.swap(next);
+  }
+  return std::isnan(v[0]) ? std::numeric_limits<T>::quiet_NaN() : v[0];
+}
+
+template <class T>
+requires std::is_floating_point_v<T> T canonical_product(std::span<const T> x) {
+  if (x.empty()) return T(1);
+  tandem::detail::Vector<T> v(x.begin(), x.end());
+  while (v.size() > 1) {
+    tandem::detail::Vector<T> next;
+    for (std::size_t c = 0; c < v.size(); c += 4096) {
+      T lanes[32];
+      std::fill_n(lanes, 32, T(1));
+      for (std::size_t i = c; i < std::min(v.size(), c + 4096); ++i) lanes[(i - c) % 32] *= v[i];
+      for (int s = 16; s >= 1; s /= 2)
+        for (int j = 0; j < s; ++j) lanes[j] = lanes[j] * lanes[j + s];
       next.push_back(lanes[0]);
     }
     v.swap(next);

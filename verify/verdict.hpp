@@ -53,6 +53,13 @@ Judgement judge_mean(double m, const ReduceReference<T>& r) {
   return judge_mean<T>(m, r.of(tandem::Op::mean));
 }
 
+// prod(): integers exactly (modulo 2^64); floats: NaN for a NaN or an infinity times a zero, else the sign
+// of the exact product always, and while no partial product can overflow or underflow (in_range) the
+// exact infinity or zero, or the exact product within bound(); outside that range a NaN is allowed too (an
+// infinity met a zero on the way).
+template <tandem::Element T>
+Judgement judge_product(tandem::sum_result_t<T> got, const ProductReference<T>& p);
+
 // argmin() or argmax(): exactly the expected index.
 inline Judgement judge_index(std::size_t got, std::size_t expect) {
   if (got == expect) return {};
@@ -73,7 +80,9 @@ Judgement judge_op(const tandem::op_result_t<O, T>& got, const ReduceReference<t
   using tandem::ResultKind;
   constexpr tandem::OpInfo op = tandem::info(O);
   constexpr bool least = op.identity == tandem::Identity::highest;
-  if constexpr (op.result == ResultKind::sum)
+  if constexpr (is_product(O))
+    return judge_product<C>(got, r.product);
+  else if constexpr (op.result == ResultKind::sum)
     return judge_additive<C>(got, r.of(O), exact);
   else if constexpr (op.result == ResultKind::mean)
     return judge_mean<C>(got, r.of(O));
@@ -97,7 +106,11 @@ template <tandem::Op O, tandem::Element T>
 Judgement judge_op_canonical(const tandem::op_result_t<O, T>& got, const ReduceReference<tandem::compute_t<T>>& r,
                              std::span<const tandem::compute_t<T>> values) {
   using C = tandem::compute_t<T>;
-  if constexpr (std::is_floating_point_v<C> && is_additive(O)) {
+  if constexpr (std::is_floating_point_v<C> && is_product(O)) {
+    const C p = canonical_product<C>(values);
+    const bool ok = same_bits(got, p);
+    return {ok, 0, ok ? "" : show(p) + " (the canonical order, bit for bit)"};
+  } else if constexpr (std::is_floating_point_v<C> && is_additive(O)) {
     Vector<C> terms(values.size());
     std::transform(values.begin(), values.end(), terms.begin(), additive_term<O, C>);
     const C s = terms.empty() ? C(0) : canonical_sum<C>(std::span<const C>(terms));
@@ -166,6 +179,34 @@ Judgement judge_additive(tandem::sum_result_t<T> s, const AdditiveReference<T>& 
   const long double err = std::fabs((long double)s - a.sum);
   const bool ok = err <= a.bound();
   return {ok, err, ok ? "" : detail::with_bound(a.sum, a.bound())};
+}
+
+template <tandem::Element T>
+Judgement judge_product(tandem::sum_result_t<T> got, const ProductReference<T>& p) {
+  if constexpr (std::is_integral_v<T>) {
+    const auto expect = tandem::sum_result_t<T>(p.wrapped);
+    const bool ok = same_bits(got, expect);
+    return {ok, detail::distance((long double)got, (long double)expect), ok ? "" : show(expect) + " (modulo 2^64)"};
+  } else {
+    const T sign = p.negative ? T(-1) : T(1);
+    if (p.nan || (p.inf && p.zero)) {
+      const bool ok = std::isnan(got);
+      return {ok, ok ? 0 : INFINITY, ok ? "" : "NaN"};
+    }
+    const bool sign_ok = !std::isnan(got) && bool(std::signbit(got)) == p.negative;
+    if (!p.in_range()) {  // only the sign is certain (or a NaN: an overflow met an underflow)
+      const bool ok = std::isnan(got) || sign_ok;
+      return {ok, ok ? 0 : INFINITY, ok ? "" : std::string(p.negative ? "a negative" : "a positive") + " product"};
+    }
+    if (p.inf || p.zero) {
+      const T expect = p.inf ? sign * std::numeric_limits<T>::infinity() : sign * T(0);
+      const bool ok = same_bits(got, expect);
+      return {ok, detail::distance(got, expect), ok ? "" : show(expect) + " (bit for bit)"};
+    }
+    const long double err = std::fabs((long double)got - p.value());
+    const bool ok = sign_ok && err <= p.bound();
+    return {ok, err, ok ? "" : detail::with_bound(p.value(), p.bound())};
+  }
 }
 
 template <tandem::Element T>

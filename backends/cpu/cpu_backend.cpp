@@ -51,19 +51,22 @@ std::int64_t deterministic_leaf(std::int64_t n) { return std::clamp<std::int64_t
 
 // Reduces x[begin*stride], ..., x[(end-1)*stride] for backend op O (leaves.hpp): floating sums with
 // float_sum_leaf, integer sums with integer_sum_leaf, min and max with min_max_leaf, argmin and argmax with arg_leaf,
-// sums of squares with square_sum_leaf, any other op of the table with generic_leaf (its operator, element by element).
+// sums of squares with square_sum_leaf, other float ops whose bits depend on the order (prod) with lanes_leaf, any
+// other op of the table with generic_leaf (its operator, element by element).
 template <Op O, class T>
 typename OpFor<O, T>::type::Acc reduce_leaf(const T* x, std::int64_t begin, std::int64_t end, std::int64_t stride) {
   using Operator = typename OpFor<O, T>::type;
   const T* p = x + begin * stride;
   const Eigen::Index len = end - begin;
   if (len <= 0) return Operator::identity();
-  if constexpr (std::is_same_v<T, bool> && O != Op::sum && O != Op::sumsq) {
-    // A bool's byte is 0 or 1: min, max and the arg-reductions read it as uint8, whose loads GCC vectorises
-    // (bool's it did not: 0.65x uint8's max).
+  if constexpr (std::is_same_v<T, bool> && (O == Op::sum || O == Op::min || O == Op::max || is_arg(O))) {
+    // A bool's byte is 0 or 1: sum, min, max and the arg-reductions read it as uint8, whose loads GCC
+    // vectorises (bool's it did not: a sum at 0.27x uint8's, a max at 0.65x).
     const auto r = reduce_leaf<O, std::uint8_t>(reinterpret_cast<const std::uint8_t*>(x), begin, end, stride);
     if constexpr (is_arg(O))
       return {r.value != 0, r.index};
+    else if constexpr (O == Op::sum)
+      return r;  // (an ExactSum either way)
     else
       return r != 0;
   } else if constexpr (O == Op::sum) {
@@ -77,6 +80,8 @@ typename OpFor<O, T>::type::Acc reduce_leaf(const T* x, std::int64_t begin, std:
     return arg_leaf<Operator>(p, len, stride, begin);
   } else if constexpr (O == Op::sumsq) {
     return cpu_leaves::square_sum_leaf(p, len, stride);
+  } else if constexpr (canonical_order<Operator>) {  // (prod of floats)
+    return cpu_leaves::lanes_leaf<Operator>(p, len, stride);
   } else {
     return cpu_leaves::generic_leaf<Operator>(p, len, stride, begin);
   }
@@ -168,31 +173,37 @@ static_assert(
 
 const ReduceKernel& reduce_kernel(KernelId id) { return id.is_auto() ? kAutoReduce : kReduceKernels[id.stage]; }
 
-// canonical::chunk_sum_of for a full, contiguous chunk: the same lane-wise adds, with the 32 lanes held
-// in SIMD registers as one fixed-size Eigen array (2 AVX-512 registers of floats).
+// canonical::chunk_sum_of for a full, contiguous chunk: the same lane-wise adds (prod: multiplies), with the
+// 32 lanes held in SIMD registers as one fixed-size Eigen array (2 AVX-512 registers of floats).
 template <class Op, class T = typename Op::Acc>
 T full_chunk_sum(const typename Op::In* x) {
   using In = typename Op::In;
   using Lanes = Eigen::Array<T, canonical::kLanes, 1>;
-  Lanes lanes = Lanes::Constant(T(-0.0));  // canonical.hpp: lanes start at -0.0
+  Lanes lanes = Lanes::Constant(Op::identity());  // canonical.hpp: lanes start at -0.0 (prod: 1)
+  const auto combine = [&](const auto& v) {
+    if constexpr (additive<Op>)
+      lanes += v;
+    else
+      lanes *= v;  // (prod: Op::combine, element by element)
+  };
   for (std::int64_t r = 0; r < canonical::kChunk / canonical::kLanes; ++r) {
     const In* row = x + r * canonical::kLanes;
     T v[canonical::kLanes];
-    if constexpr (!std::is_same_v<Op, SumOp<In>>) {
+    if constexpr (!std::is_same_v<Op, SumOp<In>> && !std::is_same_v<Op, ProdOp<In>>) {
       for (std::int64_t j = 0; j < canonical::kLanes; ++j) v[j] = Op::load(row[j], 0);
-      lanes += Eigen::Map<const Lanes>(v);
+      combine(Eigen::Map<const Lanes>(v));
     } else if constexpr (is_storage_type_v<In>) {  // (Eigen's cast of its bfloat16 / half converts one at a time)
       cpu_leaves::widen<canonical::kLanes>(row, v);
-      lanes += Eigen::Map<const Lanes>(v);
+      combine(Eigen::Map<const Lanes>(v));
     } else {
-      lanes += Eigen::Map<const Lanes>(row);
+      combine(Eigen::Map<const Lanes>(row));
     }
   }
   T lane[canonical::kLanes];
   Eigen::Map<Lanes> lane_map(lane);
   lane_map = lanes;
   for (std::int64_t s = canonical::kLanes / 2; s > 0; s /= 2)
-    for (std::int64_t j = 0; j < s; ++j) lane[j] = lane[j] + lane[j + s];
+    for (std::int64_t j = 0; j < s; ++j) lane[j] = Op::combine(lane[j], lane[j + s]);
   return lane[0];
 }
 
@@ -215,16 +226,16 @@ template <class Op, class T = typename Op::Acc>
 T canonical_sum(const typename Op::In* x, std::int64_t n, std::int64_t stride) {
   std::vector<T> values(canonical::chunk_count(n));
   canonical_chunk_values<Op>(x, n, stride, values.data());
-  return canonical::sum_of_chunk_values(std::move(values));
+  return canonical::sum_of_chunk_values<T, PartialOp<Op>>(std::move(values));
 }
 
 // The accumulator of a's op over its n >= 1 elements into *acc: the kernel's, or in deterministic mode the
-// canonical order's for additive operators on floating types (the others are order-independent).
+// canonical order's for the operators whose bits depend on the order (reduce_ops.hpp's canonical_order).
 void reduce_acc(const ReduceArgs& a, void* acc) {
   visit(a.dtype, [&]<class T>(std::type_identity<T>) {
     visit_backend_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
       using Operator = typename OpFor<O, T>::type;
-      if constexpr (additive<Operator> && is_floating_v<T>)
+      if constexpr (canonical_order<Operator>)
         if (a.deterministic) {
           const auto v = canonical_sum<Operator>(static_cast<const T*>(a.data), a.n, a.stride);
           std::memcpy(acc, &v, sizeof v);
@@ -292,9 +303,10 @@ class CpuBackend final : public BackendImpl {
   void reduce(const ReduceArgs& a, void* result) override {
     visit(a.dtype, [&]<class T>(std::type_identity<T>) {
       visit_backend_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
-        if (a.n == 0) {  // EmptyRule::zero (the engine rejects the others): +0.0 or 0, all bits zero
-          std::memset(a.out ? a.out : result, 0,
-                      a.out ? size_of(result_dtype(a.op, a.dtype)) : sizeof(backend_result_t<O, T>));
+        if (a.n == 0) {  // the op's EmptyRule (the engine rejects an empty input of the others): 0 or 1
+          if (a.out) return store_result<O, T>(empty_acc<O, T>(), 0, false, a.out, 0);
+          const auto v = result_of<O, T>(empty_acc<O, T>());
+          std::memcpy(result, &v, sizeof v);
           return;
         }
         AccOf<O, T> acc;
@@ -354,11 +366,11 @@ void cpu_canonical_chunk_values(Op op, Dtype dtype, const void* x, std::int64_t 
   visit(dtype, [&]<class T>(std::type_identity<T>) {
     visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
       using Operator = typename OpFor<O, T>::type;
-      if constexpr (additive<Operator> && is_floating_v<T>)
+      if constexpr (canonical_order<Operator>)
         canonical_chunk_values<Operator>(static_cast<const T*>(x), n, stride, static_cast<compute_t<T>*>(values));
       else
         throw Error("cpu_canonical_chunk_values: " + std::string(to_string(op)) + " of " + to_string(dtype) +
-                    " has no canonical order (a floating-point sum-like op has)");
+                    " has no canonical order (a floating-point sum, sumsq or prod has)");
     });
   });
 }

@@ -14,6 +14,7 @@
 //                 second loop, an integer min of (match ? j : n), over a row still in L1.
 //   sum / sumsq   floats: the canonical order of a row of at most canonical::kChunk elements (32 lanes
 //                 and their tree, common/canonical.hpp), in both modes. Integers: one wrapping uint64 sum.
+//   prod          floats: the canonical order too (canonical::chunk_sum_of, not vectorised); integers in order.
 // Per column, a leaf's rows are read as groups of k rows (about kColumnBytes when ld is small): lane
 // l of a group accumulates column l % ld of its rows, so the loop over the lanes is long enough to be
 // vectorised even for one column; lanes over the padding between rows are read and ignored.
@@ -261,6 +262,8 @@ typename OpFor<O, T>::type::Acc row_acc(const T* x, std::int64_t n) {
     const auto [m, nan] = row_extreme<O == Op::argmax>(x, n);
     const std::int64_t k = first_index(x, n, m, nan);
     return {compute_t<T>(x[k]), k};
+  } else if constexpr (canonical_order<Operator>) {  // (prod of floats) the canonical order: the row is one chunk
+    return canonical::chunk_sum_of<Operator>(x, n, 1);
   } else {  // any other op: its operator, element by element
     typename Operator::Acc acc = Operator::identity();
     for (std::int64_t j = 0; j < n; ++j) acc = Operator::combine(acc, Operator::load(x[j], j));

@@ -45,7 +45,8 @@ void store(const MatrixReduceArgs& a, typename OpFor<O, T>::type::Acc acc, std::
   store_result<O, T>(acc, len, a.divide, out, i);
 }
 
-// The canonical sum of sum-like Op over x[0], x[stride], ..., x[(n-1) * stride] on the calling thread.
+// The canonical order's value of Op (sum, sumsq, prod of floats) over x[0], x[stride], ..., x[(n-1) * stride] on
+// the calling thread.
 template <class Op, class T = typename Op::Acc>
 T canonical_vector_sum(const typename Op::In* x, std::int64_t n, std::int64_t stride) {
   using namespace canonical;
@@ -54,7 +55,7 @@ T canonical_vector_sum(const typename Op::In* x, std::int64_t n, std::int64_t st
   std::vector<T> values(chunk_count(n));
   for (std::int64_t c = 0; c < std::int64_t(values.size()); ++c)
     values[c] = chunk_sum_of<Op>(x + c * kChunk * stride, std::min(kChunk, n - c * kChunk), stride);
-  return sum_of_chunk_values(std::move(values));
+  return sum_of_chunk_values<T, PartialOp<Op>>(std::move(values));
 }
 
 template <Op O, class T>
@@ -77,7 +78,7 @@ void per_row(const MatrixReduceArgs& a, const T* x, void* out) {
     });
     return;
   }
-  if constexpr (additive<Operator> && is_floating_v<T>) {
+  if constexpr (canonical_order<Operator>) {
     if (a.deterministic) {
       tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows, grain),
                         [&](const tbb::blocked_range<std::int64_t>& r) {
@@ -130,8 +131,8 @@ void per_column(const MatrixReduceArgs& a, const T* x, void* out) {
   });
 }
 
-// Deterministic per-column sums of a sum-like op O on floats: canonical.hpp's steps 1-3 for every (chunk
-// of rows, block of columns), then step 4 per column.
+// Deterministic per-column results of an op O in the canonical order (sum, sumsq, prod of floats):
+// canonical.hpp's steps 1-3 for every (chunk of rows, block of columns), then step 4 per column.
 template <Op O, class In>
 void canonical_per_column(const MatrixReduceArgs& a, const In* x, void* out) {
   using namespace canonical;
@@ -146,15 +147,17 @@ void canonical_per_column(const MatrixReduceArgs& a, const In* x, void* out) {
                           const std::int64_t w = std::min(kColumnBlock, r.cols().end() - j0);
                           const std::int64_t len = std::min(kChunk, rows - c * kChunk);
                           T lane[kLanes][kColumnBlock];
-                          for (auto& l : lane) std::fill_n(l, kColumnBlock, T(-0.0));  // lanes start at -0.0
+                          for (auto& l : lane) std::fill_n(l, kColumnBlock, Operator::identity());  // -0.0 (prod: 1)
                           for (std::int64_t k = 0; k < len; ++k) {
                             const In* row = x + (c * kChunk + k) * ld + j0;
                             T* l = lane[k % kLanes];
-                            for (std::int64_t j = 0; j < w; ++j) l[j] += Operator::load(row[j], 0);
+                            for (std::int64_t j = 0; j < w; ++j)
+                              l[j] = Operator::combine(l[j], Operator::load(row[j], 0));
                           }
                           for (std::int64_t s = kLanes / 2; s > 0; s /= 2)
                             for (std::int64_t q = 0; q < s; ++q)
-                              for (std::int64_t j = 0; j < w; ++j) lane[q][j] = lane[q][j] + lane[q + s][j];
+                              for (std::int64_t j = 0; j < w; ++j)
+                                lane[q][j] = Operator::combine(lane[q][j], lane[q + s][j]);
                           for (std::int64_t j = 0; j < w; ++j) values[std::size_t(c * cols + j0 + j)] = lane[0][j];
                         }
                     });
@@ -162,7 +165,7 @@ void canonical_per_column(const MatrixReduceArgs& a, const In* x, void* out) {
     std::vector<T> column(static_cast<std::size_t>(chunks));
     for (std::int64_t j = r.begin(); j < r.end(); ++j) {
       for (std::int64_t c = 0; c < chunks; ++c) column[c] = values[std::size_t(c * cols + j)];
-      store<O, In>(a, chunks == 1 ? column[0] : sum_of_chunk_values(column), rows, out, j);
+      store<O, In>(a, chunks == 1 ? column[0] : sum_of_chunk_values<T, PartialOp<Operator>>(column), rows, out, j);
     }
   });
 }
@@ -174,11 +177,11 @@ void cpu_reduce_matrix(const MatrixReduceArgs& a, void* out) {
     const T* x = static_cast<const T*>(a.data);
     const std::int64_t len = a.per == Per::row ? a.cols : a.rows, count = a.per == Per::row ? a.rows : a.cols;
     visit_backend_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
-      if (len == 0) {  // EmptyRule::zero (the engine rejects the other ops): +0.0 or 0, all bits zero
-        std::memset(out, 0, std::size_t(count) * size_of(result_dtype(a.op, a.dtype)));
+      if (len == 0) {  // the op's EmptyRule (the engine rejects an empty row of the others): 0 or 1
+        for (std::int64_t i = 0; i < count; ++i) store_result<O, T>(empty_acc<O, T>(), 0, false, out, i);
         return;
       }
-      if constexpr (additive<typename OpFor<O, T>::type> && is_floating_v<T>)
+      if constexpr (canonical_order<typename OpFor<O, T>::type>)
         if (a.deterministic && a.per == Per::col) return canonical_per_column<O>(a, x, out);
       if (a.per == Per::row)
         per_row<O, T>(a, x, out);

@@ -168,8 +168,8 @@ class CudaBackend final : public detail::BackendImpl {
     DeviceGuard guard(device_);
     if (!a.out || !a.resident)
       require_not_capturing(a.out ? "a reduction of host data" : "a reduction returning its value");
-    if (a.out && a.n == 0) {  // EmptyRule::zero: +0.0 or 0, all bits zero
-      TANDEM_CUDA_CHECK(cudaMemsetAsync(a.out, 0, size_of(result_dtype(a.op, a.dtype)), stream_));
+    if (a.out && a.n == 0) {  // the op's EmptyRule (the engine rejects an empty input of the others): 0 or 1
+      fill_empty_results(a.op, a.dtype, a.out, 1, stream_);
       return;
     }
     // A resident input: the stage is worked out once, here (auto's choice for the whole input).
@@ -406,7 +406,7 @@ class CudaBackend final : public detail::BackendImpl {
       staging_.stage_piece(0, piece_data(0), a.n, a.stride, elem, device_slots);
       return reduce_resident(a, reduce_stage(a.kernel, a.op, a.dtype, a.n, 1), device_slots, a.n, 1, d_result);
     }
-    // Sum-like ops of floats: the pieces' canonical chunk values, which the CPU's cores and the GPU compute
+    // Sums and products of floats: the pieces' canonical chunk values, which the CPU's cores and the GPU compute
     // bit for bit alike, so that the result does not depend on where the two sides meet (that varies from
     // call to call): deterministic mode, and kernel auto, which shares the pieces.
     const bool chunked =
@@ -444,7 +444,8 @@ class CudaBackend final : public detail::BackendImpl {
       if (all_bytes > gpu_bytes)
         TANDEM_CUDA_CHECK(cudaMemcpyAsync(partials + gpu_bytes, host.data() + gpu_bytes, all_bytes - gpu_bytes,
                                           cudaMemcpyHostToDevice, stream_));
-      reduce_canonical_sum(Op::sum, value_dtype, partials, values, 1, d_result, scratch_, stream_);
+      reduce_canonical_sum(detail::canonical::chunk_values_op(a.op), value_dtype, partials, values, 1, d_result,
+                           scratch_, stream_);
       TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));  // `host` is pageable and dies on return
       return;
     }

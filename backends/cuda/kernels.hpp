@@ -40,15 +40,19 @@ void reduce_into(std::size_t stage, Op op, Dtype dtype, const void* x, std::int6
 void reduce_single_pass_into(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* out,
                              bool divide, Workspace& ws, cudaStream_t stream);
 
-// Deterministic mode's sum of a sum-like op (sum; sumsq: of the squares) of a floating dtype in the
-// canonical order of common/canonical.hpp, as the dtype's compute type.
+// Deterministic mode's value of an op in the canonical order of common/canonical.hpp (sum; sumsq: of the
+// squares; prod) of a floating dtype, as the dtype's compute type.
 void reduce_canonical_sum(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,
                           Workspace& ws, cudaStream_t stream);
 
+// Writes op's result for an empty input (its EmptyRule: 0 or 1, as detail::store_result stores it) to
+// out[0 .. count), device memory, on `stream`.
+void fill_empty_results(Op op, Dtype dtype, void* out, std::int64_t count, cudaStream_t stream);
+
 // Step 1-3 of the canonical order only: the value of every 4096-element chunk of x (n elements, stride)
 // into values[0 .. ceil(n / 4096)). A host input staged in pieces whose lengths are multiples of 4096
-// gets its chunk values piece by piece, then reduce_canonical_sum(Op::sum, ...) over all of them
-// finishes the sum.
+// gets its chunk values piece by piece, then reduce_canonical_sum(canonical::chunk_values_op(op), ...) over all
+// of them finishes it.
 void reduce_canonical_chunk_values(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values,
                                    cudaStream_t stream);
 

@@ -21,7 +21,8 @@ namespace tandem {
 
 // What an op returns for elements of type T.
 enum class ResultKind : std::uint8_t {
-  sum,    // sum_result_t<T>: int64 for integers (wrapping modulo 2^64), float for bfloat16 / half, else T
+  sum,    // sum_result_t<T>: int64 for signed integers and bool, uint64 for unsigned ones (wrapping modulo
+          // 2^64), float for bfloat16 / half, else T (sum, sumsq, prod)
   value,  // compute_t<T>: one of the elements, as the type it is computed in (float for bfloat16 / half)
   mean,   // double: the result of the op it is computed as, divided by the number of elements
   index,  // the index of an element of the input (std::size_t; std::int64_t when stored in a Buffer)
@@ -30,6 +31,7 @@ enum class ResultKind : std::uint8_t {
 // What an op gives for an empty input (an empty row or column of the per-row / per-column forms too).
 enum class EmptyRule : std::uint8_t {
   zero,   // +0.0 (integers: 0)
+  one,    // 1 (the empty product)
   error,  // throws tandem::Error
 };
 
@@ -38,6 +40,7 @@ enum class Identity : std::uint8_t {
   zero,     // 0 (floats: -0.0, which keeps the sign of a sum of only -0.0)
   highest,  // +infinity, or the integer type's largest value (min, argmin)
   lowest,   // -infinity, or the integer type's lowest value (max, argmax)
+  one,      // 1 (prod)
 };
 
 // ---- The table ------------------------------------------------------------------------------------
@@ -54,7 +57,8 @@ enum class Identity : std::uint8_t {
   X(argmin, index, error, argmin, highest, "the index of the first least element (the first NaN if any)", __VA_ARGS__) \
   X(argmax, index, error, argmax, lowest, "the index of the first greatest element (the first NaN if any)",            \
     __VA_ARGS__)                                                                                                       \
-  X(sumsq, sum, zero, sumsq, zero, "the sum of squares", __VA_ARGS__)
+  X(sumsq, sum, zero, sumsq, zero, "the sum of squares", __VA_ARGS__)                                                  \
+  X(prod, sum, one, prod, one, "the product (integers: modulo 2^64)", __VA_ARGS__)
 
 enum class Op : std::uint8_t {
 #define TANDEM_OP_ENUMERATOR(name, ...) name,

@@ -31,11 +31,13 @@ def result_kind(op):
 ARG_OPS = ops_where(result="index")  # int64 indices, along one axis only (NumPy's argmin / argmax)
 DTYPE_OPS = ops_where(dtype=True)  # the ops with dtype= (NumPy's accumulating reductions)
 NO_IDENTITY = ops_where(empty="error")  # of no elements: tandem.ValueError
+PRODUCTS = ops_where(empty="one")  # the ops that multiply (the empty product is 1): no TERMS, a product reference
 
-# NumPy's own reduction for each op, and for the ops that add up (result kinds 'sum' and 'mean') the terms
-# they add. An op of tandem.ops missing here fails its tests (a KeyError naming it): add its NumPy reference.
+# NumPy's own reduction for each op, and for the ops that add up (result kinds 'sum' and 'mean', but the
+# PRODUCTS) the terms they add. An op of tandem.ops missing here fails its tests (a KeyError naming it):
+# add its NumPy reference.
 NUMPY_OPS = {"sum": np.sum, "mean": np.mean, "min": np.min, "max": np.max, "argmin": np.argmin, "argmax": np.argmax,
-             "sumsq": lambda x, **kw: np.sum(np.square(x), **kw)}
+             "sumsq": lambda x, **kw: np.sum(np.square(x), **kw), "prod": np.prod}
 TERMS = {"sum": lambda v: v, "mean": lambda v: v, "sumsq": lambda v: v * v}
 
 try:
@@ -162,6 +164,8 @@ def reference(op, x, axis, want=None):
         return NUMPY_OPS[op](plain(x), axis=axis, keepdims=True), None
     xr = accumulated_input(x, want)
     n = math.prod(x.shape[d] for d in axes)
+    if op in PRODUCTS:
+        return product_reference(op, xr, axes, rdt, n)
     if not is_float(rdt) or not is_float(xr.dtype) and kind != "mean":  # exact integer arithmetic
         xi = xr.astype(np.int64)
         total = np.sum(TERMS[op](xi), axis=axes, keepdims=True)
@@ -182,6 +186,31 @@ def reference(op, x, axis, want=None):
     eps_r, tiny = float_info(rdt)
     acc = (n + 2) * eps_c * magnitude + eps_c * np.abs(ref)
     return ref, acc + eps_r * (np.abs(ref) + acc) + tiny
+
+
+@np.errstate(invalid="ignore", over="ignore", under="ignore", divide="ignore")
+def product_reference(op, xr, axes, rdt, n):
+    """A product's (expected values with keepdims=True, bound): integers exactly, wrapping in 64 bits (NumPy's
+    int64 / uint64 products); floats as the long double product, within n + 2 roundings of the compute type
+    while no partial product of any order can overflow or underflow (the magnitudes above 1 and below 1
+    multiplied apart stay inside the normal range), else any value (an order may overflow or underflow)."""
+    if not is_float(rdt) or not is_float(xr.dtype):
+        wide_int = np.uint64 if rdt.kind == "u" else np.int64
+        return np.prod(xr.astype(wide_int), axis=axes, keepdims=True, dtype=wide_int).astype(rdt), None
+    w = wide(xr)
+    ref = np.prod(w, axis=axes, keepdims=True)
+    compute = np.float64 if xr.dtype == np.float64 else np.float32
+    fi = np.finfo(compute)
+    mag = np.abs(w)
+    finite = np.isfinite(mag) & (mag != 0)
+    logs = np.where(finite, np.log2(np.where(finite, mag, 1)), 0)
+    up = np.sum(np.maximum(logs, 0), axis=axes, keepdims=True)
+    down = np.sum(np.minimum(logs, 0), axis=axes, keepdims=True)
+    in_range = (up + 1 < fi.maxexp) & (down - 1 > fi.minexp)
+    eps_c = float(fi.eps)
+    eps_r, tiny = float_info(rdt)
+    acc = (n + 2) * eps_c * np.abs(ref)
+    return ref, np.where(in_range, acc + eps_r * (np.abs(ref) + acc) + tiny, np.inf)
 
 
 @np.errstate(invalid="ignore", over="ignore")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tandem
-from numpy_conventions import NUMPY_OPS, TERMS
+from numpy_conventions import NUMPY_OPS, PRODUCTS, TERMS
 
 BACKENDS = [b["name"] for b in tandem.backend_status() if b["usable"]]
 SHAPES_1D = [1, 2, 7, 31, 33, 4095, 4097, 65537]
@@ -40,6 +40,11 @@ def values(shape, dtype, seed=1):
 def numpy_result(op, x, axis=None):
     """NumPy's answer for each op of the table, from numpy_conventions' NUMPY_OPS and TERMS (an op without
     them there fails the tests: add its reference)."""
+    if op in PRODUCTS:  # in 64 bits (integers wrapping) or float64, then the input's float type (16-bit: float32)
+        if x.dtype.kind in "iub":
+            wide = np.uint64 if x.dtype.kind == "u" else np.int64
+            return np.prod(x.astype(wide), axis=axis, dtype=wide)
+        return np.prod(x.astype(np.float64), axis=axis).astype(np.float32 if x.dtype == np.float16 else x.dtype)
     if kind(op) == "sum" and x.dtype.kind in "iub":  # terms and sums in 64 bits, wrapping (bool: a count)
         wide = np.uint64 if x.dtype.kind == "u" else np.int64  # (NumPy's sums of unsigned integers: uint64)
         return np.sum(TERMS[op](x.astype(wide)), axis=axis, dtype=wide)
@@ -87,6 +92,19 @@ def check(op, got, want, x, axis=None):
     assert got.shape == want.shape
     if kind(op) in ("index", "value") or np.issubdtype(x.dtype, np.integer) or x.dtype == np.bool_:
         np.testing.assert_array_equal(got, want)
+    elif op in PRODUCTS:  # n roundings of the compute type (relative; below its normal range, absolute),
+        # plus the result's one rounding to its type; infinities and NaN as NumPy's
+        n = x.size if want.ndim == 0 else x.size // max(want.size, 1)
+        fi = np.finfo(np.float32 if x.dtype != np.float64 else np.float64)
+        eps_r, tiny, top = result_rounding(got.dtype)
+        want, g = want.astype(np.float64), got.astype(np.float64)
+        bound = (n + 2) * float(fi.eps) * np.abs(want) + float(fi.tiny)
+        bound = bound + eps_r * (np.abs(want) + bound) + tiny
+        with np.errstate(invalid="ignore"):
+            same = (g == want) | (np.isnan(g) & np.isnan(want))
+            near = np.isfinite(want) & (np.abs(g - want) <= bound)
+            overflow = np.isinf(g) & (np.abs(want) + bound >= top)
+        assert (same | near | overflow).all(), f"{op}: {got!r} vs {want!r} within {bound!r}"
     else:  # float sums in another order: within 4 n u of the sum of the terms' magnitudes,
         # plus the result's one rounding to its type
         n = x.size if want.ndim == 0 else x.size // max(want.size, 1)
@@ -143,8 +161,8 @@ def test_nan_and_empty_rules(eng):
     assert eng.argmin(x) == 1234 and eng.argmax(x) == 1234
     empty = np.zeros(0, np.float32)
     for op in OPS:  # tandem.op_info's rule: 'zero' gives 0, 'nan' NaN with a RuntimeWarning, 'error' raises
-        if tandem.op_info[op]["empty"] == "zero":
-            assert getattr(eng, op)(empty) == 0.0
+        if tandem.op_info[op]["empty"] in ("zero", "one"):
+            assert getattr(eng, op)(empty) == (1.0 if tandem.op_info[op]["empty"] == "one" else 0.0)
         elif tandem.op_info[op]["empty"] == "nan":
             with pytest.warns(RuntimeWarning, match="empty"):
                 assert np.isnan(getattr(eng, op)(empty))
@@ -157,7 +175,8 @@ def test_nan_and_empty_rules(eng):
                 want = numpy_result(op, np.zeros(0, np.float64))
         except ValueError:
             want = None
-        rule = "error" if want is None else "zero" if want == 0 else "nan" if np.isnan(want) else want
+        rule = ("error" if want is None else "zero" if want == 0 else "one" if want == 1
+                else "nan" if np.isnan(want) else want)
         assert rule == tandem.op_info[op]["empty"], f"{op}: NumPy gives {want!r}"
     assert eng.sum(np.array([-0.0, -0.0], np.float32), deterministic=True).tobytes() == np.float32(-0.0).tobytes()
 

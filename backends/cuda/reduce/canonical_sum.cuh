@@ -1,4 +1,5 @@
-// Deterministic mode's sums (sum-like operators: sum, sumsq): the canonical association order of
+// Deterministic mode's sums (sum, sumsq; and prod, with * for +: reduce_ops.hpp's canonical_order): the
+// canonical association order of
 // common/canonical.hpp, which the CPU backend implements too, so both give the same bits. A chunk of 4096
 // elements is one warp: lane j adds the chunk's elements j, j + 32, ... in order (coalesced: a warp's load is 32
 // consecutive elements), then a __shfl_down_sync tree over s = 16, 8, 4, 2, 1 gives lane 0 the chunk's value. Chunk
@@ -15,8 +16,9 @@ namespace tandem::cuda::reduction {
 
 inline constexpr int kCanonicalBlockSize = 256;
 
-// The lanes add the sum-like operator Op's loaded values: a 16-bit input's elements as the floats they
-// convert to, sumsq's squares; later levels add chunk values as they are (Op: SumOp of the values).
+// The lanes combine operator Op's loaded values: a 16-bit input's elements as the floats they convert to,
+// sumsq's squares; later levels combine chunk values as they are (Op: PartialOp, the values' SumOp for the
+// sums).
 template <class Op, class In = typename Op::In, class T = typename Op::Acc>
 __global__ void __launch_bounds__(kCanonicalBlockSize)
     canonical_chunk_sums_kernel(const In* __restrict__ x, Index n, Index stride, T* __restrict__ chunk_values) {
@@ -29,20 +31,20 @@ __global__ void __launch_bounds__(kCanonicalBlockSize)
   for (Index c = Index(blockIdx.x) * (blockDim.x / kWarpSize) + threadIdx.x / kWarpSize; c < chunks; c += warps) {
     const Index base = c * kChunk;
     const Index len = n - base < kChunk ? n - base : kChunk;
-    T acc = T(-0.0);  // canonical.hpp: lanes start at -0.0
+    T acc = Op::identity();  // canonical.hpp: lanes start at -0.0 (prod: 1)
     if (len == kChunk) {
       for (int r = 0; r < kRows; r += kInFlight) {
         T v[kInFlight];
 #pragma unroll
         for (int u = 0; u < kInFlight; ++u) v[u] = Op::load(x[(base + Index(r + u) * kWarpSize + lane) * stride], 0);
 #pragma unroll
-        for (int u = 0; u < kInFlight; ++u) acc = acc + v[u];  // in row order: the canonical order
+        for (int u = 0; u < kInFlight; ++u) acc = Op::combine(acc, v[u]);  // in row order: the canonical order
       }
     } else {
-      for (Index i = lane; i < len; i += kWarpSize) acc = acc + Op::load(x[(base + i) * stride], 0);
+      for (Index i = lane; i < len; i += kWarpSize) acc = Op::combine(acc, Op::load(x[(base + i) * stride], 0));
     }
 #pragma unroll
-    for (int s = kWarpSize / 2; s > 0; s /= 2) acc = acc + __shfl_down_sync(kFullWarpMask, acc, s);
+    for (int s = kWarpSize / 2; s > 0; s /= 2) acc = Op::combine(acc, __shfl_down_sync(kFullWarpMask, acc, s));
     if (lane == 0) chunk_values[c] = acc;
   }
 }
@@ -77,7 +79,7 @@ void canonical_sum(const In* x, Index n, Index stride, T* result, Workspace& ws,
   for (int level = 1;; ++level) {
     const Index next = chunk_count(n);
     T* dst = next == 1 ? result : levels[level % 2];
-    canonical_chunk_values<detail::SumOp<T>>(values, n, Index{1}, dst, stream);
+    canonical_chunk_values<detail::PartialOp<Op>>(values, n, Index{1}, dst, stream);
     if (next == 1) return;
     values = dst;
     n = next;

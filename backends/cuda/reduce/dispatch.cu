@@ -201,11 +201,12 @@ void visit_canonical(Op op, Dtype dtype, F&& f) {
   detail::visit(dtype, [&]<class T>(std::type_identity<T>) {
     detail::visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
       using Operator = typename detail::OpFor<O, T>::type;
-      if constexpr (detail::additive<Operator> && is_floating_v<T>)
+      if constexpr (detail::canonical_order<Operator>)
         f.template operator()<Operator, T>();
       else
         throw Error(std::string("deterministic ") + to_string(op) + " of " + to_string(dtype) +
-                    ": only sums of floating-point values have a canonical order (the others are exact already)");
+                    ": only sums and products of floating-point values have a canonical order (the others are "
+                    "exact already)");
     });
   });
 }

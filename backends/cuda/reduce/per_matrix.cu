@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(kBlock)
     // Lane j adds elements j, j + 32, ... in order from -0.0 (the identity): canonical.hpp's step 2.
     T acc = accumulate_row<Op>(p, lane, kWarpSize, len);
 #pragma unroll
-    for (int s = kWarpSize / 2; s > 0; s /= 2) acc = acc + __shfl_down_sync(kFullWarpMask, acc, s);
+    for (int s = kWarpSize / 2; s > 0; s /= 2) acc = Op::combine(acc, __shfl_down_sync(kFullWarpMask, acc, s));
     if (lane == 0) values[r * values_ld + c] = acc;
   }
 }
@@ -190,19 +190,19 @@ __global__ void __launch_bounds__(kBlock)
     const Index len = rows - c * kChunk < kChunk ? rows - c * kChunk : kChunk;
     T lane[kLanes];
 #pragma unroll
-    for (int q = 0; q < kLanes; ++q) lane[q] = T(-0.0);  // canonical.hpp: lanes start at -0.0
+    for (int q = 0; q < kLanes; ++q) lane[q] = Operator::identity();  // canonical.hpp: -0.0 (prod: 1)
     Index k = 0;
     for (; k + kLanes <= len; k += kLanes) {
 #pragma unroll
-      for (int q = 0; q < kLanes; ++q) lane[q] = lane[q] + Operator::load(p[(k + q) * ld], 0);
+      for (int q = 0; q < kLanes; ++q) lane[q] = Operator::combine(lane[q], Operator::load(p[(k + q) * ld], 0));
     }
 #pragma unroll
     for (int q = 0; q < kLanes; ++q)
-      if (k + q < len) lane[q] = lane[q] + Operator::load(p[(k + q) * ld], 0);
+      if (k + q < len) lane[q] = Operator::combine(lane[q], Operator::load(p[(k + q) * ld], 0));
 #pragma unroll
     for (int s = kLanes / 2; s > 0; s /= 2) {
 #pragma unroll
-      for (int q = 0; q < s; ++q) lane[q] = lane[q] + lane[q + s];
+      for (int q = 0; q < s; ++q) lane[q] = Operator::combine(lane[q], lane[q + s]);
     }
     if constexpr (Final)
       store<Op::sum, T>(lane[0], length, divide, out, j);
@@ -254,7 +254,7 @@ void canonical_rows(const MatrixReduceArgs& a, const In* x, Index ld, void* out,
     if (level == 0)
       run_level.template operator()<Operator>(x, n, ld, values, chunks);
     else
-      run_level.template operator()<detail::SumOp<T>>(previous, n, ld, values, chunks);
+      run_level.template operator()<detail::PartialOp<Operator>>(previous, n, ld, values, chunks);
     if (chunks == 1) {
       store_sums_kernel<T><<<blocks_for(rows, kBlock), kBlock, 0, stream>>>(values, rows, a.cols, a.divide, out);
       TANDEM_CUDA_CHECK_LAUNCH();
@@ -294,7 +294,7 @@ void canonical_columns(const MatrixReduceArgs& a, const In* x, Index ld, void* o
   for (int level = 0;; ++level) {
     T* values = levels[level % 2];
     if (level == 0 ? run_level.template operator()<Operator>(x, n, ld, values)
-                   : run_level.template operator()<detail::SumOp<T>>(previous, n, ld, values))
+                   : run_level.template operator()<detail::PartialOp<Operator>>(previous, n, ld, values))
       return;
     previous = values;
     n = chunk_count(n);
@@ -340,19 +340,44 @@ void per_column(const MatrixReduceArgs& a, const T* x, Index ld, void* out, Work
 
 }  // namespace
 
+namespace {
+__global__ void __launch_bounds__(kBlock)
+    fill_kernel(unsigned char* out, Index count, unsigned long long value, int bytes) {
+  const Index i = Index(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < count) memcpy(out + i * bytes, &value, std::size_t(bytes));
+}
+}  // namespace
+
+void fill_empty_results(Op op, Dtype dtype, void* out, std::int64_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  unsigned long long value = 0;  // the result's bits, as detail::store_result stores them (at most 8 bytes)
+  detail::visit(dtype, [&]<class T>(std::type_identity<T>) {
+    detail::visit_backend_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      detail::store_result<O, T>(detail::empty_acc<O, T>(), 0, false, &value, 0);
+    });
+  });
+  if (value == 0) {
+    TANDEM_CUDA_CHECK(cudaMemsetAsync(out, 0, std::size_t(count) * size_of(result_dtype(op, dtype)), stream));
+    return;
+  }
+  fill_kernel<<<blocks_for(count, kBlock), kBlock, 0, stream>>>(static_cast<unsigned char*>(out), count, value,
+                                                                int(size_of(result_dtype(op, dtype))));
+  TANDEM_CUDA_CHECK_LAUNCH();
+}
+
 void reduce_matrix(const MatrixReduceArgs& a, const void* x, std::int64_t ld, void* out, Workspace& ws,
                    cudaStream_t stream) {
   const Index count = a.per == Per::row ? a.rows : a.cols, length = a.per == Per::row ? a.cols : a.rows;
   if (count == 0) return;
-  if (length == 0) {  // EmptyRule::zero (the engine rejects the other ops): +0.0 or 0, all bits zero
-    TANDEM_CUDA_CHECK(cudaMemsetAsync(out, 0, std::size_t(count) * matrix_result_size(a), stream));
+  if (length == 0) {  // the op's EmptyRule (the engine rejects an empty row of the other ops): 0 or 1
+    fill_empty_results(a.op, a.dtype, out, count, stream);
     return;
   }
   detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
     const T* data = static_cast<const T*>(x);
     detail::visit_backend_op(a.op, [&]<Op O>(std::integral_constant<Op, O>) {
       using Operator = OperatorOf<O, T>;
-      if constexpr (detail::additive<Operator> && is_floating_v<T>)
+      if constexpr (detail::canonical_order<Operator>)
         if (a.deterministic)
           return a.per == Per::row ? canonical_rows<Operator>(a, data, ld, out, ws, stream)
                                    : canonical_columns<Operator>(a, data, ld, out, ws, stream);
