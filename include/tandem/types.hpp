@@ -49,7 +49,8 @@ struct BackendInfo {
 
 // One BackendInfo per backend, indexed by Backend.
 inline constexpr BackendInfo backends[] = {
-#define TANDEM_BACKEND_ROW(name_, priority_, label_, device_, ...) {Backend::name_, #name_, priority_, label_, device_},
+#define TANDEM_BACKEND_ROW(name_, priority_, label_, device_, units_, ...) \
+  {Backend::name_, #name_, priority_, label_, device_, units_},
     TANDEM_BACKENDS(TANDEM_BACKEND_ROW)
 #undef TANDEM_BACKEND_ROW
 };

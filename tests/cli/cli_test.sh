@@ -56,7 +56,12 @@ run 2 "$tandem" no_such_command && expect err "unknown command 'no_such_command'
 run 2 "$tandem" reduce --no-such-option
 run 2 "$tandem" reduce --backend cpu --kernel no_such_kernel --n 100 && expect err "unknown reduce kernel 'no_such_kernel'" "unknown kernel"
 run 2 env TANDEM_BACKEND=no_such_backend "$tandem" kernels && expect err "TANDEM_BACKEND='no_such_backend'" "bad TANDEM_BACKEND"
+run 2 env TANDEM_BACKEND=no_such_backend "$tandem" info && expect out "TANDEM_BACKEND='no_such_backend'" "info reports a bad TANDEM_BACKEND"
+run 0 "$tandem" info && reject out '\(null\)' "info names what compute units count"
 run 0 "$tandem" --help && expect out '^exit status:' "--help documents the exit statuses"
+run 2 "$tandem" reduce --backend cpu --n 2^70 && expect err "more than the largest count" "a count past 2^64"
+run 2 "$tandem" reduce --backend cpu --n 1e30 && expect err "more than the largest count" "a count past 2^64, 1eN"
+run 2 "$tandem" reduce --backend cpu --n 1.5e0 && expect err "is not a count" "not a whole number"
 
 # A CUDA kernel on the CPU: a usage error that names CUDA and the option to use (where the CUDA table can
 # be read: a GPU is not needed); without it, a usage error that says the CUDA kernels are not known here.

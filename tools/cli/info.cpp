@@ -1,4 +1,5 @@
 // tandem info: the backends compiled in, which one auto picks and why, devices and kernel names.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -27,14 +28,17 @@ int cmd_info(const Options&) {
 
   const char* env = std::getenv("TANDEM_BACKEND");
   const std::string env_text = env ? std::string("'").append(env).append("'") : "unset";
+  int status = 0;
   try {
     const tandem::Engine eng;
     std::printf("TANDEM_BACKEND: %s, so Engine() uses %s\n", env_text.c_str(), tandem::to_string(eng.backend()));
   } catch (const tandem::Error& e) {
     std::printf("TANDEM_BACKEND: %s, so Engine() throws: %s\n", env_text.c_str(), message(e).c_str());
+    // A TANDEM_BACKEND that names no backend is a bad setting (exit status 2, after the report); one that
+    // names a backend this machine cannot run is reported only.
+    if (e.kind() == tandem::ErrorKind::value) status = 2;
   }
 
-  int status = 0;
   for (const auto& s : statuses) {
     if (!s.usable) continue;
     const char* name = tandem::to_string(s.backend);
@@ -51,7 +55,7 @@ int cmd_info(const Options&) {
       std::printf("  matmul kernels  %s\n", join(eng.matmul_kernels()).c_str());
     } catch (const tandem::Error& e) {
       std::printf("\n%s device: could not be opened: %s\n", name, message(e).c_str());
-      status = 1;
+      status = std::max(status, 1);
     }
   }
   // Where to keep data: the advice only (docs/API.md, "Where to keep your data", explains it); the measurements

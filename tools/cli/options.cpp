@@ -53,6 +53,27 @@ bool multiply(std::uint64_t& v, std::uint64_t by) {
   return true;
 }
 
+bool all_digits(std::string_view s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// s has the shape of a whole count (digits, b^e, or m[.f]e<exponent> whose value is whole), whatever its size:
+// parse_count refused it only for being too large.
+bool written_as_count(std::string_view s) {
+  if (auto caret = s.find('^'); caret != std::string_view::npos)
+    return all_digits(s.substr(0, caret)) && all_digits(s.substr(caret + 1));
+  if (auto e = s.find_first_of("eE"); e != std::string_view::npos) {
+    std::string_view mantissa = s.substr(0, e), exponent = s.substr(e + 1);
+    const auto dot = mantissa.find('.');
+    const std::string_view whole = mantissa.substr(0, dot);
+    std::string_view fraction = dot == std::string_view::npos ? std::string_view{} : mantissa.substr(dot + 1);
+    while (!fraction.empty() && fraction.back() == '0') fraction.remove_suffix(1);
+    if (!all_digits(whole) || !(fraction.empty() || all_digits(fraction)) || !all_digits(exponent)) return false;
+    return exponent.size() > 2 || std::stoul(std::string(exponent)) >= fraction.size();  // (a whole number)
+  }
+  return all_digits(s);
+}
+
 }  // namespace
 
 std::optional<std::uint64_t> parse_count(std::string_view s) {
@@ -89,6 +110,8 @@ std::uint64_t count_option(const Options& o, std::string_view name, std::uint64_
   const std::string* text = o.get(name);
   if (!text) return fallback;
   const auto v = parse_count(*text);
+  if (!v && written_as_count(*text))
+    throw UsageError(std::string(name) + ": '" + *text + "' is more than the largest count, 2^64 - 1");
   if (!v) throw UsageError(std::string(name) + ": '" + *text + "' is not a count; write e.g. 1000000, 1e6 or 2^20");
   if (*v < at_least)
     throw UsageError(std::string(name) + " must be at least " + std::to_string(at_least) + " (got " + *text + ")");
