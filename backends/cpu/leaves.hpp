@@ -337,7 +337,7 @@ typename Op::Acc arg_leaf(const typename Op::In* x, std::int64_t len, std::int64
 
 // An index-free op of floats (prod): x[0], x[stride], ... (len >= 1) in W lanes of index modulo W, each
 // combining its elements in order, then a fixed tree; the lanes vectorise where one chain of combines
-// would not (a float product 4.6 -> about 9 GB/s per core, the memory's speed on 2 cores).
+// would not (a float product of 2^24 elements on one core: 4.6 -> 30 GB/s; on 2 cores 1.02x a float sum).
 template <class Op>
 typename Op::Acc lanes_leaf(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
   constexpr std::int64_t W = 32;
