@@ -68,7 +68,8 @@ TANDEM_HD T gemm_scale(T c_old, T beta) {
 inline constexpr std::int64_t kLanes = 32;
 inline constexpr std::int64_t kChunk = 4096;
 
-// Step 2 and 3 for one chunk x[0], x[stride], ... (len <= kChunk elements) of an operator Op in the canonical
+// Step 2 and 3 for one chunk x[0], x[stride], ... (len <= kChunk elements; the CPU's prod leaves pass longer
+// ranges: the same lanes and tree over any length) of an operator Op in the canonical
 // order (reduce_ops.hpp's canonical_order: sum, sumsq and prod of floats): lanes start at Op::identity() (-0.0
 // for the sums, 1 for prod) and combine Op::load(x) (a 16-bit input's elements converted to float, exactly).
 // (Host and device: the GPU's matmul combines its chunk values with it.)

@@ -6,7 +6,6 @@
 //   float_sum_leaf    float and double sums, and float sums of bfloat16 / half
 //   square_sum_leaf   sums of squares (sumsq)
 //   arg_leaf          argmin / argmax
-//   lanes_leaf        other ops of floats whose bits depend on the order (prod): 32 lanes and a tree
 //   generic_leaf      any op: its operator's load and combine, element by element (an op of the table
 //                     without a leaf of its own runs correctly, if not at SIMD speed)
 // Every leaf adds in an order set by the indices alone (lanes of index modulo W), never by the address.
@@ -333,28 +332,6 @@ typename Op::Acc arg_leaf(const typename Op::In* x, std::int64_t len, std::int64
                                    : first_match<T>(x, len, stride, [b = bits_of(m)](T v) { return bits_of(v) == b; });
   if (k < len) return {T(x[k * stride]), first + k};
   return Op::identity();  // not reached for len > 0
-}
-
-// An index-free op of floats (prod): x[0], x[stride], ... (len >= 1) in W lanes of index modulo W, each
-// combining its elements in order, then a fixed tree; the lanes vectorise where one chain of combines
-// would not (a float product of 2^24 elements on one core: 4.6 -> 30 GB/s; on 2 cores 1.02x a float sum).
-template <class Op>
-typename Op::Acc lanes_leaf(const typename Op::In* x, std::int64_t len, std::int64_t stride) {
-  constexpr std::int64_t W = 32;
-  using Acc = typename Op::Acc;
-  Acc lane[W];
-  std::fill_n(lane, W, Op::identity());
-  std::int64_t i = 0;
-  if (stride == 1)
-    for (; i + W <= len; i += W)
-      for (std::int64_t j = 0; j < W; ++j) lane[j] = Op::combine(lane[j], Op::load(x[i + j], 0));
-  else
-    for (; i + W <= len; i += W)
-      for (std::int64_t j = 0; j < W; ++j) lane[j] = Op::combine(lane[j], Op::load(x[(i + j) * stride], 0));
-  for (std::int64_t j = 0; i + j < len; ++j) lane[j] = Op::combine(lane[j], Op::load(x[(i + j) * stride], 0));
-  for (std::int64_t s = W / 2; s > 0; s /= 2)
-    for (std::int64_t j = 0; j < s; ++j) lane[j] = Op::combine(lane[j], lane[j + s]);
-  return lane[0];
 }
 
 // Any op: x[0], x[stride], ... (len >= 1; `first` the index of x[0]) by the operator's load and combine.

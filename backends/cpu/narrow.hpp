@@ -14,7 +14,7 @@
 //                 second loop, an integer min of (match ? j : n), over a row still in L1.
 //   sum / sumsq   floats: the canonical order of a row of at most canonical::kChunk elements (32 lanes
 //                 and their tree, common/canonical.hpp), in both modes. Integers: one wrapping uint64 sum.
-//   prod          floats: the canonical order too (canonical::chunk_sum_of, not vectorised); integers in order.
+//   prod          floats: the canonical order too (canonical::chunk_sum_of); integers in order.
 // Per column, a leaf's rows are read as groups of k rows (about kColumnBytes when ld is small): lane
 // l of a group accumulates column l % ld of its rows, so the loop over the lanes is long enough to be
 // vectorised even for one column; lanes over the padding between rows are read and ignored.
