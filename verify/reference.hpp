@@ -374,44 +374,6 @@ ReduceReference<T> reduce_reference(const T* x, std::size_t n, std::size_t strid
   return r;
 }
 
-template <class T>
-requires std::is_floating_point_v<T> T canonical_sum(std::span<const T> x) {
-  if (x.empty()) return T(0);
-  tandem::detail::Vector<T> v(x.begin(), x.end());
-  while (v.size() > 1) {
-    tandem::detail::Vector<T> next;
-    for (std::size_t c = 0; c < v.size(); c += 4096) {
-      T lanes[32];
-      std::fill_n(lanes, 32, T(-0.0));  // lanes start at -0.0 (canonical.hpp)
-      for (std::size_t i = c; i < std::min(v.size(), c + 4096); ++i) lanes[(i - c) % 32] += v[i];
-      for (int s = 16; s >= 1; s /= 2)
-        for (int j = 0; j < s; ++j) lanes[j] = lanes[j] + lanes[j + s];
-      next.push_back(lanes[0]);
-    }
-    v.swap(next);
-  }
-  return std::isnan(v[0]) ? std::numeric_limits<T>::quiet_NaN() : v[0];
-}
-
-template <class T>
-requires std::is_floating_point_v<T> T canonical_product(std::span<const T> x) {
-  if (x.empty()) return T(1);
-  tandem::detail::Vector<T> v(x.begin(), x.end());
-  while (v.size() > 1) {
-    tandem::detail::Vector<T> next;
-    for (std::size_t c = 0; c < v.size(); c += 4096) {
-      T lanes[32];
-      std::fill_n(lanes, 32, T(1));
-      for (std::size_t i = c; i < std::min(v.size(), c + 4096); ++i) lanes[(i - c) % 32] *= v[i];
-      for (int s = 16; s >= 1; s /= 2)
-        for (int j = 0; j < s; ++j) lanes[j] = lanes[j] * lanes[j + s];
-      next.push_back(lanes[0]);
-    }
-    v.swap(next);
-  }
-  return std::isnan(v[0]) ? std::numeric_limits<T>::quiet_NaN() : v[0];
-}
-
 namespace detail {
 
 // Runs f(begin, end) over [0, rows) in one block per hardware thread.
@@ -425,7 +387,40 @@ void parallel_rows(std::size_t rows, F f) {
   for (auto& t : pool) t.join();
 }
 
+// The canonical order as documented, over `start` (each lane's first value) and `op` (+ or *): chunks of 4096,
+// lane i % 32 takes element i in order, the 32 lanes meet in a halving tree, the chunk values again until one
+// is left; NaN as the canonical quiet NaN; no elements: `empty`.
+template <class T, class Combine>
+T canonical_fold(std::span<const T> x, T start, T empty, Combine op) {
+  if (x.empty()) return empty;
+  tandem::detail::Vector<T> v(x.begin(), x.end());
+  while (v.size() > 1) {
+    tandem::detail::Vector<T> next;
+    for (std::size_t c = 0; c < v.size(); c += 4096) {
+      T lanes[32];
+      std::fill_n(lanes, 32, start);
+      for (std::size_t i = c; i < std::min(v.size(), c + 4096); ++i)
+        lanes[(i - c) % 32] = op(lanes[(i - c) % 32], v[i]);
+      for (int s = 16; s >= 1; s /= 2)
+        for (int j = 0; j < s; ++j) lanes[j] = op(lanes[j], lanes[j + s]);
+      next.push_back(lanes[0]);
+    }
+    v.swap(next);
+  }
+  return std::isnan(v[0]) ? std::numeric_limits<T>::quiet_NaN() : v[0];
+}
 }  // namespace detail
+
+template <class T>
+requires std::is_floating_point_v<T> T canonical_sum(std::span<const T> x) {
+  // Lanes start at -0.0 (canonical.hpp); the empty sum is +0.0.
+  return detail::canonical_fold<T>(x, T(-0.0), T(0), [](T a, T b) { return a + b; });
+}
+
+template <class T>
+requires std::is_floating_point_v<T> T canonical_product(std::span<const T> x) {
+  return detail::canonical_fold<T>(x, T(1), T(1), [](T a, T b) { return a * b; });
+}
 
 template <class T>
 requires tandem::is_matmul_type_v<T> MatmulReference<T> matmul_reference(tandem::MatrixView<const T> a,
