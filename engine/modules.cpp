@@ -180,8 +180,11 @@ constexpr const char* kNoNccl =
 #endif
 
 Slot& cuda_slot() {
-  static Slot s("cuda", "the CUDA backend", "when a CUDA engine, TANDEM_BACKEND=auto or a probe first needs it",
-                kNoCuda);
+  static Slot s(
+      "cuda", "the CUDA backend",
+      "when a CUDA engine or the CUDA kernel tables first need it, or auto or a probe where the NVIDIA driver "
+      "reports a GPU",
+      kNoCuda);
   return s;
 }
 Slot& nccl_slot() {

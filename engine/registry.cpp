@@ -3,6 +3,8 @@
 // the CUDA backend is then a module loaded at run time); the CPU backend is always there.
 #include "engine/registry.hpp"
 
+#include <dlfcn.h>
+
 #include <string>
 #include <vector>
 
@@ -22,8 +24,39 @@ DeviceFreeTables cpu_tables() {  // (built into libtandem; making one touches no
 
 // ---- CUDA: the backend lives in its module (common/modules.hpp), loaded by the first of these calls --------
 
+#ifdef TANDEM_HAS_CUDA
+namespace {
+// Why the NVIDIA driver offers no GPU here, or "" when it reports one: asked of the driver library itself
+// (libcuda.so.1, which the driver installs in the loader's folders), before the module and cuBLAS are
+// loaded, so that a machine without a GPU pays a few microseconds, not the module's start. Asked once.
+const std::string& cuda_driver_absent() {
+  static const std::string why = [] {
+    void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);  // (kept open: the module's runtime uses it)
+    if (driver == nullptr)
+      return std::string("no NVIDIA driver is installed (libcuda.so.1 is not among the loader's libraries)");
+    using Init = int (*)(unsigned);
+    using Count = int (*)(int*);
+    const auto init = reinterpret_cast<Init>(dlsym(driver, "cuInit"));
+    const auto count = reinterpret_cast<Count>(dlsym(driver, "cuDeviceGetCount"));
+    if (init == nullptr || count == nullptr) return std::string("libcuda.so.1 is not an NVIDIA driver library");
+    if (const int err = init(0); err != 0)  // CUDA_SUCCESS is 0; 100: no device, 34: a stub library
+      return std::string("the NVIDIA driver found no usable GPU (cuInit: CUDA driver error ") + std::to_string(err) +
+             (err == 100  ? ", no device"
+              : err == 34 ? ", a stub library, not a driver"
+                          : "") +
+             ")";
+    int n = 0;
+    if (count(&n) != 0 || n == 0) return std::string("the NVIDIA driver reports no GPU");
+    return std::string();
+  }();
+  return why;
+}
+}  // namespace
+#endif
+
 Probe cuda_probe() {
 #ifdef TANDEM_HAS_CUDA
+  if (const std::string& none = cuda_driver_absent(); !none.empty()) return {true, false, none};
   std::string why;
   const CudaModule* m = cuda_module(&why);
   return m ? m->probe() : Probe{true, false, why};
@@ -31,8 +64,12 @@ Probe cuda_probe() {
   return {false, false, "configured with TANDEM_WITH_CUDA=OFF or without nvcc"};
 #endif
 }
+// (An explicit CUDA engine loads the module even without a driver: its error then names what is missing.)
 std::shared_ptr<BackendImpl> make_cuda_backend(const EngineOptions& options) { return cuda_module().make(options); }
 int cuda_device_count() {
+#ifdef TANDEM_HAS_CUDA
+  if (!cuda_driver_absent().empty()) return 0;
+#endif
   const CudaModule* m = cuda_module(nullptr);
   return m ? m->device_count() : 0;
 }

@@ -46,8 +46,8 @@ reject() {
 gpu=0 cuda_built=0 cuda_table=0
 "$tandem" info 2>/dev/null | grep -Eq '^  cuda +compiled in, usable' && gpu=1
 "$tandem" info 2>/dev/null | grep -Eq '^  cuda +compiled in' && cuda_built=1
-# The CUDA module loads here (its table can be read; no GPU is needed): as `tandem info` lists the modules.
-"$tandem" info 2>/dev/null | grep -Eq '^  cuda +loaded from ' && cuda_table=1
+# The CUDA module loads here (its table can be read; no GPU is needed): `tandem kernels --backend cuda` works.
+"$tandem" kernels --backend cuda >/dev/null 2>&1 && cuda_table=1
 [ "$cuda_built" -eq 1 ] && [ "$cuda_table" -eq 0 ] && echo "note: the CUDA module does not load here"
 
 # Usage errors: exit 2.

@@ -7,9 +7,13 @@
 //                       usable, auto runs on the CPU, and Engine(Backend::cuda) throws naming both versions.
 //   concurrent_first_use  eight threads probe at once: one load, one outcome for all.
 //   cpu_loads_nothing   an engine of TANDEM_BACKEND=cpu runs without loading any module.
+//   auto_without_driver an engine of TANDEM_BACKEND=auto on a machine without the NVIDIA driver runs on the CPU
+//                       without loading any module (the probe asks the driver first). 77 where the driver is.
 //   static_engine_exit  a CUDA engine and a Buffer in static storage: their destructors run during exit, when the
 //                       CUDA runtime may already be unloading, and must not throw (std::terminate). 77 without a GPU.
 // Exits 0 when every check holds, 1 otherwise (each failed check printed).
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <string>
 #include <tandem/tandem.hpp>
@@ -42,6 +46,23 @@ tandem::BackendStatus status_of(tandem::Backend b) {
     if (s.backend == b) return s;
   return {};
 }
+
+// Loads the CUDA module as reading its kernel tables does (the probes load it only where the NVIDIA driver
+// reports a GPU): "" when it loads, else the error.
+std::string load_module() {
+  try {
+    (void)tandem::reduce_kernel_info(tandem::Backend::cuda);
+    return "";
+  } catch (const tandem::Error& e) {
+    return e.what();
+  }
+}
+
+// The NVIDIA driver library is there (the probes then load the module; without it they load nothing).
+bool has_driver() {
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  return driver != nullptr;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -49,7 +70,7 @@ int main(int argc, char** argv) {
   const std::string refusal = "is the 'cuda' module of tandem 9.9.9";
   const std::string expected = std::string("this libtandem is tandem ") + TANDEM_VERSION_STRING;
   if (scenario == "refused_then_found") {
-    (void)cuda_reason();  // the probe loads the module
+    check(load_module().empty(), "the module loads", load_module());
     const tandem::ModuleStatus m = cuda_status();
     check(m.loaded, "the module next to libtandem is loaded", m.reason);
     check(has(m.path, "/libtandem_cuda.so") && !has(m.path, "fake"), "it is the real one", m.path);
@@ -59,9 +80,11 @@ int main(int argc, char** argv) {
     check(status_of(tandem::Backend::cpu).module == "built into libtandem", "the CPU backend is in libtandem",
           status_of(tandem::Backend::cpu).module);
   } else if (scenario == "only_refused") {
-    const std::string reason = cuda_reason();
-    check(has(reason, refusal) && has(reason, expected) && has(reason, "install the libtandem_cuda.so"),
-          "the CUDA backend says why the module was refused", reason);
+    const std::string loaded = load_module();
+    check(has(loaded, refusal) && has(loaded, expected) && has(loaded, "install the libtandem_cuda.so"),
+          "reading the CUDA tables says why the module was refused", loaded);
+    const std::string reason = cuda_reason();  // (without a driver, the driver's reason)
+    check(has_driver() ? has(reason, refusal) : has(reason, "NVIDIA driver"), "the CUDA backend says why", reason);
     check(tandem::auto_backend().backend == tandem::Backend::cpu, "auto picks the CPU", reason);
     std::string error = "(no error)";
     try {
@@ -77,19 +100,32 @@ int main(int argc, char** argv) {
     std::vector<float> x{1, 2, 3};
     check(tandem::Engine().sum(x) == 6.0f, "Engine() (auto) sums on the CPU", "");
   } else if (scenario == "concurrent_first_use") {
-    // Eight threads ask for the CUDA backend at once: the module is loaded once, and every thread sees
-    // the same outcome (the same reason: a usable GPU, or why not).
+    // Eight threads ask for the CUDA backend at once (its probe, then its tables, which load the module):
+    // the module is loaded once, and every thread sees the same outcome (the same reason: a usable GPU, or
+    // why not; the tables read).
     std::vector<std::string> reasons(8);
     std::vector<std::thread> threads;
-    for (std::size_t t = 0; t < reasons.size(); ++t) threads.emplace_back([&, t] { reasons[t] = cuda_reason(); });
+    for (std::size_t t = 0; t < reasons.size(); ++t)
+      threads.emplace_back([&, t] { reasons[t] = cuda_reason() + " / " + load_module(); });
     for (auto& t : threads) t.join();
-    for (const auto& r : reasons) check(r == reasons[0] && !r.empty(), "every thread sees the same probe", r);
+    for (const auto& r : reasons)
+      check(r == reasons[0] && r.size() > 3 && r.ends_with(" / "), "every thread sees the same probe and tables", r);
     const tandem::ModuleStatus m = cuda_status();
     check(m.loaded && has(m.reason, "loaded from"), "the module is loaded", m.reason);
   } else if (scenario == "cpu_loads_nothing") {
     tandem::Engine eng;  // TANDEM_BACKEND=cpu (set by the test)
     std::vector<double> x{1, 2, 3};
     check(eng.backend() == tandem::Backend::cpu && eng.sum(x) == 6.0, "the CPU engine runs", "");
+    for (const auto& m : tandem::module_status()) check(!m.loaded, "no module is loaded: " + m.name, m.reason);
+  } else if (scenario == "auto_without_driver") {
+    if (has_driver()) {
+      std::printf("auto_without_driver: skipped: the NVIDIA driver library is installed here\n");
+      return 77;
+    }
+    tandem::Engine eng;  // auto: asks the driver, finds none, loads nothing
+    std::vector<double> x{1, 2, 3};
+    check(eng.backend() == tandem::Backend::cpu && eng.sum(x) == 6.0, "auto runs on the CPU", "");
+    check(has(cuda_reason(), "no NVIDIA driver"), "the CUDA backend names the missing driver", cuda_reason());
     for (const auto& m : tandem::module_status()) check(!m.loaded, "no module is loaded: " + m.name, m.reason);
   } else if (scenario == "static_engine_exit") {
     if (!status_of(tandem::Backend::cuda).usable) {
@@ -102,7 +138,7 @@ int main(int argc, char** argv) {
   } else {
     std::printf(
         "usage: tandem_module_tests refused_then_found | only_refused | concurrent_first_use | cpu_loads_nothing | "
-        "static_engine_exit\n");
+        "auto_without_driver | static_engine_exit\n");
     return 2;
   }
   std::printf("%s: %s\n", scenario.c_str(), failures == 0 ? "ok" : "FAILED");
