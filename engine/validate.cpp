@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <string_view>
 
 #include "engine/extent.hpp"
 
@@ -144,11 +145,27 @@ std::string shape(std::size_t rows, std::size_t cols, bool trans) {
 
 }  // namespace
 
-KernelId find_kernel(const std::vector<KernelInfo>& table, const std::string& name, const char* kind) {
+KernelId find_kernel(const std::vector<KernelInfo>& table, const std::string& name, const char* kind, Backend here) {
   for (std::size_t i = 0; i < table.size(); ++i)
     if (table[i].name == name) return i == 0 ? KernelId{} : KernelId{std::uint32_t(i - 1)};
   std::vector<std::string> names;
   for (const KernelInfo& k : table) names.push_back(k.name);
+  // A kernel of another backend: say whose, so the caller knows which engine runs it.
+  for (const BackendInfo& b : backends) {
+    bool has_it = false;
+    try {
+      if (b.id != here)
+        for (const KernelInfo& k :
+             std::string_view(kind) == "matmul" ? matmul_kernel_info(b.id) : reduce_kernel_info(b.id))
+          has_it = has_it || k.name == name;
+    } catch (const Error&) {  // (that backend's tables cannot be read here: not compiled in, or no module)
+    }
+    if (has_it)
+      throw value_error(Arg::kernel,
+                        Message("'", name, "' is a ", kind, " kernel of the ", b.label, " backend, not of this ",
+                                info(here).label, " engine, whose ", kind, " kernels are ", join(names)),
+                        Message("make a ", b.label, " engine to run it (", Setting{Arg::backend, b.name}, ")"));
+  }
   throw value_error(Arg::kernel, Message("unknown ", kind, " kernel '", name, "'; valid names are ", join(names)));
 }
 
@@ -169,7 +186,7 @@ ReduceCall check_reduce_part(const Executor& ex, Op op, const ReduceInput& in, c
   const std::string name = to_string(op);
   check_input(ex, in, name);
   const auto& table = ex.first()->kernel_tables().reduce;
-  const KernelId kernel = find_kernel(table, opts.kernel, "reduce");
+  const KernelId kernel = find_kernel(table, opts.kernel, "reduce", ex.first()->kind());
   check_kernel_accepts(kernel_info(table, kernel), in.dtype, &op, opts.deterministic, name);
   return {op, in, kernel, opts.deterministic};
 }
@@ -193,7 +210,7 @@ ReduceCall check_reduce_into(const Executor& ex, Op op, const ReduceInput& in, c
                       Message(name, ": index ", out.index, " is outside the output Buffer of ", out.size, " elements"));
   require_nonempty(op, in.count, name);
   const auto& table = ex.first()->kernel_tables().reduce;
-  const KernelId kernel = find_kernel(table, opts.kernel, "reduce");
+  const KernelId kernel = find_kernel(table, opts.kernel, "reduce", ex.first()->kind());
   check_kernel_accepts(kernel_info(table, kernel), in.dtype, &op, opts.deterministic, name);
   return {op, in, kernel, opts.deterministic};
 }
@@ -225,7 +242,7 @@ ReducePerCall check_reduce_per(const Executor& ex, Op op, Per per, const MatrixI
                         Message("the results must go to separate memory"));
   }
   const auto& table = ex.first()->kernel_tables().reduce;
-  const KernelId kernel = find_kernel(table, opts.kernel, "reduce");
+  const KernelId kernel = find_kernel(table, opts.kernel, "reduce", ex.first()->kind());
   const KernelInfo& k = kernel_info(table, kernel);
   if (!k.per_row_col) {
     std::string names;
@@ -251,7 +268,7 @@ MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixIn
   const std::size_t ea = checked_matrix(ex, a, Arg::a, "matmul: A"), eb = checked_matrix(ex, b, Arg::b, "matmul: B"),
                     ec = checked_matrix(ex, c, Arg::c, "matmul: C");
   const auto& table = ex.first()->kernel_tables().matmul;
-  const KernelId kernel = find_kernel(table, opts.kernel, "matmul");
+  const KernelId kernel = find_kernel(table, opts.kernel, "matmul", ex.first()->kind());
   check_kernel_accepts(kernel_info(table, kernel), dtype, nullptr, opts.deterministic, "matmul");
   // op(A) is m x k, op(B) is k x n.
   const std::size_t m = opts.trans_a ? a.cols : a.rows, k = opts.trans_a ? a.rows : a.cols;

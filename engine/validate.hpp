@@ -13,7 +13,7 @@ namespace tandem::detail {
 
 // The kernel named `name` in `table` ("auto" first, then the backend's stages), or a tandem::Error
 // (Arg::kernel) listing the valid names. `kind` is "reduce" or "matmul".
-KernelId find_kernel(const std::vector<KernelInfo>& table, const std::string& name, const char* kind);
+KernelId find_kernel(const std::vector<KernelInfo>& table, const std::string& name, const char* kind, Backend here);
 
 // A reduction of `in` (its elements, its Buffer), with the kernel and options.
 ReduceCall check_reduce(const Executor& ex, Op op, const ReduceInput& in, const ReduceOptions& opts);

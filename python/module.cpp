@@ -50,7 +50,10 @@ std::string PyEngine::repr() const {
   if (eng_.backend() != tandem::Backend::cuda) return "tandem.Engine('" + backend() + "')";
   if (several_devices_) {
     std::string s = "tandem.Engine('cuda', devices=[";
-    for (std::size_t i = 0; i < eng_.devices().size(); ++i) s += (i ? ", " : "") + std::to_string(i);
+    for (std::size_t i = 0; i < eng_.devices().size(); ++i) {
+      if (i > 0) s += ", ";  // (appended in two steps: GCC 12 warns, wrongly, about a "" + std::string)
+      s += std::to_string(i);
+    }
     return s + "])";
   }
   return "tandem.Engine('cuda', device=" + std::to_string(device_) + ")";

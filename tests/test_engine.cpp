@@ -151,6 +151,17 @@ TANDEM_BACKEND_TEST(reduce_errors, "reduce: every invalid input throws tandem::E
   for (const std::string& name : eng.matmul_kernels())  // a matmul kernel's name is no reduce kernel's
     if (std::count(reduce_names.begin(), reduce_names.end(), name) == 0)
       CHECK(contains(message_of([&] { eng.min<float>(x, {name}); }), name));
+  // A kernel of another backend (where that backend's tables can be read here): the error names whose it is.
+  for (const tandem::BackendInfo& b : tandem::backends) {
+    std::vector<tandem::KernelInfo> other;
+    try {
+      if (b.id != eng.backend()) other = tandem::reduce_kernel_info(b.id);
+    } catch (const tandem::Error&) {
+    }
+    for (const tandem::KernelInfo& k : other)
+      if (std::count(reduce_names.begin(), reduce_names.end(), k.name) == 0)
+        CHECK(contains(message_of([&] { eng.sum<float>(x, {k.name}); }), std::string("kernel of the ") + b.label));
+  }
   CHECK(eng.sum(std::span<const float>()) == 0.0f);
   CHECK(eng.sum(std::span<const std::int32_t>()) == 0);
   CHECK(contains(message_of([&] { eng.min(std::span<const float>()); }), "empty"));

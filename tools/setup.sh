@@ -18,4 +18,4 @@ fi
 
 cmake --preset release "$@"   # CMakePresets.json: Ninja, Release, ./build
 cmake --build --preset release
-echo "setup: built ./build (tandem CLI: ./build/tools/tandem; Python: PYTHONPATH=build/python python3 -c 'import tandem')"
+echo "setup: built ./build (tandem CLI: ./build/tools/tandem; Python: PYTHONPATH=build/python /usr/bin/python3 -c 'import tandem')"

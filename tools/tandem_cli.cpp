@@ -42,9 +42,13 @@ const std::vector<const Command*>& commands() {
 // "int32|...", "cpu|cuda".
 std::string expand(std::string_view text) {
   std::string ops, dtypes, backends, s(text);
-  for (tandem::Op op : tandem::all_ops) ops += (ops.empty() ? "" : "|") + std::string(tandem::to_string(op));
-  for (const tandem::DtypeInfo& d : tandem::dtypes) dtypes += (dtypes.empty() ? "" : "|") + std::string(d.name);
-  for (const tandem::BackendInfo& b : tandem::backends) backends += (backends.empty() ? "" : "|") + std::string(b.name);
+  const auto add = [](std::string& list, const char* name) {  // (two appends: GCC 12 warns, wrongly, on "" + string)
+    if (!list.empty()) list += '|';
+    list += name;
+  };
+  for (tandem::Op op : tandem::all_ops) add(ops, tandem::to_string(op));
+  for (const tandem::DtypeInfo& d : tandem::dtypes) add(dtypes, d.name);
+  for (const tandem::BackendInfo& b : tandem::backends) add(backends, b.name);
   for (auto [key, value] :
        {std::pair<std::string_view, const std::string&>{"{ops}", ops}, {"{dtypes}", dtypes}, {"{backends}", backends}})
     for (std::size_t at; (at = s.find(key)) != std::string::npos;) s.replace(at, key.size(), value);

@@ -2,9 +2,15 @@
 stream (nothing waits) and results come back as arrays of the same library. Needs a CUDA GPU and CuPy or
 PyTorch, and the interpreter the module was built for:
   PYTHONPATH=build/python python3 examples/python/cupy_torch_example.py"""
+import sys
+
 import tandem
 
-eng = tandem.Engine("cuda")
+try:
+    eng = tandem.Engine("cuda")
+except tandem.Error as e:  # no usable GPU here: say why and stop (this example needs one)
+    print("this example needs a CUDA GPU:", e)
+    sys.exit(0)
 try:
     import cupy as cp
 
