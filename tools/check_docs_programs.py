@@ -5,13 +5,13 @@ Each program is a section's `cmake` block (its CMakeLists.txt) and the `cpp` blo
 `main`, as the text around it says; its #include lines go on top, with <tandem/tandem.hpp>, and kernels it
 only declares, "your kernels", get empty bodies). The `python` blocks of "First steps" run with the
 installed module on PYTHONPATH. Each is built in a folder of its own against PREFIX (CMAKE_PREFIX_PATH
-only: no other path, no LD_LIBRARY_PATH), so an installed library without its run paths fails here as it
+only: no other path, and no folder holding a libtandem on LD_LIBRARY_PATH), so an installed library without its run paths fails here as it
 would for a user. A CMake developer warning is a failure too (a snippet a user copies must configure
 cleanly).
 
     tools/check_docs_programs.py PREFIX WORK [--python PY] [--nvcc NVCC] [--mpiexec MPIEXEC]
 
-What runs: the C++ program always; the MPI one with 2 ranks where the install has tandem_mpi and MPIEXEC
+What runs: the C++ program always; the MPI one with 2 ranks on the CPU backend where the install has tandem_mpi and MPIEXEC
 is given; the CUDA one is built where NVCC is given and run where `PREFIX/bin/tandem info` finds a usable
 GPU; the Python blocks where PY is given and the install has the module (the CuPy / PyTorch block only with
 a GPU). Exit status: 0 when everything that could run passed, 1 on a failure, 2 for a usage error.
@@ -104,9 +104,14 @@ def build(name, cmake, source_name, source, prefix, work, extra):
 
 
 def clean_env():
+    """The environment without tandem's settings, and LD_LIBRARY_PATH without folders that hold a libtandem
+    (the programs must find the install's libraries by their run paths; other folders, such as one that
+    holds oneTBB on a machine where it is not installed system-wide, stay)."""
     env = dict(os.environ)
-    for v in ("LD_LIBRARY_PATH", "TANDEM_MODULE_PATH", "TANDEM_DEVICES"):
+    for v in ("TANDEM_MODULE_PATH", "TANDEM_DEVICES", "TANDEM_BACKEND"):
         env.pop(v, None)
+    keep = [d for d in env.get("LD_LIBRARY_PATH", "").split(":") if d and not glob.glob(os.path.join(d, "libtandem*"))]
+    env["LD_LIBRARY_PATH"] = ":".join(keep)
     return env
 
 
@@ -150,7 +155,9 @@ def main():
             exe = build("mpi", cmake, "app.cpp", main_source(cpp, "tandem/mpi.hpp"), prefix, work, [])
             version = run([a.mpiexec, "--version"], "mpiexec --version").lower()
             flags = ["--allow-run-as-root", "--oversubscribe"] if re.search(r"open ?mpi|openrte", version) else []
-            print(run([a.mpiexec] + flags + ["-np", "2", exe], "the MPI program (2 ranks)", env=env).strip())
+            # (On the CPU: with CUDA each rank takes the GPU of its rank, and this machine may have one GPU.)
+            print(run([a.mpiexec] + flags + ["-np", "2", exe], "the MPI program (2 ranks)",
+                      env=dict(env, TANDEM_BACKEND="cpu")).strip())
 
         attempt("MPI", mpi)
     else:
