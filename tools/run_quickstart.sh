@@ -9,7 +9,8 @@
 # are only a comment are skipped; trailing "# comments" stay, since bash ignores them itself.
 #
 # The commands run one after the other in one `bash -e -o pipefail` shell (so a `cd` or an `export`
-# carries over to the next command, as in a terminal), each printed first as "quickstart$ <command>".
+# carries over to the next command, as in a terminal), each printed first as "quickstart$ <command>" and
+# followed by the seconds it took.
 # A command fails when its exit status is not 0 (for `a && b`, when a or b fails); the script then stops
 # with that status, naming the command. It also fails when the section has no command.
 #
@@ -98,9 +99,11 @@ trap 'rm -f "$script"' EXIT
   for c in "${commands[@]}"; do
     q=$(printf '%q' "$c")
     echo "printf 'quickstart\$ %s\n' $q"
+    echo "quickstart_t0=\$SECONDS"
     echo "{"
     printf '%s\n' "$c"
     echo "} || { rc=\$?; printf 'run_quickstart: this command failed (exit %d): %s\n' \"\$rc\" $q >&2; exit \"\$rc\"; }"
+    echo "printf 'quickstart: that command took %d s\n' \"\$((SECONDS - quickstart_t0))\""
   done
   echo "echo 'run_quickstart: every command of the quick start passed'"
 } > "$script"
