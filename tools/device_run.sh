@@ -10,16 +10,21 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
 B=$PWD/build-gpu  # the binaryDir of CMakePresets.json's gpu-machine preset
-# The GPU machines' paths, which the gpu-machine preset reads from the environment ($env{...}); set them
-# beforehand to override.
+# The machine's paths, which the gpu-machine preset reads from the environment ($env{...}); set them
+# beforehand to override: the host compiler (a g++ with a shared C++ runtime), the Python interpreter
+# (python3 on PATH unless set; the one with CuPy / PyTorch for the python step) and NCCL's prefix (unless
+# set, the pip package nvidia-nccl of that Python, else /usr).
 export TANDEM_HOST_CXX=${TANDEM_HOST_CXX:-/usr/bin/g++}
-export TANDEM_NCCL_ROOT=${TANDEM_NCCL_ROOT:-/opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl}
-export TANDEM_PYTHON=${TANDEM_PYTHON:-/opt/torch/.venv/bin/python3}
-NCCL_LIB=$TANDEM_NCCL_ROOT/lib  # (the GPU machines' NCCL)
+export TANDEM_PYTHON=${TANDEM_PYTHON:-$(command -v python3)}
+if [ -z "${TANDEM_NCCL_ROOT:-}" ]; then
+  TANDEM_NCCL_ROOT=$("$TANDEM_PYTHON" -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null || echo /usr)
+fi
+export TANDEM_NCCL_ROOT
+NCCL_LIB=$TANDEM_NCCL_ROOT/lib
 export LD_LIBRARY_PATH=$PWD/.deps/usr/lib/x86_64-linux-gnu:$NCCL_LIB:${LD_LIBRARY_PATH:-}
-export NCCL_NVLS_ENABLE=0  # never NVLink multicast on the shared machines
-# The lent machines set CXX / CUDAHOSTCXX to /opt/gcc, whose C++ runtime is static only: the gpu-machine
-# preset takes TANDEM_HOST_CXX (/usr/bin/g++) instead (see CMakeLists.txt, Python).
+export NCCL_NVLS_ENABLE=0  # no NVLink multicast (docs/SCALING.md says why)
+# Some machines set CXX / CUDAHOSTCXX to a compiler whose C++ runtime is static only, which the Python
+# module cannot use: the gpu-machine preset takes TANDEM_HOST_CXX instead (see CMakeLists.txt, Python).
 unset CXX CC CUDAHOSTCXX
 steps=${*:-build test large sanitize cli bench}
 has() { [[ " $steps " == *" $1 "* ]]; }
