@@ -9,6 +9,9 @@
 //               each row into one accumulator per column (contiguous, so the loop over columns
 //               vectorises; for up to 64 columns, cpu_narrow::narrow_columns, narrow.hpp's column_acc
 //               reads groups of rows as one run of lanes); leaves combine column by column in a fixed tree.
+//               argmin / argmax keep a column's best value and index as two arrays (column_arg). Wide
+//               matrices of min, max, argmin and argmax (fewer than kWideGrain rows a task) go by blocks
+//               of kWideBlock columns instead, each over every row.
 //   deterministic sums (sum-like ops) of floats: each row's or column's canonical sum
 //               (common/canonical.hpp). Per
 //               column, a task takes one 4096-row chunk of a block of columns and keeps the 32 lanes of
@@ -21,6 +24,7 @@
 #include <tbb/parallel_reduce.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -37,6 +41,8 @@ namespace {
 constexpr std::int64_t kLeafElements = 1 << 14;  // about this many elements per task
 constexpr std::int64_t kLongRow = 1 << 16;       // rows at least this long are reduced on all cores
 constexpr std::int64_t kColumnBlock = 64;        // columns per task of the deterministic column sums
+constexpr std::int64_t kWideGrain = 16;          // fewer rows per task than this: exact ops split by columns
+constexpr std::int64_t kWideBlock = 1024;        // columns per task then
 
 // Result i of vector length `len` from its accumulator, as MatrixReduceArgs::out holds it.
 template <Op O, class T>
@@ -99,16 +105,72 @@ void per_row(const MatrixReduceArgs& a, const T* x, void* out) {
   });
 }
 
+// argmin / argmax of every column over rows [begin, end), begin < end, into `acc` (combined with what it
+// holds). The rows come in order, so a later element replaces the column's best only when it comes strictly
+// before it (ArgOp::before without the index tie): smaller (larger), the first NaN, or -0.0 after +0.0
+// (+0.0 after -0.0). Values and indices are kept as two arrays, a branch-free select per element, which
+// runs several times faster than combining ArgAcc structs.
+template <Op O, class T, class Acc>
+void column_arg(const T* x, std::int64_t begin, std::int64_t end, std::int64_t cols, std::int64_t ld, Acc* acc) {
+  using Operator = typename OpFor<O, T>::type;
+  using Value = typename Operator::Value;
+  using V = std::conditional_t<std::is_same_v<Value, bool>, unsigned char, Value>;  // (no std::vector<bool>)
+  constexpr bool kMax = O == Op::argmax;
+  std::vector<V> best(static_cast<std::size_t>(cols));
+  std::vector<Index> at(static_cast<std::size_t>(cols), Index(begin));
+  for (std::int64_t j = 0; j < cols; ++j) best[j] = static_cast<V>(x[begin * ld + j]);
+  V* __restrict__ b = best.data();
+  Index* __restrict__ k = at.data();
+  for (std::int64_t i = begin + 1; i < end; ++i) {
+    const T* __restrict__ row = x + i * ld;
+    for (std::int64_t j = 0; j < cols; ++j) {
+      const V v = static_cast<V>(row[j]), c = b[j];
+      bool take = kMax ? v > c : v < c;
+      if constexpr (std::is_floating_point_v<V>)
+        take = take || (v != v && c == c) ||
+               (v == c && std::signbit(v) != std::signbit(c) && (kMax ? !std::signbit(v) : std::signbit(v)));
+      b[j] = take ? v : c;
+      k[j] = take ? Index(i) : k[j];
+    }
+  }
+  for (std::int64_t j = 0; j < cols; ++j) acc[j] = Operator::combine(acc[j], Acc{static_cast<Value>(b[j]), k[j]});
+}
+
 template <Op O, class T>
 void per_column(const MatrixReduceArgs& a, const T* x, void* out) {
   using Operator = typename OpFor<O, T>::type;
   using Acc = typename Operator::Acc;
   const std::int64_t rows = a.rows, cols = a.cols, ld = a.ld;
   const std::int64_t grain = std::max<std::int64_t>(1, kLeafElements / cols);
+  // Wide matrices of an exact op (min, max, argmin, argmax: any order gives the same result): blocks of
+  // columns in parallel, each over every row, with no accumulators to join (split by rows, each task
+  // would take a row or two and copy a whole row of accumulators).
+  if constexpr (is_arg(O) || order_free<Operator>) {
+    if (grain < kWideGrain && rows > 0) {
+      tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, cols, kWideBlock), [&](const auto& c) {
+        const std::int64_t c0 = c.begin(), width = std::int64_t(c.size());
+        Vector<Acc> acc(std::size_t(width), Operator::identity());
+        if constexpr (is_arg(O)) {
+          column_arg<O>(x + c0, 0, rows, width, ld, acc.data());
+        } else {
+          Acc* __restrict__ p = acc.data();
+          for (std::int64_t i = 0; i < rows; ++i)
+            for (std::int64_t j = 0; j < width; ++j)
+              p[j] = Operator::combine(p[j], Operator::load(x[i * ld + c0 + j], i));
+        }
+        for (std::int64_t j = 0; j < width; ++j) store<O, T>(a, acc[j], rows, out, c0 + j);
+      });
+      return;
+    }
+  }
   // Rows [r.begin(), r.end()) into one accumulator per column.
   auto leaf = [&](const tbb::blocked_range<std::int64_t>& r, Vector<Acc> acc) {
     if (cpu_narrow::narrow_columns<O, T>(cols, ld)) {
       cpu_narrow::column_acc<O>(x + r.begin() * ld, r.begin(), std::int64_t(r.size()), cols, ld, acc.data());
+      return acc;
+    }
+    if constexpr (is_arg(O)) {
+      if (!r.empty()) column_arg<O>(x, r.begin(), r.end(), cols, ld, acc.data());
       return acc;
     }
     Acc* __restrict__ p = acc.data();
