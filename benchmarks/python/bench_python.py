@@ -12,6 +12,7 @@ Run: PYTHONPATH=build/python /usr/bin/python3 benchmarks/python/bench_python.py 
 (the interpreter the module was built for; device rows need a GPU and CuPy / PyTorch). Times are medians."""
 import argparse
 import json
+import os
 import statistics
 import time
 
@@ -132,10 +133,21 @@ def host_rows():
 # (The GPU rows first: the CPU engine's worker threads of the host rows stay awake for a while after them.)
 device_rows()
 host_rows()
+def host():
+    """The machine the run was made on: its CPU model and core count (the NumPy rows' speed depends on them)."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
+    except OSError:
+        pass
+    return {"cpu": model, "cores": os.cpu_count()}
+
+
 print(f"{'case':58} {'unit':>7} {'tandem':>10}  {'baseline':22} {'value':>10}  ratio")
 for r in rows:
     print(f"{r['group'] + ': ' + r['case']:58} {r['unit']:>7} {r['tandem']:10.3f}  {r['baseline']:22} "
           f"{r['baseline_value']:10.3f}  {r['ratio']:.2f}")
 if args.json:
     with open(args.json, "w") as f:
-        json.dump({"tandem": tandem.__version__, "numpy": np.__version__, "rows": rows}, f, indent=1)
+        json.dump({"tandem": tandem.__version__, "numpy": np.__version__, "host": host(), "rows": rows}, f, indent=1)

@@ -48,10 +48,10 @@ def markdown(args, runs, multi, spec):
           "regenerate it. -->\n\n" % inputs]
     md.append("### Runs\n\n" + runs_table(runs, multi) + "\n")
     t, below = evaluate(runs, spec)
-    md.append("### Targets\n\n" + TARGETS_INTRO)
+    md.append("### Against the vendor libraries\n\n" + TARGETS_INTRO)
     md.append(t.markdown() + "\n")
     required = next((g["auto"]["required"] for g in spec["groups"] if "auto" in g), 0.95)
-    md.append("#### Cases where \"auto\" is below %s× the fastest stage\n\n" % required +
+    md.append("#### Cases where \"auto\" runs below %s of the fastest stage\n\n" % required +
               auto_below_table(below, required) + "\n")
     for backend, run in runs.items():
         md.append("### %s: %s, %s\n\n" % (backend, run.device(), run.date()))

@@ -34,7 +34,9 @@ class Targets:
         self.rows.append((target, level, shown, req, status, note))
 
     def markdown(self):
-        return table(["target", "level", "measured", "required", "status", "case"], self.rows)
+        """The measured ratios (a results page states what was measured; the thresholds of targets.json
+        decide only which cases tables.md lists)."""
+        return table(["comparison", "level", "measured", "case"], [(r[0], r[1], r[2], r[5]) for r in self.rows])
 
 
 def evaluate(runs, spec):
