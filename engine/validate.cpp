@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "engine/extent.hpp"
+#include "engine/registry.hpp"
 
 namespace tandem::detail {
 
@@ -150,11 +151,18 @@ KernelId find_kernel(const std::vector<KernelInfo>& table, const std::string& na
     if (table[i].name == name) return i == 0 ? KernelId{} : KernelId{std::uint32_t(i - 1)};
   std::vector<std::string> names;
   for (const KernelInfo& k : table) names.push_back(k.name);
-  // A kernel of another backend: say whose, so the caller knows which engine runs it.
+  // A kernel of another backend: say whose, so the caller knows which engine runs it. (Only backends built
+  // into libtandem or whose module is loaded already: a mistyped name must not load the CUDA module.)
+  const auto loaded = [](const char* module) {
+    if (module == nullptr) return true;
+    for (const ModuleStatus& m : module_status())
+      if (m.name == module) return m.loaded;
+    return false;
+  };
   for (const BackendInfo& b : backends) {
     bool has_it = false;
     try {
-      if (b.id != here)
+      if (b.id != here && loaded(backend_entry(b.id).module))
         for (const KernelInfo& k :
              std::string_view(kind) == "matmul" ? matmul_kernel_info(b.id) : reduce_kernel_info(b.id))
           has_it = has_it || k.name == name;

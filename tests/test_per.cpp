@@ -207,7 +207,9 @@ template <class T>
 void check_specials(const tandem::Engine& eng) {
   const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
   const T specials[] = {nan, inf, -inf, T(-0.0), T(0.0)};
-  for (const Shape& s : {Shape{9, 11, 2}, Shape{37, 300, 0}, Shape{300, 37, 1}, Shape{1100, 5, 0}}) {
+  // (40 x 1500 and 7 x 3000: wider than a CPU task's rows split well, so split by columns there.)
+  for (const Shape& s : {Shape{9, 11, 2}, Shape{37, 300, 0}, Shape{300, 37, 1}, Shape{1100, 5, 0}, Shape{40, 1500, 3},
+                         Shape{7, 3000, 0}, Shape{300, 100, 1}}) {
     test::SplitMix64 g{s.rows * 131 + s.cols};
     const std::size_t ld = s.cols + s.pad;
     test::Vector<T> m = test::random_vector<T>(s.rows * ld, g, test::Values::small_integers);

@@ -10,6 +10,7 @@ would for a user. A CMake developer warning is a failure too (a snippet a user c
 cleanly).
 
     tools/check_docs_programs.py PREFIX WORK [--python PY] [--nvcc NVCC] [--mpiexec MPIEXEC]
+                                 [--cuda-architectures LIST]
 
 What runs: the C++ program always; the MPI one with 2 ranks on the CPU backend where the install has tandem_mpi and MPIEXEC
 is given; the CUDA one is built where NVCC is given and run where `PREFIX/bin/tandem info` finds a usable
@@ -122,6 +123,8 @@ def main():
     ap.add_argument("--python", default="")
     ap.add_argument("--nvcc", default="")
     ap.add_argument("--mpiexec", default="")
+    ap.add_argument("--cuda-architectures", default="90", help="CMAKE_CUDA_ARCHITECTURES of the CUDA program "
+                    "(the install's own; default 90)")
     a = ap.parse_args()
     prefix, work = os.path.abspath(a.prefix), os.path.abspath(a.work)
     if not os.path.isdir(prefix):
@@ -167,7 +170,7 @@ def main():
         def cuda():
             cmake, cpp = program(blocks, "In a CUDA application")
             exe = build("cuda", cmake, "main.cu", main_source(cpp, "tandem/tandem.hpp"), prefix, work,
-                        [f"-DCMAKE_CUDA_COMPILER={a.nvcc}", "-DCMAKE_CUDA_ARCHITECTURES=90"])
+                        [f"-DCMAKE_CUDA_COMPILER={a.nvcc}", f"-DCMAKE_CUDA_ARCHITECTURES={a.cuda_architectures}"])
             if gpu:
                 print(run([exe], "the CUDA program", env=env).strip())
             else:

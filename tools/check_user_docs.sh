@@ -5,7 +5,8 @@
 # Usage: tools/check_user_docs.sh   (from anywhere; exit 0: clean, 1: each hit printed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files=(README.md docs/*.md CMakePresets.json examples tools/*.sh tools/*.py)
+files=(README.md docs/*.md docs/perf/*.md CMakePresets.json examples tools/*.sh tools/*.py tools/bench_charts)
+for f in "${files[@]}"; do [ -e "$f" ] || { echo "check_user_docs: $f is missing"; exit 1; }; done
 # Paths of one machine (a home, a checkout's parent, a particular Python environment) and working notes.
 patterns=(
   '/work/' '/home/[a-z]' '/root/' '/opt/torch' '\.\./shared'
@@ -13,9 +14,14 @@ patterns=(
 )
 status=0
 for p in "${patterns[@]}"; do
-  if hits=$(grep -rnIE --exclude=check_user_docs.sh "$p" "${files[@]}"); then
+  rc=0
+  hits=$(grep -rnIE --exclude=check_user_docs.sh "$p" "${files[@]}") || rc=$?
+  if [ $rc -eq 0 ]; then
     echo "check_user_docs: '$p' in files users read:"
     echo "$hits" | sed 's/^/  /'
+    status=1
+  elif [ $rc -ne 1 ]; then  # (1: no match; anything else: grep itself failed)
+    echo "check_user_docs: grep failed (exit $rc) on '$p'"
     status=1
   fi
 done

@@ -21,6 +21,7 @@ if [ -z "${TANDEM_NCCL_ROOT:-}" ]; then
 fi
 export TANDEM_NCCL_ROOT
 NCCL_LIB=$TANDEM_NCCL_ROOT/lib
+[ "$TANDEM_NCCL_ROOT" = /usr ] && NCCL_LIB=/usr/lib/$(uname -m)-linux-gnu  # (Debian's multiarch folder)
 export LD_LIBRARY_PATH=$PWD/.deps/usr/lib/x86_64-linux-gnu:$NCCL_LIB:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0  # no NVLink multicast (docs/SCALING.md says why)
 # Some machines set CXX / CUDAHOSTCXX to a compiler whose C++ runtime is static only, which the Python

@@ -22,6 +22,7 @@
 #include <tbb/blocked_range2d.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_reduce.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cmath>
@@ -42,7 +43,8 @@ constexpr std::int64_t kLeafElements = 1 << 14;  // about this many elements per
 constexpr std::int64_t kLongRow = 1 << 16;       // rows at least this long are reduced on all cores
 constexpr std::int64_t kColumnBlock = 64;        // columns per task of the deterministic column sums
 constexpr std::int64_t kWideGrain = 16;          // fewer rows per task than this: exact ops split by columns
-constexpr std::int64_t kWideBlock = 1024;        // columns per task then
+constexpr std::int64_t kWideBlock = 1024;        // columns per task then, at most
+constexpr std::int64_t kWideMinBlock = 64;       // and at least
 
 // Result i of vector length `len` from its accumulator, as MatrixReduceArgs::out holds it.
 template <Op O, class T>
@@ -147,7 +149,10 @@ void per_column(const MatrixReduceArgs& a, const T* x, void* out) {
   // would take a row or two and copy a whole row of accumulators).
   if constexpr (is_arg(O) || order_free<Operator>) {
     if (grain < kWideGrain && rows > 0) {
-      tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, cols, kWideBlock), [&](const auto& c) {
+      // Blocks of up to kWideBlock columns, at least four per thread where the matrix is wide enough.
+      const std::int64_t threads = tbb::this_task_arena::max_concurrency();
+      const std::int64_t block = std::clamp<std::int64_t>(cols / (4 * threads), kWideMinBlock, kWideBlock);
+      tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, cols, block), [&](const auto& c) {
         const std::int64_t c0 = c.begin(), width = std::int64_t(c.size());
         Vector<Acc> acc(std::size_t(width), Operator::identity());
         if constexpr (is_arg(O)) {

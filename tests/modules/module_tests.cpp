@@ -7,8 +7,9 @@
 //                       usable, auto runs on the CPU, and Engine(Backend::cuda) throws naming both versions.
 //   concurrent_first_use  eight threads probe at once: one load, one outcome for all.
 //   cpu_loads_nothing   an engine of TANDEM_BACKEND=cpu runs without loading any module.
-//   auto_without_driver an engine of TANDEM_BACKEND=auto on a machine without the NVIDIA driver runs on the CPU
-//                       without loading any module (the probe asks the driver first). 77 where the driver is.
+//   auto_without_driver an engine of TANDEM_BACKEND=auto where the NVIDIA driver reports no GPU (or is absent)
+//                       runs on the CPU without loading any module (the probe asks the driver first). 77 where
+//                       the driver reports a GPU.
 //   static_engine_exit  a CUDA engine and a Buffer in static storage: their destructors run during exit, when the
 //                       CUDA runtime may already be unloading, and must not throw (std::terminate). 77 without a GPU.
 // Exits 0 when every check holds, 1 otherwise (each failed check printed).
@@ -58,10 +59,15 @@ std::string load_module() {
   }
 }
 
-// The NVIDIA driver library is there (the probes then load the module; without it they load nothing).
-bool has_driver() {
+// The NVIDIA driver reports a GPU, as the probe asks it (the probes then load the module; without one they
+// load nothing): libcuda.so.1 loads, cuInit succeeds and the device count is above 0.
+bool driver_reports_gpu() {
   void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  return driver != nullptr;
+  if (driver == nullptr) return false;
+  const auto init = reinterpret_cast<int (*)(unsigned)>(dlsym(driver, "cuInit"));
+  const auto count = reinterpret_cast<int (*)(int*)>(dlsym(driver, "cuDeviceGetCount"));
+  int n = 0;
+  return init != nullptr && count != nullptr && init(0) == 0 && count(&n) == 0 && n > 0;
 }
 }  // namespace
 
@@ -84,7 +90,8 @@ int main(int argc, char** argv) {
     check(has(loaded, refusal) && has(loaded, expected) && has(loaded, "install the libtandem_cuda.so"),
           "reading the CUDA tables says why the module was refused", loaded);
     const std::string reason = cuda_reason();  // (without a driver, the driver's reason)
-    check(has_driver() ? has(reason, refusal) : has(reason, "NVIDIA driver"), "the CUDA backend says why", reason);
+    check(driver_reports_gpu() ? has(reason, refusal) : has(reason, "NVIDIA driver"), "the CUDA backend says why",
+          reason);
     check(tandem::auto_backend().backend == tandem::Backend::cpu, "auto picks the CPU", reason);
     std::string error = "(no error)";
     try {
@@ -118,14 +125,14 @@ int main(int argc, char** argv) {
     check(eng.backend() == tandem::Backend::cpu && eng.sum(x) == 6.0, "the CPU engine runs", "");
     for (const auto& m : tandem::module_status()) check(!m.loaded, "no module is loaded: " + m.name, m.reason);
   } else if (scenario == "auto_without_driver") {
-    if (has_driver()) {
-      std::printf("auto_without_driver: skipped: the NVIDIA driver library is installed here\n");
+    if (driver_reports_gpu()) {
+      std::printf("auto_without_driver: skipped: the NVIDIA driver reports a GPU here\n");
       return 77;
     }
-    tandem::Engine eng;  // auto: asks the driver, finds none, loads nothing
+    tandem::Engine eng;  // auto: asks the driver, which has no GPU (or is absent), loads nothing
     std::vector<double> x{1, 2, 3};
     check(eng.backend() == tandem::Backend::cpu && eng.sum(x) == 6.0, "auto runs on the CPU", "");
-    check(has(cuda_reason(), "no NVIDIA driver"), "the CUDA backend names the missing driver", cuda_reason());
+    check(has(cuda_reason(), "NVIDIA driver"), "the CUDA backend names the driver's answer", cuda_reason());
     for (const auto& m : tandem::module_status()) check(!m.loaded, "no module is loaded: " + m.name, m.reason);
   } else if (scenario == "static_engine_exit") {
     if (!status_of(tandem::Backend::cuda).usable) {
