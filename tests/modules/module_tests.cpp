@@ -6,7 +6,8 @@
 //   only_refused        libtandem's folder holds only the wrong-version module: the CUDA backend is not
 //                       usable, auto runs on the CPU, and Engine(Backend::cuda) throws naming both versions.
 //   concurrent_first_use  eight threads probe at once: one load, one outcome for all.
-//   cpu_loads_nothing   an engine of TANDEM_BACKEND=cpu runs without loading any module.
+//   cpu_loads_nothing   an engine of TANDEM_BACKEND=cpu runs, and rejects a mistyped kernel name, without
+//                       loading any module.
 //   auto_without_driver an engine of TANDEM_BACKEND=auto where the NVIDIA driver reports no GPU (or is absent)
 //                       runs on the CPU without loading any module (the probe asks the driver first). 77 where
 //                       the driver reports a GPU.
@@ -123,6 +124,13 @@ int main(int argc, char** argv) {
     tandem::Engine eng;  // TANDEM_BACKEND=cpu (set by the test)
     std::vector<double> x{1, 2, 3};
     check(eng.backend() == tandem::Backend::cpu && eng.sum(x) == 6.0, "the CPU engine runs", "");
+    std::string error = "(no error)";  // a mistyped kernel name: the error, without loading the CUDA module
+    try {
+      (void)eng.sum(x, {.kernel = "no_such_kernel"});
+    } catch (const tandem::Error& e) {
+      error = e.what();
+    }
+    check(has(error, "no_such_kernel"), "a mistyped kernel name throws", error);
     for (const auto& m : tandem::module_status()) check(!m.loaded, "no module is loaded: " + m.name, m.reason);
   } else if (scenario == "auto_without_driver") {
     if (driver_reports_gpu()) {
