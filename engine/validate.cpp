@@ -3,6 +3,7 @@
 // backend's table, taking the element type, op and mode), the options.
 #include "engine/validate.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -162,10 +163,10 @@ KernelId find_kernel(const std::vector<KernelInfo>& table, const std::string& na
   for (const BackendInfo& b : backends) {
     bool has_it = false;
     try {
-      if (b.id != here && loaded(backend_entry(b.id).module))
-        for (const KernelInfo& k :
-             std::string_view(kind) == "matmul" ? matmul_kernel_info(b.id) : reduce_kernel_info(b.id))
-          has_it = has_it || k.name == name;
+      if (b.id != here && loaded(backend_entry(b.id).module)) {
+        const auto theirs = std::string_view(kind) == "matmul" ? matmul_kernel_info(b.id) : reduce_kernel_info(b.id);
+        has_it = std::ranges::any_of(theirs, [&](const KernelInfo& k) { return k.name == name; });
+      }
     } catch (const Error&) {  // (that backend's tables cannot be read here: not compiled in, or no module)
     }
     if (has_it)

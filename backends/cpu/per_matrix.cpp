@@ -10,8 +10,8 @@
 //               vectorises; for up to 64 columns, cpu_narrow::narrow_columns, narrow.hpp's column_acc
 //               reads groups of rows as one run of lanes); leaves combine column by column in a fixed tree.
 //               argmin / argmax keep a column's best value and index as two arrays (column_arg). Wide
-//               matrices of min, max, argmin and argmax (fewer than kWideGrain rows a task) go by blocks
-//               of kWideBlock columns instead, each over every row.
+//               matrices of exact ops (min, max, arg-reductions, integer sums and products; fewer than
+//               kWideGrain rows a task) go by blocks of columns instead, each over every row.
 //   deterministic sums (sum-like ops) of floats: each row's or column's canonical sum
 //               (common/canonical.hpp). Per
 //               column, a task takes one 4096-row chunk of a block of columns and keeps the 32 lanes of
@@ -138,15 +138,33 @@ void column_arg(const T* x, std::int64_t begin, std::int64_t end, std::int64_t c
   for (std::int64_t j = 0; j < cols; ++j) acc[j] = Operator::combine(acc[j], Acc{static_cast<Value>(b[j]), k[j]});
 }
 
+// Rows [begin, end) of x (cols columns; row i at x + i * ld) into one accumulator per column, acc[j]:
+// argmin / argmax by column_arg, any other op by its operator, element by element (the loop over the
+// columns vectorises).
+template <Op O, class T, class Acc>
+void rows_into_columns(const T* x, std::int64_t begin, std::int64_t end, std::int64_t cols, std::int64_t ld,
+                       Acc* __restrict__ acc) {
+  using Operator = typename OpFor<O, T>::type;
+  if constexpr (is_arg(O)) {
+    if (begin < end) column_arg<O>(x, begin, end, cols, ld, acc);
+  } else {
+    for (std::int64_t i = begin; i < end; ++i) {
+      const T* __restrict__ row = x + i * ld;
+      for (std::int64_t j = 0; j < cols; ++j) acc[j] = Operator::combine(acc[j], Operator::load(row[j], i));
+    }
+  }
+}
+
 template <Op O, class T>
 void per_column(const MatrixReduceArgs& a, const T* x, void* out) {
   using Operator = typename OpFor<O, T>::type;
   using Acc = typename Operator::Acc;
   const std::int64_t rows = a.rows, cols = a.cols, ld = a.ld;
   const std::int64_t grain = std::max<std::int64_t>(1, kLeafElements / cols);
-  // Wide matrices of an exact op (min, max, argmin, argmax: any order gives the same result): blocks of
-  // columns in parallel, each over every row, with no accumulators to join (split by rows, each task
-  // would take a row or two and copy a whole row of accumulators).
+  // Wide matrices of an exact op (any order gives the same result: min, max, argmin, argmax, and the sums,
+  // sums of squares and products of integers): blocks of columns in parallel, each over every row, with no
+  // accumulators to join (split by rows, each task would take a row or two and copy a whole row of
+  // accumulators).
   if constexpr (is_arg(O) || order_free<Operator>) {
     if (grain < kWideGrain && rows > 0) {
       // Blocks of up to kWideBlock columns, at least four per thread where the matrix is wide enough.
@@ -155,14 +173,7 @@ void per_column(const MatrixReduceArgs& a, const T* x, void* out) {
       tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, cols, block), [&](const auto& c) {
         const std::int64_t c0 = c.begin(), width = std::int64_t(c.size());
         Vector<Acc> acc(std::size_t(width), Operator::identity());
-        if constexpr (is_arg(O)) {
-          column_arg<O>(x + c0, 0, rows, width, ld, acc.data());
-        } else {
-          Acc* __restrict__ p = acc.data();
-          for (std::int64_t i = 0; i < rows; ++i)
-            for (std::int64_t j = 0; j < width; ++j)
-              p[j] = Operator::combine(p[j], Operator::load(x[i * ld + c0 + j], i));
-        }
+        rows_into_columns<O>(x + c0, 0, rows, width, ld, acc.data());
         for (std::int64_t j = 0; j < width; ++j) store<O, T>(a, acc[j], rows, out, c0 + j);
       });
       return;
@@ -174,15 +185,7 @@ void per_column(const MatrixReduceArgs& a, const T* x, void* out) {
       cpu_narrow::column_acc<O>(x + r.begin() * ld, r.begin(), std::int64_t(r.size()), cols, ld, acc.data());
       return acc;
     }
-    if constexpr (is_arg(O)) {
-      if (!r.empty()) column_arg<O>(x, r.begin(), r.end(), cols, ld, acc.data());
-      return acc;
-    }
-    Acc* __restrict__ p = acc.data();
-    for (std::int64_t i = r.begin(); i < r.end(); ++i) {
-      const T* __restrict__ row = x + i * ld;
-      for (std::int64_t j = 0; j < cols; ++j) p[j] = Operator::combine(p[j], Operator::load(row[j], i));
-    }
+    rows_into_columns<O>(x, r.begin(), r.end(), cols, ld, acc.data());
     return acc;
   };
   auto join = [](Vector<Acc> a0, const Vector<Acc>& a1) {
