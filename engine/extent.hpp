@@ -23,13 +23,15 @@ inline void require_nonempty(Op op, std::uint64_t count, const std::string& what
 }
 
 // Matrix extent in elements: (rows-1)*ld + cols, or throws. `what` names the matrix in messages
-// ("matmul: A", "sum (per row): the matrix").
+// ("matmul: A", "sum (per row): the matrix"). `repeat`: ld 0 is allowed and repeats one row for every row
+// (the per-row / per-column reductions: a broadcast matrix, read in place).
 inline std::size_t matrix_extent(std::size_t rows, std::size_t cols, std::size_t ld, std::size_t elem,
-                                 const std::string& what) {
-  if (ld < cols)
+                                 const std::string& what, bool repeat = false) {
+  if (ld < cols && !(repeat && ld == 0))
     throw value_error(what + ": ld (" + std::to_string(ld) + ") is smaller than cols (" + std::to_string(cols) +
-                      "); ld must be >= cols");
+                      "); ld must be >= cols" + (repeat ? " (or 0: every row is the first one)" : ""));
   if (rows == 0 || cols == 0) return 0;
+  if (ld == 0) return cols;  // (one row, repeated)
   const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
   if (cols > limit || rows - 1 > (limit - cols) / ld) throw value_error(what + " is larger than the address space");
   return (rows - 1) * ld + cols;

@@ -51,7 +51,7 @@ std::vector<int> parse_device_list(const std::string& value, const BackendEntry&
 // Elements from the first to the last of a (checked) matrix or batch.
 std::size_t extent_of(const MatrixInput& v) {
   const std::size_t e = size_of(v.dtype);
-  return batch_extent(matrix_extent(v.rows, v.cols, v.ld, e, ""), v.count, v.stride, e, "");
+  return batch_extent(matrix_extent(v.rows, v.cols, v.ld, e, "", true), v.count, v.stride, e, "");
 }
 
 // The chunks [first, last) of `chunks` that member d of n holds: an even split, or one chunk for each
@@ -246,6 +246,7 @@ std::vector<Group::Part> Group::split(const ReduceInput& in) const {
     // View element i is buffer element in.offset + i * stride: those in the shard.
     auto first_at_or_after = [&](std::size_t x) -> std::size_t {
       if (x <= in.offset) return 0;
+      if (in.stride == 0) return in.count;  // (every element is the one at in.offset)
       return std::min(in.count, (x - in.offset + in.stride - 1) / in.stride);
     };
     const std::size_t i0 = first_at_or_after(f), i1 = first_at_or_after(f + count);

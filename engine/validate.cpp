@@ -61,7 +61,7 @@ const KernelInfo& kernel_info(const std::vector<KernelInfo>& table, KernelId id)
 // The number of elements from the first to the last one a strided view touches, or throws.
 std::size_t extent(std::size_t count, std::size_t stride, std::size_t elem, const std::string& what) {
   if (count == 0) return 0;
-  if (stride == 0) throw value_error(Arg::input, Message(what, ": stride must be >= 1 (got 0)"));
+  if (stride == 0) return 1;  // (one element, repeated: a broadcast vector, read in place)
   const std::size_t limit = std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / elem;
   if (count - 1 > (limit - 1) / stride)
     throw value_error(Arg::input, Message(what, ": count * stride overflows the address space"));
@@ -113,9 +113,11 @@ void check_input(const Executor& ex, const ReduceInput& in, const std::string& n
 }
 
 // A matrix (or batch) operand, checked: its extent in elements, from the first to the last.
-std::size_t checked_matrix(const Executor& ex, const MatrixInput& v, Arg arg, const std::string& what) {
+// `repeat`: ld 0 repeats the first row (reductions; matmul operands need ld >= cols).
+std::size_t checked_matrix(const Executor& ex, const MatrixInput& v, Arg arg, const std::string& what,
+                           bool repeat = false) {
   if (v.count == 0) throw value_error(arg, Message(what, ": the batch has count 0; a batch needs count >= 1"));
-  const std::size_t one = matrix_extent(v.rows, v.cols, v.ld, size_of(v.dtype), what);
+  const std::size_t one = matrix_extent(v.rows, v.cols, v.ld, size_of(v.dtype), what, repeat);
   const std::size_t ext = batch_extent(one, v.count, v.stride, size_of(v.dtype), what);
   if (!v.in_buffer) {
     if (ext > 0 && v.data == nullptr)
@@ -227,7 +229,7 @@ ReduceCall check_reduce_into(const Executor& ex, Op op, const ReduceInput& in, c
 ReducePerCall check_reduce_per(const Executor& ex, Op op, Per per, const MatrixInput& in, const ReduceOutput& out,
                                const ReduceOptions& opts) {
   const std::string name = std::string(to_string(op)) + " (per " + to_string(per) + ")";
-  const std::size_t ext = checked_matrix(ex, in, Arg::input, name + ": the matrix");
+  const std::size_t ext = checked_matrix(ex, in, Arg::input, name + ": the matrix", true);
   const std::size_t count = per == Per::row ? in.rows : in.cols, length = per == Per::row ? in.cols : in.rows;
   const char* each = per == Per::row ? "row" : "column";
   // A span holds exactly one result per row (column); a Buffer at least that many, from element 0.

@@ -84,11 +84,13 @@ void fuzz_reduce_typed(FuzzedDataProvider& in) {
   std::string what = std::string(name(op)) + "<" + type_name<T>() + ">(";
 
   if (kind == Input::span || kind == Input::strided) {
-    const std::size_t count = fuzz_size<T>(in);
+    std::size_t count = fuzz_size<T>(in);
     const std::size_t stride = kind == Input::span ? 1 : fuzz_size<T>(in);
+    if (stride == 0) count = std::min(count, kMaxElems);  // (valid at any count: one element read count times)
     const u128 ext = span_of(count, stride);
-    // The contract: stride >= 1 and an extent whose bytes fit in ptrdiff_t, unless count is 0.
-    const bool shape_ok = count == 0 || (stride >= 1 && ext <= limit);
+    // The contract: an extent whose bytes fit in ptrdiff_t, unless count is 0 (stride 0: one element,
+    // read count times).
+    const bool shape_ok = count == 0 || ext <= limit;
     // Memory is valid only for shapes the harness can allocate; a larger valid shape gets null data.
     tandem_verify::Vector<T> data;
     const T* ptr = nullptr;
@@ -133,9 +135,10 @@ void fuzz_reduce_typed(FuzzedDataProvider& in) {
       count = (size - offset - 1) / stride + 1 - std::min<std::size_t>(count % 4, (size - offset - 1) / stride);
     }
   }
+  if (stride == 0) count = std::min(count, kMaxElems);  // (valid at any count: one element read count times)
   // Fill what the view touches when it lies inside the buffer; leave the rest poisoned.
   const u128 ext = span_of(count, stride);
-  const bool inside = count == 0 || (stride >= 1 && ext <= limit && offset <= size && ext <= size - offset);
+  const bool inside = count == 0 || (ext <= limit && offset <= size && ext <= size - offset);
   if (inside && count > 0) fill_touched(host, offset, count, stride, seed, special);
   Buffer<T> buf;
   const Buffer<T>* bp = &buf;

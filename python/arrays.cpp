@@ -35,14 +35,20 @@ std::int64_t Array::size() const {
 }
 
 bool Array::one_run(std::int64_t& stride) const {
-  if (shape.empty()) return stride = 1, true;
-  if (shape.size() == 1) return stride = strides[0], shape[0] <= 1 || strides[0] > 0;  // (not a broadcast)
-  std::int64_t expect = 1;  // C-contiguous (dimensions of length 1 may have any stride)
-  for (int d = ndim() - 1; d >= 0; --d) {
-    if (shape[std::size_t(d)] != 1 && strides[std::size_t(d)] != expect) return false;
-    expect *= shape[std::size_t(d)];
+  // The dimensions of length > 1 in C order, joined while each outer stride is the inner one times its
+  // length: C-contiguous arrays, any 1-D view, slices like a[:, ::2], and broadcasts (stride 0 throughout:
+  // one element, read in place as often as it repeats).
+  std::int64_t n = 1;
+  stride = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] == 1) continue;
+    if (n == 1)
+      stride = strides[d];
+    else if (strides[d] != stride * n)
+      return false;
+    n *= shape[d];
   }
-  return stride = 1, true;
+  return stride >= 0;
 }
 
 std::int64_t Array::extent() const {
@@ -192,8 +198,8 @@ std::vector<std::int64_t> c_order_strides(const std::vector<std::int64_t>& shape
 }
 
 // Fills shape and element strides from byte strides; false if a stride is negative or not whole elements.
-// (A stride of 0, a broadcast dimension, is kept: a matmul batch reads one operand for every entry in place;
-// the other forms ask Array::one_run / as_matrix, which refuse it, and copy.)
+// (A stride of 0, a broadcast dimension, is kept: a matmul batch reads one operand for every entry in place,
+// and the reductions read a broadcast in place: python/reduce.cpp.)
 template <class Dims>
 bool set_strides(Array& a, const Dims& shape, const Dims& byte_strides) {
   const auto e = py::ssize_t(a.itemsize());

@@ -45,7 +45,8 @@ struct Array {
   std::int64_t size() const;
   std::size_t itemsize() const { return tandem::size_of(dtype); }
   int ndim() const { return int(shape.size()); }
-  // The elements in C order as one run `stride` apart, if they are (any 1-D array; contiguous N-D).
+  // The elements in C order as one run `stride` apart, if they are (any 1-D array; contiguous N-D; a
+  // broadcast of one element: stride 0).
   bool one_run(std::int64_t& stride) const;
   // Elements from the first to the last one the array touches.
   std::int64_t extent() const;

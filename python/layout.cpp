@@ -91,16 +91,17 @@ bool collapse(const Array& a, const std::vector<std::size_t>& dims, Run& r) {
 }
 
 // The matrix of r x c elements with strides (s0, s1) as a row-major one (transposed when its columns
-// have unit stride, per flipped).
+// have unit stride, per flipped). A row stride of 0 (a broadcast: every row the first) is ld 0, which the
+// per-row / per-column reductions read in place.
 bool row_major(std::int64_t r, std::int64_t c, std::int64_t s0, std::int64_t s1, MatrixPlan& p) {
   if (s1 == 1 || c <= 1) {
-    p.rows = r, p.cols = c, p.ld = std::max<std::int64_t>(s0, c);
-    return r <= 1 || s0 >= c;
+    p.rows = r, p.cols = c, p.ld = s0 == 0 && r > 1 ? 0 : std::max<std::int64_t>(s0, c);
+    return r <= 1 || s0 >= c || p.ld == 0;
   }
   if (s0 == 1 || r <= 1) {  // the transpose is row-major: its rows are our columns
-    p.rows = c, p.cols = r, p.ld = std::max<std::int64_t>(s1, r);
+    p.rows = c, p.cols = r, p.ld = s1 == 0 && c > 1 ? 0 : std::max<std::int64_t>(s1, r);
     p.per = p.per == tandem::Per::row ? tandem::Per::col : tandem::Per::row;
-    return c <= 1 || s1 >= r;
+    return c <= 1 || s1 >= r || p.ld == 0;
   }
   return false;
 }

@@ -183,7 +183,7 @@ py::object PyEngine::reduce_all(Op op, Input& in, Dtype result, const ReduceArgs
   std::int64_t stride = 1;
   if (!a.one_run(stride)) a = a.device ? contiguous_device_copy(a, in.stream) : contiguous_copy(a), stride = 1;
   const auto n = std::size_t(a.size());
-  const auto step = std::size_t(std::max<std::int64_t>(stride, 1));
+  const auto step = std::size_t(n <= 1 ? 1 : stride);  // (0: a broadcast, one element read n times)
   if (!a.device) {  // a NumPy scalar of the result type (an array with keepdims / out=)
     double real = 0;
     std::int64_t integer = 0;
@@ -225,6 +225,31 @@ py::object PyEngine::reduce_axes(Op op, Input& in, Dtype result, const ReduceArg
   const Dtype computed = tandem::result_dtype(op, a.dtype);
   const auto shape = result_shape(a, reduced, r.keepdims);
   const std::int64_t count = kept_size(a, reduced);
+  if (count > 0 && reduced_size(a, reduced) > 0) {
+    // A kept axis of stride 0 (a broadcast) repeats the same results along it: computed once (the axis
+    // taken as length 1) and repeated into the result, so that no broadcast is copied.
+    const std::vector<std::int64_t> full = a.shape;
+    bool repeats = false;
+    py::tuple first(full.size());  // x[:, 0:1, :]: those axes as length 1 (the library's own view)
+    for (std::size_t d = 0; d < full.size(); ++d) {
+      const bool one = !reduced[d] && full[d] > 1 && a.strides[d] == 0 && a.lib != Lib::other;
+      if (one) a.shape[d] = 1, repeats = true;
+      first[d] = py::reinterpret_steal<py::object>(one ? PySlice_New(py::int_(0).ptr(), py::int_(1).ptr(), nullptr)
+                                                       : PySlice_New(nullptr, nullptr, nullptr));
+    }
+    if (repeats) {
+      ReduceArgs once = r;
+      once.keepdims = true, once.out = py::none();
+      const py::object whole = a.keep;
+      a.keep = whole[first];  // (what a copy, where one is needed, is made of)
+      const py::object part = reduce_axes(op, in, result, once, reduced);
+      a.shape = full, a.keep = whole;
+      const auto have = result_shape(a, reduced, true);
+      Array value = new_array_like(a, have, result);
+      library_copy(value.keep, part, a.lib);  // (NumPy's broadcasting; CuPy's and PyTorch's copies too)
+      return finish(value.keep, have, in, result, result, shape, r.out);
+    }
+  }
   // The results go straight into out= where it holds them as they are computed (the type, C order);
   // otherwise into a new array, converted and copied into out= after.
   Array value;
@@ -271,7 +296,8 @@ py::object PyEngine::reduce_axes(Op op, Input& in, Dtype result, const ReduceArg
     const auto buf = in.eng->wrap(static_cast<T*>(a.data), std::size_t(a.extent()));
     DeviceOut out{*in.eng, value.data, std::size_t(count)};
     py::gil_scoped_release unlocked;
-    reduce_per<T>(*in.eng, op, buf.matrix(rows, cols, ld), p.per, out, o);
+    // (Made directly: Buffer::matrix takes ld 0 for cols, where a broadcast's ld 0 repeats the first row.)
+    reduce_per<T>(*in.eng, op, tandem::BufferMatrix<T>{&buf, 0, rows, cols, ld}, p.per, out, o);
   });
   return done();
 }

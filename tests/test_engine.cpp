@@ -168,7 +168,18 @@ TANDEM_BACKEND_TEST(reduce_errors, "reduce: every invalid input throws tandem::E
   CHECK_THROWS_AS(eng.max(std::span<const double>()), tandem::Error);
   CHECK_THROWS_AS(eng.mean(std::span<const std::int64_t>()), tandem::Error);
   CHECK(contains(message_of([&] { eng.sum(tandem::StridedView<float>{nullptr, 3, 1}); }), "null"));
-  CHECK(contains(message_of([&] { eng.sum(tandem::StridedView<float>{x.data(), 3, 0}); }), "stride"));
+  // Stride 0 (a broadcast) reads x[0] three times; ld 0 repeats the first row; an output stays refused
+  // where it would overlap, and ld 0 is no matmul operand.
+  CHECK(eng.sum(tandem::StridedView<float>{x.data(), 3, 0}) == 3 * x[0]);
+  CHECK(eng.argmax(eng.upload<float>(x).view(1, 4, 0)) == 0);
+  std::vector<float> per_column(2);
+  eng.sum(tandem::MatrixView<const float>{x.data(), 3, 2, 0}, tandem::Per::col, std::span(per_column));
+  CHECK((per_column[0] == 3 * x[0] && per_column[1] == 3 * x[1]));
+  std::vector<float> c(4);
+  CHECK(contains(message_of([&] {
+                   eng.matmul<float>({x.data(), 2, 2, 0}, {x.data(), 2, 2, 2}, {c.data(), 2, 2, 2});
+                 }),
+                 "ld (0) is smaller than cols"));
   CHECK_THROWS_AS(eng.sum(tandem::StridedView<float>{x.data(), SIZE_MAX / 2, 4}), tandem::Error);
   auto buf = eng.upload<float>(x);
   CHECK(contains(message_of([&] { eng.sum(buf.view(1, 3, 1)); }), "past the buffer"));
@@ -597,7 +608,10 @@ TEST_CASE("Error::kind: value, type and failure" * doctest::test_suite("common")
   CHECK(kind_of([] { tandem::parse_backend("gpu"); }) == K::value);
   CHECK(kind_of([&] { cpu.sum(std::span<const float>(x), {.kernel = "no_such_kernel"}); }) == K::value);
   CHECK(kind_of([&] { cpu.min(std::span<const float>(x.data(), 0)); }) == K::value);  // empty
-  CHECK(kind_of([&] { (void)cpu.reduce<tandem::Op::sum>(tandem::StridedView<float>{x.data(), 2, 0}); }) == K::value);
+  std::vector<float> two(2);
+  CHECK(kind_of([&] {
+          cpu.sum(tandem::MatrixView<const float>{x.data(), 2, 3, 1}, tandem::Per::row, std::span(two));
+        }) == K::value);  // (ld < cols, and not 0)
   // A Buffer's upload / download outside it, or from / into a null span with elements: the caller's values.
   auto buf = cpu.upload<float>(x);
   std::vector<float> host(4);

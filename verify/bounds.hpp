@@ -2,8 +2,8 @@
 //
 //   sum of floats    |result - sum| <= 8 u sum|x|        u = 2^-24 for float, 2^-53 for double
 //                    (every kernel sums in blocks or trees, whose error is far below this for signed data)
-//   sum of terms never below zero (sumsq)   |result - s| <= (n + 8) u s   (any order; exact data is
-//                    compared bit for bit)
+//   sum of terms of one sign (sumsq; one element repeated)   |result - s| <= (n + 8) u |s|
+//                    (any order; exact data is compared bit for bit)
 //   mean of floats   |result - sum/n| <= (8 u sum|x| + |sum| eps_double) / n     (mean is double(sum) / n)
 //   integer sums, min and max: exact (bit for bit)
 //   matmul           |C - ref| <= (c_in + 2 K u) sum_k |a_ik b_kj|   per element, u of the element type

@@ -3,8 +3,9 @@
 //
 //   reductions  op (the op table) x element type (the dtype table) x data (exact, random, NaN / inf,
 //               signed zeros; integers over their whole range) x size x layout (contiguous, strided,
-//               misaligned start, stride 0, empty; matrices packed, ld > cols with the padding poisoned
-//               by NaN or by the type's largest value, misaligned) x form (span, range, StridedView,
+//               misaligned start, stride 0: one element read n times, empty; matrices packed, ld > cols
+//               with the padding poisoned by NaN or by the type's largest value, misaligned, ld 0: the
+//               first row repeated) x form (span, range, StridedView,
 //               Buffer, BufferView, *_into, per row, per column, host and Buffer) x every kernel of the
 //               backend's KernelInfo table x deterministic off / on
 //   addresses   every op x element type x kernel x mode, vectors and per row / per column, the same values
@@ -17,7 +18,7 @@
 //               promises them
 //
 // A case the kernel's KernelInfo does not take (dtype, op, per row / column, deterministic mode), an empty
-// input of an op whose EmptyRule is error, and a stride of 0 must throw tandem::Error; every other case
+// input of an op whose EmptyRule is error must throw tandem::Error; every other case
 // must give the reference's result within its documented bound (verify/verdict.hpp), leave the
 // padding of C and of the outputs untouched, and in deterministic mode give the bits of the canonical
 // order. Deterministic results are also compared bit for bit across forms, kernels and every backend

@@ -110,7 +110,7 @@ bool expressible(Layout l, Form f) {
     case Form::buffer_view:
       return l != Layout::contiguous;
     case Form::into:
-      return l == Layout::contiguous || l == Layout::strided;
+      return l != Layout::misaligned;
   }
   return false;
 }
@@ -179,18 +179,25 @@ void vectors(const tandem::Engine& eng, Report& report) {
   for (Kind kind : kinds<T>(quick))
     for (std::size_t n : sizes) {
       const Vector<T> x = elements<T>(kind, n, 1000 + n);
-      const auto values = as_compute(x.data(), n, 1);
-      const auto ref = reference_of<T>(values);
-      const std::string data = type + " " + kind_name(kind) + " n=" + std::to_string(n);
+      const std::string data_of_x = type + " " + kind_name(kind) + " n=" + std::to_string(n);
+      // Stride 0 reads the one element placed (x's last) n times: its values and reference are those.
+      const auto all_values = as_compute(x.data(), n, 1),
+                 repeated_values = n > 0 ? as_compute(x.data() + n - 1, n, 0) : all_values;
+      const auto all_ref = reference_of<T>(all_values),
+                 repeated_ref = n > 0 ? reference_of<T>(repeated_values).one_sign() : all_ref;
       for (Layout layout : {Layout::contiguous, Layout::misaligned, Layout::strided, Layout::zero_stride}) {
         if (layout == Layout::zero_stride && n == 0) continue;
+        const bool repeated = layout == Layout::zero_stride;
+        const auto& values = repeated ? repeated_values : all_values;
+        const auto& ref = repeated ? repeated_ref : all_ref;
+        const std::string data = data_of_x + (repeated ? " (one element repeated)" : "");
         const Placed<T> p = place(eng, x, layout);
         for (Form form : {Form::span, Form::range, Form::strided_view, Form::buffer, Form::buffer_view, Form::into}) {
           if (!expressible(layout, form)) continue;
           for_each_op([&]<Op O>() {
             for (const Mode& m : modes<T>(infos)) {
-              const bool refused = kernel_refuses<O, T>(m) || layout == Layout::zero_stride ||
-                                   (n == 0 && tandem::info(O).empty == tandem::EmptyRule::error);
+              const bool refused =
+                  kernel_refuses<O, T>(m) || (n == 0 && tandem::info(O).empty == tandem::EmptyRule::error);
               const std::string what = backend + ": " + data + " " + kLayoutNames[int(layout)] + " " +
                                        kFormNames[int(form)] + " " + tandem::to_string(O) + " kernel " + mode_name(m);
               const tandem::ReduceOptions o{m.kernel->name, m.det};
@@ -210,9 +217,9 @@ void vectors(const tandem::Engine& eng, Report& report) {
 
 // ---- Matrices: per row and per column --------------------------------------------------------------
 
-enum class MatrixLayout { packed, padded_nan, padded_huge, misaligned };
+enum class MatrixLayout { packed, padded_nan, padded_huge, misaligned, repeated_row };
 constexpr const char* kMatrixLayoutNames[] = {"packed", "ld > cols (NaN padding)", "ld > cols (huge padding)",
-                                              "misaligned"};
+                                              "misaligned", "ld 0 (the first row repeated)"};
 
 template <class T>
 struct PlacedMatrix {
@@ -227,9 +234,11 @@ PlacedMatrix<T> place_matrix(const tandem::Engine& eng, const Vector<T>& x, std:
   PlacedMatrix<T> p;
   p.rows = rows, p.cols = cols;
   p.first = l == MatrixLayout::misaligned ? 1 : 0;
-  p.ld = l == MatrixLayout::padded_nan || l == MatrixLayout::padded_huge ? cols + 3 : cols;
-  p.arena.assign(p.first + rows * p.ld + 3, poison<T>(l == MatrixLayout::padded_huge));
-  for (std::size_t i = 0; i < rows; ++i)
+  p.ld = l == MatrixLayout::padded_nan || l == MatrixLayout::padded_huge ? cols + 3
+         : l == MatrixLayout::repeated_row                               ? 0
+                                                                         : cols;
+  p.arena.assign(p.first + std::max<std::size_t>(rows * p.ld, cols) + 3, poison<T>(l == MatrixLayout::padded_huge));
+  for (std::size_t i = 0; i < (p.ld == 0 ? std::min<std::size_t>(rows, 1) : rows); ++i)
     for (std::size_t j = 0; j < cols; ++j) p.arena[p.first + i * p.ld + j] = x[i * cols + j];
   p.buffer = eng.upload<T>(p.arena);
   return p;
@@ -250,7 +259,7 @@ Vector<tandem::op_result_t<O, T>> reduce_matrix(const tandem::Engine& eng, const
   using R = tandem::op_buffer_result_t<O, T>;
   const R sentinel = R(5);
   const auto dst = eng.upload<R>(Vector<R>(count + 1, sentinel));
-  eng.reduce<O>(p.buffer.matrix(p.rows, p.cols, p.ld, p.first), per, dst, o);
+  eng.reduce<O>(tandem::BufferMatrix<T>{&p.buffer, p.first, p.rows, p.cols, p.ld}, per, dst, o);  // (ld 0 too)
   const Vector<R> back = dst.to_vector();
   if (!same_bits(back[count], sentinel)) throw std::runtime_error("wrote past its results in the output Buffer");
   for (std::size_t i = 0; i < count; ++i) out[i] = tandem::op_result_t<O, T>(back[i]);
@@ -271,21 +280,29 @@ void matrices(const tandem::Engine& eng, Report& report) {
   for (Kind kind : kinds<T>(quick))
     for (const Shape& s : shapes) {
       const Vector<T> x = elements<T>(kind, s.rows * s.cols, 77 + s.rows * 31 + s.cols);
-      const std::string data =
+      const std::string data_of_x =
           type + " " + kind_name(kind) + " " + std::to_string(s.rows) + "x" + std::to_string(s.cols);
       for (tandem::Per per : {tandem::Per::row, tandem::Per::col}) {
-        // Each row's (column's) elements as the compute type, and their references.
+        // Each row's (column's) elements as the compute type, and their references: of x, and of x's first
+        // row repeated (ld 0: row i is row 0).
         const std::size_t count = per == tandem::Per::row ? s.rows : s.cols,
                           len = per == tandem::Per::row ? s.cols : s.rows;
-        std::vector<Vector<C>> vecs(count);
-        std::vector<ReduceReference<C>> refs;
+        std::vector<Vector<C>> all_vecs(count), repeated_vecs(count);
+        std::vector<ReduceReference<C>> all_refs, repeated_refs;
         for (std::size_t v = 0; v < count; ++v) {
-          vecs[v] = per == tandem::Per::row ? as_compute(x.data() + v * s.cols, len, 1)
-                                            : as_compute(x.data() + v, len, s.cols);
-          refs.push_back(reference_of<T>(vecs[v]));
+          all_vecs[v] = per == tandem::Per::row ? as_compute(x.data() + v * s.cols, len, 1)
+                                                : as_compute(x.data() + v, len, s.cols);
+          repeated_vecs[v] = per == tandem::Per::row ? as_compute(x.data(), len, 1) : as_compute(x.data() + v, len, 0);
+          all_refs.push_back(reference_of<T>(all_vecs[v]));
+          repeated_refs.push_back(per == tandem::Per::row ? reference_of<T>(repeated_vecs[v])
+                                                          : reference_of<T>(repeated_vecs[v]).one_sign());
         }
-        for (MatrixLayout layout :
-             {MatrixLayout::packed, MatrixLayout::padded_nan, MatrixLayout::padded_huge, MatrixLayout::misaligned}) {
+        for (MatrixLayout layout : {MatrixLayout::packed, MatrixLayout::padded_nan, MatrixLayout::padded_huge,
+                                    MatrixLayout::misaligned, MatrixLayout::repeated_row}) {
+          const bool repeated = layout == MatrixLayout::repeated_row;
+          const auto& vecs = repeated ? repeated_vecs : all_vecs;
+          const auto& refs = repeated ? repeated_refs : all_refs;
+          const std::string data = data_of_x + (repeated ? " (row 0 repeated)" : "");
           const PlacedMatrix<T> p = place_matrix(eng, x, s.rows, s.cols, layout);
           for (bool in_buffer : {false, true})
             for_each_op([&]<Op O>() {

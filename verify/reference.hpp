@@ -102,7 +102,9 @@ struct Term<tandem::Op::sumsq> {
 // any NaN or both infinities make the sum NaN, one infinity makes it that infinity).
 template <tandem::Element T>
 struct AdditiveReference {
-  bool non_negative = false;  // Term<O>::kNonNegative
+  // Every term has one sign (Term<O>::kNonNegative, or one element repeated: ReduceReference::one_sign):
+  // their rounding errors do not cancel, so the bound is the classical one of any order.
+  bool one_signed = false;
   std::size_t count = 0;
   std::uint64_t wrapped = 0;    // integers: the sum modulo 2^64
   unsigned __int128 exact = 0;  // integers: the sum itself (as a two's-complement 128-bit value)
@@ -149,18 +151,21 @@ struct AdditiveReference {
     }
   }
   // |result - sum| may be at most this for floats (bounds.hpp; integers: 0, they are exact): 8 u sum|term|,
-  // or (n + 8) u sum for terms that are never negative.
+  // or (n + 8) u sum|term| for terms of one sign.
   long double bound() const {
     if constexpr (std::is_integral_v<T>)
       return 0;
     else
-      return non_negative ? tandem_verify::sumsq_bound<T>(sum, count) : tandem_verify::sum_bound<T>(abs_sum);
+      return one_signed ? tandem_verify::sumsq_bound<T>(abs_sum, count) : tandem_verify::sum_bound<T>(abs_sum);
   }
   // The mean of integers as mean() computes it: the exact sum rounded to double once, divided by n (count
   // > 0). (GCC converts __int128 to the nearest double.)
   double integer_mean() const requires std::is_integral_v<T> { return double(__int128(exact)) / double(count); }
   // |mean - sum / count| may be at most this for floats (count > 0).
-  long double mean_bound() const { return tandem_verify::mean_bound<T>(sum, abs_sum, count); }
+  long double mean_bound() const {
+    if (!one_signed) return tandem_verify::mean_bound<T>(sum, abs_sum, count);
+    return (bound() + std::fabs(sum) * (long double)std::numeric_limits<double>::epsilon()) / (long double)count;
+  }
 };
 
 // The reference of a product. Integers: the wrapping product modulo 2^64 (as the library's int64 results
@@ -239,7 +244,12 @@ struct ReduceReference {
   std::size_t lo_index = 0, hi_index = 0, nan_index = 0;
 
   ReduceReference() {
-    each_additive([&]<tandem::Op O>() { additive[std::size_t(O)].non_negative = Term<O>::kNonNegative; });
+    each_additive([&]<tandem::Op O>() { additive[std::size_t(O)].one_signed = Term<O>::kNonNegative; });
+  }
+  // The elements are one value repeated (a stride-0 view): every op's terms have one sign.
+  ReduceReference& one_sign() {
+    for (auto& a : additive) a.one_signed = true;
+    return *this;
   }
 
   // The reference of additive op `op` (a mean: of the op it is computed as).

@@ -60,7 +60,7 @@ template <Op O, class T>
 bool narrow_columns(std::int64_t cols, std::int64_t ld) {
   constexpr bool plain_vectorises = (additive<typename OpFor<O, T>::type> && std::is_floating_point_v<T>) ||
                                     ((O == Op::min || O == Op::max) && std::is_integral_v<T>);
-  return cols <= kNarrowColumns && (ld < lanes_of<T> || !plain_vectorises);
+  return ld > 0 && cols <= kNarrowColumns && (ld < lanes_of<T> || !plain_vectorises);  // (ld 0: one row repeated)
 }
 
 // The key of an element: an integer whose order is the order of the values (floats: -0.0 below +0.0;

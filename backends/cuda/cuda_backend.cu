@@ -245,19 +245,21 @@ class CudaBackend final : public detail::BackendImpl {
   }
 
   // Per-row / per-column reductions (backends/cuda/reduce/per_matrix.cu). Host matrices are staged compactly
-  // (upload_rows), their results come back before the call returns.
+  // (upload_rows; ld 0, one row repeated: that row once, read with ld 0 there too), their results come back
+  // before the call returns.
   void reduce_matrix(const detail::MatrixReduceArgs& a, void* out) override {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);
     if (!a.resident) require_not_capturing("a per-row / per-column reduction of host data");
     finish_on_error([&] {
       if (a.resident) return cuda::reduce_matrix(a, a.data, a.ld, out, scratch_, stream_);
-      const std::size_t e = size_of(a.dtype), elements = std::size_t(a.rows * a.cols);
+      const std::int64_t rows = a.ld == 0 ? std::min<std::int64_t>(a.rows, 1) : a.rows;
+      const std::size_t e = size_of(a.dtype), elements = std::size_t(rows * a.cols);
       void* dx = staging_c_.get(std::max<std::size_t>(elements * e, 256));
-      if (elements > 0) staging_.upload_rows(dx, a.data, a.rows, a.cols, a.ld, e);
+      if (elements > 0) staging_.upload_rows(dx, a.data, rows, a.cols, a.ld == 0 ? a.cols : a.ld, e);
       const std::size_t bytes = std::size_t(a.per == Per::row ? a.rows : a.cols) * matrix_result_size(a);
       void* d_out = result_.get(std::max<std::size_t>(bytes, 256));
-      cuda::reduce_matrix(a, dx, a.cols, d_out, scratch_, stream_);
+      cuda::reduce_matrix(a, dx, a.ld == 0 ? 0 : a.cols, d_out, scratch_, stream_);
       TANDEM_CUDA_CHECK(cudaMemcpyAsync(out, d_out, bytes, cudaMemcpyDeviceToHost, stream_));
       TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
     });

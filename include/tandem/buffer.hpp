@@ -68,14 +68,15 @@ struct BufferShard {
   T* data;
 };
 
-// count elements of a Buffer starting at offset, stride elements apart.
+// count elements of a Buffer starting at offset, stride elements apart (0: the one element count times).
 template <class T>
 struct BufferView {
   const Buffer<T>* buffer;
   std::size_t offset, count, stride = 1;
 };
 
-// A row-major matrix stored in a Buffer from element `offset` on.
+// A row-major matrix stored in a Buffer from element `offset` on (ld 0, for the per-row / per-column
+// reductions: every row is the first one; Buffer::matrix() takes an ld of 0 for cols).
 template <class T>
 struct BufferMatrix {
   const Buffer<T>* buffer;

@@ -109,7 +109,8 @@ constexpr const char* to_string(Determinism d) {
 
 // ---- Views ----------------------------------------------------------------------------------------
 
-// A row-major matrix: element (i, j) is data[i * ld + j]; ld >= cols.
+// A row-major matrix: element (i, j) is data[i * ld + j]; ld >= cols, or for the per-row / per-column
+// reductions ld 0: every row is the first one (a broadcast row).
 template <class T>
 struct MatrixView {
   T* data;
@@ -130,8 +131,8 @@ struct BatchView {
   operator BatchView<const T>() const requires(!std::is_const_v<T>) { return {data, rows, cols, ld, count, stride}; }
 };
 
-// `count` elements of host memory, `stride` elements apart: data[0], data[stride], ...
-// One column of a row-major matrix is StridedView{&m[0][j], rows, ld}.
+// `count` elements of host memory, `stride` elements apart: data[0], data[stride], ... (stride 0:
+// data[0] count times, a broadcast). One column of a row-major matrix is StridedView{&m[0][j], rows, ld}.
 template <class T>
 struct StridedView {
   const T* data;

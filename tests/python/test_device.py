@@ -223,8 +223,8 @@ def test_cuda_array_interface_in_place():
 
 
 def test_layouts_copied_by_the_library(lib):
-    """Device views tandem cannot read in place (stride 0, negative strides) are copied by their own
-    library, and give the CPU engine's answers on the same values."""
+    """Device views tandem cannot read in place (negative strides) are copied by their own library,
+    broadcasts (stride 0) are read in place, and both give the CPU engine's answers on the same values."""
     eng, cpu = tandem.Engine("cuda"), tandem.Engine("cpu")
     x = np.random.default_rng(5).uniform(-1, 1, (33, 17)).astype(np.float32)
     d = to_device(lib, x)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tandem
-from test_numpy import BACKENDS, DTYPES, OPS, check, numpy_result, values
+from test_numpy import BACKENDS, DTYPES, OPS, canonical_sum, check, numpy_result, values
 
 
 @pytest.fixture(params=BACKENDS, scope="module")
@@ -53,6 +53,47 @@ def test_byte_order(eng, order):
         return
     with pytest.raises(tandem.Error, match="order"):  # an output is never converted: refused
         eng.matmul(a, b, out=np.zeros((5, 4), np.dtype(np.float64).newbyteorder(order)))
+
+
+def repeated_canonical_sum(v, n):
+    """test_numpy.canonical_sum of n copies of v without making them: each level is some copies of one
+    value followed by at most one other (the last, shorter chunk's), so each level's full chunks share
+    one value."""
+    t = type(v)
+    same, k, tail = v, n, []
+    while k + len(tail) > 4096:
+        full = canonical_sum(np.full(4096, same, dtype=t))
+        rest = [same] * (k % 4096) + tail
+        same, k, tail = full, k // 4096, [canonical_sum(np.array(rest, dtype=t))] if rest else []
+    return canonical_sum(np.array([same] * k + tail, dtype=t))
+
+
+def test_broadcasts_are_read_in_place(eng):
+    # A broadcast is read where it lies, never copied: a reduced stride-0 axis reads its one element (or row)
+    # as often as it repeats, a kept one repeats the results. tracemalloc sees NumPy's allocations; a copy
+    # of these would take 117 MB, a result 16 MB at most.
+    import tracemalloc
+
+    b = np.broadcast_to(values(7, np.float32, seed=9), (2**22, 7))
+    s = np.broadcast_to(np.float64(-2.5), (3000, 5000))
+    tracemalloc.start()
+    try:
+        got = [eng.sum(b, axis=0), eng.max(b.T, axis=1), eng.sum(b, axis=1), eng.argmax(s, axis=0),
+               eng.mean(s, axis=1), eng.sum(s), eng.min(b[:, 3])]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2**20, peak
+    want = [np.sum(b, axis=0), np.max(b.T, axis=1), np.sum(b, axis=1), np.argmax(s, axis=0), np.mean(s, axis=1),
+            np.sum(s), np.min(b[:, 3])]
+    for op, g, w, x in zip(["sum", "max", "sum", "argmax", "mean", "sum", "min"], got, want, [b, b, b, s, s, s, b]):
+        check(op, g, w, x)
+    # Past 2^31 elements: the one element read 2^31 + 5 times (a copy would be 8 GiB).
+    n = 2**31 + 5
+    big = np.broadcast_to(np.float32(0.75), (n,))
+    assert eng.sum(big, deterministic=True) == repeated_canonical_sum(np.float32(0.75), n)
+    assert abs(float(eng.sum(big)) - 0.75 * n) <= (n + 8) * 2.0**-24 * 0.75 * n
+    assert eng.argmin(big) == 0 and eng.max(big) == np.float32(0.75) and eng.mean(big) == 0.75
 
 
 def test_other_views(eng):

@@ -16,16 +16,17 @@ constexpr std::string_view kCheckHelp = R"(usage: tandem check [options]
 The cross-backend check: the conformance matrix, generated from the library's tables. For every op
 ({ops}) and element type ({dtypes}): data (exact small integers, random values, NaN and infinities,
 signed zeros; integers over their whole range), sizes that miss every block (0, 1, 2, 31, 33, 257,
-4097, 65537, 100003), layouts (contiguous, strided, misaligned, stride 0, empty; matrices with ld >
-cols whose padding holds NaN or the type's largest value), every form (span, std::vector,
+4097, 65537, 100003), layouts (contiguous, strided, misaligned, stride 0: one element repeated,
+empty; matrices with ld > cols whose padding holds NaN or the type's largest value, ld 0: the first
+row repeated), every form (span, std::vector,
 StridedView, Buffer, BufferView, *_into, per row and per column from host memory and Buffers), every
 kernel of the backend's KernelInfo table, deterministic mode off and on. Matmul: every element type
 it takes, shapes with tails and K = 0, every transpose pair, alpha and beta (beta = 0 over a NaN C),
 packed and padded operands, batches with gaps and one B for every entry, misaligned starts, host and
 Buffer forms, every kernel, deterministic off and on.
 
-A case the kernel's KernelInfo does not take, an empty input of an op that has no value for one, and a
-stride of 0 must throw tandem::Error; every other case must match the independent reference within
+A case the kernel's KernelInfo does not take and an empty input of an op that has no value for one must
+throw tandem::Error; every other case must match the independent reference within
 its documented bound (sums of exact data, min, max, argmin, argmax and integer results bit for bit),
 leave padding and the outputs' other elements untouched, and in deterministic mode give the bits of
 the canonical order, the same for every form, kernel and backend.
