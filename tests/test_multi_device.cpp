@@ -111,6 +111,10 @@ void check_reductions(const Engine& multi, const Engine& single, int devices) {
     if (n > 10) {
       const std::size_t off = 5, cnt = (n - off + 1) / 2;
       compare_ops<T>(multi, single, mb.view(off, cnt, 2), sb.view(off, cnt, 2), cnt, "Buffer view, offset 5 stride 2");
+      // Stride 0: one element of the last shard, read 3n times (a broadcast), and the same on the host.
+      compare_ops<T>(multi, single, mb.view(n - 2, 3 * n, 0), sb.view(n - 2, 3 * n, 0), 3 * n, "Buffer view, stride 0");
+      const tandem::StridedView<T> repeated{x.data() + 1, 3 * n, 0};
+      compare_ops<T>(multi, single, repeated, repeated, 3 * n, "host view, stride 0");
     }
   }
 }
