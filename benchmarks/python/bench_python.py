@@ -6,7 +6,8 @@ writes the rows for the docs' results tables.
           the k-means step (per-row argmin / min of a 200000 x 16 float32 matrix)
   device  PyTorch / CuPy GPU arrays (CUDA engine): per-call cost of a 64-element sum (calls enqueued back to
           back, then one synchronize: what a Python loop pays per call); sum and argmax of 2^28 floats; row
-          and column sums of 2^14 x 2^14; bf16 and fp16 matmul 8192^3 against `a @ b`
+          and column sums of 2^14 x 2^14; the k-means step on the GPU (per-row argmin / min / sum of 200000 x 16
+          float32); bf16 and fp16 matmul 8192^3 against `a @ b`
 
 Run: PYTHONPATH=build/python /usr/bin/python3 benchmarks/python/bench_python.py [--json results.json] [--quick]
 (the interpreter the module was built for; device rows need a GPU and CuPy / PyTorch). Times are medians."""
@@ -78,6 +79,11 @@ def device_rows():
                 row("torch", f"{what} sums of {side} x {side} float32", "GB/s",
                     mat.numel() * 4 / median_seconds(lambda: gpu.sum(mat, axis=axis), 5, sync) / 1e9,
                     f"torch.sum(dim={axis})", mat.numel() * 4 / median_seconds(lambda: torch.sum(mat, dim=axis), 5, sync) / 1e9)
+            km = torch.rand(200000, 16, device="cuda") * 2 - 1  # the k-means step's distances
+            for op, theirs in (("argmin", torch.argmin), ("min", torch.amin), ("sum", torch.sum)):
+                row("torch", f"k-means step: {op} per row of 200000 x 16 float32", "ms",
+                    median_seconds(lambda: getattr(gpu, op)(km, axis=1), 50, sync) * 1e3, f"torch.{theirs.__name__}(dim=1)",
+                    median_seconds(lambda: theirs(km, dim=1), 50, sync) * 1e3)
             k = 2048 if args.quick else 8192
             for dt in (torch.bfloat16, torch.float16):
                 a = torch.randn(k, k, device="cuda", dtype=dt)
