@@ -1,6 +1,9 @@
 // Per-row and per-column reductions (Engine::sum(MatrixView, Per, ...)) of a row-major matrix in device
 // memory, with the operators of common/reduce_ops.hpp, so NaN, signed-zero and first-index
 // rules are those of the vector ops.
+//   per row, narrow rows  one thread per row, its elements in order (up to 32: a warp per row would
+//                         leave lanes idle and spend more on its shuffle tree than on the loads;
+//                         the k-means step's 200000 x 16 distances)
 //   per row, short rows   one warp per row (warps grid-stride over rows), lanes stride the row
 //                         (coalesced), a shuffle tree ends it: tall, narrow matrices (2^20 x 64)
 //   per row, long rows    one block per row (blocks grid-stride over rows), block_reduce ends it
@@ -33,6 +36,7 @@ using reduction::kWarpSize;
 constexpr int kBlock = 256;
 constexpr int kColumnWarps = 8;       // warps (rows in flight) per block of the column kernel
 constexpr Index kBlockPerRow = 1024;  // rows at least this long get a block each, shorter ones a warp
+constexpr Index kThreadPerRow = 32;   // rows at most this long get a thread each
 constexpr int kUnroll = 4;            // loads issued before their combines
 
 template <Op O, class T>
@@ -85,6 +89,15 @@ __global__ void __launch_bounds__(kBlock)
     acc = reduction::warp_reduce<Operator>(acc);
     if (lane == 0) store<O, T>(acc, cols, divide, out, r);
   }
+}
+
+template <Op O, class T>
+__global__ void __launch_bounds__(kBlock)
+    row_thread_kernel(const T* __restrict__ x, Index rows, Index cols, Index ld, bool divide, void* out) {
+  using Operator = OperatorOf<O, T>;
+  const Index threads = Index(gridDim.x) * blockDim.x;
+  for (Index r = Index(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += threads)
+    store<O, T>(accumulate_row<Operator>(x + r * ld, 0, 1, cols), cols, divide, out, r);
 }
 
 template <Op O, class T>
@@ -307,6 +320,10 @@ void per_row(const MatrixReduceArgs& a, const T* x, Index ld, void* out, cudaStr
   if (a.cols >= kBlockPerRow) {
     const auto kernel = row_block_kernel<O, T>;
     const unsigned grid = grid_stride_blocks(kernel, a.rows, 1);
+    kernel<<<grid, kBlock, 0, stream>>>(x, a.rows, a.cols, ld, a.divide, out);
+  } else if (a.cols <= kThreadPerRow) {
+    const auto kernel = row_thread_kernel<O, T>;
+    const unsigned grid = grid_stride_blocks(kernel, a.rows, kBlock);
     kernel<<<grid, kBlock, 0, stream>>>(x, a.rows, a.cols, ld, a.divide, out);
   } else {
     const auto kernel = row_warp_kernel<O, T>;
