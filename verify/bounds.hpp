@@ -4,7 +4,7 @@
 //                    (every kernel sums in blocks or trees, whose error is far below this for signed data)
 //   sum of terms of one sign (sumsq; one element repeated)   |result - s| <= (n + 8) u |s|
 //                    (any order; exact data is compared bit for bit)
-//   mean of floats   |result - sum/n| <= (8 u sum|x| + |sum| eps_double) / n     (mean is double(sum) / n)
+//   mean of floats   |result - sum/n| <= (the sum's bound + |sum| eps_double) / n   (mean is double(sum) / n)
 //   integer sums, min and max: exact (bit for bit)
 //   matmul           |C - ref| <= (c_in + 2 K u) sum_k |a_ik b_kj|   per element, u of the element type
 //                    c_in: the input rounding of the kernel's KernelInfo::precision:
@@ -40,11 +40,10 @@ constexpr long double sumsq_bound(long double sq_sum, std::size_t n) {
   return ((long double)n + 8) * unit_roundoff<T>() * sq_sum;
 }
 
-// The bound of a float mean (double(sum) / n) around sum / n; n > 0.
-template <class T>
-long double mean_bound(long double sum, long double abs_sum, std::size_t n) {
-  return (sum_bound<T>(abs_sum) + std::fabs(sum) * (long double)std::numeric_limits<double>::epsilon()) /
-         (long double)n;
+// The bound of a float mean (double(sum) / n) around sum / n, from the bound of its sum (sum_bound, or
+// sumsq_bound for terms of one sign); n > 0.
+inline long double mean_bound(long double sum_error, long double sum, std::size_t n) {
+  return (sum_error + std::fabs(sum) * (long double)std::numeric_limits<double>::epsilon()) / (long double)n;
 }
 
 // c_in: the relative rounding of each input of a kernel computing in precision p.

@@ -162,10 +162,7 @@ struct AdditiveReference {
   // > 0). (GCC converts __int128 to the nearest double.)
   double integer_mean() const requires std::is_integral_v<T> { return double(__int128(exact)) / double(count); }
   // |mean - sum / count| may be at most this for floats (count > 0).
-  long double mean_bound() const {
-    if (!one_signed) return tandem_verify::mean_bound<T>(sum, abs_sum, count);
-    return (bound() + std::fabs(sum) * (long double)std::numeric_limits<double>::epsilon()) / (long double)count;
-  }
+  long double mean_bound() const { return tandem_verify::mean_bound(bound(), sum, count); }
 };
 
 // The reference of a product. Integers: the wrapping product modulo 2^64 (as the library's int64 results
