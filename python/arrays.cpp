@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <ranges>
 #include <span>
 #include <tuple>
 #include <utility>
@@ -35,20 +36,10 @@ std::int64_t Array::size() const {
 }
 
 bool Array::one_run(std::int64_t& stride) const {
-  // The dimensions of length > 1 in C order, joined while each outer stride is the inner one times its
-  // length: C-contiguous arrays, any 1-D view, slices like a[:, ::2], and broadcasts (stride 0 throughout:
-  // one element, read in place as often as it repeats).
-  std::int64_t n = 1;
-  stride = 1;
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    if (shape[d] == 1) continue;
-    if (n == 1)
-      stride = strides[d];
-    else if (strides[d] != stride * n)
-      return false;
-    n *= shape[d];
-  }
-  return stride >= 0;
+  Run r;
+  if (!collapse(*this, std::views::iota(std::size_t(0), shape.size()), r)) return false;
+  stride = r.n > 1 ? r.stride : 1;
+  return true;
 }
 
 std::int64_t Array::extent() const {

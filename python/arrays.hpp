@@ -45,12 +45,33 @@ struct Array {
   std::int64_t size() const;
   std::size_t itemsize() const { return tandem::size_of(dtype); }
   int ndim() const { return int(shape.size()); }
-  // The elements in C order as one run `stride` apart, if they are (any 1-D array; contiguous N-D; a
-  // broadcast of one element: stride 0).
+  // The elements in C order as one run `stride` apart, if they are (collapse() of every dimension: any
+  // 1-D array, contiguous N-D, a broadcast of one element: stride 0).
   bool one_run(std::int64_t& stride) const;
   // Elements from the first to the last one the array touches.
   std::int64_t extent() const;
 };
+
+// Dimensions `dims` of a (in C order) as one strided run of n elements, if they are: each outer stride is
+// the next one's stride times its length (dimensions of length 1 do not move in memory and are skipped).
+struct Run {
+  std::int64_t n = 1, stride = 0;
+};
+template <class Dims>
+bool collapse(const Array& a, const Dims& dims, Run& r) {
+  r = {};
+  for (const auto dim : dims) {
+    const auto d = std::size_t(dim);
+    if (a.shape[d] == 1) continue;
+    if (r.n == 1)
+      r = {a.shape[d], a.strides[d]};
+    else if (r.stride == a.strides[d] * a.shape[d])
+      r = {r.n * a.shape[d], a.strides[d]};
+    else
+      return false;
+  }
+  return true;
+}
 
 // The element types' array names (NumPy's) from the table, ", "-separated; matmul_only: those matmul takes.
 std::string dtype_names(bool matmul_only = false);

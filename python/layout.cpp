@@ -72,24 +72,6 @@ std::vector<bool> reduced_axes(const py::object& axis, int ndim, bool tuples) {
 
 namespace {
 
-// Dimensions `dims` of a (in C order) as one strided run, if they are one.
-struct Run {
-  std::int64_t n = 1, stride = 0;
-};
-bool collapse(const Array& a, const std::vector<std::size_t>& dims, Run& r) {
-  r = {};
-  for (std::size_t d : dims) {
-    if (r.n == 1) {
-      r = {a.shape[d], a.strides[d]};
-    } else if (r.stride == a.strides[d] * a.shape[d]) {
-      r = {r.n * a.shape[d], a.strides[d]};
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
 // The matrix of r x c elements with strides (s0, s1) as a row-major one (transposed when its columns
 // have unit stride, per flipped). A row stride of 0 (a broadcast: every row the first) is ld 0, which the
 // per-row / per-column reductions read in place.
