@@ -141,5 +141,12 @@ if run 0 "$tandem" reduce --backend cpu --n 1000 --op all --repeat 1; then
   fi
 fi
 
+# --stride 0: one element read n times (a broadcast), every kernel and op judged against its reference
+# (exit 1 on any failed row); the byte types and a 16-bit type too.
+for dtype in float double int64 bfloat16 uint8 bool; do
+  run 0 "$tandem" reduce --backend cpu --kernel all --op all --n 100003 --stride 0 --dtype "$dtype" --repeat 1 &&
+    expect out "stride 0," "--stride 0 ($dtype) is shown" && reject out "FAIL" "--stride 0 ($dtype): every row passes"
+done
+
 echo "cli_test: $failures failed"
 [ "$failures" -eq 0 ]

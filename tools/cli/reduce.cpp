@@ -38,7 +38,7 @@ options:
   --op {ops}|all    default sum
   --dtype {dtypes}    default float
   --n N                              elements reduced, written 134217728, 1e6 or 2^27 (default 2^24)
-  --stride S                         reduce every S-th element (default 1)
+  --stride S                         reduce every S-th element (default 1; 0 reads the first element n times)
   --repeat R                         timed calls per row (default: at least 3, until 0.25 s)
   --seed X                           data seed (default 1)
 
@@ -120,14 +120,18 @@ int run_reduce(const tandem::Engine& eng, const ReduceConfig& cfg) {
   const std::size_t extent = cfg.n == 0 ? 0 : (cfg.n - 1) * cfg.stride + 1;
   tandem::Buffer<T> buf = eng.buffer<T>(extent);
   ReduceReference<R> ref;
+  if (cfg.stride == 0) ref.one_sign();  // one element read n times: its terms have one sign
   {
     tandem_verify::SplitMix64 g{cfg.seed};
     tandem_verify::Vector<T> chunk(std::min<std::size_t>(extent, 1 << 20));
     for (std::size_t begin = 0; begin < extent; begin += chunk.size()) {
       const std::span<T> part(chunk.data(), std::min(chunk.size(), extent - begin));
       tandem_verify::fill<T>(part, g, tandem_verify::Values::uniform);
-      for (std::size_t i = (cfg.stride - begin % cfg.stride) % cfg.stride; i < part.size(); i += cfg.stride)
-        ref.add(R(part[i]));
+      if (cfg.stride == 0)
+        for (std::size_t i = 0; i < cfg.n; ++i) ref.add(R(part[0]));  // (extent is 1: one part)
+      else
+        for (std::size_t i = (cfg.stride - begin % cfg.stride) % cfg.stride; i < part.size(); i += cfg.stride)
+          ref.add(R(part[i]));
       buf.upload(part, begin);
     }
   }
@@ -200,10 +204,10 @@ int cmd_reduce(const Options& o) {
     if (op == "all" || tandem::parse_op(op) == each) cfg.ops.push_back(each);
   cfg.dtype = dtype_option(o, tandem::Dtype::f32, /*matmul=*/false);
   cfg.n = count_option(o, "--n", 1ull << 24);
-  cfg.stride = count_option(o, "--stride", 1, 1);
+  cfg.stride = count_option(o, "--stride", 1);
   cfg.repeat = count_option(o, "--repeat", 0, 1);
   cfg.seed = count_option(o, "--seed", 1);
-  if (cfg.n > 1 && cfg.n - 1 > (std::numeric_limits<std::size_t>::max() - 1) / cfg.stride)
+  if (cfg.n > 1 && cfg.stride > 0 && cfg.n - 1 > (std::numeric_limits<std::size_t>::max() - 1) / cfg.stride)
     throw UsageError("--n and --stride reach past 2^64 elements");
 
   const tandem::Engine eng = make_engine(cfg.backend);
