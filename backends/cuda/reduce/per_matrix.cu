@@ -1,9 +1,9 @@
 // Per-row and per-column reductions (Engine::sum(MatrixView, Per, ...)) of a row-major matrix in device
 // memory, with the operators of common/reduce_ops.hpp, so NaN, signed-zero and first-index
 // rules are those of the vector ops.
-//   per row, narrow rows  one thread per row, its elements in order (up to 32: a warp per row would
-//                         leave lanes idle and spend more on its shuffle tree than on the loads;
-//                         the k-means step's 200000 x 16 distances)
+//   per row, narrow rows  one thread per row, its elements in order (up to 40, 64 for argmin / argmax: a
+//                         warp per row would leave lanes idle and spend more on its shuffle tree than on
+//                         the loads; the k-means step's 200000 x 16 or x 50 distances)
 //   per row, short rows   one warp per row (warps grid-stride over rows), lanes stride the row
 //                         (coalesced), a shuffle tree ends it: tall, narrow matrices (2^20 x 64)
 //   per row, long rows    one block per row (blocks grid-stride over rows), block_reduce ends it
@@ -36,8 +36,12 @@ using reduction::kWarpSize;
 constexpr int kBlock = 256;
 constexpr int kColumnWarps = 8;       // warps (rows in flight) per block of the column kernel
 constexpr Index kBlockPerRow = 1024;  // rows at least this long get a block each, shorter ones a warp
-constexpr Index kThreadPerRow = 32;   // rows at most this long get a thread each
-constexpr int kUnroll = 4;            // loads issued before their combines
+// Rows at most this long get a thread each (measured on an H100 and an H200 at 200000 and 2^20 rows: a warp
+// per row spends more on its shuffles than on the loads; an arg-reduction shuffles a value and an index, so
+// it gains longer; from 48 floats a row, 192 bytes, other ops read faster by warps).
+constexpr Index kThreadPerRow = 40;
+constexpr Index kThreadPerArgRow = 64;
+constexpr int kUnroll = 4;  // loads issued before their combines
 
 template <Op O, class T>
 using OperatorOf = typename detail::OpFor<O, T>::type;
@@ -321,7 +325,7 @@ void per_row(const MatrixReduceArgs& a, const T* x, Index ld, void* out, cudaStr
     const auto kernel = row_block_kernel<O, T>;
     const unsigned grid = grid_stride_blocks(kernel, a.rows, 1);
     kernel<<<grid, kBlock, 0, stream>>>(x, a.rows, a.cols, ld, a.divide, out);
-  } else if (a.cols <= kThreadPerRow) {
+  } else if (a.cols <= (is_arg(O) ? kThreadPerArgRow : kThreadPerRow)) {
     const auto kernel = row_thread_kernel<O, T>;
     const unsigned grid = grid_stride_blocks(kernel, a.rows, kBlock);
     kernel<<<grid, kBlock, 0, stream>>>(x, a.rows, a.cols, ld, a.divide, out);
