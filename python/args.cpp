@@ -1,6 +1,7 @@
 #include "python/args.hpp"
 
 #include <cstddef>
+#include <string_view>
 
 #include "tandem/error.hpp"
 
@@ -14,8 +15,7 @@ std::string type_name(const py::handle& v) { return py::str(py::type::of(v).attr
 std::string numpy_hint(const std::string& name) {
   if (name == "where")
     return "; tandem has no where= yet: reduce the selected elements instead (x[mask], or a row's elements)";
-  if (name == "initial")
-    return "; tandem has no initial= yet: combine the result with it (e.g. max(eng.max(x), initial))";
+  if (name == "initial") return "; initial= is taken by the reductions whose result is a sum or an element, as NumPy's";
   if (name == "ddof" || name == "correction") return "; tandem has no var / std yet";
   return "";
 }
@@ -71,6 +71,16 @@ std::vector<py::object> Signature::bind(const py::args& args, const py::kwargs& 
     if (!values[i] && positional[i].default_text == nullptr)
       throw tandem::type_error(who + " missing required argument '" + positional[i].name + "'");
   return values;
+}
+
+std::size_t Signature::index(const char* name) const {
+  std::size_t i = 0;
+  for (const auto* list : {&positional, &keyword_only})
+    for (const Param& p : *list) {
+      if (std::string_view(name) == p.name) return i;
+      ++i;
+    }
+  return i;
 }
 
 bool flag_arg(const py::object& v, const char* name, bool fallback) {

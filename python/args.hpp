@@ -33,6 +33,8 @@ struct Signature {
   // py::object (its default is the caller's). Throws tandem.TypeError for more positional arguments than
   // there are, an unknown keyword, an argument given twice or a required one missing.
   std::vector<py::object> bind(const py::args& args, const py::kwargs& kwargs) const;
+  // The index of parameter `name` in bind's values; the values' size where the method has no such parameter.
+  std::size_t index(const char* name) const;
 };
 
 // A flag (keepdims=, deterministic=, trans_a=): True or False (a NumPy bool too); `fallback` when not given.

@@ -147,6 +147,8 @@ py::tuple to_tuple(const std::vector<std::int64_t>& v) {
   return t;
 }
 
+py::object numpy_dtype(Dtype d) { return cache().dtype(d); }
+
 py::array new_host_array(const std::vector<std::int64_t>& shape, Dtype dtype) {
   Cache& c = cache();
   return c.empty(to_tuple(shape), c.dtype(dtype));

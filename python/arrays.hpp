@@ -81,6 +81,8 @@ tandem::Dtype dtype_of(const py::dtype& d);
 // A new C-ordered NumPy array (numpy.empty: pybind11's own constructor reads the dtype's C struct, whose
 // layout NumPy 2 changed).
 py::array new_host_array(const std::vector<std::int64_t>& shape, tandem::Dtype dtype);
+// NumPy's descriptor of element type d (bfloat16: ml_dtypes', imported when first asked for).
+py::object numpy_dtype(tandem::Dtype d);
 // A NumPy scalar of dtype d holding `value` (converted).
 py::object numpy_scalar(tandem::Dtype d, double value);
 py::object numpy_scalar(tandem::Dtype d, std::int64_t value);

@@ -24,6 +24,7 @@ struct Input {
 // The keyword arguments of a reduction (NumPy's, and tandem's kernel / deterministic).
 struct ReduceArgs {
   py::object axis, dtype, out;
+  py::object initial = py::none();  // NumPy's initial=: combined with each result, and the result of no elements
   bool keepdims = false;
   std::string kernel = "auto";
   bool deterministic = false;

@@ -177,11 +177,22 @@ std::string info_text() {
   return s;
 }
 
+// Whether an op's method takes dtype= (NumPy's accumulating reductions: sums and means).
+bool takes_dtype(const tandem::OpInfo& o) {
+  return o.result == tandem::ResultKind::sum || o.result == tandem::ResultKind::mean;
+}
+
+// Whether an op's method takes initial= (NumPy's: the reductions whose result is a sum or an element, which
+// combine it with their result; not mean, argmin, argmax).
+bool takes_initial(const tandem::OpInfo& o) {
+  return o.result == tandem::ResultKind::sum || o.result == tandem::ResultKind::value;
+}
+
 // The docstring of a reduction.
 std::string reduce_doc(const tandem::OpInfo& o) {
   std::string what = o.description;
   what[0] = char(std::toupper(static_cast<unsigned char>(what[0])));
-  const bool dtype = o.result == tandem::ResultKind::sum || o.result == tandem::ResultKind::mean;
+  const bool dtype = takes_dtype(o);
   return what + " of x, with NumPy's conventions. axis: None (every element), an int (negative counts from the end)" +
          (tandem::is_arg(o.id) ? "" : " or a tuple of ints") +
          "; keepdims keeps the reduced axes as 1; out: an array of the result's shape to write into. Result types "
@@ -194,6 +205,9 @@ std::string reduce_doc(const tandem::OpInfo& o) {
                                                  : std::string("the element type")) +
          " (16-bit floats are computed in float32 and rounded once)" +
          (dtype ? "; dtype= chooses the result type (the input is converted first where that accumulates wider)" : "") +
+         (takes_initial(o) ? "; initial= (NumPy's) is combined with each result by one more operation of the result's "
+                             "type, and is the result of no elements"
+                           : "") +
          ". Host arrays give NumPy scalars / arrays; CuPy and PyTorch GPU arrays (CUDA engine) are read in place, "
          "the work is enqueued on the library's current stream (nothing waits) and the result is an array of the "
          "same library (0-d for a full reduction). NaN propagates; " +
@@ -204,18 +218,14 @@ std::string reduce_doc(const tandem::OpInfo& o) {
          " kernel / deterministic: tandem's kernel choice and canonical-order mode.";
 }
 
-// Whether an op's method takes dtype= (NumPy's accumulating reductions: sums and means).
-bool takes_dtype(const tandem::OpInfo& o) {
-  return o.result == tandem::ResultKind::sum || o.result == tandem::ResultKind::mean;
-}
-
-// The parameters of an op's method: NumPy's (dtype= for the accumulating ones), then tandem's keyword-only
-// kernel= and deterministic=.
+// The parameters of an op's method: NumPy's (dtype= for the accumulating ones, initial= for those that take
+// it), then tandem's keyword-only kernel= and deterministic=.
 Signature reduce_signature(const tandem::OpInfo& o) {
   Signature s{
       o.name, {{"x"}, {"axis", "object", "None"}}, {{"kernel", "str", "'auto'"}, {"deterministic", "bool", "False"}}};
   if (takes_dtype(o)) s.positional.push_back({"dtype", "object", "None"});
   s.positional.insert(s.positional.end(), {{"out", "object", "None"}, {"keepdims", "bool", "False"}});
+  if (takes_initial(o)) s.positional.push_back({"initial", "object", "None"});
   return s;
 }
 
@@ -362,7 +372,7 @@ PYBIND11_MODULE(tandem, m) {
     m.attr("dtypes") = py::tuple(dtypes);  // NumPy's names of the element types tandem takes
     // Each op's row: what it returns ('sum', 'value', 'mean', 'index'), what an empty input gives ('zero',
     // 'one', 'nan' with a RuntimeWarning, 'error'), and whether its method takes dtype= (NumPy's accumulating
-    // reductions).
+    // reductions) and initial=.
     py::dict op_info;
     for (const tandem::OpInfo& o : tandem::ops) {
       static constexpr const char* results[] = {"sum", "value", "mean", "index"};
@@ -374,6 +384,7 @@ PYBIND11_MODULE(tandem, m) {
                      : o.result == tandem::ResultKind::mean ? "nan"
                                                             : "error";
       row["dtype"] = tandem_python::takes_dtype(o);
+      row["initial"] = tandem_python::takes_initial(o);
       op_info[o.name] = row;
     }
     m.attr("op_info") = op_info;
@@ -466,12 +477,16 @@ PYBIND11_MODULE(tandem, m) {
         o.name,
         [op, sig](const PyEngine& s, const py::args& args, const py::kwargs& kwargs) {
           const std::vector<py::object> v = sig.bind(args, kwargs);
-          const bool dtype = sig.positional.size() == 5;  // x, axis, [dtype,] out, keepdims; kernel, deterministic
-          ReduceArgs r{tandem_python::object_arg(v[1]), dtype ? tandem_python::object_arg(v[2]) : py::none(),
-                       tandem_python::object_arg(v[dtype ? 3 : 2])};
-          r.keepdims = tandem_python::flag_arg(v[dtype ? 4 : 3], "keepdims", false);
-          r.kernel = tandem_python::name_arg(v[v.size() - 2], "kernel", "auto", "a name of Engine.reduce_kernels()");
-          r.deterministic = tandem_python::flag_arg(v.back(), "deterministic", false);
+          const auto arg = [&](const char* name) {  // (null: not taken or not given)
+            const std::size_t i = sig.index(name);
+            return i < v.size() ? v[i] : py::object();
+          };
+          ReduceArgs r{tandem_python::object_arg(arg("axis")), tandem_python::object_arg(arg("dtype")),
+                       tandem_python::object_arg(arg("out"))};
+          r.keepdims = tandem_python::flag_arg(arg("keepdims"), "keepdims", false);
+          r.initial = tandem_python::object_arg(arg("initial"));
+          r.kernel = tandem_python::name_arg(arg("kernel"), "kernel", "auto", "a name of Engine.reduce_kernels()");
+          r.deterministic = tandem_python::flag_arg(arg("deterministic"), "deterministic", false);
           return s.reduce(op, v[0], r);
         },
         doc);

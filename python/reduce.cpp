@@ -125,18 +125,67 @@ py::object finish(py::object value, const std::vector<std::int64_t>& have, const
   return value;
 }
 
-// NumPy's mean of no elements: NaN, with its RuntimeWarning (the C++ API raises instead: tandem::Error).
-py::object empty_mean(const Input& in, Dtype result, const ReduceArgs& r, const std::vector<bool>& reduced) {
-  if (PyErr_WarnEx(PyExc_RuntimeWarning, "Mean of empty slice.", 1) != 0) throw py::error_already_set();
+// The result of a reduction of no elements whose every value is `fill` (a NumPy scalar of type result).
+py::object filled(const Input& in, Dtype result, const ReduceArgs& r, const std::vector<bool>& reduced,
+                  const py::object& fill) {
   const Array& a = in.a;
   const bool all = std::find(reduced.begin(), reduced.end(), false) == reduced.end();
   const auto shape = result_shape(a, reduced, r.keepdims);
-  if (all && !a.device && (!r.keepdims || a.ndim() == 0) && r.out.is_none())
-    return numpy_scalar(result, std::numeric_limits<double>::quiet_NaN());
+  if (all && !a.device && (!r.keepdims || a.ndim() == 0) && r.out.is_none()) return fill;
   const std::vector<std::int64_t> have = all ? std::vector<std::int64_t>{} : std::vector{kept_size(a, reduced)};
   Array value = new_array_like(a, have, result);
-  library_copy(value.keep, py::float_(std::numeric_limits<double>::quiet_NaN()), a.lib);
+  library_copy(value.keep, fill.attr("item")(), a.lib);  // (a Python number: PyTorch fills with it)
   return finish(value.keep, have, in, result, result, shape, r.out);
+}
+
+// NumPy's mean of no elements: NaN, with its RuntimeWarning (the C++ API raises instead: tandem::Error).
+py::object empty_mean(const Input& in, Dtype result, const ReduceArgs& r, const std::vector<bool>& reduced) {
+  if (PyErr_WarnEx(PyExc_RuntimeWarning, "Mean of empty slice.", 1) != 0) throw py::error_already_set();
+  return filled(in, result, r, reduced, numpy_scalar(result, std::numeric_limits<double>::quiet_NaN()));
+}
+
+// initial= as a NumPy scalar of type d, converted as NumPy converts it (astype: 2.5 into an integer result
+// is 2, -1 into an unsigned one wraps). A real number: a Python or NumPy bool, int or float.
+py::object initial_value(Op op, const py::object& initial, Dtype d) {
+  const py::module_ numpy = py::module_::import("numpy");
+  py::object a;
+  try {
+    a = numpy.attr("asarray")(initial);
+  } catch (const py::error_already_set&) {
+  }
+  const std::string kind = a ? std::string(py::str(a.attr("dtype").attr("kind"))) : "";
+  const bool bf16 = a && std::string(py::str(a.attr("dtype").attr("name"))) == "bfloat16";
+  if (!a || py::len(a.attr("shape")) != 0 || !(kind == "b" || kind == "i" || kind == "u" || kind == "f" || bf16))
+    throw tandem::type_error(std::string("tandem: ") + tandem::to_string(op) +
+                             "(initial=) takes a real number (a Python or NumPy bool, int or float), not " +
+                             std::string(py::str(py::type::of(initial).attr("__name__"))));
+  return a.attr("astype")(numpy_dtype(d))[py::tuple()];
+}
+
+// The result with initial= combined into it, as NumPy's initial is its reduction's first element: one more
+// operation of op's kind in the result's type (add for sums, multiply for products, minimum / maximum), by
+// the result's library. `value` is a NumPy scalar (returned anew) or an array (the result or out=, changed
+// in place).
+py::object with_initial(Op op, const py::object& value, const py::object& initial, const Input& in) {
+  static constexpr const char* kUfunc[] = {"add", "minimum", "maximum", "multiply"};  // by the op's Identity
+  const char* ufunc = kUfunc[int(tandem::info(op).identity)];
+  const Dtype d = dtype_from_object(value.attr("dtype"));
+  const py::object v = initial_value(op, initial, d);
+  if (in.a.lib == Lib::torch) {
+    const py::module_ torch = py::module_::import("torch");
+    const py::object t = torch.attr("tensor")(v.attr("item")(), py::arg("dtype") = value.attr("dtype"),
+                                              py::arg("device") = value.attr("device"));
+    torch.attr(std::string(ufunc) == "multiply" ? "mul" : ufunc)(value, t, py::arg("out") = value);
+    return value;
+  }
+  if (in.a.lib == Lib::other)
+    throw tandem::type_error(
+        "tandem: initial= is combined with the result by its library, which tandem does for "
+        "NumPy, CuPy and PyTorch arrays only; combine it yourself for this one");
+  const py::module_ lib = py::module_::import(in.a.lib == Lib::cupy ? "cupy" : "numpy");
+  if (in.a.lib == Lib::numpy && !py::isinstance<py::array>(value)) return lib.attr(ufunc)(value, v);  // (a scalar)
+  lib.attr(ufunc)(value, v, py::arg("out") = value);
+  return value;
 }
 
 }  // namespace
@@ -167,12 +216,16 @@ py::object PyEngine::reduce(Op op, const py::object& x, const ReduceArgs& r) con
     if (convert_input(in.a.dtype, result, want)) in.a = converted(in.a, want, in.stream);
     result = want;
   }
-  if (tandem::info(op).result == tandem::ResultKind::mean && is_float(result) && reduced_size(in.a, reduced) == 0)
+  if (!r.out.is_none()) check_out(op, output(r.out, in), result_shape(in.a, reduced, r.keepdims), result);
+  const bool empty = reduced_size(in.a, reduced) == 0;
+  if (!r.initial.is_none() && empty) return filled(in, result, r, reduced, initial_value(op, r.initial, result));
+  if (tandem::info(op).result == tandem::ResultKind::mean && is_float(result) && empty)
     return empty_mean(in, result, r, reduced);
   check_nonempty(op, in.a, reduced);
-  if (!r.out.is_none()) check_out(op, output(r.out, in), result_shape(in.a, reduced, r.keepdims), result);
-  if (std::find(reduced.begin(), reduced.end(), false) == reduced.end()) return reduce_all(op, in, result, r, reduced);
-  return reduce_axes(op, in, result, r, reduced);
+  const py::object value = std::find(reduced.begin(), reduced.end(), false) == reduced.end()
+                               ? reduce_all(op, in, result, r, reduced)
+                               : reduce_axes(op, in, result, r, reduced);
+  return r.initial.is_none() ? value : with_initial(op, value, r.initial, in);
 }
 
 py::object PyEngine::reduce_all(Op op, Input& in, Dtype result, const ReduceArgs& r,

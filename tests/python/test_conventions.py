@@ -113,12 +113,13 @@ def test_sums_round_once(eng, dtype):
 def test_op_info_is_what_the_methods_do(eng):
     """tandem.op_info, which the cases above are generated from, says what each method does: its result
     type on int32 input ('sum': int64, 'mean': float64, 'value': int32, 'index': int64), what no elements
-    give ('zero': 0, 'nan': NaN with a RuntimeWarning, 'error': tandem.ValueError) and whether it takes dtype= (else Python's TypeError)."""
+    give ('zero': 0, 'nan': NaN with a RuntimeWarning, 'error': tandem.ValueError) and whether it takes dtype=
+    and initial= (else Python's TypeError)."""
     assert list(tandem.op_info) == list(tandem.ops)
     results = {"sum": np.int64, "mean": np.float64, "value": np.int32, "index": np.int64}
     x = np.arange(-3, 9, dtype=np.int32).reshape(3, 4)
     for op, row in tandem.op_info.items():
-        assert set(row) == {"result", "empty", "dtype"}, f"{op}: {row}"
+        assert set(row) == {"result", "empty", "dtype", "initial"}, f"{op}: {row}"
         method = getattr(eng, op)
         assert type(method(x)) is results[row["result"]], f"{op}: {row['result']!r}, but {type(method(x))}"
         assert method(x, axis=0).dtype == results[row["result"]], op
@@ -137,6 +138,11 @@ def test_op_info_is_what_the_methods_do(eng):
         else:
             with pytest.raises(TypeError):
                 method(x, dtype=np.float32)
+        if row["initial"]:  # (test_initial.py: what it gives)
+            assert method(np.zeros(0, np.int32), initial=7) == 7, op
+        else:
+            with pytest.raises(TypeError):
+                method(x, initial=7)
 
 
 def test_host_sequences(eng):
