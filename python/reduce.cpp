@@ -144,8 +144,9 @@ py::object empty_mean(const Input& in, Dtype result, const ReduceArgs& r, const 
   return filled(in, result, r, reduced, numpy_scalar(result, std::numeric_limits<double>::quiet_NaN()));
 }
 
-// initial= as a NumPy scalar of type d, converted as NumPy converts it (astype: 2.5 into an integer result
-// is 2, -1 into an unsigned one wraps). A real number: a Python or NumPy bool, int or float.
+// initial= as a NumPy scalar of type d, converted as NumPy converts its own initial= (numpy.asarray with the
+// dtype: 2.5 into an integer result is 2; a Python int out of the type's range wraps with NumPy 1's
+// DeprecationWarning, and raises NumPy 2's OverflowError). A real number: a Python or NumPy bool, int or float.
 py::object initial_value(Op op, const py::object& initial, Dtype d) {
   const py::module_ numpy = py::module_::import("numpy");
   py::object a;
@@ -159,7 +160,7 @@ py::object initial_value(Op op, const py::object& initial, Dtype d) {
     throw tandem::type_error(std::string("tandem: ") + tandem::to_string(op) +
                              "(initial=) takes a real number (a Python or NumPy bool, int or float), not " +
                              std::string(py::str(py::type::of(initial).attr("__name__"))));
-  return a.attr("astype")(numpy_dtype(d))[py::tuple()];
+  return numpy.attr("asarray")(initial, py::arg("dtype") = numpy_dtype(d))[py::tuple()];
 }
 
 // The result with initial= combined into it, as NumPy's initial is its reduction's first element: one more
