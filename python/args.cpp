@@ -16,7 +16,7 @@ std::string numpy_hint(const std::string& name) {
   if (name == "where")
     return "; tandem has no where= yet: reduce the selected elements instead (x[mask], or a row's elements)";
   if (name == "initial") return "; initial= is taken by the reductions whose result is a sum or an element, as NumPy's";
-  if (name == "ddof" || name == "correction") return "; tandem has no var / std yet";
+  if (name == "ddof" || name == "correction") return "; ddof= and correction= are var's and std's";
   return "";
 }
 

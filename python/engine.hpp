@@ -51,6 +51,8 @@ class PyEngine {
   std::string repr() const;
 
   py::object reduce(tandem::Op op, const py::object& x, const ReduceArgs& r) const;
+  // var (root: std) with NumPy's ddof, in two passes (python/moments.cpp).
+  py::object moment(bool root, const py::object& x, const ReduceArgs& r, double ddof) const;
   py::object matmul(const py::object& a, const py::object& b, const MatmulArgs& m) const;
 
   // x as an Input (a device array needs a CUDA engine of one GPU, the array's).

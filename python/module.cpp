@@ -229,6 +229,18 @@ Signature reduce_signature(const tandem::OpInfo& o) {
   return s;
 }
 
+// var and std: NumPy's parameters (ddof=, and the Array API's correction= for the same), then tandem's.
+Signature moment_signature(const char* name) {
+  return {name,
+          {{"x"},
+           {"axis", "object", "None"},
+           {"dtype", "object", "None"},
+           {"out", "object", "None"},
+           {"ddof", "float", "0"},
+           {"keepdims", "bool", "False"}},
+          {{"correction", "float", "None"}, {"kernel", "str", "'auto'"}, {"deterministic", "bool", "False"}}};
+}
+
 const Signature& matmul_signature() {
   static const Signature s{"matmul",
                            {{"a"},
@@ -490,6 +502,40 @@ PYBIND11_MODULE(tandem, m) {
           return s.reduce(op, v[0], r);
         },
         doc);
+  }
+  for (const bool root : {false, true}) {  // var and std (python/moments.cpp)
+    const char* name = root ? "std" : "var";
+    const tandem_python::Signature sig = tandem_python::moment_signature(name);
+    const std::string doc =
+        sig.line() + "\n\n" + (root ? "The standard deviation, sqrt(var)" : "The variance") +
+        " of x, with NumPy's conventions: sum((x - mean)**2) / (n - ddof), computed as NumPy computes it: the "
+        "mean over the reduced axes, the deviations x - mean by the array's library (a temporary of x's size), "
+        "their sum of squares" +
+        (root ? ", divided by n - ddof, and its square root" : ", divided by n - ddof") +
+        ". axis: None, an int or a tuple of ints; keepdims keeps the reduced axes as 1; out: an array of the "
+        "result's shape. ddof (or the Array API's correction): n - ddof <= 0 warns (RuntimeWarning) and gives "
+        "inf or NaN, as NumPy. Result types as NumPy's: the element type for floats (16-bit floats computed in "
+        "float32 and rounded once), float64 for integers and bool; dtype= (a float type) chooses it. An empty "
+        "input gives NaN with a RuntimeWarning. Host arrays, or CuPy / PyTorch GPU arrays (CUDA engine; "
+        "enqueued on the library's current stream). deterministic=True: the mean and the sum of squares in "
+        "the canonical order, so the bits are the same on every backend and run.";
+    e.def(
+        name,
+        [root, sig](const PyEngine& s, const py::args& args, const py::kwargs& kwargs) {
+          using namespace tandem_python;
+          const std::vector<py::object> v = sig.bind(args, kwargs);
+          ReduceArgs r{object_arg(v[1]), object_arg(v[2]), object_arg(v[3])};
+          r.keepdims = flag_arg(v[5], "keepdims", false);
+          r.kernel = name_arg(v[7], "kernel", "auto", "a name of Engine.reduce_kernels()");
+          r.deterministic = flag_arg(v[8], "deterministic", false);
+          if (v[4] && v[6] && !v[6].is_none())
+            throw tandem::value_error(std::string("tandem: ") + sig.method +
+                                      "() takes ddof= or correction=, not both (they are the same number)");
+          const bool by_correction = v[6] && !v[6].is_none();
+          const double ddof = real_arg(by_correction ? v[6] : v[4], by_correction ? "correction" : "ddof", 0.0);
+          return s.moment(root, v[0], r, ddof);
+        },
+        (new std::string(doc))->c_str());  // (kept: pybind11 keeps the pointer)
   }
   e.def(
       "matmul",

@@ -1,0 +1,114 @@
+// tandem.Engine's var and std (python/module.cpp binds them) with NumPy's conventions, computed as NumPy
+// computes them, in two passes: the mean over the reduced axes (eng.mean, kept as length-1 axes), the
+// deviations x - mean by the array's library (NumPy, CuPy or PyTorch: one exactly rounded subtraction per
+// element, into a temporary of x's size), their sum of squares (eng.sumsq), divided by n - ddof (and for std
+// its square root, correctly rounded). Every step is either one rounding per element or a tandem reduction,
+// so with deterministic=True the bits are the same on every backend and run.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "python/engine.hpp"
+#include "python/layout.hpp"
+
+namespace tandem_python {
+
+using tandem::Dtype;
+using tandem::Op;
+
+namespace {
+
+bool is_float(Dtype d) { return !tandem::info(d).integer; }
+
+// The module of the array library that computes the deviations and the division.
+py::module_ library_module(Lib lib, const char* what) {
+  if (lib == Lib::other)
+    throw tandem::type_error(std::string("tandem: ") + what +
+                             " computes the deviations from the mean with the array's library, which tandem does "
+                             "for NumPy, CuPy and PyTorch arrays only; pass one of those");
+  return py::module_::import(lib == Lib::numpy ? "numpy" : lib == Lib::cupy ? "cupy" : "torch");
+}
+
+void warn(const char* message) {
+  if (PyErr_WarnEx(PyExc_RuntimeWarning, message, 1) != 0) throw py::error_already_set();
+}
+
+}  // namespace
+
+py::object PyEngine::moment(bool root, const py::object& x, const ReduceArgs& r, double ddof) const {
+  const char* what = root ? "std" : "var";
+  Input in = input(x);
+  const std::vector<bool> reduced = reduced_axes(r.axis, in.a.ndim(), true);
+  const Dtype d = in.a.dtype;
+  // NumPy's result type: the element type for floats, float64 for integers and bool (dtype= chooses).
+  Dtype result = is_float(d) ? d : Dtype::f64;
+  if (!r.dtype.is_none()) {
+    Dtype want = Dtype::f64;
+    bool ok = true;
+    try {
+      want = dtype_from_object(r.dtype);
+    } catch (const tandem::Error&) {
+      ok = false;
+    }
+    if (!ok || !is_float(want)) {
+      std::string asked = py::str(r.dtype);
+      try {  // NumPy's name of the type, where NumPy knows it
+        asked = py::str(py::module_::import("numpy").attr("dtype")(r.dtype).attr("name"));
+      } catch (const py::error_already_set&) {
+      }
+      throw tandem::type_error(std::string("tandem: ") + what + "(dtype=" + asked +
+                               ") must be a floating-point type (float32, float64, float16 or bfloat16): the "
+                               "type the deviations are computed in");
+    }
+    result = want;
+  }
+  // The type the passes compute in: float32 for 16-bit results, the result's type otherwise.
+  const Dtype work = tandem::info(result).compute;
+  const auto shape = result_shape(in.a, reduced, r.keepdims);
+  if (!r.out.is_none()) {
+    const Array o = output(r.out, in);
+    if (o.shape != shape)
+      throw tandem::value_error("tandem: out= has shape " + shape_text(o.shape) + " but the result has shape " +
+                                shape_text(shape) + " (keepdims=True keeps the reduced axes as 1)");
+    if (!is_float(o.dtype))
+      throw tandem::type_error(std::string("tandem: out= holds ") + tandem::info(o.dtype).array_name + " but " +
+                               what + " gives " + tandem::info(result).array_name +
+                               " (NumPy's casting rule 'same_kind'); pass out= of a float type");
+  }
+  const std::int64_t n = reduced_size(in.a, reduced);
+  if (double(n) - ddof <= 0) warn("Degrees of freedom <= 0 for slice");
+  const py::module_ lib = library_module(in.a.lib, what);
+  const py::object xw = d == work ? in.a.keep : library_cast(in.a.keep, in.a.lib, work);
+  const py::object dtype_arg = numpy_dtype(work);
+
+  ReduceArgs pass{r.axis, dtype_arg, py::none()};
+  pass.kernel = r.kernel, pass.deterministic = r.deterministic;
+  py::object sq;
+  if (n == 0) {  // NumPy: NaN (with the warning above), not the mean's own warning
+    pass.keepdims = r.keepdims;
+    pass.initial = numpy_scalar(work, std::numeric_limits<double>::quiet_NaN());
+    sq = reduce(Op::sum, xw, pass);  // (an empty sum with initial=NaN: NaN of the result's shape)
+  } else {
+    pass.keepdims = true;
+    const py::object mean = reduce(Op::mean, xw, pass);  // (work's type, the reduced axes kept as 1)
+    const py::object deviations = lib.attr(in.a.lib == Lib::torch ? "sub" : "subtract")(xw, mean);
+    pass.keepdims = r.keepdims, pass.dtype = py::none();
+    sq = reduce(Op::sumsq, deviations, pass);
+  }
+  const double divisor = std::max(double(n) - ddof, 0.0);
+  py::object value;
+  if (in.a.lib == Lib::torch)
+    value = lib.attr("div")(sq, divisor);  // (a Python float: the tensor's type stays)
+  else
+    value = lib.attr("true_divide")(sq, numpy_scalar(work, divisor));
+  if (root) value = lib.attr("sqrt")(value);
+  if (work != result) value = library_cast(value, in.a.lib, result);
+  if (!r.out.is_none()) {
+    library_copy(r.out, value, in.a.lib);
+    value = r.out;
+  }
+  if (in.wait) in.eng->synchronize();
+  return value;
+}
+
+}  // namespace tandem_python
