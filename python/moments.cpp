@@ -1,9 +1,9 @@
-// tandem.Engine's var and std (python/module.cpp binds them) with NumPy's conventions, computed as NumPy
-// computes them, in two passes: the mean over the reduced axes (eng.mean, kept as length-1 axes), the
-// deviations x - mean by the array's library (NumPy, CuPy or PyTorch: one exactly rounded subtraction per
-// element, into a temporary of x's size), their sum of squares (eng.sumsq), divided by n - ddof (and for std
-// its square root, correctly rounded). Every step is either one rounding per element or a tandem reduction,
-// so with deterministic=True the bits are the same on every backend and run.
+// tandem.Engine's var and std (python/module.cpp binds them) with NumPy's conventions, in NumPy's two passes
+// and the steps of Engine::var (engine/moments.cpp), so both give the same bits: the mean over the reduced
+// axes (eng.mean, the reduced axes kept as 1, rounded to the working type), the deviations x - mean by the
+// array's library (NumPy, CuPy or PyTorch: one exactly rounded subtraction per element, into a temporary of
+// x's size), their sum of squares (eng.sumsq), divided by n - ddof (and for std its correctly rounded square
+// root). With deterministic=True the bits are the same on every backend and run.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -71,8 +71,8 @@ py::object PyEngine::moment(bool root, const py::object& x, const ReduceArgs& r,
       throw tandem::value_error("tandem: out= has shape " + shape_text(o.shape) + " but the result has shape " +
                                 shape_text(shape) + " (keepdims=True keeps the reduced axes as 1)");
     if (!is_float(o.dtype))
-      throw tandem::type_error(std::string("tandem: out= holds ") + tandem::info(o.dtype).array_name + " but " +
-                               what + " gives " + tandem::info(result).array_name +
+      throw tandem::type_error(std::string("tandem: out= holds ") + tandem::info(o.dtype).array_name + " but " + what +
+                               " gives " + tandem::info(result).array_name +
                                " (NumPy's casting rule 'same_kind'); pass out= of a float type");
   }
   const std::int64_t n = reduced_size(in.a, reduced);
@@ -90,7 +90,9 @@ py::object PyEngine::moment(bool root, const py::object& x, const ReduceArgs& r,
     sq = reduce(Op::sum, xw, pass);  // (an empty sum with initial=NaN: NaN of the result's shape)
   } else {
     pass.keepdims = true;
-    const py::object mean = reduce(Op::mean, xw, pass);  // (work's type, the reduced axes kept as 1)
+    // The mean of the elements as they are (an integer mean from the exact sum), as work's type, the reduced
+    // axes kept as 1: the engine's Engine::var takes the same steps (engine/moments.cpp).
+    const py::object mean = reduce(Op::mean, in.a.keep, pass);
     const py::object deviations = lib.attr(in.a.lib == Lib::torch ? "sub" : "subtract")(xw, mean);
     pass.keepdims = r.keepdims, pass.dtype = py::none();
     sq = reduce(Op::sumsq, deviations, pass);

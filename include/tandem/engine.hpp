@@ -177,6 +177,55 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   // elements of C; padding between cols and ld stays untouched. C must not overlap A or B. Host
   // matrices wait for the result; Buffer matrices only enqueue (CUDA). 16-bit A and B (bfloat16, half)
   // multiply into a float C (compute_t<T>) with float accumulation.
+  // The variance sum((x - mean)^2) / (n - ddof) and the standard deviation, its square root, of x's elements
+  // (per row / column: of each row's or column's), as NumPy's var and std compute them, in two passes: the
+  // mean (this engine's, as double, rounded to var_result_t<T>), the deviations x - mean in var_result_t<T>
+  // (one exactly rounded subtraction per element, into a temporary of x's size in host memory), their sum of
+  // squares (this engine's sumsq), one division by n - ddof (and std's correctly rounded square root).
+  // Deterministic mode runs the mean and the sum of squares in the canonical order, so the bits are the same
+  // on every backend and equal to the Python module's eng.var / eng.std. Throws tandem::Error when n - ddof
+  // <= 0 (an empty input among them). Host views only.
+  template <Element T>
+  var_result_t<T> var(StridedView<T> x, double ddof = 0, const ReduceOptions& o = {}) const {
+    var_result_t<T> r{};
+    moment_entry(false, detail::host_input(x.data, x.count, x.stride), ddof, o, &r);
+    return r;
+  }
+  template <Element T>
+  var_result_t<T> std(StridedView<T> x, double ddof = 0, const ReduceOptions& o = {}) const {
+    var_result_t<T> r{};
+    moment_entry(true, detail::host_input(x.data, x.count, x.stride), ddof, o, &r);
+    return r;
+  }
+  template <Element T>
+  var_result_t<T> var(std::span<const T> x, double ddof = 0, const ReduceOptions& o = {}) const {
+    return var(StridedView<T>{x.data(), x.size(), 1}, ddof, o);
+  }
+  template <Element T>
+  var_result_t<T> std(std::span<const T> x, double ddof = 0, const ReduceOptions& o = {}) const {
+    return std(StridedView<T>{x.data(), x.size(), 1}, ddof, o);
+  }
+  template <HostRange R>
+  auto var(const R& x, double ddof = 0, const ReduceOptions& o = {}) const {
+    return var(std::span<const std::ranges::range_value_t<R>>(x), ddof, o);
+  }
+  template <HostRange R>
+  auto std(const R& x, double ddof = 0, const ReduceOptions& o = {}) const {
+    return std(std::span<const std::ranges::range_value_t<R>>(x), ddof, o);
+  }
+  template <class T>
+  requires Element<std::remove_const_t<T>>
+  void var(MatrixView<T> a, Per per, std::span<var_result_t<std::remove_const_t<T>>> out, double ddof = 0,
+           const ReduceOptions& o = {}) const {
+    moment_per(false, per, detail::host_matrix(a), detail::host_output(out), ddof, o);
+  }
+  template <class T>
+  requires Element<std::remove_const_t<T>>
+  void std(MatrixView<T> a, Per per, std::span<var_result_t<std::remove_const_t<T>>> out, double ddof = 0,
+           const ReduceOptions& o = {}) const {
+    moment_per(true, per, detail::host_matrix(a), detail::host_output(out), ddof, o);
+  }
+
   template <class T>
   requires is_matmul_type_v<T>
   void matmul(MatrixView<const T> a, MatrixView<const T> b, MatrixView<compute_t<T>> c,
@@ -282,6 +331,11 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
                   const ReduceOptions& opts) const;
   void run_matmul(const detail::MatrixInput& a, const detail::MatrixInput& b, const detail::MatrixInput& c,
                   const MatmulOptions& opts) const;
+  // var (root: std) of a vector and per row / column (engine/moments.cpp).
+  void moment_entry(bool root, const detail::ReduceInput& in, double ddof, const ReduceOptions& opts,
+                    void* result) const;
+  void moment_per(bool root, Per per, const detail::MatrixInput& a, const detail::ReduceOutput& out, double ddof,
+                  const ReduceOptions& opts) const;
   std::shared_ptr<detail::Allocation> allocate(std::size_t count, std::size_t element_size) const;
   std::shared_ptr<detail::Allocation> wrap_memory(void* data, std::size_t count, std::size_t element_size) const;
   template <class R>

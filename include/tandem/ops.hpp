@@ -134,6 +134,12 @@ using op_result_t = typename result_of_kind<info(O).result, T>::type;
 template <Op O, class T>
 using op_buffer_result_t = std::conditional_t<info(O).result == ResultKind::index, std::int64_t, op_result_t<O, T>>;
 
+// The type var and std (Engine::var, Engine::std) compute in and return for elements of type T: the
+// compute type of floating-point T (float for float, bfloat16 and half; double for double), double for
+// integers and bool (NumPy's result types, 16-bit floats widened as everywhere in tandem).
+template <class T>
+using var_result_t = std::conditional_t<is_floating_v<T>, compute_t<T>, double>;
+
 // The Dtype of op's result for elements of dtype d, as a Buffer holds it (indices: int64).
 constexpr Dtype result_dtype(Op op, Dtype d) {
   switch (info(op).result) {

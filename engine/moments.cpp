@@ -1,0 +1,95 @@
+// Engine::var and Engine::std (include/tandem/engine.hpp): NumPy's two passes over the engine's own
+// reductions. The mean (Op::mean, a double) rounded to the working type W = var_result_t<T>; the deviations
+// W(x) - mean into a host temporary (one rounding per element: the same on every backend); their sum of
+// squares (Op::sumsq, in the canonical order in deterministic mode); one division by n - ddof; std's sqrt.
+// The Python module computes the same steps with the array's library (python/moments.cpp), so both give
+// the same bits.
+#include <cmath>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/dispatch.hpp"
+#include "tandem/engine.hpp"
+
+namespace tandem {
+
+namespace {
+
+// Runs f; an error in one of its passes says which call it belongs to ("var: the mean of x: ...").
+template <class F>
+void as_call(const char* name, F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    throw Error(std::string(name) + " (computed from the mean and the sum of squares of the deviations): " + e.what(),
+                e.kind());
+  }
+}
+
+void check_degrees(const char* name, std::size_t n, double ddof, const char* each) {
+  if (!(double(n) - ddof > 0))
+    throw value_error(std::string("tandem: ") + name + " of " + std::to_string(n) + " element" + (n == 1 ? "" : "s") +
+                      each + " with ddof " + std::to_string(ddof) +
+                      " has no value (n - ddof <= 0); pass ddof < n (0: the population's, 1: the sample's)");
+}
+
+template <class W>
+W finish(W sum_of_squares, std::size_t n, double ddof, bool root) {
+  const W v = sum_of_squares / W(double(n) - ddof);
+  return root ? std::sqrt(v) : v;
+}
+
+}  // namespace
+
+void Engine::moment_entry(bool root, const detail::ReduceInput& in, double ddof, const ReduceOptions& opts,
+                          void* result) const {
+  const char* name = root ? "std" : "var";
+  check_degrees(name, in.count, ddof, "");
+  detail::visit(in.dtype, [&]<class T>(std::type_identity<T>) {
+    using W = var_result_t<T>;
+    double mean = 0;
+    as_call(name, [&] { reduce_entry(Op::mean, in, opts, &mean); });
+    const W c = W(mean);
+    const T* x = static_cast<const T*>(in.data);
+    std::vector<W> d(in.count);
+    for (std::size_t i = 0; i < in.count; ++i) d[i] = W(x[i * in.stride]) - c;
+    W sq{};
+    as_call(name, [&] { reduce_entry(Op::sumsq, detail::host_input(d.data(), d.size(), 1), opts, &sq); });
+    *static_cast<W*>(result) = finish(sq, in.count, ddof, root);
+  });
+}
+
+void Engine::moment_per(bool root, Per per, const detail::MatrixInput& a, const detail::ReduceOutput& out, double ddof,
+                        const ReduceOptions& opts) const {
+  const char* name = root ? "std" : "var";
+  const std::size_t count = per == Per::row ? a.rows : a.cols, length = per == Per::row ? a.cols : a.rows;
+  detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
+    using W = var_result_t<T>;
+    if (out.size != count)
+      throw value_error(std::string("tandem: ") + name + " (per " + to_string(per) + "): the output has " +
+                        std::to_string(out.size) + " elements but the matrix has " + std::to_string(count) + " " +
+                        (per == Per::row ? "rows" : "columns") + "; pass one result per " + to_string(per));
+    if (count == 0) return;
+    if (out.data == nullptr)
+      throw value_error(std::string("tandem: ") + name + ": the output span is null but has " +
+                        std::to_string(count) + " elements");
+    check_degrees(name, length, ddof, per == Per::row ? " per row" : " per column");
+    std::vector<double> means(count);  // (the mean pass checks the matrix as the call's own)
+    as_call(name, [&] { reduce_per(Op::mean, per, a, detail::host_output(std::span<double>(means)), opts); });
+    const T* x = static_cast<const T*>(a.data);
+    std::vector<W> d(a.rows * a.cols);
+    for (std::size_t i = 0; i < a.rows; ++i)
+      for (std::size_t j = 0; j < a.cols; ++j)
+        d[i * a.cols + j] = W(x[i * a.ld + j]) - W(means[per == Per::row ? i : j]);
+    std::vector<W> sq(count);
+    as_call(name, [&] {
+      reduce_per(Op::sumsq, per, detail::host_matrix(MatrixView<const W>{d.data(), a.rows, a.cols, a.cols}),
+                 detail::host_output(std::span<W>(sq)), opts);
+    });
+    W* o = static_cast<W*>(out.data);
+    for (std::size_t k = 0; k < count; ++k) o[k] = finish(sq[k], length, ddof, root);
+  });
+}
+
+}  // namespace tandem
