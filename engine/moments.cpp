@@ -72,8 +72,8 @@ void Engine::moment_per(bool root, Per per, const detail::MatrixInput& a, const 
                         (per == Per::row ? "rows" : "columns") + "; pass one result per " + to_string(per));
     if (count == 0) return;
     if (out.data == nullptr)
-      throw value_error(std::string("tandem: ") + name + ": the output span is null but has " +
-                        std::to_string(count) + " elements");
+      throw value_error(std::string("tandem: ") + name + ": the output span is null but has " + std::to_string(count) +
+                        " elements");
     check_degrees(name, length, ddof, per == Per::row ? " per row" : " per column");
     std::vector<double> means(count);  // (the mean pass checks the matrix as the call's own)
     as_call(name, [&] { reduce_per(Op::mean, per, a, detail::host_output(std::span<double>(means)), opts); });

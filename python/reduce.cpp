@@ -176,7 +176,7 @@ py::object with_initial(Op op, const py::object& value, const py::object& initia
     const py::module_ torch = py::module_::import("torch");
     const py::object t = torch.attr("tensor")(v.attr("item")(), py::arg("dtype") = value.attr("dtype"),
                                               py::arg("device") = value.attr("device"));
-    torch.attr(std::string(ufunc) == "multiply" ? "mul" : ufunc)(value, t, py::arg("out") = value);
+    torch.attr(ufunc)(value, t, py::arg("out") = value);  // (torch.add, minimum, maximum, multiply)
     return value;
   }
   if (in.a.lib == Lib::other)
