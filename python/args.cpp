@@ -13,8 +13,7 @@ std::string type_name(const py::handle& v) { return py::str(py::type::of(v).attr
 
 // What to do instead, for NumPy's keywords that tandem does not take.
 std::string numpy_hint(const std::string& name) {
-  if (name == "where")
-    return "; tandem has no where= yet: reduce the selected elements instead (x[mask], or a row's elements)";
+  if (name == "where") return "; argmin and argmax take no where= (nor do NumPy's)";
   if (name == "initial") return "; initial= is taken by the reductions whose result is a sum or an element, as NumPy's";
   if (name == "ddof" || name == "correction") return "; ddof= and correction= are var's and std's";
   return "";

@@ -225,8 +225,9 @@ void refuse_subclass(const py::object& x) {
   Cache& c = cache();
   if (py::isinstance(x, c.numpy.attr("ma").attr("MaskedArray")))
     throw tandem::type_error(
-        "tandem: a masked array (numpy.ma) would be reduced with its masked elements counted; pass the elements to "
-        "count, e.g. x.compressed() (every unmasked element), or x.filled(0) for a sum");
+        "tandem: a masked array (numpy.ma) would be reduced with its masked elements counted; pass its data with "
+        "its mask as NumPy's where=, eng.sum(x.data, where=~numpy.ma.getmaskarray(x)), or x.compressed() (every "
+        "unmasked element)");
   if (py::isinstance(x, c.numpy.attr("matrix")))
     throw tandem::type_error(
         "tandem: numpy.matrix is not taken (its reductions are matrices, tandem's NumPy arrays); pass "

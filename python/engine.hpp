@@ -25,6 +25,7 @@ struct Input {
 struct ReduceArgs {
   py::object axis, dtype, out;
   py::object initial = py::none();  // NumPy's initial=: combined with each result, and the result of no elements
+  py::object where = py::none();    // NumPy's where=: a boolean mask broadcast to the input (python/where.cpp)
   bool keepdims = false;
   std::string kernel = "auto";
   bool deterministic = false;
@@ -40,6 +41,15 @@ struct MatmulArgs {
   std::string precision = "full";
 };
 
+// where= (python/where.cpp): whether one is given (None and True are none), the mask as a boolean array of
+// the input's library broadcast to its shape (tandem.ValueError where it does not broadcast), and the input
+// with the mask's False elements replaced by `fill` (a temporary made by its library). `what` names the call.
+bool where_given(const py::object& where);
+py::object where_mask(const py::object& where, const Input& in, const std::string& what);
+py::object masked_input(const Input& in, const py::object& mask, const py::object& fill, const std::string& what);
+// numpy, cupy or torch for arrays of library `lib` (tandem.TypeError for others, naming `what`).
+py::module_ array_module(Lib lib, const std::string& what);
+
 class PyEngine {
  public:
   // backend: "auto", "cpu" or "cuda" ("auto" honours TANDEM_BACKEND); device / devices as in
@@ -51,6 +61,8 @@ class PyEngine {
   std::string repr() const;
 
   py::object reduce(tandem::Op op, const py::object& x, const ReduceArgs& r) const;
+  // A reduction with where= (python/where.cpp; reduce() sends it there).
+  py::object reduce_where(tandem::Op op, const py::object& x, const ReduceArgs& r) const;
   // var (root: std) with NumPy's ddof, in two passes (python/moments.cpp).
   py::object moment(bool root, const py::object& x, const ReduceArgs& r, double ddof) const;
   py::object matmul(const py::object& a, const py::object& b, const MatmulArgs& m) const;

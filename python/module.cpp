@@ -208,6 +208,10 @@ std::string reduce_doc(const tandem::OpInfo& o) {
          (takes_initial(o) ? "; initial= (NumPy's) is combined with each result by one more operation of the result's "
                              "type, and is the result of no elements"
                            : "") +
+         (tandem::is_arg(o.id) ? ""
+          : o.result == tandem::ResultKind::value
+              ? "; where= (NumPy's, with initial=) takes the elements where a boolean mask broadcast to x is True"
+              : "; where= (NumPy's) takes the elements where a boolean mask broadcast to x is True") +
          ". Host arrays give NumPy scalars / arrays; CuPy and PyTorch GPU arrays (CUDA engine) are read in place, "
          "the work is enqueued on the library's current stream (nothing waits) and the result is an array of the "
          "same library (0-d for a full reduction). NaN propagates; " +
@@ -226,6 +230,7 @@ Signature reduce_signature(const tandem::OpInfo& o) {
   if (takes_dtype(o)) s.positional.push_back({"dtype", "object", "None"});
   s.positional.insert(s.positional.end(), {{"out", "object", "None"}, {"keepdims", "bool", "False"}});
   if (takes_initial(o)) s.positional.push_back({"initial", "object", "None"});
+  if (!tandem::is_arg(o.id)) s.keyword_only.insert(s.keyword_only.begin(), {"where", "object", "True"});
   return s;
 }
 
@@ -238,7 +243,10 @@ Signature moment_signature(const char* name) {
            {"out", "object", "None"},
            {"ddof", "float", "0"},
            {"keepdims", "bool", "False"}},
-          {{"correction", "float", "None"}, {"kernel", "str", "'auto'"}, {"deterministic", "bool", "False"}}};
+          {{"where", "object", "True"},
+           {"correction", "float", "None"},
+           {"kernel", "str", "'auto'"},
+           {"deterministic", "bool", "False"}}};
 }
 
 const Signature& matmul_signature() {
@@ -497,6 +505,7 @@ PYBIND11_MODULE(tandem, m) {
                        tandem_python::object_arg(arg("out"))};
           r.keepdims = tandem_python::flag_arg(arg("keepdims"), "keepdims", false);
           r.initial = tandem_python::object_arg(arg("initial"));
+          r.where = tandem_python::object_arg(arg("where"));
           r.kernel = tandem_python::name_arg(arg("kernel"), "kernel", "auto", "a name of Engine.reduce_kernels()");
           r.deterministic = tandem_python::flag_arg(arg("deterministic"), "deterministic", false);
           return s.reduce(op, v[0], r);
@@ -516,7 +525,8 @@ PYBIND11_MODULE(tandem, m) {
         "result's shape. ddof (or the Array API's correction): n - ddof <= 0 warns (RuntimeWarning) and gives "
         "inf or NaN, as NumPy. Result types as NumPy's: the element type for floats (16-bit floats computed in "
         "float32 and rounded once), float64 for integers and bool; dtype= (a float type) chooses it. An empty "
-        "input gives NaN with a RuntimeWarning. Host arrays, or CuPy / PyTorch GPU arrays (CUDA engine; "
+        "input gives NaN with a RuntimeWarning. where= (NumPy's): only the elements where a boolean mask "
+        "broadcast to x is True, n their count. Host arrays, or CuPy / PyTorch GPU arrays (CUDA engine; "
         "enqueued on the library's current stream). deterministic=True: the mean and the sum of squares in "
         "the canonical order, so the bits are the same on every backend and run.";
     e.def(
@@ -526,13 +536,14 @@ PYBIND11_MODULE(tandem, m) {
           const std::vector<py::object> v = sig.bind(args, kwargs);
           ReduceArgs r{object_arg(v[1]), object_arg(v[2]), object_arg(v[3])};
           r.keepdims = flag_arg(v[5], "keepdims", false);
-          r.kernel = name_arg(v[7], "kernel", "auto", "a name of Engine.reduce_kernels()");
-          r.deterministic = flag_arg(v[8], "deterministic", false);
-          if (v[4] && v[6] && !v[6].is_none())
+          r.where = object_arg(v[6]);
+          r.kernel = name_arg(v[8], "kernel", "auto", "a name of Engine.reduce_kernels()");
+          r.deterministic = flag_arg(v[9], "deterministic", false);
+          const bool by_correction = v[7] && !v[7].is_none();
+          if (v[4] && by_correction)
             throw tandem::value_error(std::string("tandem: ") + sig.method +
                                       "() takes ddof= or correction=, not both (they are the same number)");
-          const bool by_correction = v[6] && !v[6].is_none();
-          const double ddof = real_arg(by_correction ? v[6] : v[4], by_correction ? "correction" : "ddof", 0.0);
+          const double ddof = real_arg(by_correction ? v[7] : v[4], by_correction ? "correction" : "ddof", 0.0);
           return s.moment(root, v[0], r, ddof);
         },
         (new std::string(doc))->c_str());  // (kept: pybind11 keeps the pointer)

@@ -20,15 +20,6 @@ namespace {
 
 bool is_float(Dtype d) { return !tandem::info(d).integer; }
 
-// The module of the array library that computes the deviations and the division.
-py::module_ library_module(Lib lib, const char* what) {
-  if (lib == Lib::other)
-    throw tandem::type_error(std::string("tandem: ") + what +
-                             " computes the deviations from the mean with the array's library, which tandem does "
-                             "for NumPy, CuPy and PyTorch arrays only; pass one of those");
-  return py::module_::import(lib == Lib::numpy ? "numpy" : lib == Lib::cupy ? "cupy" : "torch");
-}
-
 void warn(const char* message) {
   if (PyErr_WarnEx(PyExc_RuntimeWarning, message, 1) != 0) throw py::error_already_set();
 }
@@ -77,7 +68,10 @@ py::object PyEngine::moment(bool root, const py::object& x, const ReduceArgs& r,
   }
   const std::int64_t n = reduced_size(in.a, reduced);
   if (double(n) - ddof <= 0) warn("Degrees of freedom <= 0 for slice");
-  const py::module_ lib = library_module(in.a.lib, what);
+  const py::module_ lib = array_module(in.a.lib, what);
+  // where=: the mean and the sum of squares of the True elements, divided by their count less ddof.
+  const bool masked = where_given(r.where);
+  const py::object mask = masked ? where_mask(r.where, in, std::string(what) + "(where=)") : py::none();
   const py::object xw = d == work ? in.a.keep : library_cast(in.a.keep, in.a.lib, work);
   const py::object dtype_arg = numpy_dtype(work);
 
@@ -92,17 +86,37 @@ py::object PyEngine::moment(bool root, const py::object& x, const ReduceArgs& r,
     pass.keepdims = true;
     // The mean of the elements as they are (an integer mean from the exact sum), as work's type, the reduced
     // axes kept as 1: the engine's Engine::var takes the same steps (engine/moments.cpp).
+    pass.where = mask;
     const py::object mean = reduce(Op::mean, in.a.keep, pass);
-    const py::object deviations = lib.attr(in.a.lib == Lib::torch ? "sub" : "subtract")(xw, mean);
+    pass.where = py::none();
+    py::object deviations = lib.attr(in.a.lib == Lib::torch ? "sub" : "subtract")(xw, mean);
+    if (masked) {  // (the masked elements' deviations, inf or NaN among them, as 0)
+      Input dev;
+      dev.a.lib = in.a.lib, dev.a.keep = deviations, dev.a.dtype = work;
+      deviations = masked_input(dev, mask, py::int_(0), what);
+    }
     pass.keepdims = r.keepdims, pass.dtype = py::none();
     sq = reduce(Op::sumsq, deviations, pass);
   }
-  const double divisor = std::max(double(n) - ddof, 0.0);
   py::object value;
-  if (in.a.lib == Lib::torch)
-    value = lib.attr("div")(sq, divisor);  // (a Python float: the tensor's type stays)
-  else
-    value = lib.attr("true_divide")(sq, numpy_scalar(work, divisor));
+  if (masked && n > 0) {  // by the count of each slice's True elements less ddof (at least 0)
+    ReduceArgs counting{r.axis, py::none(), py::none()};
+    counting.keepdims = r.keepdims;
+    const py::object count = library_cast(reduce(Op::sum, mask, counting), in.a.lib, work);
+    const py::object less =
+        in.a.lib == Lib::torch ? lib.attr("sub")(count, ddof) : lib.attr("subtract")(count, numpy_scalar(work, ddof));
+    const py::object divisor = in.a.lib == Lib::torch ? less.attr("clamp")(py::arg("min") = 0)
+                                                      : lib.attr("maximum")(less, numpy_scalar(work, 0.0));
+    if (in.a.lib == Lib::numpy && py::module_::import("numpy").attr("any")(divisor.attr("__le__")(0)).cast<bool>())
+      warn("Degrees of freedom <= 0 for slice");
+    value = lib.attr(in.a.lib == Lib::torch ? "div" : "true_divide")(sq, divisor);
+  } else if (in.a.lib == Lib::torch) {  // (by a tensor on sq's device: PyTorch multiplies by a scalar's reciprocal)
+    value = lib.attr("div")(
+        sq, lib.attr("full")(py::tuple(), std::max(double(n) - ddof, 0.0), py::arg("dtype") = sq.attr("dtype"),
+                             py::arg("device") = sq.attr("device")));
+  } else {
+    value = lib.attr("true_divide")(sq, numpy_scalar(work, std::max(double(n) - ddof, 0.0)));
+  }
   if (root) value = lib.attr("sqrt")(value);
   if (work != result) value = library_cast(value, in.a.lib, result);
   if (!r.out.is_none()) {

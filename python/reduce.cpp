@@ -192,6 +192,7 @@ py::object with_initial(Op op, const py::object& value, const py::object& initia
 }  // namespace
 
 py::object PyEngine::reduce(Op op, const py::object& x, const ReduceArgs& r) const {
+  if (where_given(r.where)) return reduce_where(op, x, r);
   Input in = input(x);
   const std::vector<bool> reduced = reduced_axes(r.axis, in.a.ndim(), !tandem::is_arg(op));
   Dtype result = numpy_result(op, in.a.dtype);

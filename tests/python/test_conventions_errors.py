@@ -165,7 +165,8 @@ def error_cases():
         ("matmul precision", lambda e: e.matmul(f32, f32.T, precision="half"), tandem.ValueError, "half"),
         ("engine devices and device", lambda e: tandem.Engine("cpu", device=1, devices=[0, 1]), tandem.Error, "device"),
         # Arguments pybind11 would refuse with its C++ signature and the array's repr: Python's words instead.
-        ("NumPy's where=", lambda e: e.sum(a2, where=True), tandem.TypeError, "unexpected keyword argument 'where'"),
+        ("NumPy's where= on argmin", lambda e: e.argmin(a2, where=True), tandem.TypeError,
+         "unexpected keyword argument 'where'"),
         ("initial= of mean (NumPy's has none)", lambda e: e.mean(a2, initial=0.0), tandem.TypeError, "'initial'"),
         ("initial= an array", lambda e: e.max(a2, initial=np.zeros(2)), tandem.TypeError, "initial="),
         ("initial= a str", lambda e: e.sum(a2, initial="0"), tandem.TypeError, "initial="),

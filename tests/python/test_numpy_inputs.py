@@ -19,7 +19,9 @@ def test_masked_array_is_refused_not_summed_with_its_mask_ignored(eng):
     for op in tandem.ops:
         with pytest.raises(tandem.TypeError, match="masked"):
             getattr(eng, op)(m)
-    assert eng.sum(m.compressed()) == np.sum(m) == 3.0  # the way the message points to
+    assert eng.sum(m.compressed()) == np.sum(m) == 3.0  # the ways the message points to
+    assert eng.sum(m.data, where=~np.ma.getmaskarray(m)) == 3.0
+    assert eng.mean(m.data, where=~np.ma.getmaskarray(m)) == np.mean(m) == 1.5
 
 
 def test_matrix_is_refused(eng):

@@ -1,0 +1,111 @@
+// NumPy's where= on tandem.Engine's reductions (sum, sumsq, prod, min, max, mean; var and std in
+// python/moments.cpp): a boolean mask broadcast to the input's shape, whose False elements take no part.
+// The reduction runs on the input with the masked elements replaced by its op's identity (0 for the sums,
+// 1 for prod, the type's greatest value for min and its least for max: NumPy asks for initial= there, which
+// is then combined as without where=), made by the array's library (numpy.where, cupy.where, torch.where: a
+// temporary of the input's size); a mean divides the masked sum by the count of True elements. Every step is
+// exact or one of tandem's reductions, so deterministic mode's bits stay the same on every backend.
+#include "python/engine.hpp"
+#include "python/layout.hpp"
+
+namespace tandem_python {
+
+using tandem::Dtype;
+using tandem::Op;
+
+bool where_given(const py::object& where) {
+  if (where.is_none()) return false;
+  const std::string type = py::str(py::type::of(where).attr("__name__"));
+  const bool flag = py::isinstance<py::bool_>(where) || type == "bool" || type == "bool_";
+  return !(flag && py::bool_(where).cast<bool>());  // (where=True: every element, the plain reduction)
+}
+
+py::module_ array_module(Lib lib, const std::string& what) {
+  if (lib == Lib::other)
+    throw tandem::type_error("tandem: " + what +
+                             " is computed with the array's own library, which tandem does for NumPy, CuPy and "
+                             "PyTorch arrays only; pass one of those");
+  return py::module_::import(lib == Lib::numpy ? "numpy" : lib == Lib::cupy ? "cupy" : "torch");
+}
+
+py::object where_mask(const py::object& where, const Input& in, const std::string& what) {
+  const py::module_ lib = array_module(in.a.lib, what);
+  const py::tuple shape = to_tuple(in.a.shape);
+  try {
+    py::object mask;
+    if (in.a.lib == Lib::torch)
+      mask = lib.attr("as_tensor")(where, py::arg("dtype") = lib.attr("bool"),
+                                   py::arg("device") = in.a.keep.attr("device"));
+    else
+      mask = lib.attr("asarray")(where, py::arg("dtype") = "bool");
+    return lib.attr("broadcast_to")(mask, shape);
+  } catch (const py::error_already_set& e) {
+    throw tandem::value_error("tandem: " + what + ": where= must be booleans of a shape that broadcasts to the "
+                              "input's " + shape_text(in.a.shape) + " (" + std::string(py::str(e.value())) + ")");
+  }
+}
+
+namespace {
+
+// The value of op's Identity in dtype d (a Python bool, int or float, which each library keeps in d).
+py::object identity_fill(Op op, Dtype d) {
+  const tandem::Identity id = tandem::info(op).identity;
+  if (id == tandem::Identity::zero) return py::int_(0);
+  if (id == tandem::Identity::one) return py::int_(1);
+  const bool highest = id == tandem::Identity::highest;
+  if (tandem::info(d).boolean) return py::bool_(highest);
+  if (!tandem::info(d).integer) return py::float_(highest ? INFINITY : -INFINITY);
+  const py::object limits = py::module_::import("numpy").attr("iinfo")(numpy_dtype(d));
+  return py::int_(limits.attr(highest ? "max" : "min"));
+}
+
+}  // namespace
+
+py::object masked_input(const Input& in, const py::object& mask, const py::object& fill, const std::string& what) {
+  const py::module_ lib = array_module(in.a.lib, what);
+  if (in.a.lib == Lib::torch) return lib.attr("where")(mask, in.a.keep, fill);
+  // (a scalar of the input's type: the result keeps it)
+  return lib.attr("where")(mask, in.a.keep, py::module_::import("numpy").attr("asarray")(fill, numpy_dtype(in.a.dtype)));
+}
+
+py::object PyEngine::reduce_where(Op op, const py::object& x, const ReduceArgs& r) const {
+  const std::string what = std::string(tandem::to_string(op)) + "(where=)";
+  Input in = input(x);
+  const py::object mask = where_mask(r.where, in, what);
+  ReduceArgs plain = r;
+  plain.where = py::none();
+  const tandem::OpInfo& o = tandem::info(op);
+  if (o.result == tandem::ResultKind::value && r.initial.is_none())
+    throw tandem::value_error("tandem: " + what + ": " + o.name +
+                              " has no identity, so a where= mask needs initial= (NumPy's rule): the result of a "
+                              "slice whose every element is masked");
+  if (o.result != tandem::ResultKind::mean)
+    return reduce(op, masked_input(in, mask, identity_fill(op, in.a.dtype), what), plain);
+  // mean: the masked sum divided by the count of True elements (0 / 0: NaN, as NumPy's).
+  const Dtype d = in.a.dtype;
+  Dtype result = tandem::info(d).integer ? Dtype::f64 : d;
+  if (!r.dtype.is_none()) result = dtype_from_object(r.dtype);
+  if (tandem::info(result).integer)
+    throw tandem::type_error("tandem: " + what + " with an integer dtype= is not computed; pass a float dtype=");
+  const Dtype work = tandem::info(result).compute;
+  ReduceArgs pass = plain;
+  pass.out = py::none(), pass.dtype = numpy_dtype(work);
+  const py::object total = reduce(Op::sum, masked_input(in, mask, py::int_(0), what), pass);
+  pass.dtype = py::none();
+  const py::object count = library_cast(reduce(Op::sum, mask, pass), in.a.lib, work);
+  const py::module_ lib = array_module(in.a.lib, what);
+  py::object value = lib.attr(in.a.lib == Lib::torch ? "div" : "true_divide")(total, count);
+  if (work != result) value = library_cast(value, in.a.lib, result);
+  if (!r.out.is_none()) {
+    const Array out = output(r.out, in);
+    if (out.shape != result_shape(in.a, reduced_axes(r.axis, in.a.ndim(), true), r.keepdims))
+      throw tandem::value_error("tandem: " + what + ": out= has shape " + shape_text(out.shape) +
+                                " but the result has another (keepdims=True keeps the reduced axes as 1)");
+    library_copy(r.out, value, in.a.lib);
+    value = r.out;
+  }
+  if (in.wait) in.eng->synchronize();
+  return value;
+}
+
+}  // namespace tandem_python
