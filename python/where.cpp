@@ -40,8 +40,10 @@ py::object where_mask(const py::object& where, const Input& in, const std::strin
       mask = lib.attr("asarray")(where, py::arg("dtype") = "bool");
     return lib.attr("broadcast_to")(mask, shape);
   } catch (const py::error_already_set& e) {
-    throw tandem::value_error("tandem: " + what + ": where= must be booleans of a shape that broadcasts to the "
-                              "input's " + shape_text(in.a.shape) + " (" + std::string(py::str(e.value())) + ")");
+    throw tandem::value_error("tandem: " + what +
+                              ": where= must be booleans of a shape that broadcasts to the "
+                              "input's " +
+                              shape_text(in.a.shape) + " (" + std::string(py::str(e.value())) + ")");
   }
 }
 
@@ -65,7 +67,8 @@ py::object masked_input(const Input& in, const py::object& mask, const py::objec
   const py::module_ lib = array_module(in.a.lib, what);
   if (in.a.lib == Lib::torch) return lib.attr("where")(mask, in.a.keep, fill);
   // (a scalar of the input's type: the result keeps it)
-  return lib.attr("where")(mask, in.a.keep, py::module_::import("numpy").attr("asarray")(fill, numpy_dtype(in.a.dtype)));
+  return lib.attr("where")(mask, in.a.keep,
+                           py::module_::import("numpy").attr("asarray")(fill, numpy_dtype(in.a.dtype)));
 }
 
 py::object PyEngine::reduce_where(Op op, const py::object& x, const ReduceArgs& r) const {
