@@ -66,9 +66,9 @@ py::object identity_fill(Op op, Dtype d) {
 py::object masked_input(const Input& in, const py::object& mask, const py::object& fill, const std::string& what) {
   const py::module_ lib = array_module(in.a.lib, what);
   if (in.a.lib == Lib::torch) return lib.attr("where")(mask, in.a.keep, fill);
-  // (a scalar of the input's type: the result keeps it)
-  return lib.attr("where")(mask, in.a.keep,
-                           py::module_::import("numpy").attr("asarray")(fill, numpy_dtype(in.a.dtype)));
+  // (a NumPy scalar of the input's type, which NumPy and CuPy keep; CuPy takes no NumPy arrays)
+  const py::object value = py::module_::import("numpy").attr("asarray")(fill, numpy_dtype(in.a.dtype))[py::tuple()];
+  return lib.attr("where")(mask, in.a.keep, value);
 }
 
 py::object PyEngine::reduce_where(Op op, const py::object& x, const ReduceArgs& r) const {
