@@ -1,15 +1,18 @@
 // Engine::var and Engine::std (include/tandem/engine.hpp): NumPy's two passes over the engine's own
-// reductions. The mean (Op::mean, a double) rounded to the working type W = var_result_t<T>; the deviations
-// W(x) - mean into a host temporary (one rounding per element: the same on every backend); their sum of
-// squares (Op::sumsq, in the canonical order in deterministic mode); one division by n - ddof; std's sqrt.
-// The Python module computes the same steps with the array's library (python/moments.cpp), so both give
-// the same bits.
+// reductions. The mean (Op::mean, a double) rounded to the working type W = var_result_t<T>: for float and
+// the 16-bit types the mean of the elements converted to double (exactly: their sum is exact up to 2^29
+// elements, so a constant input's deviations are 0), for integers from the exact sum. Then the deviations
+// W(x) - mean into a host temporary (one rounding per element: the same on every backend), their sum of
+// squares (Op::sumsq, in the canonical order in deterministic mode), one division by n - ddof, std's sqrt.
+// The Python module computes the same steps with the array's library (python/moments.cpp), so both give the
+// same bits.
 #include <cmath>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "common/dispatch.hpp"
+#include "engine/validate.hpp"
 #include "tandem/engine.hpp"
 
 namespace tandem {
@@ -49,9 +52,16 @@ void Engine::moment_entry(bool root, const detail::ReduceInput& in, double ddof,
   detail::visit(in.dtype, [&]<class T>(std::type_identity<T>) {
     using W = var_result_t<T>;
     double mean = 0;
-    as_call(name, [&] { reduce_entry(Op::mean, in, opts, &mean); });
-    const W c = W(mean);
     const T* x = static_cast<const T*>(in.data);
+    if constexpr (is_floating_v<T> && !std::is_same_v<T, double>) {  // the mean of the elements as doubles
+      as_call(name, [&] { (void)detail::check_reduce(*exec_, Op::mean, in, opts); });
+      std::vector<double> wide(in.count);
+      for (std::size_t i = 0; i < in.count; ++i) wide[i] = double(compute_t<T>(x[i * in.stride]));
+      as_call(name, [&] { reduce_entry(Op::mean, detail::host_input(wide.data(), wide.size(), 1), opts, &mean); });
+    } else {  // (double as it is; integers from the exact sum)
+      as_call(name, [&] { reduce_entry(Op::mean, in, opts, &mean); });
+    }
+    const W c = W(mean);
     std::vector<W> d(in.count);
     for (std::size_t i = 0; i < in.count; ++i) d[i] = W(x[i * in.stride]) - c;
     W sq{};
@@ -75,9 +85,19 @@ void Engine::moment_per(bool root, Per per, const detail::MatrixInput& a, const 
       throw value_error(std::string("tandem: ") + name + ": the output span is null but has " + std::to_string(count) +
                         " elements");
     check_degrees(name, length, ddof, per == Per::row ? " per row" : " per column");
-    std::vector<double> means(count);  // (the mean pass checks the matrix as the call's own)
-    as_call(name, [&] { reduce_per(Op::mean, per, a, detail::host_output(std::span<double>(means)), opts); });
+    std::vector<double> means(count);
+    const auto means_out = detail::host_output(std::span<double>(means));
     const T* x = static_cast<const T*>(a.data);
+    if constexpr (is_floating_v<T> && !std::is_same_v<T, double>) {  // the means of the elements as doubles
+      as_call(name, [&] { (void)detail::check_reduce_per(*exec_, Op::mean, per, a, means_out, opts); });
+      std::vector<double> wide(a.rows * a.cols);
+      for (std::size_t i = 0; i < a.rows; ++i)
+        for (std::size_t j = 0; j < a.cols; ++j) wide[i * a.cols + j] = double(compute_t<T>(x[i * a.ld + j]));
+      const MatrixView<const double> w{wide.data(), a.rows, a.cols, a.cols};
+      as_call(name, [&] { reduce_per(Op::mean, per, detail::host_matrix(w), means_out, opts); });
+    } else {  // (double as it is, integers from the exact sums; the pass checks the matrix as the call's own)
+      as_call(name, [&] { reduce_per(Op::mean, per, a, means_out, opts); });
+    }
     std::vector<W> d(a.rows * a.cols);
     for (std::size_t i = 0; i < a.rows; ++i)
       for (std::size_t j = 0; j < a.cols; ++j)

@@ -541,8 +541,9 @@ PYBIND11_MODULE(tandem, m) {
           r.deterministic = flag_arg(v[9], "deterministic", false);
           const bool by_correction = v[7] && !v[7].is_none();
           if (v[4] && by_correction)
-            throw tandem::value_error(std::string("tandem: ") + sig.method +
-                                      "() takes ddof= or correction=, not both (they are the same number)");
+            throw tandem::value_error(
+                std::string("tandem: ") + sig.method +
+                "(): ddof and correction can't be provided simultaneously (they are the same number: pass one)");
           const double ddof = real_arg(by_correction ? v[7] : v[4], by_correction ? "correction" : "ddof", 0.0);
           return s.moment(root, v[0], r, ddof);
         },

@@ -84,11 +84,12 @@ py::object PyEngine::moment(bool root, const py::object& x, const ReduceArgs& r,
     sq = reduce(Op::sum, xw, pass);  // (an empty sum with initial=NaN: NaN of the result's shape)
   } else {
     pass.keepdims = true;
-    // The mean of the elements as they are (an integer mean from the exact sum), as work's type, the reduced
-    // axes kept as 1: the engine's Engine::var takes the same steps (engine/moments.cpp).
-    pass.where = mask;
-    const py::object mean = reduce(Op::mean, in.a.keep, pass);
-    pass.where = py::none();
+    // The mean in float64 (of the elements converted to float64, exactly, or from an integer input's exact
+    // sum), the reduced axes kept as 1, rounded to work's type: the steps of Engine::var (engine/moments.cpp).
+    pass.where = mask, pass.dtype = numpy_dtype(Dtype::f64);
+    py::object mean = reduce(Op::mean, in.a.keep, pass);
+    if (work != Dtype::f64) mean = library_cast(mean, in.a.lib, work);
+    pass.where = py::none(), pass.dtype = dtype_arg;
     py::object deviations = lib.attr(in.a.lib == Lib::torch ? "sub" : "subtract")(xw, mean);
     if (masked) {  // (the masked elements' deviations, inf or NaN among them, as 0)
       Input dev;

@@ -2,7 +2,7 @@
 // element type, against two independent references written here from the definitions:
 // - the two-pass variance in long double, within the error bound of two passes in the working type;
 // - deterministic mode's bits, built step by step as the API documents them: the mean (the canonical sum of
-//   the elements, or the exact integer sum, as double, divided by n), rounded to the working type; each
+//   the elements as doubles, or the exact integer sum, divided by n), rounded to the working type; each
 //   deviation and its square rounded once; test::canonical_sum of the squares; one division; sqrt.
 // Also ddof, n - ddof <= 0, the output's size, and a large mean with a small spread (where sumsq / n -
 // mean^2 loses every digit).
@@ -69,9 +69,10 @@ tandem::var_result_t<T> deterministic_reference(const std::vector<T>& x, double 
     long double s = 0;  // (exact: small integers)
     for (const T& v : x) s += wide(v);
     mean = double(s) / double(x.size());
-  } else {
-    std::vector<C> c(x.begin(), x.end());
-    mean = double(test::canonical_sum(std::span<const C>(c))) / double(x.size());
+  } else {  // (the elements as doubles)
+    std::vector<double> c;
+    for (const T& v : x) c.push_back(double(static_cast<C>(v)));
+    mean = test::canonical_sum(std::span<const double>(c)) / double(x.size());
   }
   const W m = W(mean);
   std::vector<W> sq(x.size());
@@ -94,8 +95,8 @@ void check_close(tandem::var_result_t<T> got, const std::vector<T>& x, double dd
   for (const T& v : x) biggest = std::max(biggest, std::fabs(wide(v)));
   const long double delta = tol * biggest;
   const long double bound = tol * std::fabs(want) + (root ? delta : 2 * delta * delta);
-  INFO(test::type_name<T>() << (root ? " std" : " var") << " of " << x.size() << " ddof " << ddof << ": got "
-                            << test::show(got) << ", want " << test::show(want));
+  INFO(std::string(test::type_name<T>()) << (root ? " std" : " var") << " of " << x.size() << " ddof " << ddof
+                                         << ": got " << test::show(got) << ", want " << test::show(want));
   CHECK(std::fabs(static_cast<long double>(got) - want) <= bound);
 }
 
@@ -113,8 +114,8 @@ void check_vectors(const tandem::Engine& eng) {
         check_close<T>(got, plain, ddof, root);
         const W det = root ? eng.std(x, ddof, {.deterministic = true}) : eng.var(x, ddof, {.deterministic = true});
         const W want = deterministic_reference(plain, ddof, root);
-        INFO(test::type_name<T>() << (root ? " std" : " var") << " of " << n << " deterministic: got "
-                                  << test::show(det) << ", want " << test::show(want));
+        INFO(std::string(test::type_name<T>()) << (root ? " std" : " var") << " of " << n << " deterministic: got "
+                                               << test::show(det) << ", want " << test::show(want));
         CHECK(test::same_bits(det, want));
       }
     }
@@ -178,6 +179,28 @@ TANDEM_BACKEND_TEST(var_large_mean, "var/std: a large mean with a small spread k
   const std::vector<float> plain(x.begin(), x.end());
   const long double want = reference(plain, 0, false);
   CHECK(std::fabs(eng.var(x) - want) <= 1e-3 * want);
+}
+
+TANDEM_BACKEND_TEST(var_constant, "var/std: a constant input of float and 16-bit types has variance 0 exactly") {
+  test::for_each_type([&]<class T>() {
+    if constexpr (tandem::is_floating_v<T> && !std::is_same_v<T, double>) {
+      for (std::size_t n : {2, 3, 7, 16, 33, 1000, 4097}) {
+        for (double v : {0.1, 4.0221432e16, -3.3e-5, 1e30}) {
+          if (std::isinf(float(make<T>(v)))) continue;  // (beyond half's range)
+          const test::Vector<T> x(n, make<T>(v));
+          for (bool deterministic : {false, true}) {
+            INFO(std::string(test::type_name<T>())
+                 << " n " << n << " value " << v << " deterministic " << deterministic);
+            CHECK(eng.var(x, 0.0, {.deterministic = deterministic}) == 0);
+            std::vector<tandem::var_result_t<T>> rows(2);
+            const test::Vector<T> m(2 * n, make<T>(v));
+            eng.std<const T>({m.data(), 2, n, n}, Per::row, rows, 1.0, {.deterministic = deterministic});
+            CHECK((rows[0] == 0 && rows[1] == 0));
+          }
+        }
+      }
+    }
+  });
 }
 
 TANDEM_BACKEND_TEST(var_errors, "var/std: n - ddof <= 0, empty inputs and a wrong output size throw") {

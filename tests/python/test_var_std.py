@@ -112,6 +112,22 @@ def test_a_large_mean_with_a_small_spread(eng):
     np.testing.assert_allclose(eng.std(rows, axis=1), np.sqrt(reference(rows, (1,), 0, False).ravel()), rtol=1e-3)
 
 
+@pytest.mark.parametrize("dtype", [d for d in DTYPE_PARAMS if d.values[0] is not None and is_float(d.values[0])
+                                   and d.values[0] != np.float64])
+def test_constant_input_has_variance_zero(eng, dtype):
+    """The mean is taken in float64 (exact for float32 and 16-bit elements), so a constant input's deviations,
+    and its variance, are 0 exactly, as NumPy's are for these."""
+    for n in (2, 3, 7, 16, 1000):
+        for v in (0.1, -3.3e-5, 4.0221432e16, 1e30):
+            with np.errstate(over="ignore"):
+                x = np.full((2, n), v, np.float64).astype(dtype)
+            if not np.isfinite(x.astype(np.float32)).all():
+                continue  # (beyond float16's range)
+            for deterministic in (False, True):
+                assert eng.var(x, deterministic=deterministic) == 0, (dtype, n, v)
+                assert (eng.std(x, axis=1, ddof=1, deterministic=deterministic) == 0).all(), (dtype, n, v)
+
+
 def test_degrees_of_freedom(eng):
     """n - ddof <= 0 and empty inputs: NumPy's RuntimeWarning, then inf or NaN as its division gives."""
     x = np.array([1.0, 2.0, 4.0])
