@@ -12,8 +12,9 @@ namespace {
 std::string type_name(const py::handle& v) { return py::str(py::type::of(v).attr("__name__")); }
 
 // What to do instead, for NumPy's keywords that tandem does not take.
-std::string numpy_hint(const std::string& name) {
-  if (name == "where") return "; argmin and argmax take no where= (nor do NumPy's)";
+std::string numpy_hint(const std::string& method, const std::string& name) {
+  if (name == "where" && (method == "argmin" || method == "argmax"))
+    return "; argmin and argmax take no where= (nor do NumPy's)";
   if (name == "initial") return "; initial= is taken by the reductions whose result is a sum or an element, as NumPy's";
   if (name == "ddof" || name == "correction") return "; ddof= and correction= are var's and std's";
   return "";
@@ -61,7 +62,7 @@ std::vector<py::object> Signature::bind(const py::args& args, const py::kwargs& 
       for (const auto* list : {&positional, &keyword_only})
         for (const Param& p : *list) names += std::string(names.empty() ? "" : ", ") + p.name + "=";
       throw tandem::type_error(who + " got an unexpected keyword argument '" + name + "' (it takes " + names + ")" +
-                               numpy_hint(name));
+                               numpy_hint(method, name));
     }
     if (values[i]) throw tandem::type_error(who + " got multiple values for argument '" + name + "'");
     values[i] = py::reinterpret_borrow<py::object>(item.second);

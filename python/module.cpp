@@ -505,6 +505,9 @@ PYBIND11_MODULE(tandem, m) {
                        tandem_python::object_arg(arg("out"))};
           r.keepdims = tandem_python::flag_arg(arg("keepdims"), "keepdims", false);
           r.initial = tandem_python::object_arg(arg("initial"));
+          if (arg("where") && arg("where").is_none())
+            throw tandem::type_error(std::string("tandem: ") + sig.method +
+                                     "(where=None): where= must hold booleans; leave it out for every element");
           r.where = tandem_python::object_arg(arg("where"));
           r.kernel = tandem_python::name_arg(arg("kernel"), "kernel", "auto", "a name of Engine.reduce_kernels()");
           r.deterministic = tandem_python::flag_arg(arg("deterministic"), "deterministic", false);
@@ -536,11 +539,14 @@ PYBIND11_MODULE(tandem, m) {
           const std::vector<py::object> v = sig.bind(args, kwargs);
           ReduceArgs r{object_arg(v[1]), object_arg(v[2]), object_arg(v[3])};
           r.keepdims = flag_arg(v[5], "keepdims", false);
+          if (v[6] && v[6].is_none())
+            throw tandem::type_error(std::string("tandem: ") + sig.method +
+                                     "(where=None): where= must hold booleans; leave it out for every element");
           r.where = object_arg(v[6]);
           r.kernel = name_arg(v[8], "kernel", "auto", "a name of Engine.reduce_kernels()");
           r.deterministic = flag_arg(v[9], "deterministic", false);
           const bool by_correction = v[7] && !v[7].is_none();
-          if (v[4] && by_correction)
+          if (v[4] && by_correction && real_arg(v[4], "ddof", 0.0) != 0)  // (NumPy 2: a ddof other than 0)
             throw tandem::value_error(
                 std::string("tandem: ") + sig.method +
                 "(): ddof and correction can't be provided simultaneously (they are the same number: pass one)");

@@ -48,8 +48,8 @@ py::object PyEngine::moment(bool root, const py::object& x, const ReduceArgs& r,
       } catch (const py::error_already_set&) {
       }
       throw tandem::type_error(std::string("tandem: ") + what + "(dtype=" + asked +
-                               ") must be a floating-point type (float32, float64, float16 or bfloat16): the "
-                               "type the deviations are computed in");
+                               "): tandem computes the deviations in float32, float64, float16 or bfloat16; pass "
+                               "one of them");
     }
     result = want;
   }
@@ -67,11 +67,11 @@ py::object PyEngine::moment(bool root, const py::object& x, const ReduceArgs& r,
                                " (NumPy's casting rule 'same_kind'); pass out= of a float type");
   }
   const std::int64_t n = reduced_size(in.a, reduced);
-  if (double(n) - ddof <= 0) warn("Degrees of freedom <= 0 for slice");
   const py::module_ lib = array_module(in.a.lib, what);
   // where=: the mean and the sum of squares of the True elements, divided by their count less ddof.
   const bool masked = where_given(r.where);
   const py::object mask = masked ? where_mask(r.where, in, std::string(what) + "(where=)") : py::none();
+  if (double(n) - ddof <= 0 && !(masked && n > 0)) warn("Degrees of freedom <= 0 for slice");
   const py::object xw = d == work ? in.a.keep : library_cast(in.a.keep, in.a.lib, work);
   const py::object dtype_arg = numpy_dtype(work);
 

@@ -31,13 +31,22 @@ py::module_ array_module(Lib lib, const std::string& what) {
 py::object where_mask(const py::object& where, const Input& in, const std::string& what) {
   const py::module_ lib = array_module(in.a.lib, what);
   const py::tuple shape = to_tuple(in.a.shape);
-  try {
-    py::object mask;
+  py::object mask;
+  try {  // (booleans only, as NumPy's casting rule 'safe' takes them: no integers, floats or None)
     if (in.a.lib == Lib::torch)
-      mask = lib.attr("as_tensor")(where, py::arg("dtype") = lib.attr("bool"),
-                                   py::arg("device") = in.a.keep.attr("device"));
+      mask = lib.attr("as_tensor")(where, py::arg("device") = in.a.keep.attr("device"));
     else
-      mask = lib.attr("asarray")(where, py::arg("dtype") = "bool");
+      mask = lib.attr("asarray")(where);
+  } catch (const py::error_already_set&) {
+  }
+  const bool boolean = mask && (in.a.lib == Lib::torch ? mask.attr("dtype").equal(lib.attr("bool"))
+                                                       : std::string(py::str(mask.attr("dtype").attr("kind"))) == "b");
+  if (!boolean)
+    throw tandem::type_error(
+        "tandem: " + what + ": where= must hold booleans (NumPy's casting rule 'safe'), not " +
+        (mask ? std::string(py::str(mask.attr("dtype"))) : std::string(py::str(py::type::of(where).attr("__name__")))) +
+        "; pass a comparison such as x > 0, or mask.astype(bool)");
+  try {
     return lib.attr("broadcast_to")(mask, shape);
   } catch (const py::error_already_set& e) {
     throw tandem::value_error("tandem: " + what +
@@ -88,8 +97,20 @@ py::object PyEngine::reduce_where(Op op, const py::object& x, const ReduceArgs& 
   const Dtype d = in.a.dtype;
   Dtype result = tandem::info(d).integer ? Dtype::f64 : d;
   if (!r.dtype.is_none()) result = dtype_from_object(r.dtype);
-  if (tandem::info(result).integer)
-    throw tandem::type_error("tandem: " + what + " with an integer dtype= is not computed; pass a float dtype=");
+  if (tandem::info(result).integer || tandem::info(result).boolean)
+    throw tandem::type_error("tandem: " + what + " computes in a float type; pass dtype= of a float type");
+  const auto shape = result_shape(in.a, reduced_axes(r.axis, in.a.ndim(), true), r.keepdims);
+  if (!r.out.is_none()) {  // (NumPy's rules, as without where=: the shape, and no float into an integer)
+    const Array out = output(r.out, in);
+    if (out.shape != shape)
+      throw tandem::value_error("tandem: " + what + ": out= has shape " + shape_text(out.shape) +
+                                " but the result has shape " + shape_text(shape) +
+                                " (keepdims=True keeps the reduced axes as 1)");
+    if (tandem::info(out.dtype).integer || tandem::info(out.dtype).boolean)
+      throw tandem::type_error("tandem: " + what + ": out= holds " + tandem::info(out.dtype).array_name +
+                               " but the result is " + tandem::info(result).array_name +
+                               " (NumPy's casting rule 'same_kind'); pass out= of a float type");
+  }
   const Dtype work = tandem::info(result).compute;
   ReduceArgs pass = plain;
   pass.out = py::none(), pass.dtype = numpy_dtype(work);
@@ -100,10 +121,6 @@ py::object PyEngine::reduce_where(Op op, const py::object& x, const ReduceArgs& 
   py::object value = lib.attr(in.a.lib == Lib::torch ? "div" : "true_divide")(total, count);
   if (work != result) value = library_cast(value, in.a.lib, result);
   if (!r.out.is_none()) {
-    const Array out = output(r.out, in);
-    if (out.shape != result_shape(in.a, reduced_axes(r.axis, in.a.ndim(), true), r.keepdims))
-      throw tandem::value_error("tandem: " + what + ": out= has shape " + shape_text(out.shape) +
-                                " but the result has another (keepdims=True keeps the reduced axes as 1)");
     library_copy(r.out, value, in.a.lib);
     value = r.out;
   }

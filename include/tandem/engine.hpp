@@ -172,15 +172,11 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   TANDEM_OPS(TANDEM_MATRIX_REDUCTION)
 #undef TANDEM_MATRIX_REDUCTION
 
-  // C = alpha * op(A) * op(B) + beta * C (MatmulOptions: trans_a, trans_b, alpha, beta, precision),
-  // row-major, any ld >= cols; the views describe the matrices as stored. Writes only the rows x cols
-  // elements of C; padding between cols and ld stays untouched. C must not overlap A or B. Host
-  // matrices wait for the result; Buffer matrices only enqueue (CUDA). 16-bit A and B (bfloat16, half)
-  // multiply into a float C (compute_t<T>) with float accumulation.
   // The variance sum((x - mean)^2) / (n - ddof) and the standard deviation, its square root, of x's elements
   // (per row / column: of each row's or column's), as NumPy's var and std compute them, in two passes: the
-  // mean (this engine's, as double, rounded to var_result_t<T>), the deviations x - mean in var_result_t<T>
-  // (one exactly rounded subtraction per element, into a temporary of x's size in host memory), their sum of
+  // mean (this engine's, in double: of the elements as doubles, or an integer input's exact sum; rounded to
+  // var_result_t<T>), the deviations x - mean in var_result_t<T> (one exactly rounded subtraction per
+  // element, into a temporary of x's size in host memory), their sum of
   // squares (this engine's sumsq), one division by n - ddof (and std's correctly rounded square root).
   // Deterministic mode runs the mean and the sum of squares in the canonical order, so the bits are the same
   // on every backend and equal to the Python module's eng.var / eng.std. Throws tandem::Error when n - ddof
@@ -226,6 +222,11 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
     moment_per(true, per, detail::host_matrix(a), detail::host_output(out), ddof, o);
   }
 
+  // C = alpha * op(A) * op(B) + beta * C (MatmulOptions: trans_a, trans_b, alpha, beta, precision),
+  // row-major, any ld >= cols; the views describe the matrices as stored. Writes only the rows x cols
+  // elements of C; padding between cols and ld stays untouched. C must not overlap A or B. Host
+  // matrices wait for the result; Buffer matrices only enqueue (CUDA). 16-bit A and B (bfloat16, half)
+  // multiply into a float C (compute_t<T>) with float accumulation.
   template <class T>
   requires is_matmul_type_v<T>
   void matmul(MatrixView<const T> a, MatrixView<const T> b, MatrixView<compute_t<T>> c,

@@ -97,8 +97,9 @@ def test_correction_is_ddof(eng):
     x = values((4, 9), np.dtype(np.float64), seed=2)
     for c in (0, 1, 2.5):
         np.testing.assert_array_equal(eng.var(x, axis=1, correction=c), eng.var(x, axis=1, ddof=c))
-    with pytest.raises(tandem.ValueError):
+    with pytest.raises(tandem.ValueError, match="simultaneously"):
         eng.var(x, ddof=1, correction=1)
+    np.testing.assert_array_equal(eng.var(x, axis=1, ddof=0, correction=1), eng.var(x, axis=1, ddof=1))  # (NumPy 2)
 
 
 def test_a_large_mean_with_a_small_spread(eng):
@@ -172,11 +173,11 @@ def test_deterministic_bits_at_every_address(op):
 
 def test_errors_in_python_terms(eng):
     x = np.ones((2, 3))
-    with pytest.raises(tandem.TypeError, match="floating-point"):
+    with pytest.raises(tandem.TypeError, match="float32, float64"):
         eng.var(x, dtype=np.int32)
     with pytest.raises(tandem.TypeError, match="ddof"):
         eng.std(x, ddof="1")
-    with pytest.raises(tandem.TypeError, match="mean"):
+    with pytest.raises(tandem.TypeError, match="unexpected keyword argument 'mean'"):
         eng.var(x, mean=np.zeros(3))  # (NumPy 2's precomputed mean= is not taken)
     with pytest.raises(tandem.ValueError, match="out="):
         eng.var(x, axis=0, out=np.empty(2))

@@ -119,7 +119,17 @@ def test_where_errors(eng):
         eng.sum(x, where=np.ones((2, 4), bool))
     with pytest.raises(tandem.TypeError, match="where"):
         eng.argmax(x, axis=1, where=True)
-    np.testing.assert_array_equal(eng.sum(x, axis=1, where=True), eng.sum(x, axis=1))
+    for bad in (np.array([1, 0, 2, 0]), np.array([0.5, 0, 1, 0]), None, [1, 0, 0, 1]):  # (NumPy: casting 'safe')
+        for op in ("sum", "mean", "var"):
+            with pytest.raises(tandem.TypeError, match="booleans"):
+                getattr(eng, op)(x, axis=1, where=bad)
+    m = np.array([True, False, True, True])
+    for out in (np.zeros(3, np.int64), np.zeros(3, bool)):  # (a float result into integers: 'same_kind')
+        with pytest.raises(tandem.TypeError, match="out="):
+            eng.mean(x, axis=1, where=m, out=out)
+    with pytest.raises(tandem.ValueError, match=r"\(3,\)"):
+        eng.mean(x, axis=1, where=m, out=np.zeros((3, 1), np.float32))
+    np.testing.assert_array_equal(eng.sum(x, axis=1, where=[True, True, True, True]), np.sum(x, axis=1))
 
 
 @pytest.mark.parametrize("op", ["sum", "mean", "var"])
