@@ -47,6 +47,14 @@ struct MatmulArgs {
 bool where_given(const py::object& where);
 py::object where_mask(const py::object& where, const Input& in, const std::string& what);
 py::object masked_input(const Input& in, const py::object& mask, const py::object& fill, const std::string& what);
+// out= for a result of `shape` and type `result` by NumPy's rules (python/reduce.cpp): the shape, and the
+// casting rules 'same_kind' for values and 'safe' for indices; tandem.ValueError / TypeError naming out=.
+void check_out(tandem::Op op, const Array& out, const std::vector<std::int64_t>& shape, tandem::Dtype result);
+// The computed result (an array or NumPy scalar of type `computed`, shaped `have`) as NumPy gives it:
+// converted to `result`, shaped `shape`, written into out= when given; waits for a device array's work when
+// in.wait (python/reduce.cpp).
+py::object finish(py::object value, const std::vector<std::int64_t>& have, const Input& in, tandem::Dtype computed,
+                  tandem::Dtype result, const std::vector<std::int64_t>& shape, const py::object& out);
 // numpy, cupy or torch for arrays of library `lib` (tandem.TypeError for others, naming `what`).
 py::module_ array_module(Lib lib, const std::string& what);
 

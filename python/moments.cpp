@@ -56,16 +56,7 @@ py::object PyEngine::moment(bool root, const py::object& x, const ReduceArgs& r,
   // The type the passes compute in: float32 for 16-bit results, the result's type otherwise.
   const Dtype work = tandem::info(result).compute;
   const auto shape = result_shape(in.a, reduced, r.keepdims);
-  if (!r.out.is_none()) {
-    const Array o = output(r.out, in);
-    if (o.shape != shape)
-      throw tandem::value_error("tandem: out= has shape " + shape_text(o.shape) + " but the result has shape " +
-                                shape_text(shape) + " (keepdims=True keeps the reduced axes as 1)");
-    if (!is_float(o.dtype))
-      throw tandem::type_error(std::string("tandem: out= holds ") + tandem::info(o.dtype).array_name + " but " + what +
-                               " gives " + tandem::info(result).array_name +
-                               " (NumPy's casting rule 'same_kind'); pass out= of a float type");
-  }
+  if (!r.out.is_none()) check_out(Op::mean, output(r.out, in), shape, result);
   const std::int64_t n = reduced_size(in.a, reduced);
   const py::module_ lib = array_module(in.a.lib, what);
   // where=: the mean and the sum of squares of the True elements, divided by their count less ddof.
@@ -119,13 +110,7 @@ py::object PyEngine::moment(bool root, const py::object& x, const ReduceArgs& r,
     value = lib.attr("true_divide")(sq, numpy_scalar(work, std::max(double(n) - ddof, 0.0)));
   }
   if (root) value = lib.attr("sqrt")(value);
-  if (work != result) value = library_cast(value, in.a.lib, result);
-  if (!r.out.is_none()) {
-    library_copy(r.out, value, in.a.lib);
-    value = r.out;
-  }
-  if (in.wait) in.eng->synchronize();
-  return value;
+  return finish(value, shape, in, work, result, shape, r.out);
 }
 
 }  // namespace tandem_python

@@ -54,28 +54,6 @@ void check_nonempty(Op op, const Array& a, const std::vector<bool>& reduced) {
                             " has no value; check for empty arrays first (the sum of no elements is 0)");
 }
 
-// out= for a result of `shape` and type `result`: NumPy's shape rule and its casting rules, 'same_kind' for
-// values and 'safe' for indices (an index array holds integers).
-void check_out(Op op, const Array& out, const std::vector<std::int64_t>& shape, Dtype result) {
-  if (out.shape != shape)
-    throw tandem::value_error("tandem: out= has shape " + shape_text(out.shape) + " but the result has shape " +
-                              shape_text(shape) + " (keepdims=True keeps the reduced axes as 1)");
-  if (tandem::is_arg(op) && !tandem::info(out.dtype).integer)  // (NumPy: out='s type must cast to int64 'safe')
-    throw tandem::type_error(std::string("tandem: out= holds ") + tandem::info(out.dtype).array_name + " but " +
-                             tandem::to_string(op) +
-                             " gives int64 indices (NumPy's casting rule 'safe'); pass out= "
-                             "of an integer type");
-  if (tandem::info(out.dtype).boolean && !tandem::info(result).boolean)  // (NumPy's 'same_kind': nothing into bool)
-    throw tandem::type_error(std::string("tandem: out= holds bool but the result is ") +
-                             tandem::info(result).array_name + " (NumPy's casting rule 'same_kind'); pass out= of " +
-                             "that type");
-  if (is_float(result) && !is_float(out.dtype))
-    throw tandem::type_error(std::string("tandem: out= holds ") + tandem::info(out.dtype).array_name +
-                             " but the result is " + tandem::info(result).array_name +
-                             " (NumPy's casting rule 'same_kind' converts no float into an integer); pass out= of a "
-                             "float type");
-}
-
 // Per-row / per-column reductions of a row-major matrix view into out (host span or Buffer).
 template <class T, class Matrix, class Out>
 void reduce_per(const tandem::Engine& eng, Op op, const Matrix& m, Per per, Out& out, const tandem::ReduceOptions& o) {
@@ -113,17 +91,6 @@ struct DeviceOut {
   }
   tandem::Buffer<std::int64_t> as_index() { return eng.wrap(static_cast<std::int64_t*>(data), count); }
 };
-
-// The computed result (an array of tandem's result type, shaped `have`) as NumPy gives it: converted to `result`,
-// shaped, written into out= when given. Waits for a device array's work when in.wait.
-py::object finish(py::object value, const std::vector<std::int64_t>& have, const Input& in, Dtype computed,
-                  Dtype result, const std::vector<std::int64_t>& shape, const py::object& out) {
-  if (computed != result) value = library_cast(value, in.a.lib, result);
-  if (shape != have) value = value.attr("reshape")(to_tuple(shape));  // (a library call: only when needed)
-  if (!out.is_none()) library_copy(out, value, in.a.lib), value = out;
-  if (in.wait) in.eng->synchronize();
-  return value;
-}
 
 // The result of a reduction of no elements whose every value is `fill` (a NumPy scalar of type result).
 py::object filled(const Input& in, Dtype result, const ReduceArgs& r, const std::vector<bool>& reduced,
@@ -190,6 +157,39 @@ py::object with_initial(Op op, const py::object& value, const py::object& initia
 }
 
 }  // namespace
+
+// out= for a result of `shape` and type `result`: NumPy's shape rule and its casting rules, 'same_kind' for
+// values and 'safe' for indices (an index array holds integers).
+void check_out(Op op, const Array& out, const std::vector<std::int64_t>& shape, Dtype result) {
+  if (out.shape != shape)
+    throw tandem::value_error("tandem: out= has shape " + shape_text(out.shape) + " but the result has shape " +
+                              shape_text(shape) + " (keepdims=True keeps the reduced axes as 1)");
+  if (tandem::is_arg(op) && !tandem::info(out.dtype).integer)  // (NumPy: out='s type must cast to int64 'safe')
+    throw tandem::type_error(std::string("tandem: out= holds ") + tandem::info(out.dtype).array_name + " but " +
+                             tandem::to_string(op) +
+                             " gives int64 indices (NumPy's casting rule 'safe'); pass out= "
+                             "of an integer type");
+  if (tandem::info(out.dtype).boolean && !tandem::info(result).boolean)  // (NumPy's 'same_kind': nothing into bool)
+    throw tandem::type_error(std::string("tandem: out= holds bool but the result is ") +
+                             tandem::info(result).array_name + " (NumPy's casting rule 'same_kind'); pass out= of " +
+                             "that type");
+  if (is_float(result) && !is_float(out.dtype))
+    throw tandem::type_error(std::string("tandem: out= holds ") + tandem::info(out.dtype).array_name +
+                             " but the result is " + tandem::info(result).array_name +
+                             " (NumPy's casting rule 'same_kind' converts no float into an integer); pass out= of a "
+                             "float type");
+}
+
+// The computed result (an array of tandem's result type, shaped `have`) as NumPy gives it: converted to `result`,
+// shaped, written into out= when given. Waits for a device array's work when in.wait.
+py::object finish(py::object value, const std::vector<std::int64_t>& have, const Input& in, Dtype computed,
+                  Dtype result, const std::vector<std::int64_t>& shape, const py::object& out) {
+  if (computed != result) value = library_cast(value, in.a.lib, result);
+  if (shape != have) value = value.attr("reshape")(to_tuple(shape));  // (a library call: only when needed)
+  if (!out.is_none()) library_copy(out, value, in.a.lib), value = out;
+  if (in.wait) in.eng->synchronize();
+  return value;
+}
 
 py::object PyEngine::reduce(Op op, const py::object& x, const ReduceArgs& r) const {
   if (where_given(r.where)) return reduce_where(op, x, r);

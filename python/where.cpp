@@ -100,17 +100,7 @@ py::object PyEngine::reduce_where(Op op, const py::object& x, const ReduceArgs& 
   if (tandem::info(result).integer || tandem::info(result).boolean)
     throw tandem::type_error("tandem: " + what + " computes in a float type; pass dtype= of a float type");
   const auto shape = result_shape(in.a, reduced_axes(r.axis, in.a.ndim(), true), r.keepdims);
-  if (!r.out.is_none()) {  // (NumPy's rules, as without where=: the shape, and no float into an integer)
-    const Array out = output(r.out, in);
-    if (out.shape != shape)
-      throw tandem::value_error("tandem: " + what + ": out= has shape " + shape_text(out.shape) +
-                                " but the result has shape " + shape_text(shape) +
-                                " (keepdims=True keeps the reduced axes as 1)");
-    if (tandem::info(out.dtype).integer || tandem::info(out.dtype).boolean)
-      throw tandem::type_error("tandem: " + what + ": out= holds " + tandem::info(out.dtype).array_name +
-                               " but the result is " + tandem::info(result).array_name +
-                               " (NumPy's casting rule 'same_kind'); pass out= of a float type");
-  }
+  if (!r.out.is_none()) check_out(op, output(r.out, in), shape, result);  // (before the passes)
   const Dtype work = tandem::info(result).compute;
   ReduceArgs pass = plain;
   pass.out = py::none(), pass.dtype = numpy_dtype(work);
@@ -119,13 +109,7 @@ py::object PyEngine::reduce_where(Op op, const py::object& x, const ReduceArgs& 
   const py::object count = library_cast(reduce(Op::sum, mask, pass), in.a.lib, work);
   const py::module_ lib = array_module(in.a.lib, what);
   py::object value = lib.attr(in.a.lib == Lib::torch ? "div" : "true_divide")(total, count);
-  if (work != result) value = library_cast(value, in.a.lib, result);
-  if (!r.out.is_none()) {
-    library_copy(r.out, value, in.a.lib);
-    value = r.out;
-  }
-  if (in.wait) in.eng->synchronize();
-  return value;
+  return finish(value, shape, in, work, result, shape, r.out);
 }
 
 }  // namespace tandem_python

@@ -53,6 +53,25 @@ DTYPE_PARAMS = [pytest.param(d, id=n) if d is not None else
                 pytest.param(None, id=n, marks=pytest.mark.skip(reason="bfloat16 needs ml_dtypes"))
                 for n, d in zip(tandem.dtypes, DTYPES)]
 
+def device_libraries():
+    """The GPU array libraries usable here ('cupy', 'torch'): none without a usable CUDA backend."""
+    found = []
+    if not {b["name"]: b for b in tandem.backend_status()}["cuda"]["usable"]:
+        return found
+    for name in ("cupy", "torch"):
+        try:
+            lib = __import__(name)
+            if name == "cupy" or lib.cuda.is_available():
+                found.append(name)
+        except Exception:
+            pass
+    return found
+
+
+# The parameters of a test over device_libraries(): one skipped "none" where there are none.
+DEVICE_LIBRARY_PARAMS = device_libraries() or [
+    pytest.param("none", marks=pytest.mark.skip(reason="no usable GPU with CuPy or PyTorch"))]
+
 # Words of tandem's C++ API that no Python message may contain.
 CXX_WORDS = ("Backend::", "EngineOptions::", "count == 0", "KernelInfo::", "std::", "tandem::")
 

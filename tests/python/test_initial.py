@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tandem
-from numpy_conventions import DTYPE_PARAMS, NUMPY_OPS, ops_where
+from numpy_conventions import DEVICE_LIBRARY_PARAMS, DTYPE_PARAMS, NUMPY_OPS, ops_where
 
 INITIAL_OPS = ops_where(initial=True)
 AXES = [None, 0, 1, (0, 1), -1]
@@ -93,22 +93,7 @@ def test_empty_min_and_max_take_initial(eng):
         same(getattr(eng, op)(np.zeros(0, np.int8), initial=-5.5), np.int8(-5), op)  # (NumPy's cast: truncated)
 
 
-def device_libraries():
-    found = []
-    if not {b["name"]: b for b in tandem.backend_status()}["cuda"]["usable"]:
-        return found
-    for name in ("cupy", "torch"):
-        try:
-            lib = __import__(name)
-            if name == "cupy" or lib.cuda.is_available():
-                found.append(name)
-        except Exception:
-            pass
-    return found
-
-
-@pytest.mark.parametrize("name", device_libraries() or [
-    pytest.param("none", marks=pytest.mark.skip(reason="no usable GPU with CuPy or PyTorch"))])
+@pytest.mark.parametrize("name", DEVICE_LIBRARY_PARAMS)
 def test_initial_on_device_arrays(name):
     lib = __import__(name)
     eng = tandem.Engine("cuda")

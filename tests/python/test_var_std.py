@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import tandem
-from numpy_conventions import (BACKENDS, DTYPE_PARAMS, axis_forms, float_info, is_bf16, is_float, layouts,
-                               normalize, result_shape, values, wide)
+from numpy_conventions import (BACKENDS, DEVICE_LIBRARY_PARAMS, DTYPE_PARAMS, axis_forms, float_info, is_bf16, is_float,
+                               layouts, normalize, result_shape, values, wide)
 
 SHAPES = [(1,), (7,), (1000,), (3, 4), (5, 33), (2, 3, 5), (1, 1)]
 
@@ -187,22 +187,7 @@ def test_errors_in_python_terms(eng):
         eng.var(x, axis=2)
 
 
-def device_libraries():
-    found = []
-    if not {b["name"]: b for b in tandem.backend_status()}["cuda"]["usable"]:
-        return found
-    for name in ("cupy", "torch"):
-        try:
-            lib = __import__(name)
-            if name == "cupy" or lib.cuda.is_available():
-                found.append(name)
-        except Exception:
-            pass
-    return found
-
-
-@pytest.mark.parametrize("name", device_libraries() or [
-    pytest.param("none", marks=pytest.mark.skip(reason="no usable GPU with CuPy or PyTorch"))])
+@pytest.mark.parametrize("name", DEVICE_LIBRARY_PARAMS)
 def test_var_std_on_device_arrays(name):
     """CuPy arrays and PyTorch tensors: results of their library, the same bits as the CPU's in
     deterministic mode."""

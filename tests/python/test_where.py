@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import tandem
-from numpy_conventions import BACKENDS, DTYPE_PARAMS, axis_forms, is_float, normalize, result_shape
+from numpy_conventions import (BACKENDS, DEVICE_LIBRARY_PARAMS, DTYPE_PARAMS, axis_forms, is_float, normalize,
+                               result_shape)
 
 WHERE_OPS = [op for op in tandem.ops if tandem.op_info[op]["result"] != "index"] + ["var", "std"]
 NUMPY = {"sum": np.sum, "prod": np.prod, "min": np.min, "max": np.max, "mean": np.mean, "var": np.var, "std": np.std,
@@ -152,22 +153,7 @@ def test_where_deterministic_bits(op):
             assert np.asarray(r[i]).tobytes() == np.asarray(results[0][i]).tobytes(), f"{op}: {r[0]} offset {r[1]}"
 
 
-def device_libraries():
-    found = []
-    if not {b["name"]: b for b in tandem.backend_status()}["cuda"]["usable"]:
-        return found
-    for name in ("cupy", "torch"):
-        try:
-            lib = __import__(name)
-            if name == "cupy" or lib.cuda.is_available():
-                found.append(name)
-        except Exception:
-            pass
-    return found
-
-
-@pytest.mark.parametrize("name", device_libraries() or [
-    pytest.param("none", marks=pytest.mark.skip(reason="no usable GPU with CuPy or PyTorch"))])
+@pytest.mark.parametrize("name", DEVICE_LIBRARY_PARAMS)
 def test_where_on_device_arrays(name):
     """CuPy arrays and PyTorch tensors with masks of their library or NumPy's: results of their library, the
     same bits as the CPU's in deterministic mode."""
