@@ -7,6 +7,7 @@
 
 #include "common/backend.hpp"
 #include "engine/executor.hpp"
+#include "engine/extent.hpp"
 #include "engine/multi_device.hpp"
 #include "engine/registry.hpp"
 #include "engine/results.hpp"
@@ -149,6 +150,7 @@ void Engine::check_reduce(Op op, const detail::ReduceInput& in, const ReduceOpti
 }
 
 void Engine::reduce_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const {
+  if (detail::masked(opts)) return masked_entry(op, in, opts, result);  // (engine/masked.cpp)
   alignas(16) unsigned char backend[detail::kBackendResultBytes] = {};
   exec_->reduce(detail::check_reduce(*exec_, op, in, opts), backend);
   detail::api_result(op, in.dtype, backend, in.count, result);
@@ -161,11 +163,13 @@ void Engine::reduce_part_entry(Op op, const detail::ReduceInput& in, const Reduc
 
 void Engine::reduce_into_entry(Op op, const detail::ReduceInput& in, const detail::OutSlot& out,
                                const ReduceOptions& opts) const {
+  detail::refuse_masks(opts, std::string(to_string(op)) + "_into");
   exec_->reduce_into(detail::check_reduce_into(*exec_, op, in, out, opts), out);
 }
 
 void Engine::reduce_per(Op op, Per per, const detail::MatrixInput& in, const detail::ReduceOutput& out,
                         const ReduceOptions& opts) const {
+  if (detail::masked(opts)) return masked_per(op, per, in, out, opts);  // (engine/masked.cpp)
   exec_->reduce_per(detail::check_reduce_per(*exec_, op, per, in, out, opts));
 }
 

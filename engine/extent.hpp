@@ -1,5 +1,5 @@
-// The empty-input rule, and extents and overlaps of the engine's inputs (and of shards), shared by
-// engine/validate.cpp (every call), engine/multi_device.cpp (splitting a call) and engine/mpi.cpp.
+// The empty-input rule, the calls that take no where / initial, and extents and overlaps of the engine's inputs (and of
+// shards), shared by engine/validate.cpp (every call), engine/multi_device.cpp (splitting a call) and engine/mpi.cpp.
 #pragma once
 
 #include <algorithm>
@@ -20,6 +20,19 @@ inline void require_nonempty(Op op, std::uint64_t count, const std::string& what
   if (count == 0 && info(op).empty == EmptyRule::error)
     throw value_error(Arg::input, Message(what, " of an empty input is undefined"),
                       Message("check for an empty input first"));
+}
+
+// ReduceOptions::where / initial (engine/masked.cpp computes them): whether a mask is given, whether either
+// is, and a tandem::Error naming `call` when either is given to a call that takes neither.
+inline bool where_given(const ReduceOptions& o) { return o.where.data() != nullptr || !o.where.empty(); }
+inline bool masked(const ReduceOptions& o) { return where_given(o) || o.initial.has_value(); }
+inline void refuse_masks(const ReduceOptions& o, const std::string& call) {
+  if (where_given(o))
+    throw value_error(Arg::where, Message(call, " takes no ", Arg::where),
+                      Message("pass a host input (a span, a StridedView or a MatrixView) to mask it"));
+  if (o.initial)
+    throw value_error(Arg::initial, Message(call, " takes no ", Arg::initial),
+                      Message("combine the initial value with the result yourself"));
 }
 
 // Matrix extent in elements: (rows-1)*ld + cols, or throws. `what` names the matrix in messages

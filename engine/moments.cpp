@@ -6,12 +6,14 @@
 // squares (Op::sumsq, in the canonical order in deterministic mode), one division by n - ddof, std's sqrt.
 // The Python module computes the same steps with the array's library (python/moments.cpp), so both give the
 // same bits.
+#include <algorithm>
 #include <cmath>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "common/dispatch.hpp"
+#include "engine/extent.hpp"
 #include "engine/validate.hpp"
 #include "tandem/engine.hpp"
 
@@ -37,6 +39,23 @@ void check_degrees(const char* name, std::size_t n, double ddof, const char* eac
                       " has no value (n - ddof <= 0); pass ddof < n (0: the population's, 1: the sample's)");
 }
 
+// The elements that take part: every one, or where's true entries (ReduceOptions::where: one per element of a
+// host input; initial is not taken, as NumPy's var takes none).
+std::size_t kept_count(const char* name, const ReduceOptions& o, std::size_t elements, bool in_buffer) {
+  if (o.initial)
+    throw value_error(Arg::initial, Message(name, " takes no ", Arg::initial, " (NumPy's takes none either)"));
+  if (!detail::where_given(o)) return elements;
+  if (in_buffer || o.where.size() != elements)
+    throw value_error(
+        Arg::where, Message(Arg::where, " has ", o.where.size(), " entries but the input has ", elements, " elements"),
+        Message("pass one bool per element of the input, in its order (a MatrixView's: rows * cols, "
+                "row-major, packed)"));
+  std::size_t n = 0;
+  for (bool k : o.where) n += k;
+  return n;
+}
+bool kept(const ReduceOptions& o, std::size_t i) { return o.where.empty() || o.where[i]; }
+
 template <class W>
 W finish(W sum_of_squares, std::size_t n, double ddof, bool root) {
   const W v = sum_of_squares / W(double(n) - ddof);
@@ -48,7 +67,10 @@ W finish(W sum_of_squares, std::size_t n, double ddof, bool root) {
 void Engine::moment_entry(bool root, const detail::ReduceInput& in, double ddof, const ReduceOptions& opts,
                           void* result) const {
   const char* name = root ? "std" : "var";
-  check_degrees(name, in.count, ddof, "");
+  const std::size_t n = kept_count(name, opts, in.count, in.in_buffer);
+  check_degrees(name, n, ddof, detail::where_given(opts) ? " kept by where" : "");
+  ReduceOptions plain = opts;
+  plain.where = {};
   detail::visit(in.dtype, [&]<class T>(std::type_identity<T>) {
     using W = var_result_t<T>;
     double mean = 0;
@@ -63,10 +85,10 @@ void Engine::moment_entry(bool root, const detail::ReduceInput& in, double ddof,
     }
     const W c = W(mean);
     std::vector<W> d(in.count);
-    for (std::size_t i = 0; i < in.count; ++i) d[i] = W(x[i * in.stride]) - c;
+    for (std::size_t i = 0; i < in.count; ++i) d[i] = kept(opts, i) ? W(x[i * in.stride]) - c : W(0);
     W sq{};
-    as_call(name, [&] { reduce_entry(Op::sumsq, detail::host_input(d.data(), d.size(), 1), opts, &sq); });
-    *static_cast<W*>(result) = finish(sq, in.count, ddof, root);
+    as_call(name, [&] { reduce_entry(Op::sumsq, detail::host_input(d.data(), d.size(), 1), plain, &sq); });
+    *static_cast<W*>(result) = finish(sq, n, ddof, root);
   });
 }
 
@@ -84,7 +106,20 @@ void Engine::moment_per(bool root, Per per, const detail::MatrixInput& a, const 
     if (out.data == nullptr)
       throw value_error(std::string("tandem: ") + name + ": the output span is null but has " + std::to_string(count) +
                         " elements");
-    check_degrees(name, length, ddof, per == Per::row ? " per row" : " per column");
+    (void)kept_count(name, opts, a.rows * a.cols, a.in_buffer);
+    std::vector<std::size_t> n(count, length);
+    if (detail::where_given(opts)) {
+      std::fill(n.begin(), n.end(), 0);
+      for (std::size_t i = 0; i < a.rows; ++i)
+        for (std::size_t j = 0; j < a.cols; ++j) n[per == Per::row ? i : j] += opts.where[i * a.cols + j];
+    }
+    for (std::size_t k = 0; k < count; ++k)
+      check_degrees(name, n[k], ddof,
+                    (std::string(per == Per::row ? " of row " : " of column ") + std::to_string(k) +
+                     (detail::where_given(opts) ? " kept by where" : ""))
+                        .c_str());
+    ReduceOptions plain = opts;
+    plain.where = {};
     std::vector<double> means(count);
     const auto means_out = detail::host_output(std::span<double>(means));
     const T* x = static_cast<const T*>(a.data);
@@ -101,14 +136,14 @@ void Engine::moment_per(bool root, Per per, const detail::MatrixInput& a, const 
     std::vector<W> d(a.rows * a.cols);
     for (std::size_t i = 0; i < a.rows; ++i)
       for (std::size_t j = 0; j < a.cols; ++j)
-        d[i * a.cols + j] = W(x[i * a.ld + j]) - W(means[per == Per::row ? i : j]);
+        d[i * a.cols + j] = kept(opts, i * a.cols + j) ? W(x[i * a.ld + j]) - W(means[per == Per::row ? i : j]) : W(0);
     std::vector<W> sq(count);
     as_call(name, [&] {
       reduce_per(Op::sumsq, per, detail::host_matrix(MatrixView<const W>{d.data(), a.rows, a.cols, a.cols}),
-                 detail::host_output(std::span<W>(sq)), opts);
+                 detail::host_output(std::span<W>(sq)), plain);
     });
     W* o = static_cast<W*>(out.data);
-    for (std::size_t k = 0; k < count; ++k) o[k] = finish(sq[k], length, ddof, root);
+    for (std::size_t k = 0; k < count; ++k) o[k] = finish(sq[k], n[k], ddof, root);
   });
 }
 

@@ -224,7 +224,8 @@ void Engine::reduce_entry(Op op, const detail::ReduceInput& in, const ReduceOpti
       if (parts::by_chunks(op, in.dtype, opts.deterministic)) {
         parts::Chunks<T> chunks;
         collectively(comm_, name, [&] {
-          local_->check_reduce(local_op, in, opts);  // this rank's part, the kernel, the options
+          detail::refuse_masks(opts, "tandem::mpi::Engine");  // (every rank's error together)
+          local_->check_reduce(local_op, in, opts);           // this rank's part, the kernel, the options
           chunks = parts::local_chunks<T>(local_op, local_->impl(), in, offset);
         });
         auto exchange = [this](const void* send, void* recv, std::size_t bytes) { allgather(send, recv, bytes); };
@@ -235,6 +236,7 @@ void Engine::reduce_entry(Op op, const detail::ReduceInput& in, const ReduceOpti
     // This rank's record, then every rank's, combined in rank order: the same bits on every rank.
     parts::Record mine;
     collectively(comm_, name, [&] {
+      detail::refuse_masks(opts, "tandem::mpi::Engine");
       local_->check_reduce(local_op, in, opts);  // this rank's part (empty or not), the kernel, the options
       mine = parts::record<T>(local_op, in, offset, [&](Op o, void* r) { local_->reduce_part_entry(o, in, opts, r); });
     });

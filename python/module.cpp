@@ -300,6 +300,10 @@ class PythonWords final : public tandem::Words {
         return "out";
       case Arg::kernel_info:
         return "Engine.kernel_info()";
+      case Arg::where:
+        return "where=";
+      case Arg::initial:
+        return "initial=";
       default:
         return tandem::cpp_words().arg(a);  // (the rest: the same words)
     }

@@ -332,6 +332,10 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
                   const ReduceOptions& opts) const;
   void run_matmul(const detail::MatrixInput& a, const detail::MatrixInput& b, const detail::MatrixInput& c,
                   const MatmulOptions& opts) const;
+  // ReduceOptions::where / initial of a vector and per row / column (engine/masked.cpp).
+  void masked_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const;
+  void masked_per(Op op, Per per, const detail::MatrixInput& a, const detail::ReduceOutput& out,
+                  const ReduceOptions& opts) const;
   // var (root: std) of a vector and per row / column (engine/moments.cpp).
   void moment_entry(bool root, const detail::ReduceInput& in, double ddof, const ReduceOptions& opts,
                     void* result) const;

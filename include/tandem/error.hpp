@@ -47,6 +47,8 @@ enum class Arg : std::uint8_t {
   b,              // matmul's B
   c,              // matmul's C
   kernel_info,    // a field of KernelInfo, which says what a kernel takes (Setting::value: the field)
+  where,          // ReduceOptions::where
+  initial,        // ReduceOptions::initial
 };
 
 // An argument with a value: Setting{Arg::kernel, "auto"} is `kernel = "auto"` in C++, `kernel='auto'` in
@@ -111,6 +113,10 @@ class CppWords final : public Words {
         return "C";
       case Arg::kernel_info:
         return "KernelInfo";
+      case Arg::where:
+        return "ReduceOptions::where";
+      case Arg::initial:
+        return "ReduceOptions::initial";
     }
     return "?";
   }

@@ -156,6 +156,21 @@ struct ReduceOptions {
   // association order (docs in common/canonical.hpp). Needs a kernel whose KernelInfo says
   // deterministic ("auto" always does).
   bool deterministic = false;
+  // NumPy's where=: only the elements whose entry is true take part. One bool per element of the input, in
+  // its order: where[i] for element i of a vector view; where[r * cols + c] for element (r, c) of a
+  // MatrixView (rows * cols entries, packed, whatever the matrix's ld). Empty: every element. The masked
+  // elements are replaced by the op's identity (0 for the sums, 1 for prod, the type's greatest value for min
+  // and its least for max), and the op runs on the result, so deterministic mode's bits are the same on every
+  // backend and equal to the Python module's where=. mean divides the masked sum by the number of true entries
+  // (an integer input's sum exact); min and max need `initial` (they have no identity: NumPy's rule);
+  // argmin / argmax take no mask. Host inputs only (not Buffers, not the *_into calls).
+  std::span<const bool> where = {};
+  // NumPy's initial=: the reduction's first element, for the ops whose result is a sum or an element (sum,
+  // sumsq, prod, min, max). The result is combined with it by one more operation (add, multiply, minimum,
+  // maximum) in the result type; an empty input (or every element masked) gives `initial`. It is converted
+  // to the result type: rounded for a float result; an integer result takes only integers in its range. Not
+  // for mean, argmin / argmax, Buffer outputs or the *_into calls.
+  std::optional<double> initial = {};
 };
 
 // C = alpha * op(A) * op(B) + beta * C, where op(X) is X (as its MatrixView stores it) or, with trans_x,

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -188,6 +189,11 @@ TEST_CASE("mpi: an error on one rank is an error on every rank (no rank left wai
     const std::vector<double> xd(10, 1.0);
     CHECK_THROWS_AS(eng.rank() == 0 ? (void)eng.sum(xd) : (void)eng.sum(x), tandem::Error);
   }
+  // where / initial, which the ranks' engine does not take, on every rank or on rank 0 only.
+  const bool keep[10] = {true, true, true, true, true, true, true, true, true, true};
+  CHECK_THROWS_AS((void)eng.sum(x, {.where = keep}), tandem::Error);
+  CHECK_THROWS_AS((void)eng.max(x, {.initial = eng.rank() == 0 ? std::optional<double>(1) : std::nullopt}),
+                  tandem::Error);
   // The engine still works after them.
   CHECK(eng.sum(x) == 10.0f * float(eng.size()));
 }

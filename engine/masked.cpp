@@ -1,0 +1,240 @@
+// NumPy's where= and initial= for the reductions (ReduceOptions::where, ReduceOptions::initial), the same on
+// every backend because they are computed here, in front of the executors, from the engine's own calls:
+// - where: the masked elements are replaced by the op's identity in a host copy of the input (0 for the sums,
+//   1 for prod, the type's greatest value for min, its least for max: the values python/where.cpp fills in),
+//   and the op runs on that copy. mean is the masked sum divided by the number of true entries (an integer
+//   input's sum exact).
+// - initial: combined with the op's result by one more operation of the op (add, multiply, minimum, maximum)
+//   in the result type, as NumPy's initial is the reduction's first element; an empty reduction gives it.
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/dispatch.hpp"
+#include "common/reduce_ops.hpp"
+#include "engine/extent.hpp"
+#include "engine/results.hpp"
+#include "engine/validate.hpp"
+#include "tandem/engine.hpp"
+
+namespace tandem {
+
+namespace {
+
+using detail::where_given;
+
+// The checks of where= and initial= for op over `elements` elements (a host input when !in_buffer).
+void check_masks(Op op, std::size_t elements, bool in_buffer, const ReduceOptions& o) {
+  const OpInfo& i = info(op);
+  if (o.initial && (i.result == ResultKind::mean || i.result == ResultKind::index))
+    throw value_error(Arg::initial, Message(i.name, " takes no ", Arg::initial, " (NumPy's takes none either)"),
+                      Message(Arg::initial,
+                              " is taken by the ops whose result is a sum or an element: sum, sumsq, "
+                              "prod, min and max"));
+  if (!where_given(o)) return;
+  if (i.result == ResultKind::index)
+    throw value_error(Arg::where, Message(i.name, " takes no ", Arg::where, " (NumPy's takes none either)"),
+                      Message("reduce a copy whose masked elements are the op's identity instead"));
+  if (in_buffer)
+    throw value_error(Arg::where, Message(Arg::where, " masks host inputs only, and the input is a Buffer"),
+                      Message("download the Buffer, or reduce a Buffer whose masked elements are the op's identity"));
+  if (o.where.size() != elements)
+    throw value_error(
+        Arg::where, Message(Arg::where, " has ", o.where.size(), " entries but the input has ", elements, " elements"),
+        Message("pass one bool per element of the input, in its order (a MatrixView's: rows * cols, "
+                "row-major, packed)"));
+  if (i.result == ResultKind::value && !o.initial)
+    throw value_error(Arg::where,
+                      Message(i.name, " has no identity, so ", Arg::where, " needs ", Arg::initial,
+                              " (NumPy's rule): the result where every element is masked"),
+                      Message("pass ", Arg::initial, ", e.g. +infinity for min or -infinity for max"));
+}
+
+// The value a masked element takes: the op's identity as python/where.cpp fills it (+0.0 for the sums).
+template <class T>
+T fill_value(Op op) {
+  using C = compute_t<T>;
+  switch (info(op).identity) {
+    case Identity::zero:
+      return T(C(0));
+    case Identity::one:
+      return T(C(1));
+    case Identity::highest:
+      if constexpr (std::is_same_v<T, bool>)
+        return true;
+      else if constexpr (std::is_integral_v<T>)
+        return std::numeric_limits<T>::max();
+      else
+        return T(C(INFINITY));
+    case Identity::lowest:
+      if constexpr (std::is_same_v<T, bool>)
+        return false;
+      else if constexpr (std::is_integral_v<T>)
+        return std::numeric_limits<T>::lowest();
+      else
+        return T(C(-INFINITY));
+  }
+  return T{};
+}
+
+// initial converted to the result type R: rounded for a float R; an integer R takes integers in its range.
+template <class R>
+R initial_as(double v) {
+  if constexpr (std::is_floating_point_v<R>) {
+    return R(v);
+  } else {
+    constexpr double low = std::is_same_v<R, bool> ? 0.0 : double(std::numeric_limits<R>::lowest());
+    constexpr double high = std::is_same_v<R, bool> ? 1.0 : double(std::numeric_limits<R>::max());
+    // (high rounds up to 2^63 / 2^64 for the 64-bit types, which are out of range: the strict test)
+    const bool past = sizeof(R) == 8 ? !(v < high) : !(v <= high);
+    if (!(std::trunc(v) == v) || v < low || past)
+      throw value_error(Arg::initial,
+                        Message(Arg::initial, " ", v, " is not a value of the result's type ", dtype_of<R>),
+                        Message("pass an integer in that type's range"));
+    return R(v);
+  }
+}
+
+// r combined with initial by one more operation of the op (its Identity says which), in R.
+template <class R>
+R combine(Identity id, R r, R init) {
+  if constexpr (std::is_floating_point_v<R>) {
+    if (id == Identity::zero) return detail::canonical_nan(R(r + init));
+    if (id == Identity::one) return detail::canonical_nan(R(r * init));
+    if (r != r || init != init) return std::numeric_limits<R>::quiet_NaN();
+    const bool init_less = init < r || (init == r && std::signbit(init) && !std::signbit(r));
+    const bool init_more = init > r || (init == r && !std::signbit(init) && std::signbit(r));
+    return (id == Identity::highest ? init_less : init_more) ? init : r;
+  } else if constexpr (std::is_same_v<R, bool>) {
+    return id == Identity::highest ? (r && init) : (r || init);
+  } else {
+    using U = std::make_unsigned_t<R>;  // (sums and products wrap modulo 2^64, as the ops' own)
+    if (id == Identity::zero) return R(U(r) + U(init));
+    if (id == Identity::one) return R(U(r) * U(init));
+    return id == Identity::highest ? std::min(r, init) : std::max(r, init);
+  }
+}
+
+// A host copy of the input's elements (count of them, `stride` apart; a matrix's rows of `cols` at `ld`) with
+// the masked ones replaced by op's identity; counts the kept ones per row / column when `per` says so.
+template <class T>
+std::unique_ptr<T[]> masked_copy(Op op, const T* x, std::size_t rows, std::size_t cols, std::size_t ld,
+                                 std::size_t stride, std::span<const bool> where) {
+  auto copy = std::make_unique_for_overwrite<T[]>(rows * cols);
+  const T fill = fill_value<T>(op);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) {
+      const std::size_t k = r * cols + c;
+      copy[k] = where[k] ? x[r * ld + c * stride] : fill;
+    }
+  return copy;
+}
+
+Error all_masked(const char* name, const std::string& where) {
+  return value_error(Arg::where,
+                     Message(name, where, " has no elements: every entry of ", Arg::where, " for it is false"),
+                     Message("keep at least one element (NumPy's mean gives NaN with a RuntimeWarning there)"));
+}
+
+}  // namespace
+
+void Engine::masked_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const {
+  check_masks(op, in.count, in.in_buffer, opts);
+  ReduceOptions plain = opts;
+  plain.where = {}, plain.initial.reset();
+  detail::visit(in.dtype, [&]<class T>(std::type_identity<T>) {
+    visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      using R = op_result_t<O, T>;
+      detail::ReduceInput run = in;
+      std::unique_ptr<T[]> copy;
+      std::size_t kept = in.count;
+      if (where_given(opts)) {
+        (void)detail::check_reduce_part(*exec_, op, in, plain);  // (the input and options, before the copy)
+        copy = masked_copy<T>(op, static_cast<const T*>(in.data), 1, in.count, 0, in.stride, opts.where);
+        run = detail::host_input<T>(copy.get(), in.count, 1);
+        kept = 0;
+        for (bool k : opts.where) kept += k;
+      }
+      if constexpr (info(O).result == ResultKind::mean) {
+        if (in.count > 0 && kept == 0) throw all_masked(info(O).name, "");
+        alignas(16) unsigned char backend[detail::kBackendResultBytes] = {};
+        exec_->reduce(detail::check_reduce(*exec_, op, run, plain), backend);
+        detail::api_result(op, in.dtype, backend, kept, result);  // (the sum divided by the kept count)
+      } else {
+        R r;
+        if (opts.initial && kept == 0) {  // (an empty reduction: initial; the checks first)
+          (void)detail::check_reduce_part(*exec_, op, run, plain);
+          r = initial_as<R>(*opts.initial);
+        } else {
+          reduce_entry(op, run, plain, &r);
+          if (opts.initial) r = combine(info(O).identity, r, initial_as<R>(*opts.initial));
+        }
+        *static_cast<R*>(result) = r;
+      }
+    });
+  });
+}
+
+void Engine::masked_per(Op op, Per per, const detail::MatrixInput& a, const detail::ReduceOutput& out,
+                        const ReduceOptions& opts) const {
+  check_masks(op, a.rows * a.cols, a.in_buffer, opts);
+  if (opts.initial && out.in_buffer)
+    throw value_error(Arg::initial, Message(Arg::initial, " is combined with results in host memory only"),
+                      Message("pass a MatrixView and a host span, or combine it yourself"));
+  ReduceOptions plain = opts;
+  plain.where = {}, plain.initial.reset();
+  const std::size_t count = per == Per::row ? a.rows : a.cols, length = per == Per::row ? a.cols : a.rows;
+  detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
+    visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      using R = op_result_t<O, T>;
+      detail::MatrixInput run = a;
+      std::unique_ptr<T[]> copy;
+      std::vector<std::size_t> kept(count, length);
+      if (where_given(opts)) {
+        copy = masked_copy<T>(op, static_cast<const T*>(a.data), a.rows, a.cols, a.ld, 1, opts.where);
+        run = detail::host_matrix(MatrixView<const T>{copy.get(), a.rows, a.cols, a.cols});
+        std::fill(kept.begin(), kept.end(), 0);
+        for (std::size_t r = 0; r < a.rows; ++r)
+          for (std::size_t c = 0; c < a.cols; ++c) kept[per == Per::row ? r : c] += opts.where[r * a.cols + c];
+      }
+      if constexpr (info(O).result == ResultKind::mean) {
+        (void)detail::check_reduce_per(*exec_, op, per, run, out, plain);  // (the output; empty rows throw)
+        for (std::size_t k = 0; k < count; ++k)
+          if (kept[k] == 0)
+            throw all_masked(info(O).name, " of " + std::string(to_string(per)) + " " + std::to_string(k));
+        double* o = static_cast<double*>(out.data);
+        if constexpr (std::is_integral_v<T>) {  // (the exact sums: the same in any order, so added here)
+          std::vector<detail::ExactSum> sums(count);
+          for (std::size_t r = 0; r < a.rows; ++r)
+            for (std::size_t c = 0; c < a.cols; ++c) {
+              const T v = copy[r * a.cols + c];
+              sums[per == Per::row ? r : c] += std::is_unsigned_v<T> ? detail::ExactSum::of_unsigned(std::uint64_t(v))
+                                                                     : detail::ExactSum::of(std::int64_t(v));
+            }
+          for (std::size_t k = 0; k < count; ++k) o[k] = detail::mean_value(sums[k], double(kept[k]));
+        } else {
+          std::vector<sum_result_t<T>> sums(count);
+          reduce_per(Op::sum, per, run, detail::host_output(std::span<sum_result_t<T>>(sums)), plain);
+          for (std::size_t k = 0; k < count; ++k) o[k] = detail::mean_value(sums[k], double(kept[k]));
+        }
+      } else {
+        if (opts.initial && length == 0) {  // (no elements: every result is initial)
+          if (out.size != count || (count > 0 && out.data == nullptr))
+            (void)detail::check_reduce_per(*exec_, op, per, run, out, plain);  // (its error about the output)
+          for (std::size_t k = 0; k < count; ++k) static_cast<R*>(out.data)[k] = initial_as<R>(*opts.initial);
+          return;
+        }
+        reduce_per(op, per, run, out, plain);
+        if (opts.initial) {
+          const R init = initial_as<R>(*opts.initial);
+          R* o = static_cast<R*>(out.data);
+          for (std::size_t k = 0; k < count; ++k) o[k] = combine(info(O).identity, o[k], init);
+        }
+      }
+    });
+  });
+}
+
+}  // namespace tandem
