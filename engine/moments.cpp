@@ -21,14 +21,14 @@ namespace tandem {
 
 namespace {
 
-// Runs f; an error in one of its passes says which call it belongs to ("var: the mean of x: ...").
+// Runs f; an error in one of its passes is the call's own: the same kind, argument and hint, its problem
+// prefixed with the call's name ("var: ...").
 template <class F>
 void as_call(const char* name, F&& f) {
   try {
     f();
   } catch (const Error& e) {
-    throw Error(std::string(name) + " (computed from the mean and the sum of squares of the deviations): " + e.what(),
-                e.kind());
+    throw Error(e.kind(), e.argument(), Message(name, ": ", e.problem()), e.hint());
   }
 }
 

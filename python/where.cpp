@@ -108,6 +108,8 @@ py::object PyEngine::reduce_where(Op op, const py::object& x, const ReduceArgs& 
   pass.dtype = py::none();
   const py::object count = library_cast(reduce(Op::sum, mask, pass), in.a.lib, work);
   const py::module_ lib = array_module(in.a.lib, what);
+  if (in.a.lib == Lib::numpy && lib.attr("any")(count.attr("__eq__")(0)).cast<bool>())  // (NumPy's warning)
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, "Mean of empty slice.", 1) != 0) throw py::error_already_set();
   py::object value = lib.attr(in.a.lib == Lib::torch ? "div" : "true_divide")(total, count);
   return finish(value, shape, in, work, result, shape, r.out);
 }

@@ -214,3 +214,22 @@ TANDEM_BACKEND_TEST(var_errors, "var/std: n - ddof <= 0, empty inputs and a wron
   CHECK(test::kind_of([&] { eng.var(m, Per::col, std::span<double>(out)); }) == tandem::ErrorKind::value);
   CHECK(test::contains(test::message_of([&] { (void)eng.var(x, 0.0, {.kernel = "no such kernel"}); }), "var"));
 }
+
+TANDEM_BACKEND_TEST(var_pass_errors, "var/std: an error of a pass is the call's own, with its argument and hint") {
+  const std::vector<float> x = {1.0f, 2.0f, 4.0f};
+  try {
+    (void)eng.var(x, 0.0, {.kernel = "no_such_kernel"});
+    FAIL("no tandem::Error");
+  } catch (const tandem::Error& e) {
+    CHECK(e.argument() == tandem::Arg::kernel);
+    CHECK(test::contains(e.what(), "no_such_kernel"));
+    CHECK(test::contains(e.what(), "var: "));
+  }
+  try {
+    (void)eng.std(tandem::StridedView<const float>{nullptr, 3, 1});
+    FAIL("no tandem::Error");
+  } catch (const tandem::Error& e) {
+    CHECK(e.kind() == tandem::ErrorKind::value);
+    CHECK(test::contains(e.what(), "std: "));
+  }
+}

@@ -111,6 +111,17 @@ def test_where_leaves_out_nan(eng):
                                    rtol=1e-12)
 
 
+def test_where_mean_of_empty_slice_warns(eng):
+    x = np.arange(6.0).reshape(2, 3)
+    keep = np.array([[True, True, False], [False, False, False]])
+    for where, axis in ((keep, 1), (np.zeros_like(keep), None)):
+        with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+            got = eng.mean(x, axis=axis, where=where)
+        with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+            want = np.mean(x, axis=axis, where=where)
+        np.testing.assert_array_equal(got, want)
+
+
 def test_where_errors(eng):
     x = np.ones((3, 4), np.float32)
     for op in ("min", "max"):
