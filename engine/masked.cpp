@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ void check_masks(Op op, std::size_t elements, bool in_buffer, const ReduceOption
   if (in_buffer)
     throw value_error(Arg::where, Message(Arg::where, " masks host inputs only, and the input is a Buffer"),
                       Message("download the Buffer, or reduce a Buffer whose masked elements are the op's identity"));
+  if (o.where.data() == nullptr)
+    throw value_error(Arg::where, Message(Arg::where, " is null but has ", o.where.size(), " entries"),
+                      Message("pass the mask's memory, or an empty span for no mask"));
   if (o.where.size() != elements)
     throw value_error(
         Arg::where, Message(Arg::where, " has ", o.where.size(), " entries but the input has ", elements, " elements"),
@@ -81,17 +85,16 @@ T fill_value(Op op) {
 
 // initial converted to the result type R: rounded for a float R; an integer R takes integers in its range.
 template <class R>
-R initial_as(double v) {
+R initial_as(long double v) {
   if constexpr (std::is_floating_point_v<R>) {
     return R(v);
   } else {
-    constexpr double low = std::is_same_v<R, bool> ? 0.0 : double(std::numeric_limits<R>::lowest());
-    constexpr double high = std::is_same_v<R, bool> ? 1.0 : double(std::numeric_limits<R>::max());
-    // (high rounds up to 2^63 / 2^64 for the 64-bit types, which are out of range: the strict test)
-    const bool past = sizeof(R) == 8 ? !(v < high) : !(v <= high);
-    if (!(std::trunc(v) == v) || v < low || past)
+    // (long double holds every 64-bit integer exactly: the bounds are the type's own)
+    constexpr long double low = std::is_same_v<R, bool> ? 0.0L : (long double)(std::numeric_limits<R>::lowest());
+    constexpr long double high = std::is_same_v<R, bool> ? 1.0L : (long double)(std::numeric_limits<R>::max());
+    if (!(std::trunc(v) == v) || v < low || v > high)
       throw value_error(Arg::initial,
-                        Message(Arg::initial, " ", v, " is not a value of the result's type ", dtype_of<R>),
+                        Message(Arg::initial, " ", double(v), " is not a value of the result's type ", dtype_of<R>),
                         Message("pass an integer in that type's range"));
     return R(v);
   }
@@ -179,6 +182,11 @@ void Engine::masked_entry(Op op, const detail::ReduceInput& in, const ReduceOpti
 
 void Engine::masked_per(Op op, Per per, const detail::MatrixInput& a, const detail::ReduceOutput& out,
                         const ReduceOptions& opts) const {
+  // The matrix, the output and the kernel as the call's own (rows or columns of length 0 take initial).
+  (void)detail::check_reduce_per(*exec_, op, per, a, out, opts, opts.initial.has_value());
+  if (a.cols != 0 && a.rows > std::numeric_limits<std::size_t>::max() / a.cols)
+    throw value_error(Arg::where, Message("the matrix's ", a.rows, " x ", a.cols, " elements cannot be masked"),
+                      Message("mask fewer rows per call"));
   check_masks(op, a.rows * a.cols, a.in_buffer, opts);
   if (opts.initial && out.in_buffer)
     throw value_error(Arg::initial, Message(Arg::initial, " is combined with results in host memory only"),
@@ -200,7 +208,6 @@ void Engine::masked_per(Op op, Per per, const detail::MatrixInput& a, const deta
           for (std::size_t c = 0; c < a.cols; ++c) kept[per == Per::row ? r : c] += opts.where[r * a.cols + c];
       }
       if constexpr (info(O).result == ResultKind::mean) {
-        (void)detail::check_reduce_per(*exec_, op, per, run, out, plain);  // (the output; empty rows throw)
         for (std::size_t k = 0; k < count; ++k)
           if (kept[k] == 0)
             throw all_masked(info(O).name, " of " + std::string(to_string(per)) + " " + std::to_string(k));
@@ -220,18 +227,12 @@ void Engine::masked_per(Op op, Per per, const detail::MatrixInput& a, const deta
           for (std::size_t k = 0; k < count; ++k) o[k] = detail::mean_value(sums[k], double(kept[k]));
         }
       } else {
-        if (opts.initial && length == 0) {  // (no elements: every result is initial)
-          if (out.size != count || (count > 0 && out.data == nullptr))
-            (void)detail::check_reduce_per(*exec_, op, per, run, out, plain);  // (its error about the output)
-          for (std::size_t k = 0; k < count; ++k) static_cast<R*>(out.data)[k] = initial_as<R>(*opts.initial);
-          return;
-        }
-        reduce_per(op, per, run, out, plain);
-        if (opts.initial) {
-          const R init = initial_as<R>(*opts.initial);
-          R* o = static_cast<R*>(out.data);
-          for (std::size_t k = 0; k < count; ++k) o[k] = combine(info(O).identity, o[k], init);
-        }
+        const std::optional<R> init =
+            opts.initial ? std::optional<R>(initial_as<R>(*opts.initial)) : std::nullopt;  // (before any write)
+        R* o = static_cast<R*>(out.data);
+        if (!init || length > 0) reduce_per(op, per, run, out, plain);
+        if (init)  // (a row or column with no element kept: initial itself, -0.0 included)
+          for (std::size_t k = 0; k < count; ++k) o[k] = kept[k] == 0 ? *init : combine(info(O).identity, o[k], *init);
       }
     });
   });

@@ -8,6 +8,7 @@
 // same bits.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -45,6 +46,9 @@ std::size_t kept_count(const char* name, const ReduceOptions& o, std::size_t ele
   if (o.initial)
     throw value_error(Arg::initial, Message(name, " takes no ", Arg::initial, " (NumPy's takes none either)"));
   if (!detail::where_given(o)) return elements;
+  if (o.where.data() == nullptr)
+    throw value_error(Arg::where, Message(Arg::where, " is null but has ", o.where.size(), " entries"),
+                      Message("pass the mask's memory, or an empty span for no mask"));
   if (in_buffer || o.where.size() != elements)
     throw value_error(
         Arg::where, Message(Arg::where, " has ", o.where.size(), " entries but the input has ", elements, " elements"),
@@ -102,11 +106,13 @@ void Engine::moment_per(bool root, Per per, const detail::MatrixInput& a, const 
       throw value_error(std::string("tandem: ") + name + " (per " + to_string(per) + "): the output has " +
                         std::to_string(out.size) + " elements but the matrix has " + std::to_string(count) + " " +
                         (per == Per::row ? "rows" : "columns") + "; pass one result per " + to_string(per));
+    if (detail::where_given(opts) && a.cols != 0 && a.rows > std::numeric_limits<std::size_t>::max() / a.cols)
+      throw value_error(Arg::where, Message("the matrix's ", a.rows, " x ", a.cols, " elements cannot be masked"));
+    (void)kept_count(name, opts, a.rows * a.cols, a.in_buffer);
     if (count == 0) return;
     if (out.data == nullptr)
       throw value_error(std::string("tandem: ") + name + ": the output span is null but has " + std::to_string(count) +
                         " elements");
-    (void)kept_count(name, opts, a.rows * a.cols, a.in_buffer);
     std::vector<std::size_t> n(count, length);
     if (detail::where_given(opts)) {
       std::fill(n.begin(), n.end(), 0);

@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -83,16 +84,20 @@ tandem::Engine make_local(int rank_on_node, Backend backend, EngineOptions optio
 // Runs f on this rank; if any rank threw, every rank throws (the failing ones their own message).
 template <class F>
 void collectively(MPI_Comm comm, const char* call, F&& f) {
+  std::exception_ptr own;  // a tandem::Error, rethrown as it is (its kind, argument and hint)
   std::string error;
   try {
     f();
+  } catch (const Error&) {
+    own = std::current_exception();
   } catch (const std::exception& e) {
     error = e.what();
   } catch (...) {
     error = std::string("tandem::mpi: ") + call + ": an exception that is not a std::exception";
   }
-  int failed = !error.empty(), any = 0;
+  int failed = own || !error.empty(), any = 0;
   check(MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  if (own) std::rethrow_exception(own);
   if (failed) throw Error(error);
   if (any) throw Error(std::string("tandem::mpi: ") + call + " failed on another rank (its error says why)");
 }
@@ -203,7 +208,7 @@ void Engine::reduce_entry(Op op, const detail::ReduceInput& in, const ReduceOpti
   check(MPI_Exscan(&count, &offset, 1, MPI_UINT64_T, MPI_SUM, comm_), "MPI_Exscan");
   if (rank_ == 0) offset = 0;  // (MPI_Exscan leaves rank 0's undefined)
   check(MPI_Allreduce(&count, &total, 1, MPI_UINT64_T, MPI_SUM, comm_), "MPI_Allreduce");
-  detail::require_nonempty(op, total, name);  // (every rank's part is empty)
+  if (!detail::masked(opts)) detail::require_nonempty(op, total, name);  // (every rank's part is empty)
 
   const Op local_op = info(op).computed_as;
   // Every rank must make the same call: the same dtype, op and determinism (else the exchanges below

@@ -227,7 +227,7 @@ ReduceCall check_reduce_into(const Executor& ex, Op op, const ReduceInput& in, c
 }
 
 ReducePerCall check_reduce_per(const Executor& ex, Op op, Per per, const MatrixInput& in, const ReduceOutput& out,
-                               const ReduceOptions& opts) {
+                               const ReduceOptions& opts, bool empty_allowed) {
   const std::string name = std::string(to_string(op)) + " (per " + to_string(per) + ")";
   const std::size_t ext = checked_matrix(ex, in, Arg::input, name + ": the matrix", true);
   const std::size_t count = per == Per::row ? in.rows : in.cols, length = per == Per::row ? in.cols : in.rows;
@@ -264,7 +264,7 @@ ReducePerCall check_reduce_per(const Executor& ex, Op op, Per per, const MatrixI
                       Message("use ", names, " (", Setting{Arg::kernel_info, "per_row_col"}, ")"));
   }
   check_kernel_accepts(k, in.dtype, &op, opts.deterministic, name);
-  if (length == 0 && count > 0 && info(op).empty == EmptyRule::error)
+  if (length == 0 && count > 0 && info(op).empty == EmptyRule::error && !empty_allowed)
     throw value_error(Arg::input,
                       Message(name, " of an empty ", each, " is undefined (the matrix is ", in.rows, "x", in.cols, ")"),
                       Message("check for an empty dimension first"));

@@ -23,9 +23,10 @@ ReduceCall check_reduce_part(const Executor& ex, Op op, const ReduceInput& in, c
 // The same, into element out.index of a Buffer (Engine::*_into).
 ReduceCall check_reduce_into(const Executor& ex, Op op, const ReduceInput& in, const OutSlot& out,
                              const ReduceOptions& opts);
-// A per-row / per-column reduction: the matrix, the output (one result per row / column), the kernel.
+// A per-row / per-column reduction: the matrix, the output (one result per row / column), the kernel; empty
+// rows / columns of an op without an identity only where `empty_allowed` (ReduceOptions::initial gives them).
 ReducePerCall check_reduce_per(const Executor& ex, Op op, Per per, const MatrixInput& in, const ReduceOutput& out,
-                               const ReduceOptions& opts);
+                               const ReduceOptions& opts, bool empty_allowed = false);
 // A product: shapes, batches, memory (Buffers of this engine, C apart from A and B), options, kernel.
 MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixInput& b, const MatrixInput& c,
                         const MatmulOptions& opts);

@@ -180,8 +180,13 @@ TANDEM_BACKEND_TEST(where_initial_edges, "where/initial: empty inputs, every ele
   // Integers: sums wrap as the ops' own; min / max of the type.
   const std::vector<std::int64_t> big = {std::numeric_limits<std::int64_t>::max(), 5};
   CHECK(eng.sum(big, {.initial = 1}) == std::numeric_limits<std::int64_t>::min() + 5);
-  CHECK(eng.max(big, {.where = std::span<const bool>(keep, 2), .initial = 0}) ==
+  const bool second[] = {false, true};
+  CHECK(eng.max(big, {.where = second, .initial = 0}) == 5);
+  // 64-bit initial values are exact: the type's extremes, and 2^53 + 1.
+  CHECK(eng.min(big, {.where = std::span<const bool>(none, 2), .initial = std::numeric_limits<std::int64_t>::max()}) ==
         std::numeric_limits<std::int64_t>::max());
+  CHECK(eng.sum(std::vector<std::int64_t>{5, 7}, {.initial = 9007199254740993LL}) == 9007199254741005LL);
+  CHECK(eng.min(std::vector<std::uint64_t>{3}, {.initial = std::numeric_limits<std::uint64_t>::max()}) == 3u);
   const std::vector<std::uint8_t> bytes = {200, 100, 7};
   CHECK(eng.min(bytes, {.where = std::span<const bool>(none, 3), .initial = 255}) == 255);
   CHECK(eng.sum(bytes, {.initial = 1}) == 308u);
@@ -194,6 +199,11 @@ TANDEM_BACKEND_TEST(where_initial_edges, "where/initial: empty inputs, every ele
   std::vector<float> rows(2);
   eng.min(tandem::MatrixView<const float>{x.data(), 2, 0, 0}, Per::row, std::span(rows), {.initial = 9});
   CHECK((rows[0] == 9.0f && rows[1] == 9.0f));
+  // Per row: a row with every element masked gives initial itself (its sign too).
+  const bool row_mask[] = {true, true, false, false};
+  eng.sum(tandem::MatrixView<const float>{x.data(), 2, 2, 2}, Per::row, std::span(rows),
+          {.where = row_mask, .initial = -0.0});
+  CHECK((rows[0] == -0.5f && std::signbit(rows[1])));
 }
 
 TANDEM_BACKEND_TEST(where_initial_errors, "where/initial: the calls that take neither throw, naming the argument") {
@@ -219,6 +229,28 @@ TANDEM_BACKEND_TEST(where_initial_errors, "where/initial: the calls that take ne
   CHECK(arg_of([&] { (void)eng.sum(ints, {.initial = 1e19}); }) == Arg::initial);
   CHECK(arg_of([&] { (void)eng.max(std::vector<std::int8_t>{1}, {.initial = 300}); }) == Arg::initial);
   CHECK(arg_of([&] { (void)eng.var(x, 0.0, {.initial = 1}); }) == Arg::initial);
+  // A null mask with entries; a masked matrix that is null or whose ld is below cols (checked before reading).
+  CHECK(arg_of([&] { (void)eng.sum(x, {.where = std::span<const bool>(static_cast<const bool*>(nullptr), 3)}); }) ==
+        Arg::where);
+  CHECK(arg_of([&] {
+          (void)eng.var(x, 0.0, {.where = std::span<const bool>(static_cast<const bool*>(nullptr), 3)});
+        }) == Arg::where);
+  const bool four[] = {true, true, true, false};
+  std::vector<float> two(2);
+  std::vector<double> two_means(2);
+  for (Op op : {Op::sum, Op::mean}) {
+    auto per_row = [&](tandem::MatrixView<const float> m) {
+      if (op == Op::sum)
+        eng.sum(m, Per::row, std::span(two), {.where = four});
+      else
+        eng.mean(m, Per::row, std::span(two_means), {.where = four});
+    };
+    CHECK(arg_of([&] { per_row({nullptr, 2, 2, 2}); }) == Arg::input);
+    CHECK(test::kind_of([&] { per_row({x.data(), 2, 2, 1}); }) == tandem::ErrorKind::value);
+  }
+  CHECK(arg_of([&] {
+          eng.var(tandem::MatrixView<const float>{nullptr, 2, 2, 2}, Per::row, std::span(two), 0.0, {.where = four});
+        }) == Arg::input);
   const tandem::Buffer<float> b = eng.upload(std::span<const float>(x));
   CHECK(arg_of([&] { (void)eng.sum(b, {.where = keep}); }) == Arg::where);
   CHECK(eng.sum(b, {.initial = 4}) == 10.0f);  // (a Buffer input: initial is combined with the result)

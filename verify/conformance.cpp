@@ -34,7 +34,8 @@ Report run(const Options& o) {
   report.options = o;
   for (tandem::Backend b : o.backends) {
     const tandem::Engine eng(b);
-    if (o.reductions) run_reductions(eng, report), run_addresses(eng, report), run_moments(eng, report);
+    if (o.reductions)
+      run_reductions(eng, report), run_addresses(eng, report), run_moments(eng, report), run_masks(eng, report);
     if (o.matmul) run_matmul(eng, report), run_matmul_addresses(eng, report);
   }
   return report;

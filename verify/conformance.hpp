@@ -15,6 +15,9 @@
 //               with stride 3 and 0, per row / per column with ld > cols and ld 0) x where (none, a mask) x
 //               ddof 0 / 1 x deterministic off / on, kernel "auto": within the bound of two passes, and in
 //               deterministic mode the bits of the documented steps
+//   masks       ReduceOptions::where and initial: every op x element type x data x size x form (span, stride 3,
+//               stride 0, per row, per column) x mask (none, some, none kept) x initial x kernel x mode: the op
+//               over the kept elements with initial first, deterministic floats bit for bit
 //   matmul      element type x shape (tails, K = 0) x transpose pair x alpha / beta (beta = 0 over a NaN
 //               C) x layout (packed, ld > cols poisoned, batches with gaps, stride-0 B, misaligned) x
 //               form (host, Buffer) x every kernel x deterministic off / on; and one product with A, B
@@ -75,10 +78,11 @@ class Report {
 // Runs the matrix on every backend of o.backends (each must be usable).
 Report run(const Options& o);
 
-// The parts (reduce_cases.cpp, address_cases.cpp, moment_cases.cpp, matmul_cases.cpp).
+// The parts (reduce_cases.cpp, address_cases.cpp, moment_cases.cpp, mask_cases.cpp, matmul_cases.cpp).
 void run_reductions(const tandem::Engine& eng, Report& report);
 void run_addresses(const tandem::Engine& eng, Report& report);
 void run_moments(const tandem::Engine& eng, Report& report);  // var and std (moment_cases.cpp)
+void run_masks(const tandem::Engine& eng, Report& report);    // where and initial (mask_cases.cpp)
 void run_matmul(const tandem::Engine& eng, Report& report);
 void run_matmul_addresses(const tandem::Engine& eng, Report& report);
 

@@ -194,6 +194,12 @@ TEST_CASE("mpi: an error on one rank is an error on every rank (no rank left wai
   CHECK_THROWS_AS((void)eng.sum(x, {.where = keep}), tandem::Error);
   CHECK_THROWS_AS((void)eng.max(x, {.initial = eng.rank() == 0 ? std::optional<double>(1) : std::nullopt}),
                   tandem::Error);
+  try {  // (an empty input with initial: the refusal of initial, not of the empty input)
+    (void)eng.min(std::vector<float>{}, {.initial = 1});
+    FAIL("no tandem::Error");
+  } catch (const tandem::Error& e) {
+    CHECK(e.argument() == tandem::Arg::initial);
+  }
   // The engine still works after them.
   CHECK(eng.sum(x) == 10.0f * float(eng.size()));
 }
