@@ -51,6 +51,69 @@ TANDEM_FUZZ_BULK void fill_touched(tandem_verify::Vector<T>& v, std::size_t firs
 // Host memory: std::span, StridedView; backend memory: Buffer, BufferView.
 enum class Input { span, strided, buffer, buffer_view };
 
+// An initial value: one the result type holds, or not (a fraction, out of range, NaN), or a 64-bit extreme.
+long double fuzz_initial(FuzzedDataProvider& in) {
+  constexpr long double kValues[] = {2.5L,
+                                     1e30L,
+                                     -0.0L,
+                                     (long double)std::numeric_limits<std::int64_t>::max(),
+                                     (long double)std::numeric_limits<std::uint64_t>::max(),
+                                     -1e19L,
+                                     std::numeric_limits<long double>::quiet_NaN()};
+  const int pick = in.ConsumeIntegralInRange<int>(0, 13);
+  return pick < 7 ? (long double)(pick - 3) : kValues[pick - 7];
+}
+
+// ReduceOptions::where and initial on a host input of `count` elements (`valid`: the call is valid without
+// them): a mask of count entries, one of another size, a null one with entries, and initial or not. Only the
+// contract is checked here (a tandem::Error exactly where the call is invalid, no crash, no write to the input);
+// the tests and the conformance matrix check the values. Returns false (consuming nothing more) for a plain
+// call, which the caller checks itself. call(options, reduce) calls reduce(view, options) on the fuzzed view.
+template <class T, class Call>
+bool fuzz_masks(FuzzedDataProvider& in, const Engine& eng, Op op, bool valid, std::size_t count, std::uint64_t seed,
+                const tandem::ReduceOptions& opts, std::string what, Call&& call) {
+  const int mask_mode =
+      in.ConsumeIntegralInRange<int>(0, 7);  // 0 .. 4: none; 5: count entries; 6: another size; 7: null
+  const bool with_initial = in.ConsumeIntegralInRange<int>(0, 3) == 3;  // (an exhausted input: 0, plain)
+  tandem::ReduceOptions o = opts;
+  tandem_verify::Vector<bool> mask;
+  std::size_t kept = count;
+  if (mask_mode == 5 && count <= kMaxElems) {
+    mask.assign(count, false);
+    kept = 0;
+    for (std::size_t i = 0; i < count; ++i) kept += mask[i] = ((seed >> (i % 61)) & 1) != 0;
+    o.where = std::span<const bool>(mask.data(), count);
+  } else if (mask_mode == 6) {
+    mask.assign(std::min(count, kMaxElems - 1) + 1, true);
+    o.where = std::span<const bool>(mask.data(), mask.size());
+  } else if (mask_mode == 7) {
+    o.where = std::span<const bool>(static_cast<const bool*>(nullptr), count + 1);
+  }
+  const bool masked = o.where.data() != nullptr || !o.where.empty();
+  if (with_initial) o.initial = fuzz_initial(in);
+  if (!masked && !with_initial) return false;
+  tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+    using R = tandem::op_result_t<O, T>;
+    constexpr tandem::ResultKind kind = tandem::info(O).result;
+    bool ok = valid && kind != tandem::ResultKind::index && !(kind == tandem::ResultKind::mean && with_initial) &&
+              !(kind == tandem::ResultKind::value && masked && !with_initial) && (!masked || mask_mode == 5);
+    if (kind == tandem::ResultKind::mean) ok = ok && kept > 0;  // (empty, or nothing kept)
+    if (kind == tandem::ResultKind::value && !with_initial) ok = ok && count > 0;
+    if constexpr (std::is_integral_v<R>)
+      if (with_initial) {
+        const long double v = *o.initial;
+        const long double low = std::is_same_v<R, bool> ? 0 : (long double)std::numeric_limits<R>::lowest();
+        const long double high = std::is_same_v<R, bool> ? 1 : (long double)std::numeric_limits<R>::max();
+        ok = ok && std::trunc(v) == v && v >= low && v <= high;
+      }
+    begin_call(what + ", where " + (masked ? std::to_string(o.where.size()) + " entries" : "none") +
+               (with_initial ? ", initial " + tandem_verify::show(double(*o.initial)) : "") + ")");
+    run(ok ? Expect::ok : Expect::error,
+        [&] { call(o, [&](auto view, const tandem::ReduceOptions& opt) { (void)eng.reduce<O>(view, opt); }); });
+  });
+  return true;
+}
+
 }  // namespace
 
 template <class T>
@@ -108,7 +171,16 @@ void fuzz_reduce_typed(FuzzedDataProvider& in) {
     if (count == 0 && tandem::info(op).empty == tandem::EmptyRule::error) valid = false;
     what += (kind == Input::span ? "span{" : "StridedView{") + std::string(ptr ? "data" : "nullptr") + ", count " +
             str(count) + (kind == Input::strided ? ", stride " + str(stride) : "") + "}, kernel " + quoted(kernel) +
-            (deterministic ? ", deterministic" : "") + ")";
+            (deterministic ? ", deterministic" : "");
+    if (fuzz_masks<T>(in, eng, op, kernel_ok && shape_ok && (count == 0 || ptr != nullptr), count, seed, opts, what,
+                      [&](const tandem::ReduceOptions& o, auto reduce) {
+                        if (kind == Input::span) return reduce(std::span<const T>(ptr, count), o);
+                        return reduce(tandem::StridedView<T>{ptr, count, stride}, o);
+                      })) {
+      if (!same_bits(data, before.data())) fail("a masked reduction wrote to its input");
+      return;
+    }
+    what += ")";
     begin_call(what);
     const Expect expect = valid ? Expect::ok : Expect::error;
     if (kind == Input::span)
