@@ -84,7 +84,7 @@ bool fuzz_masks(FuzzedDataProvider& in, const Engine& eng, Op op, bool valid, st
     for (std::size_t i = 0; i < count; ++i) kept += mask[i] = ((seed >> (i % 61)) & 1) != 0;
     o.where = std::span<const bool>(mask.data(), count);
   } else if (mask_mode == 6) {
-    mask.assign(std::min(count, kMaxElems - 1) + 1, true);
+    mask.assign(count < kMaxElems ? count + 1 : kMaxElems - 1, true);  // (never count entries)
     o.where = std::span<const bool>(mask.data(), mask.size());
   } else if (mask_mode == 7) {
     o.where = std::span<const bool>(static_cast<const bool*>(nullptr), count + 1);

@@ -1,10 +1,12 @@
 // tandem_conformance: the conformance matrix (verify/conformance.hpp) as a test program.
 //   tandem_conformance [--quick] [--backends cpu,cuda | --all-usable]
+// (--quick, or TANDEM_TEST_QUICK=1 as for the test suites: fewer sizes, shapes and data kinds, for sanitizer runs.)
 // Runs every listed backend (default: every usable one) in one process, prints each failure and a
 // summary with the case counts and the cross-backend comparisons, and exits 1 if anything failed. A
 // listed backend that is not usable here makes it print why and exit 77 (CTest: skipped); so does
 // --all-usable (every usable backend) where fewer than two are usable, with nothing to compare across.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -16,6 +18,7 @@ int main(int argc, char** argv) {
   c::Options o;
   std::string backends;
   bool all_usable = false;
+  if (const char* q = std::getenv("TANDEM_TEST_QUICK"); q && std::string_view(q) == "1") o.quick = true;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--quick")
