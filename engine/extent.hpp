@@ -35,6 +35,26 @@ inline void refuse_masks(const ReduceOptions& o, const std::string& call) {
                       Message("combine the initial value with the result yourself"));
 }
 
+// A given ReduceOptions::where for an input of rows x cols elements (a vector: 1 x count): host memory only,
+// one entry per element, not null; throws tandem::Error (Arg::where) otherwise.
+inline void check_where(const ReduceOptions& o, std::size_t rows, std::size_t cols, bool in_buffer) {
+  if (in_buffer)
+    throw value_error(Arg::where, Message(Arg::where, " masks host inputs only, and the input is a Buffer"),
+                      Message("download the Buffer, or reduce a Buffer whose masked elements are the op's identity"));
+  if (o.where.data() == nullptr)
+    throw value_error(Arg::where, Message(Arg::where, " is null but has ", o.where.size(), " entries"),
+                      Message("pass the mask's memory, or an empty span for no mask"));
+  if (cols != 0 && rows > std::numeric_limits<std::size_t>::max() / cols)
+    throw value_error(Arg::where, Message("the matrix's ", rows, " x ", cols, " elements cannot be masked"),
+                      Message("mask fewer rows per call"));
+  if (o.where.size() != rows * cols)
+    throw value_error(
+        Arg::where,
+        Message(Arg::where, " has ", o.where.size(), " entries but the input has ", rows * cols, " elements"),
+        Message("pass one bool per element of the input, in its order (a MatrixView's: rows * cols, "
+                "row-major, packed)"));
+}
+
 // Matrix extent in elements: (rows-1)*ld + cols, or throws. `what` names the matrix in messages
 // ("matmul: A", "sum (per row): the matrix"). `repeat`: ld 0 is allowed and repeats one row for every row
 // (the per-row / per-column reductions: a broadcast matrix, read in place).

@@ -26,8 +26,8 @@ namespace {
 
 using detail::where_given;
 
-// The checks of where= and initial= for op over `elements` elements (a host input when !in_buffer).
-void check_masks(Op op, std::size_t elements, bool in_buffer, const ReduceOptions& o) {
+// The checks of where= and initial= for op over a rows x cols input (a vector: 1 x count).
+void check_masks(Op op, std::size_t rows, std::size_t cols, bool in_buffer, const ReduceOptions& o) {
   const OpInfo& i = info(op);
   if (o.initial && (i.result == ResultKind::mean || i.result == ResultKind::index))
     throw value_error(Arg::initial, Message(i.name, " takes no ", Arg::initial, " (NumPy's takes none either)"),
@@ -38,17 +38,7 @@ void check_masks(Op op, std::size_t elements, bool in_buffer, const ReduceOption
   if (i.result == ResultKind::index)
     throw value_error(Arg::where, Message(i.name, " takes no ", Arg::where, " (NumPy's takes none either)"),
                       Message("reduce a copy whose masked elements are the op's identity instead"));
-  if (in_buffer)
-    throw value_error(Arg::where, Message(Arg::where, " masks host inputs only, and the input is a Buffer"),
-                      Message("download the Buffer, or reduce a Buffer whose masked elements are the op's identity"));
-  if (o.where.data() == nullptr)
-    throw value_error(Arg::where, Message(Arg::where, " is null but has ", o.where.size(), " entries"),
-                      Message("pass the mask's memory, or an empty span for no mask"));
-  if (o.where.size() != elements)
-    throw value_error(
-        Arg::where, Message(Arg::where, " has ", o.where.size(), " entries but the input has ", elements, " elements"),
-        Message("pass one bool per element of the input, in its order (a MatrixView's: rows * cols, "
-                "row-major, packed)"));
+  detail::check_where(o, rows, cols, in_buffer);
   if (i.result == ResultKind::value && !o.initial)
     throw value_error(Arg::where,
                       Message(i.name, " has no identity, so ", Arg::where, " needs ", Arg::initial,
@@ -56,7 +46,8 @@ void check_masks(Op op, std::size_t elements, bool in_buffer, const ReduceOption
                       Message("pass ", Arg::initial, ", e.g. +infinity for min or -infinity for max"));
 }
 
-// The value a masked element takes: the op's identity as python/where.cpp fills it (+0.0 for the sums).
+// The value a masked element takes: the op table's identity (identity_value), but +0.0 for the sums, as
+// python/where.cpp fills them (the identity's -0.0 would keep the sign of a slice of only -0.0).
 template <class T>
 T fill_value(Op op) {
   using C = compute_t<T>;
@@ -64,21 +55,11 @@ T fill_value(Op op) {
     case Identity::zero:
       return T(C(0));
     case Identity::one:
-      return T(C(1));
+      return T(detail::identity_value<Identity::one, C>());
     case Identity::highest:
-      if constexpr (std::is_same_v<T, bool>)
-        return true;
-      else if constexpr (std::is_integral_v<T>)
-        return std::numeric_limits<T>::max();
-      else
-        return T(C(INFINITY));
+      return T(detail::identity_value<Identity::highest, C>());
     case Identity::lowest:
-      if constexpr (std::is_same_v<T, bool>)
-        return false;
-      else if constexpr (std::is_integral_v<T>)
-        return std::numeric_limits<T>::lowest();
-      else
-        return T(C(-INFINITY));
+      return T(detail::identity_value<Identity::lowest, C>());
   }
   return T{};
 }
@@ -144,7 +125,7 @@ Error all_masked(const char* name, const std::string& where) {
 }  // namespace
 
 void Engine::masked_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const {
-  check_masks(op, in.count, in.in_buffer, opts);
+  check_masks(op, 1, in.count, in.in_buffer, opts);
   ReduceOptions plain = opts;
   plain.where = {}, plain.initial.reset();
   detail::visit(in.dtype, [&]<class T>(std::type_identity<T>) {
@@ -184,10 +165,7 @@ void Engine::masked_per(Op op, Per per, const detail::MatrixInput& a, const deta
                         const ReduceOptions& opts) const {
   // The matrix, the output and the kernel as the call's own (rows or columns of length 0 take initial).
   (void)detail::check_reduce_per(*exec_, op, per, a, out, opts, opts.initial.has_value());
-  if (a.cols != 0 && a.rows > std::numeric_limits<std::size_t>::max() / a.cols)
-    throw value_error(Arg::where, Message("the matrix's ", a.rows, " x ", a.cols, " elements cannot be masked"),
-                      Message("mask fewer rows per call"));
-  check_masks(op, a.rows * a.cols, a.in_buffer, opts);
+  check_masks(op, a.rows, a.cols, a.in_buffer, opts);
   if (opts.initial && out.in_buffer)
     throw value_error(Arg::initial, Message(Arg::initial, " is combined with results in host memory only"),
                       Message("pass a MatrixView and a host span, or combine it yourself"));

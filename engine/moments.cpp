@@ -40,20 +40,13 @@ void check_degrees(const char* name, std::size_t n, double ddof, const char* eac
                       " has no value (n - ddof <= 0); pass ddof < n (0: the population's, 1: the sample's)");
 }
 
-// The elements that take part: every one, or where's true entries (ReduceOptions::where: one per element of a
-// host input; initial is not taken, as NumPy's var takes none).
-std::size_t kept_count(const char* name, const ReduceOptions& o, std::size_t elements, bool in_buffer) {
+// The elements of a rows x cols input (a vector: 1 x count) that take part: every one, or where's true entries (one per
+// element of a host input; initial is not taken, as NumPy's var takes none).
+std::size_t kept_count(const char* name, const ReduceOptions& o, std::size_t rows, std::size_t cols, bool in_buffer) {
   if (o.initial)
     throw value_error(Arg::initial, Message(name, " takes no ", Arg::initial, " (NumPy's takes none either)"));
-  if (!detail::where_given(o)) return elements;
-  if (o.where.data() == nullptr)
-    throw value_error(Arg::where, Message(Arg::where, " is null but has ", o.where.size(), " entries"),
-                      Message("pass the mask's memory, or an empty span for no mask"));
-  if (in_buffer || o.where.size() != elements)
-    throw value_error(
-        Arg::where, Message(Arg::where, " has ", o.where.size(), " entries but the input has ", elements, " elements"),
-        Message("pass one bool per element of the input, in its order (a MatrixView's: rows * cols, "
-                "row-major, packed)"));
+  if (!detail::where_given(o)) return rows * cols;
+  detail::check_where(o, rows, cols, in_buffer);
   std::size_t n = 0;
   for (bool k : o.where) n += k;
   return n;
@@ -71,7 +64,7 @@ W finish(W sum_of_squares, std::size_t n, double ddof, bool root) {
 void Engine::moment_entry(bool root, const detail::ReduceInput& in, double ddof, const ReduceOptions& opts,
                           void* result) const {
   const char* name = root ? "std" : "var";
-  const std::size_t n = kept_count(name, opts, in.count, in.in_buffer);
+  const std::size_t n = kept_count(name, opts, 1, in.count, in.in_buffer);
   check_degrees(name, n, ddof, detail::where_given(opts) ? " kept by where" : "");
   ReduceOptions plain = opts;
   plain.where = {};
@@ -106,9 +99,7 @@ void Engine::moment_per(bool root, Per per, const detail::MatrixInput& a, const 
       throw value_error(std::string("tandem: ") + name + " (per " + to_string(per) + "): the output has " +
                         std::to_string(out.size) + " elements but the matrix has " + std::to_string(count) + " " +
                         (per == Per::row ? "rows" : "columns") + "; pass one result per " + to_string(per));
-    if (detail::where_given(opts) && a.cols != 0 && a.rows > std::numeric_limits<std::size_t>::max() / a.cols)
-      throw value_error(Arg::where, Message("the matrix's ", a.rows, " x ", a.cols, " elements cannot be masked"));
-    (void)kept_count(name, opts, a.rows * a.cols, a.in_buffer);
+    (void)kept_count(name, opts, a.rows, a.cols, a.in_buffer);
     if (count == 0) return;
     if (out.data == nullptr)
       throw value_error(std::string("tandem: ") + name + ": the output span is null but has " + std::to_string(count) +

@@ -44,6 +44,17 @@ inline tandem::bfloat16 poison<tandem::bfloat16>(bool huge) {
   return huge ? tandem::bfloat16::from_bits(0x7f7f) : tandem::bfloat16(std::numeric_limits<float>::quiet_NaN());
 }
 
+// The verdict of `count` results: "" when judge(v) is "" for each v, else "<each> v: " and judge's words for the
+// first wrong one (each: "row", "column", or nullptr for a single result, which needs no prefix).
+template <class Judge>
+std::string first_wrong(std::size_t count, const char* each, Judge&& judge) {
+  for (std::size_t v = 0; v < count; ++v)
+    if (std::string bad = judge(v); !bad.empty())
+      return each ? std::string(each) + " " + std::to_string(v) + ": " + bad : bad;
+  return {};
+}
+inline const char* slice_name(tandem::Per per) { return per == tandem::Per::row ? "row" : "column"; }
+
 // One case: `call` either returns (then `check` judges it: "" when right, else what was wrong) or throws
 // tandem::Error, which it must exactly when `refused`. A kernel whose KernelInfo says it does not run here
 // (runs_here: this machine lacks its requirement) must throw an error that names the requirement instead:

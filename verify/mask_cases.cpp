@@ -202,10 +202,9 @@ void cases(const tandem::Engine& eng, Report& report) {
                     report.deterministic_bits(
                         backend, data + kMaskNames[int(mask)] + (init ? " initial" : "") + " " + tandem::to_string(O),
                         what, bytes_of(got.data(), count));
-                  for (std::size_t v = 0; v < count; ++v)
-                    if (std::string bad = judge<O, T>(got[v], slices[v], init, repeated, m.det, exact); !bad.empty())
-                      return (per ? "result " + std::to_string(v) + ": " : std::string()) + bad;
-                  return std::string();
+                  return first_wrong(
+                      count, per ? slice_name(form == Form::per_row ? tandem::Per::row : tandem::Per::col) : nullptr,
+                      [&](std::size_t v) { return judge<O, T>(got[v], slices[v], init, repeated, m.det, exact); });
                 });
               }
             });

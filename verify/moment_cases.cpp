@@ -267,10 +267,8 @@ void matrices(const tandem::Engine& eng, Report& report) {
             one_case(report, eng, what, refused, eng.reduce_kernel_info().front(), call, [&](const Vector<W>& got) {
               if (st.det)
                 report.deterministic_bits(backend, data + " " + setting_name(st), what, bytes_of(got.data(), count));
-              for (std::size_t v = 0; v < count; ++v)
-                if (std::string bad = judge<T>(got[v], slices[v], st.ddof, st.root, st.det); !bad.empty())
-                  return (per == tandem::Per::row ? "row " : "column ") + std::to_string(v) + ": " + bad;
-              return std::string();
+              return first_wrong(count, slice_name(per),
+                                 [&](std::size_t v) { return judge<T>(got[v], slices[v], st.ddof, st.root, st.det); });
             });
           }
         }

@@ -320,11 +320,9 @@ void matrices(const tandem::Engine& eng, Report& report) {
                         report.deterministic_bits(backend,
                                                   data + " per " + tandem::to_string(per) + " " + tandem::to_string(O),
                                                   what, bytes_of(got.data(), got.size()));
-                      for (std::size_t v = 0; v < count; ++v)
-                        if (std::string bad = verdict<O, T>(got[v], refs[v], vecs[v], m.det, kind == Kind::exact);
-                            !bad.empty())
-                          return (per == tandem::Per::row ? "row " : "column ") + std::to_string(v) + ": " + bad;
-                      return std::string();
+                      return first_wrong(count, slice_name(per), [&](std::size_t v) {
+                        return verdict<O, T>(got[v], refs[v], vecs[v], m.det, kind == Kind::exact);
+                      });
                     });
               }
             });
