@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "tandem/dtype.hpp"
+#include "tandem/error.hpp"
 #include "tandem/types.hpp"
 
 namespace tandem::detail {
@@ -30,5 +31,42 @@ decltype(auto) visit(Dtype d, F&& f) {
 
 // The element types matmul takes (include/tandem/dtype.hpp).
 using matmul_types = matmul_element_types;
+
+// ---- One dispatch's instantiations split over several files ------------------------------------------
+// A dispatch over every element type and op instantiates many kernels; in one translation unit they compile
+// one after the other. Split by type, they compile in parallel: part P holds the element types whose
+// position in element_types is P modulo kTypeParts (a new row of the dtype table lands in a part by its
+// position). The caller routes a call to part type_part(dtype), whose code instantiates only its own types
+// through visit_part<P> (in a file of its own per part, e.g. backends/cpu/per_matrix_part0.cpp).
+inline constexpr int kTypeParts = 4;
+
+template <class T, class... Ts>
+consteval int position_in(type_list<Ts...>) {
+  constexpr bool same[] = {std::is_same_v<T, Ts>...};
+  for (int i = 0; i < int(sizeof...(Ts)); ++i)
+    if (same[i]) return i;
+  throw "common/dispatch.hpp: not an element type";
+}
+template <class T>
+inline constexpr int kTypePart = position_in<T>(element_types{}) % kTypeParts;
+
+inline int type_part(Dtype d) {
+  return visit(d, []<class T>(std::type_identity<T>) { return kTypePart<T>; });
+}
+
+// visit(d, f) for the types of part P; a type of another part is a tandem::Error (a routing mistake).
+template <int P, class F>
+void visit_part(Dtype d, F&& f) {
+  visit(d, [&]<class T>(std::type_identity<T> t) {
+    if constexpr (kTypePart<T> == P)
+      f(t);
+    else
+      throw Error(std::string("tandem: internal: element type ") + to_string(d) + " routed to part " +
+                  std::to_string(P) + " of a split dispatch, not to its own part " + std::to_string(kTypePart<T>));
+  });
+}
+
+// 0, ..., kTypeParts - 1, to build a table of every part's entry point indexed by type_part(dtype).
+inline constexpr auto kTypePartIndices = std::make_index_sequence<kTypeParts>{};
 
 }  // namespace tandem::detail

@@ -15,7 +15,7 @@ void cpu_reduce_acc(Op op, Dtype dtype, const void* x, std::int64_t n, std::int6
 
 // The accumulators of op over `count` vectors, on the calling thread (callers parallelise over vectors):
 // vector v is x[v * vstride + k * stride] for k < n (n >= 1), its Acc into accs[v]; an arg-reduction's
-// index counts within the vector. The per-row reductions of backends/cpu/per_matrix.cpp use it.
+// index counts within the vector. The per-row reductions of backends/cpu/per_matrix_kernels.hpp use it.
 void cpu_reduce_acc_each(Op op, Dtype dtype, const void* x, std::int64_t count, std::int64_t vstride, std::int64_t n,
                          std::int64_t stride, void* accs);
 

@@ -318,7 +318,7 @@ class CpuBackend final : public BackendImpl {
     });
   }
 
-  // Per-row / per-column reductions: backends/cpu/per_matrix.cpp.
+  // Per-row / per-column reductions: backends/cpu/per_matrix_kernels.hpp.
   void reduce_matrix(const MatrixReduceArgs& a, void* out) override { cpu_reduce_matrix(a, out); }
 
   void canonical_chunk_values(Op op, Dtype dtype, const void* data, std::int64_t n, std::int64_t stride, bool,

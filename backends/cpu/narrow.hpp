@@ -1,5 +1,5 @@
 // The leaves of per-row reductions of narrow rows and per-column reductions of tall matrices
-// (backends/cpu/per_matrix.cpp): plain loops the compiler vectorises, with the results of
+// (backends/cpu/per_matrix_kernels.hpp): plain loops the compiler vectorises, with the results of
 // common/reduce_ops.hpp's operators (NaN wins, the first NaN for arg ops; -0.0 below +0.0; the first
 // least or greatest index).
 //
@@ -52,7 +52,7 @@ template <class T>
 inline constexpr std::int64_t lanes_of = kColumnBytes / std::int64_t(sizeof(T));
 inline constexpr std::int64_t kMaxLanes = kColumnBytes + kNarrowColumns;  // (k - 1) * ld + cols < lanes_of + cols
 // Whether column_acc takes the columns: at most kNarrowColumns, and groups of several rows (ld <
-// lanes_of<T>), or else an op whose plain loop over one row's columns (per_matrix.cpp) does not
+// lanes_of<T>), or else an op whose plain loop over one row's columns (per_matrix_kernels.hpp) does not
 // vectorise: compares of floats by the operators' rules, arg ops, 16-bit conversions, integer sums.
 // (Float and double sums and integer min / max of one row at a time vectorise there: 64 columns of
 // doubles took half the time.)

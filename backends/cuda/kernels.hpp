@@ -16,7 +16,7 @@
 namespace tandem::cuda {
 
 // ---- Reductions (backends/cuda/reduce/) --------------------------------------------------------
-// Stages are rows of reduce/dispatch.cu's table, numbered in ladder order (a KernelId's stage).
+// Stages are rows of reduce/stages.cuh's table, numbered in ladder order (a KernelId's stage).
 // Every stage in ladder order, "cub" last, with what it accepts; without "auto".
 std::vector<KernelInfo> reduce_stage_info();
 // The stage "auto" runs for this problem.

@@ -49,7 +49,7 @@ std::vector<KernelInfo> device_free_matmul_stage_info() { return matmul_stage_in
 
 }  // namespace
 
-// The stage tables come from the ladders' own tables (reduce/dispatch.cu, matmul/dispatch.cu), which
+// The stage tables come from the ladders' own tables (reduce/stages.cuh, matmul/dispatch.cu), which
 // touch no device: they are read where no GPU is present.
 extern const detail::CudaModule module_table{.probe = &probe,
                                              .make = &make_backend,
