@@ -390,8 +390,9 @@ void check_forms(const tandem::Engine& eng) {
   const std::size_t m = 17, k = 33, n = 9, count = 3;
   for (bool ta : {false, true})
     for (bool tb : {false, true})
-      for (auto [alpha, beta] : {std::pair{1.0, 0.0}, std::pair{0.5, 2.0}, std::pair{0.0, -1.0}})
+      for (const auto& scalars : {std::pair{1.0, 0.0}, std::pair{0.5, 2.0}, std::pair{0.0, -1.0}})
         for (bool broadcast_b : {false, true}) {
+          const double alpha = scalars.first, beta = scalars.second;  // (CAPTURE is a lambda: no structured bindings)
           CAPTURE(ta);
           CAPTURE(tb);
           CAPTURE(alpha);

@@ -131,8 +131,9 @@ void check_vectors(const tandem::Engine& eng) {
 template <class T>
 void check_matrices(const tandem::Engine& eng) {
   using W = tandem::var_result_t<T>;
-  for (auto [rows, cols] :
+  for (const auto& shape :
        {std::pair<std::size_t, std::size_t>{1, 1}, {1, 33}, {33, 1}, {7, 257}, {130, 5}, {3, 4097}}) {
+    const std::size_t rows = shape.first, cols = shape.second;  // (CAPTURE is a lambda: no structured bindings)
     const std::size_t ld = cols + 3;
     const test::Vector<T> m = data<T>(rows * ld, rows * 1000 + cols);
     const tandem::MatrixView<const T> view{m.data(), rows, cols, ld};

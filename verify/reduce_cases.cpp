@@ -290,9 +290,12 @@ void matrices(const tandem::Engine& eng, Report& report) {
         std::vector<Vector<C>> all_vecs(count), repeated_vecs(count);
         std::vector<ReduceReference<C>> all_refs, repeated_refs;
         for (std::size_t v = 0; v < count; ++v) {
-          all_vecs[v] = per == tandem::Per::row ? as_compute(x.data() + v * s.cols, len, 1)
-                                                : as_compute(x.data() + v, len, s.cols);
-          repeated_vecs[v] = per == tandem::Per::row ? as_compute(x.data(), len, 1) : as_compute(x.data() + v, len, 0);
+          if (len > 0) {  // (else x is empty: no element pointer to make)
+            all_vecs[v] = per == tandem::Per::row ? as_compute(x.data() + v * s.cols, len, 1)
+                                                  : as_compute(x.data() + v, len, s.cols);
+            repeated_vecs[v] =
+                per == tandem::Per::row ? as_compute(x.data(), len, 1) : as_compute(x.data() + v, len, 0);
+          }
           all_refs.push_back(reference_of<T>(all_vecs[v]));
           repeated_refs.push_back(per == tandem::Per::row ? reference_of<T>(repeated_vecs[v])
                                                           : reference_of<T>(repeated_vecs[v]).one_sign());

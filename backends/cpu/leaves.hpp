@@ -125,7 +125,7 @@ typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::i
   // running result when the leaf's result is a zero). (A search over the whole leaf at the end read data
   // >= 0 with a zero twice from memory.)
   const T preferred = is_min ? T(-0.0) : T(0.0);
-  const auto is_preferred = [preferred](T v) { return bits_of(v) == bits_of(preferred); };
+  const auto is_preferred = [&](T v) { return bits_of(v) == bits_of(preferred); };
   bool holds_preferred = false;
   constexpr std::int64_t kChunk = 4096;
   std::int64_t i = 0;
