@@ -5,6 +5,7 @@
 //
 // Names:   reduce/<backend>/<kernel>/<op>/<type>/n:<n>    matmul/<backend>/<kernel>/<type>/<m>[x<k>x<n>]
 //          baseline/<what>/...                             overhead/<backend>/<path>/sum/float/n:16
+//          types/<backend>/<op>/<type>/bytes:<B>           every element type over the same bytes
 // Google Benchmark appends the clock to every name ("/real_time", or "/manual_time" for the GPU read
 // sweep), and --benchmark_filter sees that suffix, so anchor a filter on "/" rather than "$": the CI
 // smoke run is  --benchmark_filter='(n:4096|/512)/' --benchmark_min_time=0.01  (1.7.1 takes seconds
@@ -333,6 +334,34 @@ void register_reductions(Suite& suite, std::size_t n) {
             ->UseRealTime();
       });
     }
+}
+
+// types/<backend>/<op>/<type>/bytes:<B>: sum, min, max and argmax of one element type on "auto", over B bytes
+// (n = B / sizeof(T)), so that every type's bytes_per_second compares directly with float's and with the
+// read sweep of the same bytes.
+template <class T>
+void register_type_read(Suite& suite, std::size_t bytes) {
+  const std::size_t n = bytes / sizeof(T);
+  for (Op op : {Op::sum, Op::min, Op::max, Op::argmax}) {
+    const std::string name =
+        "types/" + suite.backend + "/" + op_name(op) + "/" + type_name<T>() + "/bytes:" + std::to_string(n * sizeof(T));
+    tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, n](benchmark::State& state) {
+                                     const VectorInput<T>& in = suite.inputs.vector<T>(n);
+                                     check_result<O, T>(suite.eng.reduce<O>(in.buffer), in.ref);
+                                     for (auto _ : state) benchmark::DoNotOptimize(suite.eng.reduce<O>(in.buffer));
+                                     set_bandwidth_counters(state, double(n * sizeof(T)),
+                                                            suite.sweep.bytes_per_second(n * sizeof(T)));
+                                   }))
+          ->UseRealTime();
+    });
+  }
+}
+
+// register_type_read for every element type of the dtype table (tandem::element_types).
+template <class... Ts>
+void register_type_reads(Suite& suite, std::size_t bytes, tandem::type_list<Ts...>) {
+  (register_type_read<Ts>(suite, bytes), ...);
 }
 
 // The engine's matmul kernels that take T, from their KernelInfo (the CUDA tensor-core kernels take

@@ -12,6 +12,8 @@
 //   matmul/cuda/<kernel>/<type>/<shape>       every matmul kernel of the engine that takes the type ("cublas",
 //                                             "cublas_tf32", "cublas_bf16" are cuBLAS), float and double;
 //                                             8192^3 for the float tf32 / bf16 kernels only
+//   types/cuda/{sum,min,max,argmax}/<type>/bytes:1073741824  every element type of the dtype table on "auto",
+//                                             1 GiB each: bytes_per_second compares the types directly
 //   overhead/cuda/{engine,raw_backend}/...    engine.sum() of 16 floats against BackendImpl::reduce()
 //   strided/cuda/<kernel>/{aos_field,soa}/float/n:<n>  every other float of a Buffer (BufferView stride 2)
 //                                             against the same values contiguous; bytes_per_second: n*4
@@ -405,6 +407,7 @@ int main(int argc, char** argv) {
     register_reduce_group<float>(bench, sizes);
     register_reduce_group<double>(bench, {1u << 12, 1u << 16, 1u << 20, 1u << 24, 1u << 28});
     register_reduce_group<std::int32_t>(bench, sizes);
+    register_type_reads(suite, std::size_t(1) << 30, tandem::element_types{});  // 1 GiB of each type
     register_overhead(suite, "auto");
     register_cuda_interop(suite);
     register_cuda_per();
