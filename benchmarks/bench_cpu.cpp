@@ -17,8 +17,8 @@
 //                                           core (eigen_gemm_openmp.cpp; counter "threads"): the threaded
 //                                           Eigen GEMM that eigen_tbb is compared with. Built only where
 //                                           CMake finds OpenMP
-//   types/cpu/{sum,min,max,argmax}/<type>/bytes:268435456  every element type of the dtype table on "auto",
-//                                           256 MiB each: bytes_per_second compares the types directly
+//   types/cpu/{sum,min,max,argmax}/<type>/bytes:1073741824  every element type of the dtype table on "auto",
+//                                           1 GiB each: bytes_per_second compares the types directly
 //   overhead/cpu/{engine,raw_backend}/...   engine.sum() of 16 floats against BackendImpl::reduce()
 //   per/cpu/{row,col}[/deterministic]/sum/float/<rows>x<cols>  eng.sum(MatrixView, Per, out) of 4096 x 4096
 //                                           and 2^18 x 64 floats; bytes_per_second counts the matrix
@@ -304,7 +304,7 @@ int main(int argc, char** argv) {
   register_reduce_group<std::int32_t>(suite, sizes);
   register_reduce_group<tandem::bfloat16>(suite, sizes);
   register_reduce_group<tandem::half>(suite, sizes);
-  register_type_reads(suite, std::size_t(1) << 28, tandem::element_types{});  // 256 MiB of each type
+  register_type_reads(suite, std::size_t(1) << 30, tandem::element_types{});  // 1 GiB of each type (past the L3)
   register_overhead(suite, "serial");
   register_strided(suite, 1u << 24);
   register_per(suite);

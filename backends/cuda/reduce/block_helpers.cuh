@@ -173,6 +173,70 @@ __device__ inline Vector load_unit(const In* __restrict__ x, Index v, bool align
   return unit;
 }
 
+// min, max, argmin and argmax of narrow integers (8 and 16 bits, bool) take a vector's extreme by the
+// SIMD-in-a-word instructions (__vmaxs4 ...: 4 bytes or 2 halves per instruction), and the arg ops its first
+// position. (An Op::combine per element ran 8-bit argmax at 0.23x float32's bytes per second on an H200,
+// 16-bit at 0.49x, 8-bit min and max at 0.86x.)
+template <class Op>
+struct NarrowExtreme {
+  static constexpr bool kApplies = false;
+};
+template <class T>
+struct NarrowExtreme<detail::MinOp<T>> {
+  static constexpr bool kApplies = true, kMax = false;
+};
+template <class T>
+struct NarrowExtreme<detail::MaxOp<T>> {
+  static constexpr bool kApplies = true, kMax = true;
+};
+template <class T, bool Max>
+struct NarrowExtreme<detail::ArgOp<T, Max>> {
+  static constexpr bool kApplies = true, kMax = Max;
+};
+
+// Lane by lane, the larger (Max) or smaller of a and b: 4 lanes of 8 bits or 2 of 16, signed as In is.
+template <class In, bool Max>
+__device__ inline std::uint32_t lanes_extreme(std::uint32_t a, std::uint32_t b) {
+  if constexpr (sizeof(In) == 1 && std::is_signed_v<In>)
+    return Max ? __vmaxs4(a, b) : __vmins4(a, b);
+  else if constexpr (sizeof(In) == 1)
+    return Max ? __vmaxu4(a, b) : __vminu4(a, b);
+  else if constexpr (std::is_signed_v<In>)
+    return Max ? __vmaxs2(a, b) : __vmins2(a, b);
+  else
+    return Max ? __vmaxu2(a, b) : __vminu2(a, b);
+}
+
+// acc combined with the extreme of the 16 bytes of narrow integers `words` (elements first, first + 1, ...)
+// and, for argmin / argmax, the first of them that holds it.
+template <class Op>
+__device__ inline typename Op::Acc combine_narrow_extreme(typename Op::Acc acc, const std::uint32_t (&words)[4],
+                                                          Index first) {
+  using In = typename Op::In;
+  constexpr bool kMax = NarrowExtreme<Op>::kMax;
+  constexpr unsigned kLaneBits = 8 * sizeof(In), kLanes = 32 / kLaneBits;
+  std::uint32_t m =
+      lanes_extreme<In, kMax>(lanes_extreme<In, kMax>(words[0], words[1]), lanes_extreme<In, kMax>(words[2], words[3]));
+  if constexpr (kLanes == 4) m = lanes_extreme<In, kMax>(m, m >> 16);  // (the upper lanes are left unused)
+  m = lanes_extreme<In, kMax>(m, m >> kLaneBits);                      // lane 0: the extreme
+  In best;
+  memcpy(&best, &m, sizeof(In));
+  if constexpr (!detail::is_arg_op<Op>) {
+    return Op::combine(acc, Op::load(best, first));
+  } else {
+    // The lanes equal to best (__vcmpeq: all ones), in the first word that has one: its lowest.
+    const std::uint32_t lane0 = m & ((std::uint32_t{1} << kLaneBits) - 1);
+    const std::uint32_t all = kLanes == 4 ? lane0 * 0x01010101u : lane0 * 0x00010001u;
+    int at = 0;
+#pragma unroll
+    for (int q = 3; q >= 0; --q) {
+      const std::uint32_t equal = kLanes == 4 ? __vcmpeq4(words[q], all) : __vcmpeq2(words[q], all);
+      if (equal != 0) at = q * int(kLanes) + (__ffs(int(equal)) - 1) / int(kLaneBits);
+    }
+    return Op::combine(acc, Op::load(best, first + at));
+  }
+}
+
 // v holds elements first, first + 1, ... of the input.
 template <class Op, class Vector>
 __device__ inline typename Op::Acc combine_vector(typename Op::Acc acc, const Vector& v, Index first) {
@@ -189,7 +253,11 @@ __device__ inline typename Op::Acc combine_vector(typename Op::Acc acc, const Ve
     static_assert(sizeof(Vector) == 16, "combine_vector: 16-byte vectors (Vector16)");
     In e[kElementsPerVector<In>];
     memcpy(e, &v, 16);
-    if constexpr (std::is_same_v<typename Op::Acc, detail::ExactSum> && !detail::load_transforms<Op>) {
+    if constexpr (NarrowExtreme<Op>::kApplies) {
+      std::uint32_t words[4];
+      memcpy(words, &v, 16);
+      acc = combine_narrow_extreme<Op>(acc, words, first);
+    } else if constexpr (std::is_same_v<typename Op::Acc, detail::ExactSum> && !detail::load_transforms<Op>) {
       // A sum: the vector's elements added in an int first (exact: at most 16 of 16 bits), then one exact add
       // (an exact add per element made 8-bit sums 0.46x float32's bytes per second on an H100).
       std::int32_t part = 0;
