@@ -1,12 +1,12 @@
 // Per-row and per-column reductions on the CPU: each call goes to the part of the kernels that holds its
-// element type (per_matrix_kernels.hpp, instantiated in per_matrix_part<P>.cpp).
+// element type (per_matrix_kernels.hpp, instantiated in per_matrix_part<P>.cpp; this file includes only their
+// declaration, per_matrix.hpp).
 #include "backends/cpu/per_matrix.hpp"
 
 #include <array>
 #include <cstddef>
 #include <utility>
 
-#include "backends/cpu/per_matrix_kernels.hpp"
 #include "common/dispatch.hpp"
 
 namespace tandem::detail {

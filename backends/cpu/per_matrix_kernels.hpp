@@ -244,7 +244,7 @@ void canonical_per_column(const MatrixReduceArgs& a, const In* x, void* out) {
   });
 }
 
-// cpu_reduce_matrix for the element types of part P.
+// cpu_reduce_matrix for the element types of part P (declared in per_matrix.hpp).
 template <int P>
 void reduce_matrix_part(const MatrixReduceArgs& a, void* out) {
   visit_part<P>(a.dtype, [&]<class T>(std::type_identity<T>) {
