@@ -17,7 +17,7 @@ import sys
 from .charts import chart_plan
 from .names import fmt, levels, matmul_name, matmul_shapes, pow2, rate, reduce_sizes, sweep_name, table
 from .tables import (deterministic_table, device_of, gpu_overhead_table, hopper_table, host_table, matmul_table,
-                     multi_gpu_counts, multi_table, per_table, reduce_grid, reduce_table, suite_of)
+                     multi_gpu_counts, multi_table, per_table, reduce_grid, reduce_table, suite_of, types_table)
 
 SECTION = re.compile(r"(<!-- generated: ([a-z0-9-]+) -->\n)(.*?)(<!-- end generated -->)", re.S)
 INPUTS = re.compile(r"<!-- bench_charts inputs: (.*?) -->")
@@ -209,6 +209,8 @@ def sections(runs, multi, targets, page_dir):
         "gpu-per": lambda: per_table(cuda) if cuda else "",
         "gpu-host": lambda: host_table(cuda) if cuda else "",
         "cpu-reduce": lambda: cpu_reduce(cpu) if cpu_n else "",
+        "gpu-types": lambda: types_table(cuda) if cuda else "",
+        "cpu-types": lambda: types_table(cpu) if cpu else "",
         "cpu-gemm": lambda: matmul_table(cpu, "engine", "float") if has(cpu, "engine") else "",
         "cpu-overhead": lambda: cpu_overhead(cpu) if cpu else "",
         "multi-gpu": lambda: multi_table(multi[-1]) if multi else "",

@@ -389,3 +389,21 @@ def run_tables(run, run_levels):
         if t:
             md.append("#### %s\n\n%s\n" % (title, t))
     return "".join(md)
+
+
+def types_table(run):
+    """Every element type over the same bytes on "auto" (types/<backend>/<op>/<type>/bytes:<B>): GB/s and the
+    ratio to float's for the same op, a row per type. "" when the run has none."""
+    prefix = "types/%s/" % run.backend
+    names = run.names(prefix)
+    if not names:
+        return ""
+    ops = unique(n[len(prefix):].split("/")[0] for n in names)
+    dtypes = unique(n[len(prefix):].split("/")[1] for n in names)
+    nbytes = int(names[0].rsplit(":", 1)[1])
+    gbs = lambda op, t: rate(run, "%s%s/%s/bytes:%d" % (prefix, op, t, nbytes))  # noqa: E731
+    rows = [["`%s`" % t] + ["%s (%s)" % (fmt(gbs(op, t)), fmt_ratio(ratio(gbs(op, t), gbs(op, "float")))) for op in ops]
+            for t in dtypes]
+    return ("GB/s (ratio to float's for the same operator), engine level, `auto`, %d MiB of each type, %s:\n\n%s" %
+            (nbytes >> 20, device_of(run.backend, run.context), table(["type"] + ops, rows)))
+
