@@ -66,7 +66,15 @@ void visit_part(Dtype d, F&& f) {
   });
 }
 
-// 0, ..., kTypeParts - 1, to build a table of every part's entry point indexed by type_part(dtype).
-inline constexpr auto kTypePartIndices = std::make_index_sequence<kTypeParts>{};
+// f(std::integral_constant<int, P>{}) for P = type_part(d): the caller's route to the code of d's part, e.g.
+// on_type_part(d, [&](auto p) { Part<decltype(p)::value>::reduce(...); }).
+template <class F>
+void on_type_part(Dtype d, F&& f) {
+  const int part = type_part(d);
+  [&]<std::size_t... P>(std::index_sequence<P...>) {
+    (void)((part == int(P) ? (f(std::integral_constant<int, int(P)>{}), true) : false) || ...);
+  }
+  (std::make_index_sequence<kTypeParts>{});
+}
 
 }  // namespace tandem::detail

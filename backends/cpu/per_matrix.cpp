@@ -3,23 +3,12 @@
 // declaration, per_matrix.hpp).
 #include "backends/cpu/per_matrix.hpp"
 
-#include <array>
-#include <cstddef>
-#include <utility>
-
 #include "common/dispatch.hpp"
 
 namespace tandem::detail {
 
-namespace {
-template <std::size_t... P>
-constexpr auto matrix_parts(std::index_sequence<P...>) {
-  return std::array{&cpu_per_matrix::reduce_matrix_part<int(P)>...};
-}
-}  // namespace
-
 void cpu_reduce_matrix(const MatrixReduceArgs& a, void* out) {
-  matrix_parts(kTypePartIndices)[type_part(a.dtype)](a, out);
+  on_type_part(a.dtype, [&](auto p) { cpu_per_matrix::reduce_matrix_part<decltype(p)::value>(a, out); });
 }
 
 }  // namespace tandem::detail

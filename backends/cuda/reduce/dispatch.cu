@@ -96,46 +96,31 @@ void reduce_into(std::size_t stage, Op op, Dtype dtype, const void* x, std::int6
   kRows.at(stage).into(op, dtype, x, n, stride, out, divide, ws, stream);
 }
 
-namespace {
-// One table per member of Part: entry P is Part<P>'s (instantiated in types_part<P>.cu, not here); a call
-// goes to the entry detail::type_part(dtype).
-template <std::size_t... P>
-constexpr auto reduce_parts(std::index_sequence<P...>) {
-  return std::array{&Part<int(P)>::reduce...};
-}
-template <std::size_t... P>
-constexpr auto into_parts(std::index_sequence<P...>) {
-  return std::array{&Part<int(P)>::single_pass_into...};
-}
-template <std::size_t... P>
-constexpr auto canonical_sum_parts(std::index_sequence<P...>) {
-  return std::array{&Part<int(P)>::canonical_sum...};
-}
-template <std::size_t... P>
-constexpr auto chunk_values_parts(std::index_sequence<P...>) {
-  return std::array{&Part<int(P)>::canonical_chunk_values...};
-}
-constexpr auto kParts = detail::kTypePartIndices;
-}  // namespace
-
 void reduce_canonical_sum(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,
                           Workspace& ws, cudaStream_t stream) {
-  canonical_sum_parts(kParts)[detail::type_part(dtype)](op, dtype, x, n, stride, d_result, ws, stream);
+  detail::on_type_part(
+      dtype, [&](auto p) { Part<decltype(p)::value>::canonical_sum(op, dtype, x, n, stride, d_result, ws, stream); });
 }
 
 void reduce_canonical_chunk_values(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* values,
                                    cudaStream_t stream) {
-  chunk_values_parts(kParts)[detail::type_part(dtype)](op, dtype, x, n, stride, values, stream);
+  detail::on_type_part(dtype, [&](auto p) {
+    Part<decltype(p)::value>::canonical_chunk_values(op, dtype, x, n, stride, values, stream);
+  });
 }
 
 void reduce(std::size_t stage, Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* d_result,
             Workspace& ws, cudaStream_t stream) {
-  reduce_parts(kParts)[detail::type_part(dtype)](stage, op, dtype, x, n, stride, d_result, ws, stream);
+  // Each part's code is instantiated in types_part<P>.cu, not here.
+  detail::on_type_part(
+      dtype, [&](auto p) { Part<decltype(p)::value>::reduce(stage, op, dtype, x, n, stride, d_result, ws, stream); });
 }
 
 void reduce_single_pass_into(Op op, Dtype dtype, const void* x, std::int64_t n, std::int64_t stride, void* out,
                              bool divide, Workspace& ws, cudaStream_t stream) {
-  into_parts(kParts)[detail::type_part(dtype)](op, dtype, x, n, stride, out, divide, ws, stream);
+  detail::on_type_part(dtype, [&](auto p) {
+    Part<decltype(p)::value>::single_pass_into(op, dtype, x, n, stride, out, divide, ws, stream);
+  });
 }
 
 }  // namespace tandem::cuda
