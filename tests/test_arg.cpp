@@ -116,17 +116,27 @@ void check_special(const tandem::Engine& eng) {
 
 TANDEM_BACKEND_TEST(arg_special_values, "argmin/argmax: NaN, infinities, signed zeros, extremes at each position") {
   test::for_each_type([&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) check_special<T>(eng);
+    if constexpr (tandem::is_floating_v<T>) check_special<T>(eng);
   });
-  // Integers: the type's extremes (the identities of min and max) at the last position only.
-  std::vector<std::int32_t> i(1000, 5);
-  i[999] = std::numeric_limits<std::int32_t>::max();
-  i[500] = std::numeric_limits<std::int32_t>::min();
-  CHECK(eng.argmax(i) == 999);
-  CHECK(eng.argmin(i) == 500);
-  std::vector<std::int64_t> same(77, std::numeric_limits<std::int64_t>::max());
-  CHECK(eng.argmin(same) == 0);
-  CHECK(eng.argmax(same) == 0);
+  // Integers: the type's extremes (the identities of min and max), and inputs of nothing else.
+  test::for_each_type([&]<class T>() {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      CAPTURE(tandem::to_string(tandem::dtype_of<T>));
+      for (std::size_t n : {std::size_t(77), std::size_t(1000), std::size_t(100003)}) {
+        CAPTURE(n);
+        std::vector<T> i(n, T(5));
+        i[n - 1] = std::numeric_limits<T>::max();
+        i[n / 2] = std::numeric_limits<T>::min();
+        CHECK(eng.argmax(i) == n - 1);
+        CHECK(eng.argmin(i) == n / 2);
+        for (T v : {std::numeric_limits<T>::max(), std::numeric_limits<T>::min()}) {
+          const std::vector<T> same(n, v);
+          CHECK(eng.argmin(same) == 0);
+          CHECK(eng.argmax(same) == 0);
+        }
+      }
+    }
+  });
 }
 
 TANDEM_BACKEND_TEST(arg_into_and_errors, "argmin/argmax: *_into a Buffer<int64_t>, empty inputs, refused kernels") {

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "backends/cuda/common.cuh"
@@ -173,10 +174,9 @@ __device__ inline Vector load_unit(const In* __restrict__ x, Index v, bool align
   return unit;
 }
 
-// min, max, argmin and argmax of narrow integers (8 and 16 bits, bool) take a vector's extreme by the
-// SIMD-in-a-word instructions (__vmaxs4 ...: 4 bytes or 2 halves per instruction), and the arg ops its first
-// position. (An Op::combine per element ran 8-bit argmax at 0.23x float32's bytes per second on an H200,
-// 16-bit at 0.49x, 8-bit min and max at 0.86x.)
+// min and max of narrow integers (8 and 16 bits, bool) take a vector's extreme by the SIMD-in-a-word
+// instructions (__vmaxs4 ...: 4 bytes or 2 halves per instruction; argmin and argmax: ArgKeys below).
+// (An Op::combine per element ran 8-bit min and max at 0.86x float32's bytes per second on an H200.)
 template <class Op>
 struct NarrowExtreme {
   static constexpr bool kApplies = false;
@@ -188,10 +188,6 @@ struct NarrowExtreme<detail::MinOp<T>> {
 template <class T>
 struct NarrowExtreme<detail::MaxOp<T>> {
   static constexpr bool kApplies = true, kMax = true;
-};
-template <class T, bool Max>
-struct NarrowExtreme<detail::ArgOp<T, Max>> {
-  static constexpr bool kApplies = true, kMax = Max;
 };
 
 // Lane by lane, the larger (Max) or smaller of a and b: 4 lanes of 8 bits or 2 of 16, signed as In is.
@@ -207,8 +203,7 @@ __device__ inline std::uint32_t lanes_extreme(std::uint32_t a, std::uint32_t b) 
     return Max ? __vmaxu2(a, b) : __vminu2(a, b);
 }
 
-// acc combined with the extreme of the 16 bytes of narrow integers `words` (elements first, first + 1, ...)
-// and, for argmin / argmax, the first of them that holds it.
+// acc combined with the extreme of the 16 bytes of narrow integers `words` (elements first, first + 1, ...).
 template <class Op>
 __device__ inline typename Op::Acc combine_narrow_extreme(typename Op::Acc acc, const std::uint32_t (&words)[4],
                                                           Index first) {
@@ -221,20 +216,7 @@ __device__ inline typename Op::Acc combine_narrow_extreme(typename Op::Acc acc, 
   m = lanes_extreme<In, kMax>(m, m >> kLaneBits);                      // lane 0: the extreme
   In best;
   memcpy(&best, &m, sizeof(In));
-  if constexpr (!detail::is_arg_op<Op>) {
-    return Op::combine(acc, Op::load(best, first));
-  } else {
-    // The lanes equal to best (__vcmpeq: all ones), in the first word that has one: its lowest.
-    const std::uint32_t lane0 = m & ((std::uint32_t{1} << kLaneBits) - 1);
-    const std::uint32_t all = kLanes == 4 ? lane0 * 0x01010101u : lane0 * 0x00010001u;
-    int at = 0;
-#pragma unroll
-    for (int q = 3; q >= 0; --q) {
-      const std::uint32_t equal = kLanes == 4 ? __vcmpeq4(words[q], all) : __vcmpeq2(words[q], all);
-      if (equal != 0) at = q * int(kLanes) + (__ffs(int(equal)) - 1) / int(kLaneBits);
-    }
-    return Op::combine(acc, Op::load(best, first + at));
-  }
+  return Op::combine(acc, Op::load(best, first));
 }
 
 // v holds elements first, first + 1, ... of the input.
@@ -253,11 +235,7 @@ __device__ inline typename Op::Acc combine_vector(typename Op::Acc acc, const Ve
     static_assert(sizeof(Vector) == 16, "combine_vector: 16-byte vectors (Vector16)");
     In e[kElementsPerVector<In>];
     memcpy(e, &v, 16);
-    if constexpr (NarrowExtreme<Op>::kApplies) {
-      std::uint32_t words[4];
-      memcpy(words, &v, 16);
-      acc = combine_narrow_extreme<Op>(acc, words, first);
-    } else if constexpr (std::is_same_v<typename Op::Acc, detail::ExactSum> && !detail::load_transforms<Op>) {
+    if constexpr (std::is_same_v<typename Op::Acc, detail::ExactSum> && !detail::load_transforms<Op>) {
       // A sum: the vector's elements added in an int first (exact: at most 16 of 16 bits), then one exact add
       // (an exact add per element made 8-bit sums 0.46x float32's bytes per second on an H100).
       std::int32_t part = 0;
@@ -291,6 +269,156 @@ __device__ inline typename Op::Acc combine_vector(typename Op::Acc acc, const Ve
   return acc;
 }
 
+// ---- argmin / argmax of 8- and 16-bit types: the extreme's value first, its position once --------------
+//
+// Each element maps to an unsigned order key of its own width, whose order is ArgOp::before's without the
+// index: a signed integer with its sign bit flipped, a bfloat16 or half by its sign-magnitude bits (+0 after
+// -0, NaN the first of all). A thread keeps, per load in flight, the best key so far and the first unit that
+// holds it (keys by SIMD-in-a-word instructions, one compare per unit); only at the end does it read each
+// kept unit again for the first position of its key. (Finding the position in every unit ran 8-bit argmax
+// at 0.62x float32's bytes per second on an H200, bfloat16 at 0.60x.)
+template <class Op>
+struct ArgKeys {
+  static constexpr bool kApplies = false;
+};
+template <class T, bool Max>
+requires((std::is_integral_v<T> && sizeof(T) < 4) || is_storage_type_v<T>) struct ArgKeys<detail::ArgOp<T, Max>> {
+  static constexpr bool kApplies = true, kMax = Max;
+  static constexpr unsigned kLaneBits = 8 * sizeof(T), kLanes = 32 / kLaneBits;
+  static constexpr std::uint32_t kLaneMask = (std::uint32_t{1} << kLaneBits) - 1;
+  static constexpr std::uint32_t kEachLane = kLanes == 4 ? 0x01010101u : 0x00010001u;
+  using Lane = std::conditional_t<kLanes == 4, std::uint8_t, std::uint16_t>;  // keys compare unsigned
+
+  // The keys of the lanes of one 32-bit word of the input.
+  __device__ static std::uint32_t keys(std::uint32_t w) {
+    if constexpr (is_storage_type_v<T>) {
+      constexpr std::uint32_t kInf = std::is_same_v<T, bfloat16> ? 0x7f80u : 0x7c00u;
+      const std::uint32_t sign = ((w >> 15) & kEachLane) * 0xffffu;  // all ones in the negative lanes
+      std::uint32_t k = w ^ (sign | 0x80008000u);                    // negative: ~bits; else: bits + 0x8000
+      // Bit 15 of a lane of magnitude + (0x7fff - inf) is set exactly when the magnitude is above inf: a NaN.
+      const std::uint32_t nan = ((((w & 0x7fff7fffu) + (0x7fffu - kInf) * kEachLane) >> 15) & kEachLane) * 0xffffu;
+      return Max ? k | nan : k & ~nan;
+    } else if constexpr (std::is_signed_v<T>) {
+      return w ^ (kEachLane << (kLaneBits - 1));
+    } else {
+      return w;
+    }
+  }
+  // The best key among the four words' lanes.
+  __device__ static std::uint32_t best_key(const std::uint32_t (&k)[4]) {
+    std::uint32_t m =
+        lanes_extreme<Lane, Max>(lanes_extreme<Lane, Max>(k[0], k[1]), lanes_extreme<Lane, Max>(k[2], k[3]));
+    if constexpr (kLanes == 4) m = lanes_extreme<Lane, Max>(m, m >> 16);  // (the upper lanes are left unused)
+    return lanes_extreme<Lane, Max>(m, m >> kLaneBits) & kLaneMask;
+  }
+  // The first lane of the four words whose key is `key` (one must be).
+  __device__ static int first_with(const std::uint32_t (&k)[4], std::uint32_t key) {
+    int at = 0;
+#pragma unroll
+    for (int q = 3; q >= 0; --q) {
+      const std::uint32_t equal = kLanes == 4 ? __vcmpeq4(k[q], key * kEachLane) : __vcmpeq2(k[q], key * kEachLane);
+      if (equal != 0) at = q * int(kLanes) + (__ffs(int(equal)) - 1) / int(kLaneBits);
+    }
+    return at;
+  }
+  template <class Vector>
+  __device__ static void unit_keys(const Vector& v, std::uint32_t (&k)[4]) {
+    static_assert(sizeof(Vector) == 16, "ArgKeys: 16-byte vectors");
+    memcpy(k, &v, 16);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) k[q] = keys(k[q]);
+  }
+};
+
+// This thread's argmin / argmax over the vector units of split (ArgKeys<Op>::kApplies).
+template <class Op, int Unroll>
+__device__ inline typename Op::Acc accumulate_arg_keys(const typename Op::In* __restrict__ x, VectorSplit split,
+                                                       Index thread, Index threads) {
+  using In = typename Op::In;
+  using Keys = ArgKeys<Op>;
+  using Vector = typename Vector16<In>::type;
+  constexpr Index W = kElementsPerVector<In>;
+  // Before any key: -1 for the max, past every key for the min, so that the first unit always replaces it.
+  constexpr std::int32_t kNone = Keys::kMax ? -1 : std::int32_t(Keys::kLaneMask) + 1;
+  std::int32_t best[Unroll];
+  Index best_unit[Unroll];
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u) best[u] = kNone, best_unit[u] = -1;
+  // A unit replaces a slot's best only when strictly better: the slot keeps its first unit of the best key.
+  const auto consider = [&](int u, const Vector& loaded, Index unit) {
+    std::uint32_t k[4];
+    Keys::unit_keys(loaded, k);
+    const std::int32_t key = std::int32_t(Keys::best_key(k));
+    if (Keys::kMax ? key > best[u] : key < best[u]) best[u] = key, best_unit[u] = unit;
+  };
+  Index v = thread;
+  for (; v + (Unroll - 1) * threads < split.units; v += Unroll * threads) {
+    Vector loaded[Unroll];
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) loaded[u] = load_unit<In>(x, v + u * threads, split.aligned);
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) consider(u, loaded[u], v + u * threads);
+  }
+  for (; v < split.units; v += threads) consider(0, load_unit<In>(x, v, split.aligned), v);  // (after slot 0's)
+
+  typename Op::Acc acc = Op::identity();
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u) {
+    if (best_unit[u] < 0) continue;
+    std::uint32_t k[4];
+    Keys::unit_keys(load_unit<In>(x, best_unit[u], split.aligned), k);
+    const Index i = best_unit[u] * W + Keys::first_with(k, std::uint32_t(best[u]));
+    acc = Op::combine(acc, Op::load(x[i], i));
+  }
+  return acc;
+}
+
+// This thread's min / max of narrow integers over the vector units of split: per load in flight, four words
+// of running lane extremes (one SIMD-in-a-word instruction per word of a unit), reduced to one value at the
+// end. (Reducing each unit to its extreme first ran 8-bit max at 0.89x float32's bytes per second on an H200.)
+template <class Op>
+inline constexpr bool kNarrowLanes = NarrowExtreme<Op>::kApplies&& std::is_integral_v<typename Op::In> &&
+                                     sizeof(typename Op::In) < 4;
+
+template <class Op, int Unroll>
+__device__ inline typename Op::Acc accumulate_narrow_lanes(const typename Op::In* __restrict__ x, VectorSplit split,
+                                                           Index thread, Index threads) {
+  using In = typename Op::In;
+  using Vector = typename Vector16<In>::type;
+  constexpr bool kMax = NarrowExtreme<Op>::kMax;
+  constexpr unsigned kLaneBits = 8 * sizeof(In), kLanes = 32 / kLaneBits;
+  constexpr std::uint32_t kEachLane = kLanes == 4 ? 0x01010101u : 0x00010001u;
+  // Every lane the identity: the type's least value for max, its greatest for min.
+  constexpr In kIdentity = kMax ? std::numeric_limits<In>::lowest() : std::numeric_limits<In>::max();
+  constexpr std::uint32_t kStart =
+      std::uint32_t(static_cast<std::conditional_t<kLanes == 4, std::uint8_t, std::uint16_t>>(kIdentity)) * kEachLane;
+  std::uint32_t run[Unroll][4];
+#pragma unroll
+  for (int u = 0; u < Unroll; ++u)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) run[u][q] = kStart;
+  const auto take = [&](int u, const Vector& loaded) {
+    std::uint32_t w[4];
+    memcpy(w, &loaded, 16);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) run[u][q] = lanes_extreme<In, kMax>(run[u][q], w[q]);
+  };
+  Index v = thread;
+  for (; v + (Unroll - 1) * threads < split.units; v += Unroll * threads) {
+    Vector loaded[Unroll];
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) loaded[u] = load_unit<In>(x, v + u * threads, split.aligned);
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) take(u, loaded[u]);
+  }
+  for (; v < split.units; v += threads) take(0, load_unit<In>(x, v, split.aligned));
+#pragma unroll
+  for (int u = 1; u < Unroll; ++u)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) run[0][q] = lanes_extreme<In, kMax>(run[0][q], run[u][q]);
+  return combine_narrow_extreme<Op>(Op::identity(), run[0], 0);
+}
+
 // This thread's combination of its share of x[0], x[stride], ..., x[(n-1)*stride], walking the input
 // with the whole grid as the stride (coalesced, any grid size covers any n). Each loop step issues
 // Unroll independent loads before combining, so that several are in flight per thread.
@@ -307,25 +435,31 @@ __device__ inline typename Op::Acc accumulate_grid_stride(const typename Op::In*
     if (split.units > 0) {
       using Vector = typename Vector16<In>::type;
       constexpr Index W = kElementsPerVector<In>;
-      Index v = thread;
-      // Operators that give the same bits in any order keep one accumulator per load in flight (no
-      // dependency chain across them); the others (floating-point sums) one, in index order per thread.
-      constexpr int kAccs = order_free<Op> ? Unroll : 1;
-      Acc accs[kAccs];
+      if constexpr (ArgKeys<Op>::kApplies) {
+        acc = accumulate_arg_keys<Op, Unroll>(x, split, thread, threads);
+      } else if constexpr (kNarrowLanes<Op>) {
+        acc = accumulate_narrow_lanes<Op, Unroll>(x, split, thread, threads);
+      } else {
+        Index v = thread;
+        // Operators that give the same bits in any order keep one accumulator per load in flight (no
+        // dependency chain across them); the others (floating-point sums) one, in index order per thread.
+        constexpr int kAccs = order_free<Op> ? Unroll : 1;
+        Acc accs[kAccs];
 #pragma unroll
-      for (int u = 0; u < kAccs; ++u) accs[u] = Op::identity();
-      for (; v + (Unroll - 1) * threads < split.units; v += Unroll * threads) {
-        Vector loaded[Unroll];
+        for (int u = 0; u < kAccs; ++u) accs[u] = Op::identity();
+        for (; v + (Unroll - 1) * threads < split.units; v += Unroll * threads) {
+          Vector loaded[Unroll];
 #pragma unroll
-        for (int u = 0; u < Unroll; ++u) loaded[u] = load_unit<In>(x, v + u * threads, split.aligned);
+          for (int u = 0; u < Unroll; ++u) loaded[u] = load_unit<In>(x, v + u * threads, split.aligned);
 #pragma unroll
-        for (int u = 0; u < Unroll; ++u)
-          accs[u % kAccs] = combine_vector<Op>(accs[u % kAccs], loaded[u], (v + u * threads) * W);
+          for (int u = 0; u < Unroll; ++u)
+            accs[u % kAccs] = combine_vector<Op>(accs[u % kAccs], loaded[u], (v + u * threads) * W);
+        }
+        acc = accs[0];
+#pragma unroll
+        for (int u = 1; u < kAccs; ++u) acc = Op::combine(acc, accs[u]);
+        for (; v < split.units; v += threads) acc = combine_vector<Op>(acc, load_unit<In>(x, v, split.aligned), v * W);
       }
-      acc = accs[0];
-#pragma unroll
-      for (int u = 1; u < kAccs; ++u) acc = Op::combine(acc, accs[u]);
-      for (; v < split.units; v += threads) acc = combine_vector<Op>(acc, load_unit<In>(x, v, split.aligned), v * W);
       // The tail: fewer than one unit's worth, read as scalars.
       for (Index i = split.units * W + thread; i < n; i += threads) acc = Op::combine(acc, Op::load(x[i], i));
       return acc;
