@@ -102,6 +102,9 @@ bool repeats_elements(const Array& a);
 Array host_output(const py::object& x);
 // A C-contiguous copy of a host array (for layouts a tandem view cannot express).
 Array contiguous_copy(const Array& a);
+// A host array's distinct elements: the array without its dimensions of stride 0 and length > 1 (a NumPy
+// view of a broadcast's elements, read in place; a copy where tandem cannot read the view).
+Array distinct_elements(const Array& a);
 
 // Whether x is a CUDA device array (DLPack device kDLCUDA, or __cuda_array_interface__).
 bool is_device_array(const py::object& x);

@@ -156,6 +156,70 @@ py::object with_initial(Op op, const py::object& value, const py::object& initia
   return value;
 }
 
+// The reduction of a host array whose elements are one run `stride` apart (0: a broadcast of one element,
+// read as often as it repeats): an integer result into `integer` (and `real`), a floating one into `real`.
+void host_reduce(Op op, const Array& a, std::int64_t stride, const tandem::ReduceOptions& o, const tandem::Engine& eng,
+                 double& real, std::int64_t& integer) {
+  tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
+    const auto n = std::size_t(a.size());
+    const tandem::StridedView<T> v{static_cast<const T*>(a.data), n, std::size_t(n <= 1 ? 1 : stride)};
+    py::gil_scoped_release unlocked;
+    tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
+      const auto value = eng.reduce<O>(v, o);
+      if constexpr (std::is_integral_v<decltype(value)>)
+        integer = std::int64_t(value), real = double(value);
+      else
+        real = double(value);
+    });
+  });
+}
+
+// Whether a full reduction of a broadcast may read each distinct element once (reduce_distinct): where a
+// repeat changes nothing (min, max, argmin, argmax; the mean of integers, their exact sum divided once) or
+// only multiplies the result (sums and sums of squares of integers, modulo 2^64; of floats outside
+// deterministic mode, whose bits follow the canonical order of all the elements, repeats included).
+bool repeats_in_place(Op op, Dtype input, bool deterministic) {
+  switch (op) {
+    case Op::min:
+    case Op::max:
+    case Op::argmin:
+    case Op::argmax:
+      return true;
+    case Op::sum:
+    case Op::sumsq:
+    case Op::mean:
+      return !is_float(input) || !deterministic;
+    default:
+      return false;
+  }
+}
+
+// The full reduction of a host broadcast that is not one run (np.broadcast_to(row, (n, 5))) from its
+// distinct elements (distinct_elements: a view without the stride-0 dimensions, never the broadcast's size),
+// where repeats_in_place allows: an index mapped to the first repeat of its element, a sum multiplied.
+void reduce_distinct(Op op, const Array& a, const tandem::ReduceOptions& o, const tandem::Engine& eng, double& real,
+                     std::int64_t& integer) {
+  Array distinct = distinct_elements(a);
+  std::int64_t stride = 1;
+  if (!distinct.one_run(stride)) distinct = contiguous_copy(distinct), stride = 1;
+  host_reduce(op, distinct, stride, o, eng, real, integer);
+  const std::int64_t repeats = a.size() / distinct.size();
+  if (tandem::is_arg(op)) {  // distinct element `integer` (C order), at its first repeat in a
+    std::int64_t k = integer, index = 0, below = 1;
+    for (int d = a.ndim() - 1; d >= 0; --d) {
+      const auto u = std::size_t(d);
+      if (a.shape[u] == 1 || a.strides[u] != 0) index += k % a.shape[u] * below, k /= a.shape[u];
+      below *= a.shape[u];
+    }
+    integer = index, real = double(index);
+  } else if (op == Op::sum || op == Op::sumsq) {
+    if (is_float(tandem::result_dtype(op, a.dtype)))
+      real *= double(repeats);
+    else  // (modulo 2^64, as the sum of every repeat)
+      integer = std::int64_t(std::uint64_t(integer) * std::uint64_t(repeats)), real = double(integer);
+  }
+}
+
 }  // namespace
 
 // out= for a result of `shape` and type `result`: NumPy's shape rule and its casting rules, 'same_kind' for
@@ -236,23 +300,15 @@ py::object PyEngine::reduce_all(Op op, Input& in, Dtype result, const ReduceArgs
   const tandem::ReduceOptions o{r.kernel, r.deterministic};
   const Dtype computed = tandem::result_dtype(op, a.dtype);
   std::int64_t stride = 1;
-  if (!a.one_run(stride)) a = a.device ? contiguous_device_copy(a, in.stream) : contiguous_copy(a), stride = 1;
-  const auto n = std::size_t(a.size());
-  const auto step = std::size_t(n <= 1 ? 1 : stride);  // (0: a broadcast, one element read n times)
   if (!a.device) {  // a NumPy scalar of the result type (an array with keepdims / out=)
     double real = 0;
     std::int64_t integer = 0;
-    tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
-      const tandem::StridedView<T> v{static_cast<const T*>(a.data), n, step};
-      py::gil_scoped_release unlocked;
-      tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
-        const auto value = eng_.reduce<O>(v, o);
-        if constexpr (std::is_integral_v<decltype(value)>)
-          integer = std::int64_t(value), real = double(value);
-        else
-          real = double(value);
-      });
-    });
+    if (a.one_run(stride))
+      host_reduce(op, a, stride, o, eng_, real, integer);
+    else if (a.size() > 0 && repeats_in_place(op, a.dtype, r.deterministic))
+      reduce_distinct(op, a, o, eng_, real, integer);
+    else
+      host_reduce(op, contiguous_copy(a), 1, o, eng_, real, integer);
     py::object value = is_float(computed) ? numpy_scalar(result, real) : numpy_scalar(result, integer);
     if ((!r.keepdims || a.ndim() == 0) && r.out.is_none()) return value;  // (NumPy: a 0-d input gives a scalar)
     Array arr = new_array_like(a, {}, result);
@@ -260,6 +316,9 @@ py::object PyEngine::reduce_all(Op op, Input& in, Dtype result, const ReduceArgs
     return finish(arr.keep, {}, in, result, result, result_shape(a, reduced, r.keepdims), r.out);
   }
   // A device array: a 0-d array of the input's library, written on the stream the library uses now.
+  if (!a.one_run(stride)) a = contiguous_device_copy(a, in.stream), stride = 1;
+  const auto n = std::size_t(a.size());
+  const auto step = std::size_t(n <= 1 ? 1 : stride);  // (0: a broadcast, one element read n times)
   Array value = new_array_like(a, {}, computed);
   tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
     const auto buf = in.eng->wrap(static_cast<T*>(a.data), std::size_t(a.extent()));

@@ -38,6 +38,25 @@ def test_broadcast_views(eng):
     np.testing.assert_allclose(eng.matmul(rows, np.ones((5, 2))), rows @ np.ones((5, 2)))
 
 
+def test_full_reductions_of_broadcasts(eng):
+    # A full reduction of a broadcast whose elements are not one run: NumPy's answer for every op and type,
+    # the index of an element's first repeat for argmin / argmax (ties included), and in deterministic mode
+    # the bits of the same values copied.
+    for dt in DTYPES:
+        base = values((3, 1, 4), dt, seed=5)
+        base[2, 0, 1] = base[1, 0, 3] = base.max()  # ties: the first of equal values wins
+        base[0, 0, 2] = base.min()
+        for x in (np.broadcast_to(base, (3, 5, 4)), np.broadcast_to(base[:, :, :1], (3, 5, 4)),
+                  np.broadcast_to(base, (2, 3, 5, 4)), np.broadcast_to(base[::-1, :, ::2], (3, 5, 2))):
+            for op in OPS:
+                check(op, getattr(eng, op)(x), numpy_result(op, x), x)
+                if op not in ("argmin", "argmax"):
+                    got, want = getattr(eng, op)(x, deterministic=True), getattr(eng, op)(x.copy(), deterministic=True)
+                    assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (op, dt, x.strides)
+            got = eng.sum(x, keepdims=True)
+            assert got.shape == (1,) * x.ndim and np.asarray(got).dtype == np.asarray(eng.sum(x)).dtype
+
+
 @pytest.mark.parametrize("order", [">", "<"])
 def test_byte_order(eng, order):
     for dt in DTYPES:
@@ -70,23 +89,25 @@ def repeated_canonical_sum(v, n):
 
 def test_broadcasts_are_read_in_place(eng):
     # A broadcast is read where it lies, never copied: a reduced stride-0 axis reads its one element (or row)
-    # as often as it repeats, a kept one repeats the results. tracemalloc sees NumPy's allocations; a copy
-    # of these would take 117 MB, a result 16 MB at most.
+    # as often as it repeats, a kept one repeats the results, a full reduction reads the distinct elements.
+    # tracemalloc sees NumPy's allocations; a copy of these would take 117 MB or more, a result 16 MB at most.
     import tracemalloc
 
     b = np.broadcast_to(values(7, np.float32, seed=9), (2**22, 7))
     s = np.broadcast_to(np.float64(-2.5), (3000, 5000))
+    c = np.broadcast_to(np.arange(-3, 4, dtype=np.int64)[:, None], (7, 2**22))  # columns repeated
     tracemalloc.start()
     try:
         got = [eng.sum(b, axis=0), eng.max(b.T, axis=1), eng.sum(b, axis=1), eng.argmax(s, axis=0),
-               eng.mean(s, axis=1), eng.sum(s), eng.min(b[:, 3])]
+               eng.mean(s, axis=1), eng.sum(s), eng.min(b[:, 3]), eng.sum(b), eng.argmin(b.T), eng.mean(c)]
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert peak < 20 * 2**20, peak
     want = [np.sum(b, axis=0), np.max(b.T, axis=1), np.sum(b, axis=1), np.argmax(s, axis=0), np.mean(s, axis=1),
-            np.sum(s), np.min(b[:, 3])]
-    for op, g, w, x in zip(["sum", "max", "sum", "argmax", "mean", "sum", "min"], got, want, [b, b, b, s, s, s, b]):
+            np.sum(s), np.min(b[:, 3]), np.sum(b, dtype=np.float64), np.argmin(b.T), np.mean(c)]
+    ops = ["sum", "max", "sum", "argmax", "mean", "sum", "min", "sum", "argmin", "mean"]
+    for op, g, w, x in zip(ops, got, want, [b, b, b, s, s, s, b, b, b, c]):
         check(op, g, w, x)
     # Past 2^31 elements: the one element read 2^31 + 5 times (a copy would be 8 GiB).
     n = 2**31 + 5
