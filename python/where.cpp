@@ -91,8 +91,14 @@ py::object PyEngine::reduce_where(Op op, const py::object& x, const ReduceArgs& 
     throw tandem::value_error("tandem: " + what + ": " + o.name +
                               " has no identity, so a where= mask needs initial= (NumPy's rule): the result of a "
                               "slice whose every element is masked");
-  if (o.result != tandem::ResultKind::mean)
-    return reduce(op, masked_input(in, mask, identity_fill(op, in.a.dtype), what), plain);
+  if (o.result != tandem::ResultKind::mean) {
+    // A float sum with initial= fills with -0.0: with nothing kept the sum is then -0.0, to which initial
+    // adds as the first element of NumPy's sum (initial=-0.0 stays -0.0); x + -0.0 is x for every other x.
+    const bool signed_zero =
+        op == Op::sum && !r.initial.is_none() && !tandem::info(in.a.dtype).integer && !tandem::info(in.a.dtype).boolean;
+    const py::object fill = signed_zero ? py::float_(-0.0) : identity_fill(op, in.a.dtype);
+    return reduce(op, masked_input(in, mask, fill, what), plain);
+  }
   // mean: the masked sum divided by the count of True elements (0 / 0: NaN, as NumPy's).
   const Dtype d = in.a.dtype;
   Dtype result = tandem::info(d).integer ? Dtype::f64 : d;

@@ -84,6 +84,20 @@ def test_initial_is_one_more_operation(eng):
         np.testing.assert_array_equal(got, rows + np.float32(0.1))
 
 
+def test_signed_zero_initial(eng):
+    """initial= is the first element of NumPy's sum: with nothing kept by where= (or no elements) a sum is
+    initial itself, -0.0 included; with elements kept, initial + their sum, as NumPy's."""
+    for dt in (np.float32, np.float64, np.float16):
+        x = np.array([[1.5, -0.0, 2.0], [-0.0, -0.0, 4.0]], dt)
+        for where in (np.zeros_like(x, bool), np.array([[False, True, False], [True, True, False]])):
+            for initial in (-0.0, 0.0, 1.0):
+                for axis in (None, 0, 1):
+                    want = np.sum(x, axis=axis, where=where, initial=initial)
+                    same(eng.sum(x, axis=axis, where=where, initial=initial), want, "sum")
+                    assert np.array_equal(np.signbit(eng.sum(x, axis=axis, where=where, initial=initial)),
+                                          np.signbit(want)), (dt, where, initial, axis)
+
+
 def test_empty_min_and_max_take_initial(eng):
     """min / max of no elements raise without initial= (NumPy's ValueError) and give it with one."""
     for op in ("min", "max"):
