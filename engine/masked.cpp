@@ -6,6 +6,9 @@
 //   input's sum exact).
 // - initial: combined with the op's result by one more operation of the op (add, multiply, minimum, maximum)
 //   in the result type, as NumPy's initial is the reduction's first element; an empty reduction gives it.
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -108,11 +111,15 @@ std::unique_ptr<T[]> masked_copy(Op op, const T* x, std::size_t rows, std::size_
                                  std::size_t stride, std::span<const bool> where) {
   auto copy = std::make_unique_for_overwrite<T[]>(rows * cols);
   const T fill = fill_value<T>(op);
-  for (std::size_t r = 0; r < rows; ++r)
-    for (std::size_t c = 0; c < cols; ++c) {
-      const std::size_t k = r * cols + c;
+  // On oneTBB's threads, in pieces of 2^15 elements (one thread copied at about a twentieth of the speed
+  // of the reduction that reads the copy on 16 cores).
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rows * cols, std::size_t(1) << 15), [&](const auto& range) {
+    std::size_t r = range.begin() / cols, c = range.begin() % cols;
+    for (std::size_t k = range.begin(); k < range.end(); ++k) {
       copy[k] = where[k] ? x[r * ld + c * stride] : fill;
+      if (++c == cols) c = 0, ++r;
     }
+  });
   return copy;
 }
 

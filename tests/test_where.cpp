@@ -156,7 +156,8 @@ TANDEM_BACKEND_TEST(where_vectors, "where/initial: every op and dtype over a mas
 
 TANDEM_BACKEND_TEST(where_per_row_col, "where/initial per row/col: sum, mean, max with initial, ld > cols") {
   test::for_each_type([&]<class T>() {
-    for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {1, 33}, {33, 1}, {7, 257}, {130, 5}})
+    for (auto [rows, cols] :
+         {std::pair<std::size_t, std::size_t>{1, 1}, {1, 33}, {33, 1}, {7, 257}, {130, 5}, {301, 257}})
       check_matrix<T>(eng, rows, cols);
   });
 }
