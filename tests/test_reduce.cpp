@@ -243,6 +243,24 @@ TANDEM_BACKEND_TEST(reduce_negative_zero_sums, "reduce: a sum of only -0.0 is -0
   });
 }
 
+TANDEM_BACKEND_TEST(reduce_float_sum_accuracy, "reduce: a float32 sum of 2^22 equal values, every kernel") {
+  // 0.1f, whose every add rounds the same way: a running sum that takes many adds in a row drifts with it
+  // (32 lanes of 2^17 adds: 3e-4 relative). The exact sum is 0.1f * 2^22; any order whose running sums
+  // take a few thousand adds each stays within 2e-6 of it.
+  const std::size_t n = std::size_t(1) << 22;
+  const std::vector<float> x(n, 0.1f);
+  const double exact = double(0.1f) * double(n);
+  for (const tandem::KernelInfo& k : eng.reduce_kernel_info()) {
+    if (!k.accepts(Op::sum)) continue;
+    CAPTURE(k.name);
+    for (bool det : {false, true}) {
+      if (det && !k.deterministic) continue;
+      CAPTURE(det);
+      CHECK(std::abs(double(eng.sum(x, {k.name, det})) - exact) <= 2e-6 * exact);
+    }
+  }
+}
+
 TANDEM_BACKEND_TEST(reduce_identity_edges, "reduce: values at the identity and integer wrap-around") {
   for (const auto& k : eng.reduce_kernels()) {
     CAPTURE(k);
