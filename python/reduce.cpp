@@ -175,9 +175,10 @@ void host_reduce(Op op, const Array& a, std::int64_t stride, const tandem::Reduc
 }
 
 // Whether a full reduction of a broadcast may read each distinct element once (reduce_distinct): where a
-// repeat changes nothing (min, max, argmin, argmax; the mean of integers, their exact sum divided once) or
-// only multiplies the result (sums and sums of squares of integers, modulo 2^64; of floats outside
-// deterministic mode, whose bits follow the canonical order of all the elements, repeats included).
+// repeat changes nothing (min, max, argmin, argmax) or only multiplies the result (sums and sums of squares
+// of integers, modulo 2^64). A float sum (and any mean: an integer mean rounds its exact sum to float64
+// before it divides, so past 2^53 the distinct elements' mean can differ from the broadcast's in the last
+// bit) only outside deterministic mode, whose bits follow every element, repeats included.
 bool repeats_in_place(Op op, Dtype input, bool deterministic) {
   switch (op) {
     case Op::min:
@@ -187,8 +188,9 @@ bool repeats_in_place(Op op, Dtype input, bool deterministic) {
       return true;
     case Op::sum:
     case Op::sumsq:
-    case Op::mean:
       return !is_float(input) || !deterministic;
+    case Op::mean:
+      return !deterministic;
     default:
       return false;
   }
