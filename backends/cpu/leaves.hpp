@@ -51,6 +51,18 @@ inline void widen(const In* x, T* out) {
   for (int j = 0; j < W; ++j) out[j] = T(x[j]);
 }
 
+// A hint to bring the cache lines of [p + kAhead, p + kAhead + Bytes) into L1, kAhead = 2 KiB past p (a
+// prefetch never faults, past the end of an array included). Loops that widen each element (the 16-bit
+// floats, the integer sums) do more work per byte than a plain read, and on the Xeon hosts of the H100 and
+// H200 the hardware prefetcher then fell behind them: a bfloat16 sum read at 0.56-0.68x float's bytes per
+// second on one core, and at float's with its lines fetched 2 KiB ahead; on 16 cores the 16-bit floats and
+// the narrow integer sums went from 0.67-0.88x float's rate to 0.96-1.09x.
+template <std::int64_t Bytes>
+[[gnu::always_inline]] inline void prefetch_ahead(const void* p) {
+  constexpr std::int64_t kAhead = 2048;
+  for (std::int64_t b = 0; b < Bytes; b += 64) __builtin_prefetch(static_cast<const char*>(p) + kAhead + b, 0, 3);
+}
+
 // fma(v, 0, acc): acc while v is finite, NaN from an infinity or a NaN on (one instruction where the
 // build has FMA; a multiply and an add otherwise, never a call to the library's fma).
 template <class T>
@@ -136,6 +148,7 @@ typename Op::Acc min_max_leaf(const typename Op::In* x, std::int64_t len, std::i
       for (; i + W <= end; i += W) {
         if constexpr (is_storage_type_v<In> && decltype(contiguous)::value) {
           T v[W];
+          prefetch_ahead<W * sizeof(In)>(x + i);
           widen<W>(x + i, v);
           for (int j = 0; j < W; ++j) {
             lane[j] = (is_min ? v[j] < lane[j] : v[j] > lane[j]) ? v[j] : lane[j];
@@ -206,12 +219,16 @@ ExactSum integer_sum_leaf(const T* x, std::int64_t len, std::int64_t stride) {
         while (i < end) {
           const std::int64_t inner_end = i + std::min(kInner, end - i);
           Lane16 narrow[W] = {};
-          for (; i < inner_end; i += W)
+          for (; i < inner_end; i += W) {
+            prefetch_ahead<W * sizeof(T)>(x + i);
             for (int j = 0; j < W; ++j) narrow[j] = Lane16(narrow[j] + Lane16(x[i + j]));
+          }
           for (int j = 0; j < W; ++j) lanes[j] += Lane(narrow[j]);
         }
-      for (; i < end; i += W)
+      for (; i < end; i += W) {
+        prefetch_ahead<W * sizeof(T)>(x + i);
         for (int j = 0; j < W; ++j) lanes[j] += Lane(x[i + j]);
+      }
       std::int64_t block = 0;  // (exact: at most 2^20 elements below 2^16 in magnitude)
       for (int j = 0; j < W; ++j) block += std::int64_t(lanes[j]);
       r += ExactSum::of(block);
@@ -241,7 +258,8 @@ ExactSum integer_sum_leaf(const T* x, std::int64_t len, std::int64_t stride) {
       const std::int64_t end = i + std::min(kBlock, (len - i) / W * W);
       std::int64_t high[W] = {};
       std::uint64_t low[W] = {};
-      for (; i < end; i += W)
+      for (; i < end; i += W) {
+        if (stride == 1) prefetch_ahead<W * sizeof(T)>(x + i);
         for (int j = 0; j < W; ++j) {
           const T v = x[(i + j) * stride];
           if constexpr (std::is_unsigned_v<T>)
@@ -250,6 +268,7 @@ ExactSum integer_sum_leaf(const T* x, std::int64_t len, std::int64_t stride) {
             high[j] += std::int64_t(v) >> 32;
           low[j] += std::uint64_t(v) & 0xffffffffu;
         }
+      }
       for (int j = 0; j < W; ++j) r += ExactSum::of_halves(high[j], low[j]);
     }
   }
@@ -285,6 +304,7 @@ compute_t<In> float_sum_leaf(const In* x, std::int64_t len, std::int64_t stride)
           for (int j = 0; j < W; ++j) lane[j] += p[j];
         } else {
           T v[W];
+          prefetch_ahead<W * sizeof(In)>(p);
           widen<W>(p, v);
           for (int j = 0; j < W; ++j) lane[j] += v[j];
         }
