@@ -16,7 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
-#if defined(__F16C__)
+#if defined(__F16C__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
@@ -35,6 +35,17 @@ inline void widen(const bfloat16* x, float* out) {
 }
 template <int W>
 inline void widen(const half* x, float* out) {
+#if defined(__AVX512F__) && (defined(__tune_znver3__) || defined(__tune_znver4__) || defined(__tune_znver5__))
+  // Built for AMD Zen with AVX-512, sixteen at a time: GCC's Zen tunings read `out` back in 512-bit vectors,
+  // and a 512-bit load of two 256-bit stores misses store forwarding (a half sum ran at 0.11x float's bytes
+  // per second on a Zen 4 core with GCC 12, and at 1.06x with this). Intel's tunings read it in 256-bit
+  // vectors, and there the 256-bit conversion below was measured as fast or faster.
+  if constexpr (W % 16 == 0) {
+    for (int j = 0; j < W; j += 16)
+      _mm512_storeu_ps(out + j, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + j))));
+    return;
+  }
+#endif
 #if defined(__F16C__)
   static_assert(W % 8 == 0);
   for (int j = 0; j < W; j += 8)
