@@ -9,6 +9,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -129,6 +130,25 @@ Error all_masked(const char* name, const std::string& where) {
                      Message("keep at least one element (NumPy's mean gives NaN with a RuntimeWarning there)"));
 }
 
+// f(r, c) for every element of a rows x cols matrix, on oneTBB's threads, such that the elements of one
+// result (a row for Per::row, a column for Per::col) are all visited by one thread, in increasing order:
+// ranges of rows, or ranges of 64 columns walked row by row (so that each row's piece is read contiguously).
+template <class F>
+void for_each_by_result(Per per, std::size_t rows, std::size_t cols, const F& f) {
+  if (per == Per::row) {
+    const std::size_t grain = std::max<std::size_t>(1, (std::size_t(1) << 15) / std::max<std::size_t>(cols, 1));
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rows, grain), [&](const tbb::blocked_range<std::size_t>& rg) {
+      for (std::size_t r = rg.begin(); r < rg.end(); ++r)
+        for (std::size_t c = 0; c < cols; ++c) f(r, c);
+    });
+  } else {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, cols, 64), [&](const tbb::blocked_range<std::size_t>& rg) {
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = rg.begin(); c < rg.end(); ++c) f(r, c);
+    });
+  }
+}
+
 }  // namespace
 
 void Engine::masked_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const {
@@ -189,8 +209,9 @@ void Engine::masked_per(Op op, Per per, const detail::MatrixInput& a, const deta
         copy = masked_copy<T>(op, static_cast<const T*>(a.data), a.rows, a.cols, a.ld, 1, opts.where);
         run = detail::host_matrix(MatrixView<const T>{copy.get(), a.rows, a.cols, a.cols});
         std::fill(kept.begin(), kept.end(), 0);
-        for (std::size_t r = 0; r < a.rows; ++r)
-          for (std::size_t c = 0; c < a.cols; ++c) kept[per == Per::row ? r : c] += opts.where[r * a.cols + c];
+        for_each_by_result(per, a.rows, a.cols, [&](std::size_t r, std::size_t c) {
+          kept[per == Per::row ? r : c] += opts.where[r * a.cols + c];
+        });
       }
       if constexpr (info(O).result == ResultKind::mean) {
         for (std::size_t k = 0; k < count; ++k)
@@ -199,12 +220,11 @@ void Engine::masked_per(Op op, Per per, const detail::MatrixInput& a, const deta
         double* o = static_cast<double*>(out.data);
         if constexpr (std::is_integral_v<T>) {  // (the exact sums: the same in any order, so added here)
           std::vector<detail::ExactSum> sums(count);
-          for (std::size_t r = 0; r < a.rows; ++r)
-            for (std::size_t c = 0; c < a.cols; ++c) {
-              const T v = copy[r * a.cols + c];
-              sums[per == Per::row ? r : c] += std::is_unsigned_v<T> ? detail::ExactSum::of_unsigned(std::uint64_t(v))
-                                                                     : detail::ExactSum::of(std::int64_t(v));
-            }
+          for_each_by_result(per, a.rows, a.cols, [&](std::size_t r, std::size_t c) {
+            const T v = copy[r * a.cols + c];
+            sums[per == Per::row ? r : c] += std::is_unsigned_v<T> ? detail::ExactSum::of_unsigned(std::uint64_t(v))
+                                                                   : detail::ExactSum::of(std::int64_t(v));
+          });
           for (std::size_t k = 0; k < count; ++k) o[k] = detail::mean_value(sums[k], double(kept[k]));
         } else {
           std::vector<sum_result_t<T>> sums(count);
