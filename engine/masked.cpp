@@ -199,19 +199,21 @@ void Engine::masked_per(Op op, Per per, const detail::MatrixInput& a, const deta
   ReduceOptions plain = opts;
   plain.where = {}, plain.initial.reset();
   const std::size_t count = per == Per::row ? a.rows : a.cols, length = per == Per::row ? a.cols : a.rows;
+  std::vector<std::size_t> kept(count, length);  // (outside the visits below: one instantiation, not one per type)
+  if (where_given(opts)) {
+    std::fill(kept.begin(), kept.end(), 0);
+    for_each_by_result(per, a.rows, a.cols, [&](std::size_t r, std::size_t c) {
+      kept[per == Per::row ? r : c] += opts.where[r * a.cols + c];
+    });
+  }
   detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
     visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
       using R = op_result_t<O, T>;
       detail::MatrixInput run = a;
       std::unique_ptr<T[]> copy;
-      std::vector<std::size_t> kept(count, length);
       if (where_given(opts)) {
         copy = masked_copy<T>(op, static_cast<const T*>(a.data), a.rows, a.cols, a.ld, 1, opts.where);
         run = detail::host_matrix(MatrixView<const T>{copy.get(), a.rows, a.cols, a.cols});
-        std::fill(kept.begin(), kept.end(), 0);
-        for_each_by_result(per, a.rows, a.cols, [&](std::size_t r, std::size_t c) {
-          kept[per == Per::row ? r : c] += opts.where[r * a.cols + c];
-        });
       }
       if constexpr (info(O).result == ResultKind::mean) {
         for (std::size_t k = 0; k < count; ++k)
