@@ -26,33 +26,36 @@
 namespace tandem::detail::cpu_leaves {
 
 // x[0 .. W) as floats in out[0 .. W): bfloat16 by a shift (vectorised by the compiler), half by the
-// F16C conversion instruction where the build has it (exact for every number, subnormals included; a
-// signalling NaN comes out quiet, where float16.hpp's conversion keeps its bits: NaN either way) and by
-// float16.hpp's conversion otherwise.
+// F16C conversion instruction where the build has it (AVX-512's 16-wide form where GCC tunes for AMD Zen;
+// exact for every number, subnormals included; a signalling NaN comes out quiet, where float16.hpp's
+// conversion keeps its bits: NaN either way) and by float16.hpp's conversion otherwise.
 template <int W>
 inline void widen(const bfloat16* x, float* out) {
   for (int j = 0; j < W; ++j) out[j] = detail::bfloat16_to_float(x[j].bits);
 }
 template <int W>
 inline void widen(const half* x, float* out) {
-#if defined(__AVX512F__) && (defined(__tune_znver3__) || defined(__tune_znver4__) || defined(__tune_znver5__))
+#if defined(__AVX512F__) && !defined(__clang__) && \
+    (defined(__tune_znver3__) || defined(__tune_znver4__) || defined(__tune_znver5__))
   // Built for AMD Zen with AVX-512, sixteen at a time: GCC's Zen tunings read `out` back in 512-bit vectors,
   // and a 512-bit load of two 256-bit stores misses store forwarding (a half sum ran at 0.11x float's bytes
   // per second on a Zen 4 core with GCC 12, and at 1.06x with this). Intel's tunings read it in 256-bit
-  // vectors, and there the 256-bit conversion below was measured as fast or faster.
+  // vectors, and there the 256-bit conversion below was measured as fast or faster. (Clang: not measured.)
   if constexpr (W % 16 == 0) {
     for (int j = 0; j < W; j += 16)
       _mm512_storeu_ps(out + j, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + j))));
     return;
-  }
+  } else
 #endif
+  {
 #if defined(__F16C__)
-  static_assert(W % 8 == 0);
-  for (int j = 0; j < W; j += 8)
-    _mm256_storeu_ps(out + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + j))));
+    static_assert(W % 8 == 0);
+    for (int j = 0; j < W; j += 8)
+      _mm256_storeu_ps(out + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + j))));
 #else
-  for (int j = 0; j < W; ++j) out[j] = float(x[j]);
+    for (int j = 0; j < W; ++j) out[j] = float(x[j]);
 #endif
+  }
 }
 
 // Any other element type, as it converts (what the leaves' generic loops do; it lets one `if constexpr`
@@ -67,11 +70,14 @@ inline void widen(const In* x, T* out) {
 // floats, the integer sums) do more work per byte than a plain read, and on the Xeon hosts of the H100 and
 // H200 the hardware prefetcher then fell behind them: a bfloat16 sum read at 0.56-0.68x float's bytes per
 // second on one core, and at float's with its lines fetched 2 KiB ahead; on 16 cores the 16-bit floats and
-// the narrow integer sums went from 0.67-0.88x float's rate to 0.96-1.09x.
+// the narrow integer sums went from 0.67-0.88x float's rate to 0.96-1.12x. (The address is formed as an
+// integer: a pointer past the end of the array would be undefined behaviour.)
 template <std::int64_t Bytes>
 [[gnu::always_inline]] inline void prefetch_ahead(const void* p) {
-  constexpr std::int64_t kAhead = 2048;
-  for (std::int64_t b = 0; b < Bytes; b += 64) __builtin_prefetch(static_cast<const char*>(p) + kAhead + b, 0, 3);
+  constexpr std::uintptr_t kAhead = 2048;
+  const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(p) + kAhead;
+  for (std::uintptr_t b = 0; b < std::uintptr_t(Bytes); b += 64)
+    __builtin_prefetch(reinterpret_cast<const void*>(at + b), 0, 3);
 }
 
 // fma(v, 0, acc): acc while v is finite, NaN from an infinity or a NaN on (one instruction where the
