@@ -199,9 +199,9 @@ void Engine::masked_per(Op op, Per per, const detail::MatrixInput& a, const deta
   ReduceOptions plain = opts;
   plain.where = {}, plain.initial.reset();
   const std::size_t count = per == Per::row ? a.rows : a.cols, length = per == Per::row ? a.cols : a.rows;
-  std::vector<std::size_t> kept(count, length);  // (outside the visits below: one instantiation, not one per type)
+  // (outside the visits below: one instantiation, not one per type)
+  std::vector<std::size_t> kept(count, where_given(opts) ? 0 : length);
   if (where_given(opts)) {
-    std::fill(kept.begin(), kept.end(), 0);
     for_each_by_result(per, a.rows, a.cols, [&](std::size_t r, std::size_t c) {
       kept[per == Per::row ? r : c] += opts.where[r * a.cols + c];
     });

@@ -44,7 +44,6 @@ inline void widen(const half* x, float* out) {
   if constexpr (W % 16 == 0) {
     for (int j = 0; j < W; j += 16)
       _mm512_storeu_ps(out + j, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + j))));
-    return;
   } else
 #endif
   {
