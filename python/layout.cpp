@@ -2,8 +2,11 @@
 #include "python/layout.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <string_view>
+
+#include "common/dispatch.hpp"
 
 namespace tandem_python {
 
@@ -144,6 +147,27 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string s = "(";
   for (std::size_t d = 0; d < shape.size(); ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
   return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+void copy_elements(const Array& a, std::int64_t begin, std::int64_t count, void* dst) {
+  const std::size_t nd = a.shape.size();
+  if (count <= 0) return;
+  if (nd == 0) return void(std::memcpy(dst, a.data, a.itemsize()));
+  std::vector<std::int64_t> at(nd);  // the multi-index of element `begin`
+  for (std::size_t d = nd; d-- > 0;) at[d] = begin % a.shape[d], begin /= a.shape[d];
+  tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
+    T* out = static_cast<T*>(dst);
+    const T* base = static_cast<const T*>(a.data);
+    const std::int64_t last = a.shape[nd - 1], step = a.strides[nd - 1];
+    while (count > 0) {  // a run along the last dimension, then the multi-index carried
+      std::int64_t offset = 0;
+      for (std::size_t d = 0; d < nd; ++d) offset += at[d] * a.strides[d];
+      const std::int64_t run = std::min(count, last - at[nd - 1]);
+      for (std::int64_t i = 0; i < run; ++i) out[i] = base[offset + i * step];
+      out += run, count -= run, at[nd - 1] += run;
+      for (std::size_t d = nd - 1; d > 0 && at[d] == a.shape[d]; --d) at[d] = 0, ++at[d - 1];
+    }
+  });
 }
 
 }  // namespace tandem_python

@@ -35,6 +35,9 @@ std::vector<std::int64_t> result_shape(const Array& a, const std::vector<bool>& 
 // The number of results (the kept axes' elements) and the elements each one reduces.
 std::int64_t kept_size(const Array& a, const std::vector<bool>& reduced);
 std::int64_t reduced_size(const Array& a, const std::vector<bool>& reduced);
+// Elements [begin, begin + count) of host array `a` in C order, copied one after the other into dst (a's
+// element type): a piece of an array whose memory no view expresses (a broadcast that is not one run).
+void copy_elements(const Array& a, std::int64_t begin, std::int64_t count, void* dst);
 // NumPy's text for a shape: "(3, 4)", "(5,)", "()".
 std::string shape_text(const std::vector<std::int64_t>& shape);
 

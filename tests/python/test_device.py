@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import tandem
+from test_numpy import check, numpy_result
 
 CUDA = {b["name"]: b for b in tandem.backend_status()}["cuda"]
 pytestmark = pytest.mark.skipif(not CUDA["usable"], reason="no usable CUDA GPU")
@@ -220,6 +221,54 @@ def test_cuda_array_interface_in_place():
     assert float(cp.asnumpy(c)[0, 0]) == 10.0 * k
     with pytest.raises(tandem.Error, match="CuPy or PyTorch"):
         eng.sum(OnlyCudaArrayInterface(a))  # no library to make the result with
+
+
+def test_full_reductions_of_broadcasts(lib):
+    """A full reduction of a device broadcast whose elements are not one run reads its distinct elements (no
+    copy of the broadcast: the library's peak memory stays far below it) and gives NumPy's answer on the same
+    values (the first repeat's index, integer sums modulo 2^64, float sums within the sum's bound) and the
+    host engine's result type; deterministic float sums follow every element, with the CPU engine's bits."""
+    eng, cpu = tandem.Engine("cuda"), tandem.Engine("cpu")
+    rng = np.random.default_rng(11)
+    for dt in (np.float32, np.float64, np.float16, np.int32, np.int64, np.uint8, np.bool_):  # (uint8 sums: copied)
+        base = rng.uniform(size=(3, 1, 4)) < 0.5 if dt == np.bool_ else rng.uniform(-4, 4, (3, 1, 4)).astype(dt)
+        base[2, 0, 1] = base[1, 0, 3] = base.max()  # ties: the first repeat of the first equal value wins
+        d = to_device(lib, np.ascontiguousarray(base))
+        cases = [(np.broadcast_to(base, (3, 5, 4)), (3, 5, 4)), (np.broadcast_to(base, (2, 3, 5, 4)), (2, 3, 5, 4))]
+        for hv, shape in cases:
+            dv = d.expand(*shape) if lib.__name__ == "torch" else lib.broadcast_to(d, shape)
+            for op in OPS:
+                g = np.asarray(to_host(lib, getattr(eng, op)(dv)))
+                assert g.dtype == np.asarray(getattr(cpu, op)(hv)).dtype, (op, dt)
+                check(op, g, numpy_result(op, hv), hv)
+            if np.issubdtype(dt, np.floating):
+                for op in ("sum", "mean", "sumsq", "prod"):
+                    g = np.asarray(to_host(lib, getattr(eng, op)(dv, deterministic=True)))
+                    w = np.asarray(getattr(cpu, op)(np.ascontiguousarray(hv), deterministic=True))
+                    assert g.tobytes() == w.tobytes(), (op, dt, shape)
+    # 2^22 x 7 floats (117 MB as a copy): no copy is made.
+    row = to_device(lib, rng.uniform(-1, 1, (1, 7)).astype(np.float32))
+    big = row.expand(2**22, 7) if lib.__name__ == "torch" else lib.broadcast_to(row, (2**22, 7))
+    if lib.__name__ == "torch":
+        lib.cuda.synchronize()
+        lib.cuda.reset_peak_memory_stats()
+        before = lib.cuda.max_memory_allocated()
+        got = [eng.sum(big), eng.argmax(big), eng.mean(big), eng.min(big)]
+        lib.cuda.synchronize()
+        grew = lib.cuda.max_memory_allocated() - before
+    else:
+        pool = lib.get_default_memory_pool()
+        pool.free_all_blocks()
+        before = pool.total_bytes()
+        got = [eng.sum(big), eng.argmax(big), eng.mean(big), eng.min(big)]
+        lib.cuda.Device().synchronize()
+        grew = pool.total_bytes() - before
+    assert grew < 16 * 2**20, grew
+    h = to_host(lib, row)[0]
+    assert int(to_host(lib, got[1])) == int(np.argmax(h))
+    assert float(to_host(lib, got[3])) == float(h.min())
+    np.testing.assert_allclose(float(to_host(lib, got[0])), float(h.astype(np.float64).sum()) * 2**22, rtol=1e-6)
+    np.testing.assert_allclose(float(to_host(lib, got[2])), float(h.astype(np.float64).mean()), rtol=1e-6)
 
 
 def test_layouts_copied_by_the_library(lib):

@@ -113,6 +113,22 @@ def test_broadcasts_are_read_in_place(eng):
     ops = ["sum", "max", "sum", "argmax", "mean", "sum", "min", "sum", "argmin", "mean"]
     for op, g, w, x in zip(ops, got, want, [b, b, b, s, s, s, b, b, b, c]):
         check(op, g, w, x)
+    # Deterministic float sums, means, sums of squares and products of a broadcast that is not one run follow
+    # every element in the canonical order: read a piece at a time (tracemalloc sees no 117 MB copy), with the
+    # bits of the same elements copied (29 pieces of at most 2^20 elements, the last a 21-element chunk).
+    odd = np.broadcast_to(values(7, np.float32, seed=9), (2**22 + 3, 7))
+    det_ops = ["sum", "mean", "sumsq", "prod"]
+    tracemalloc.start()
+    try:
+        got = [getattr(eng, op)(odd, deterministic=True) for op in det_ops]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2**20, peak
+    flat = odd.copy()
+    for op, g in zip(det_ops, got):
+        assert np.asarray(g).tobytes() == np.asarray(getattr(eng, op)(flat, deterministic=True)).tobytes(), op
+    del flat
     # Past 2^31 elements: the one element read 2^31 + 5 times (a copy would be 8 GiB).
     n = 2**31 + 5
     big = np.broadcast_to(np.float32(0.75), (n,))
