@@ -24,6 +24,8 @@
 //                                           and 2^18 x 64 floats; bytes_per_second counts the matrix
 //   per/cpu/row/{argmin,min,sum}/float/200000x16  per-row reductions of narrow rows (NumPy's
 //                                           X.argmin(axis=1) of a 200000 x 16 float32 X); bytes likewise
+//   per/cpu/{row,col}/sum/{float,bfloat16,float16}/200000x16  the narrow per-row and per-column sums of
+//                                           each type (the 16-bit ones convert as they read); bytes likewise
 //   strided/cpu/<kernel>/{aos_field,soa}/float/n:<n>  one float field of 2-float structs
 //                                           (tandem::field, stride 2) against the same values
 //                                           contiguous; bytes_per_second counts the useful n*4
@@ -197,6 +199,38 @@ void register_per(Suite& suite) {
       }
 }
 
+// per/cpu/{row,col}/sum/<type>/200000x16: the narrow per-row and per-column sums of float, bfloat16 and
+// float16 (small integers: exact in any order), checked once against double loops before timing.
+template <class T>
+void register_per_narrow_sum(Suite& suite) {
+  static constexpr std::size_t rows = 200000, cols = 16;
+  for (tandem::Per per : {tandem::Per::row, tandem::Per::col}) {
+    const std::string name = std::string("per/cpu/") + tandem::to_string(per) + "/sum/" + type_name<T>() + "/" +
+                             std::to_string(rows) + "x" + std::to_string(cols);
+    benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, name, per](State& state) {
+                                   std::vector<T> m(rows * cols);
+                                   for (std::size_t i = 0; i < m.size(); ++i)
+                                     m[i] = T(float(int(i * 2654435761u % 17) - 8));
+                                   const std::size_t count = per == tandem::Per::row ? rows : cols;
+                                   std::vector<double> want(count, 0.0);
+                                   for (std::size_t i = 0; i < rows; ++i)
+                                     for (std::size_t j = 0; j < cols; ++j)
+                                       want[per == tandem::Per::row ? i : j] += double(float(m[i * cols + j]));
+                                   std::vector<tandem::op_result_t<Op::sum, T>> out(count);
+                                   const tandem::MatrixView<const T> view{m.data(), rows, cols, cols};
+                                   suite.eng.sum(view, per, std::span(out));
+                                   for (std::size_t v = 0; v < count; ++v)
+                                     if (double(out[v]) != want[v])
+                                       throw std::runtime_error(name + ": wrong result " + std::to_string(v));
+                                   for (auto _ : state) suite.eng.sum(view, per, std::span(out));
+                                   const double bytes = double(rows * cols * sizeof(T));
+                                   set_bandwidth_counters(state, bytes,
+                                                          suite.sweep.bytes_per_second(rows * cols * sizeof(T)));
+                                 }))
+        ->UseRealTime();
+  }
+}
+
 // per/cpu/row/<op>/float/200000x16: argmin, min and sum of each 16-float row (small integers: many ties,
 // exact sums), checked once against plain loops before timing.
 void register_per_narrow(Suite& suite) {
@@ -309,6 +343,9 @@ int main(int argc, char** argv) {
   register_strided(suite, 1u << 24);
   register_per(suite);
   register_per_narrow(suite);
+  register_per_narrow_sum<float>(suite);
+  register_per_narrow_sum<tandem::bfloat16>(suite);
+  register_per_narrow_sum<tandem::half>(suite);
   const std::vector<Shape> shapes = {{512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {1000, 1000, 1000}};
   std::vector<Shape> float_shapes = shapes;
   float_shapes.push_back({4096, 4096, 4096});  // issue #14's second size against Eigen's own threading

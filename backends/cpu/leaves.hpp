@@ -33,10 +33,15 @@ template <int W>
 inline void widen(const bfloat16* x, float* out) {
   for (int j = 0; j < W; ++j) out[j] = detail::bfloat16_to_float(x[j].bits);
 }
-template <int W>
-inline void widen(const half* x, float* out) {
+// Built for AMD Zen with AVX-512 by GCC: half converts sixteen at a time, into one 512-bit store (widen below;
+// narrow.hpp's masked pieces).
 #if defined(__AVX512F__) && !defined(__clang__) && \
     (defined(__tune_znver3__) || defined(__tune_znver4__) || defined(__tune_znver5__))
+#define TANDEM_CPU_HALF_512 1
+#endif
+template <int W>
+inline void widen(const half* x, float* out) {
+#if defined(TANDEM_CPU_HALF_512)
   // Built for AMD Zen with AVX-512, sixteen at a time: GCC's Zen tunings read `out` back in 512-bit vectors,
   // and a 512-bit load of two 256-bit stores misses store forwarding (a half sum ran at 0.11x float's bytes
   // per second on a Zen 4 core with GCC 12, and at 1.06x with this). Intel's tunings read it in 256-bit

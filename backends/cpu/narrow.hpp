@@ -139,9 +139,21 @@ std::int64_t first_index(const T* x, std::int64_t n, typename Keyed<T>::Key m, b
 }
 
 // x[0 .. n) as floats in v[0 .. W), n <= W, -0.0 after them: with AVX-512 masked reads converted 8 at a
-// time (F16C); else converted from a padded copy (which stalls on store forwarding: 20 ns a row).
+// time (F16C), or 16 at a time where widen<half> does (TANDEM_CPU_HALF_512: GCC's Zen tunings read v back in
+// 512-bit vectors, which two 256-bit stores do not forward to: rows of 16 and 48 halves ran at a quarter of
+// float's bytes per second); else converted from a padded copy (which stalls on store forwarding: 20 ns a row).
 template <int W>
 void widen_piece(const half* x, std::int64_t n, float* v) {
+#if defined(TANDEM_CPU_HALF_512) && defined(__AVX512BW__) && defined(__AVX512VL__)
+  if constexpr (W % 16 == 0) {
+    for (int j = 0; j < W; j += 16) {
+      const auto mask = __mmask16((1u << std::clamp<std::int64_t>(n - j, 0, 16)) - 1);
+      const __m256i bits = _mm256_mask_loadu_epi16(_mm256_set1_epi16(short(0x8000)), mask, x + j);
+      _mm512_storeu_ps(v + j, _mm512_maskz_cvtph_ps(__mmask16(0xFFFF), bits));  // (leaves.hpp's widen: why maskz)
+    }
+    return;
+  }
+#endif
 #if defined(__F16C__) && defined(__AVX512BW__) && defined(__AVX512VL__)
   if constexpr (W % 8 == 0) {
     for (int j = 0; j < W; j += 8) {
@@ -302,6 +314,7 @@ void column_acc(const T* x, std::int64_t first, std::int64_t rows, std::int64_t 
         if constexpr (is_storage_type_v<T>) {
           float v[kMaxLanes];
           std::int64_t l = 0;
+          for (; l + 16 <= lanes; l += 16) cpu_leaves::widen<16>(p + l, v + l);  // (one 512-bit store on Zen)
           for (; l + 8 <= lanes; l += 8) cpu_leaves::widen<8>(p + l, v + l);
           for (; l < lanes; ++l) v[l] = float(p[l]);
           for (l = 0; l < lanes; ++l) s[l] += on_compute_t<Operator>::load(v[l], 0);
