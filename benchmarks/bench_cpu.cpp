@@ -22,7 +22,7 @@
 //   overhead/cpu/{engine,raw_backend}/...   engine.sum() of 16 floats against BackendImpl::reduce()
 //   per/cpu/{row,col}[/deterministic]/sum/float/<rows>x<cols>  eng.sum(MatrixView, Per, out) of 4096 x 4096
 //                                           and 2^18 x 64 floats; bytes_per_second counts the matrix
-//   per/cpu/row/{argmin,min,sum}/float/200000x16  per-row reductions of narrow rows (NumPy's
+//   per/cpu/row/{argmin,min}/float/200000x16  per-row reductions of narrow rows (NumPy's
 //                                           X.argmin(axis=1) of a 200000 x 16 float32 X); bytes likewise
 //   per/cpu/{row,col}/sum/{float,bfloat16,float16}/200000x16  the narrow per-row and per-column sums of
 //                                           each type (the 16-bit ones convert as they read); bytes likewise
@@ -231,11 +231,11 @@ void register_per_narrow_sum(Suite& suite) {
   }
 }
 
-// per/cpu/row/<op>/float/200000x16: argmin, min and sum of each 16-float row (small integers: many ties,
-// exact sums), checked once against plain loops before timing.
+// per/cpu/row/<op>/float/200000x16: argmin and min of each 16-float row (small integers: many ties), checked
+// once against plain loops before timing (the sums: register_per_narrow_sum).
 void register_per_narrow(Suite& suite) {
   static constexpr std::size_t rows = 200000, cols = 16;
-  for (Op op : {Op::argmin, Op::min, Op::sum})
+  for (Op op : {Op::argmin, Op::min})
     tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
       const std::string name =
           std::string("per/cpu/row/") + op_name(O) + "/float/" + std::to_string(rows) + "x" + std::to_string(cols);
@@ -251,10 +251,8 @@ void register_per_narrow(Suite& suite) {
                                        double want = 0;
                                        if constexpr (O == Op::argmin)
                                          want = double(std::min_element(row, row + cols) - row);  // the first least
-                                       else if constexpr (O == Op::min)
-                                         want = *std::min_element(row, row + cols);
                                        else
-                                         want = std::accumulate(row, row + cols, 0.0);
+                                         want = *std::min_element(row, row + cols);
                                        if (double(out[i]) != want)
                                          throw std::runtime_error(name + ": wrong result " + std::to_string(i));
                                      }

@@ -374,20 +374,18 @@ std::string name_of(const py::object& library) {
   return library.is_none() ? std::string("an unknown library") : std::string(py::str(library.attr("__name__")));
 }
 
-// A guard that makes device `id` CuPy's current one (CuPy makes arrays on its current device).
-struct CupyDevice {
-  py::object guard;
-  explicit CupyDevice(const Array& a) {
-    if (a.library.attr("cuda").attr("runtime").attr("getDevice")().cast<int>() == a.device_id) return;
-    guard = a.library.attr("cuda").attr("Device")(a.device_id);
-    guard.attr("__enter__")();
-  }
-  ~CupyDevice() {
-    if (guard) guard.attr("__exit__")(py::none(), py::none(), py::none());
-  }
-};
-
 }  // namespace
+
+CupyDevice::CupyDevice(const Array& a) {
+  if (a.lib != Lib::cupy || a.library.attr("cuda").attr("runtime").attr("getDevice")().cast<int>() == a.device_id)
+    return;
+  guard = a.library.attr("cuda").attr("Device")(a.device_id);
+  guard.attr("__enter__")();
+}
+
+CupyDevice::~CupyDevice() {
+  if (guard) guard.attr("__exit__")(py::none(), py::none(), py::none());
+}
 
 void check_result_library(const py::object& library) {
   const std::string name = name_of(library);

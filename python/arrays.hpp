@@ -106,6 +106,16 @@ Array contiguous_copy(const Array& a);
 // view of a broadcast's elements, read in place; a copy where tandem cannot read the view).
 Array distinct_elements(const Array& a);
 
+// While alive, a CuPy array's GPU is CuPy's current device (CuPy runs its operations and makes its arrays on
+// its current device, on that device's current stream); nothing for arrays of other libraries.
+struct CupyDevice {
+  py::object guard;
+  explicit CupyDevice(const Array& a);
+  ~CupyDevice();
+  CupyDevice(const CupyDevice&) = delete;
+  CupyDevice& operator=(const CupyDevice&) = delete;
+};
+
 // Whether x is a CUDA device array (DLPack device kDLCUDA, or __cuda_array_interface__).
 bool is_device_array(const py::object& x);
 // A device array, read in place. `stream` is the consumer stream (the engine's cudaStream_t as an

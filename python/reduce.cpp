@@ -303,6 +303,7 @@ bool device_distinct_allowed(Op op, const Array& a, bool deterministic) {
 // repeats: integers modulo 2^64, floats in float64 as the host does, `computed` then float64), in stream order.
 py::object device_distinct(Op op, const Input& in, const tandem::ReduceOptions& o, Dtype& computed) {
   const Array& a = in.a;
+  const CupyDevice on(a);  // (CuPy's operations below run on a's GPU)
   py::tuple index(std::size_t(a.ndim()));
   for (std::size_t d = 0; d < a.shape.size(); ++d)
     index[d] = a.shape[d] > 1 && a.strides[d] == 0 ? py::object(py::int_(0))
@@ -363,6 +364,7 @@ void check_out(Op op, const Array& out, const std::vector<std::int64_t>& shape, 
 // shaped, written into out= when given. Waits for a device array's work when in.wait.
 py::object finish(py::object value, const std::vector<std::int64_t>& have, const Input& in, Dtype computed,
                   Dtype result, const std::vector<std::int64_t>& shape, const py::object& out) {
+  const CupyDevice on(in.a);  // (a CuPy result is cast and copied on its own GPU)
   if (computed != result) value = library_cast(value, in.a.lib, result);
   if (shape != have) value = value.attr("reshape")(to_tuple(shape));  // (a library call: only when needed)
   if (!out.is_none()) library_copy(out, value, in.a.lib), value = out;

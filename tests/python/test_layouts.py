@@ -55,6 +55,16 @@ def test_full_reductions_of_broadcasts(eng):
                     assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (op, dt, x.strides)
             got = eng.sum(x, keepdims=True)
             assert got.shape == (1,) * x.ndim and np.asarray(got).dtype == np.asarray(eng.sum(x)).dtype
+    # Deterministic float reductions of broadcasts read a piece at a time: chunks of 4096 elements exactly
+    # (8192, 3 x 2^20 + 4096: whole pieces), one chunk and a bit, and the special values (a sum of only -0.0
+    # is -0.0; NaN and the infinities as in one array).
+    for dt in (np.float32, np.float64, np.float16):
+        for row in ([-0.0, -0.0], [1.5, np.nan], [np.inf, -0.25], [np.inf, -np.inf], [3.0, -1.0]):
+            for n in (4096, 2049, 3 * 2**19 + 2048):
+                x = np.broadcast_to(np.array(row, dt), (n, 2))
+                for op in ("sum", "mean", "sumsq", "prod"):
+                    got, want = getattr(eng, op)(x, deterministic=True), getattr(eng, op)(x.copy(), deterministic=True)
+                    assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (op, dt, row, n)
     # An integer mean rounds its exact sum to float64 and then divides: past 2^53 the distinct elements'
     # mean and the whole broadcast's differ in the last bit, so deterministic mode reads the broadcast.
     big = np.broadcast_to(np.array([2**53 + 1, 0], np.int64), (3, 2))
