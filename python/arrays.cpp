@@ -292,12 +292,16 @@ Array host_output(const py::object& x) {
 
 Array contiguous_copy(const Array& a) { return from_numpy(cache().ascontiguousarray(a.keep)); }
 
-Array distinct_elements(const Array& a) {
+py::tuple distinct_index(const Array& a) {
   py::tuple index(std::size_t(a.ndim()));
   for (std::size_t d = 0; d < a.shape.size(); ++d)
     index[d] = a.shape[d] > 1 && a.strides[d] == 0 ? py::object(py::int_(0))
                                                    : py::object(py::slice(py::none(), py::none(), py::none()));
-  const py::array view(a.keep[index]);  // (a NumPy view: no copy)
+  return index;
+}
+
+Array distinct_elements(const Array& a) {
+  const py::array view(a.keep[distinct_index(a)]);  // (a NumPy view: no copy)
   Array v = from_numpy(view);
   return v.data ? std::move(v) : from_numpy(cache().ascontiguousarray(view));
 }

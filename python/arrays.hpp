@@ -105,6 +105,9 @@ Array contiguous_copy(const Array& a);
 // A host array's distinct elements: the array without its dimensions of stride 0 and length > 1 (a NumPy
 // view of a broadcast's elements, read in place; a copy where tandem cannot read the view).
 Array distinct_elements(const Array& a);
+// The index that takes element 0 of a's repeated dimensions (stride 0, length > 1) and all of the others:
+// a[index] is its library's view of the distinct elements.
+py::tuple distinct_index(const Array& a);
 
 // While alive, a CuPy array's GPU is CuPy's current device (CuPy runs its operations and makes its arrays on
 // its current device, on that device's current stream); nothing for arrays of other libraries.

@@ -304,11 +304,7 @@ bool device_distinct_allowed(Op op, const Array& a, bool deterministic) {
 py::object device_distinct(Op op, const Input& in, const tandem::ReduceOptions& o, Dtype& computed) {
   const Array& a = in.a;
   const CupyDevice on(a);  // (CuPy's operations below run on a's GPU)
-  py::tuple index(std::size_t(a.ndim()));
-  for (std::size_t d = 0; d < a.shape.size(); ++d)
-    index[d] = a.shape[d] > 1 && a.strides[d] == 0 ? py::object(py::int_(0))
-                                                   : py::object(py::slice(py::none(), py::none(), py::none()));
-  Array distinct = device_array(a.keep[index], in.stream);
+  Array distinct = device_array(a.keep[distinct_index(a)], in.stream);
   std::int64_t stride = 1;
   if (!distinct.one_run(stride)) distinct = contiguous_device_copy(distinct, in.stream), stride = 1;
   Array value = new_array_like(a, {}, computed);
