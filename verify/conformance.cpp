@@ -1,8 +1,14 @@
 // The conformance matrix's driver (conformance.hpp): the report, the cross-backend comparison of
-// deterministic bits, and one run over the backends asked for.
+// deterministic bits, and one run over the backends asked for, its parts side by side.
 #include "verify/conformance.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <exception>
+#include <iterator>
+#include <mutex>
+#include <thread>
 
 namespace tandem_verify::conformance {
 
@@ -29,15 +35,54 @@ void Report::deterministic_bits(const std::string& backend, const std::string& k
     failure(source + ": deterministic mode's bits differ from those of " + it->second.source);
 }
 
+void Report::merge(Report&& other) {
+  cases += other.cases, refused += other.refused, unavailable += other.unavailable, failed += other.failed;
+  compared += other.compared, compared_across_backends += other.compared_across_backends;
+  for (const auto& [backend, n] : other.per_backend) per_backend[backend] += n;
+  for (auto& [key, seen] : other.bits_) deterministic_bits(seen.backend, key, seen.source, std::move(seen.bits));
+}
+
+// The parts run side by side, one thread each (as many at a time as the machine has cores), each over every
+// backend in order with its own report; the reports are then merged in the parts' order, which compares the
+// bits of a case that two parts share as if they had run one after the other. (One Engine per thread: the
+// library's calls are independent; on CUDA each engine has its own stream.)
 Report run(const Options& o) {
+  std::vector<Part> parts;  // (the longest first)
+  if (o.reductions) parts.push_back(run_reductions);
+  if (o.matmul) std::ranges::copy(matmul_parts(), std::back_inserter(parts));
+  if (o.reductions) parts.insert(parts.end(), {run_addresses, run_moments, run_masks});
+  if (o.matmul) parts.push_back(run_matmul_addresses);
+  std::mutex failures;  // one failure reported at a time
+  std::vector<Report> reports(parts.size());
+  for (Report& r : reports) {
+    r.options = o;
+    if (o.on_failure)
+      r.options.on_failure = [&](const std::string& what) {
+        const std::lock_guard lock(failures);
+        o.on_failure(what);
+      };
+  }
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < parts.size();) {
+      try {
+        for (tandem::Backend b : o.backends) parts[i](tandem::Engine(b), reports[i]);
+      } catch (...) {
+        const std::lock_guard lock(failures);
+        if (!error) error = std::current_exception();
+      }
+    }
+  };
+  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, parts.size());
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
   Report report;
   report.options = o;
-  for (tandem::Backend b : o.backends) {
-    const tandem::Engine eng(b);
-    if (o.reductions)
-      run_reductions(eng, report), run_addresses(eng, report), run_moments(eng, report), run_masks(eng, report);
-    if (o.matmul) run_matmul(eng, report), run_matmul_addresses(eng, report);
-  }
+  for (Report& r : reports) report.merge(std::move(r));
   return report;
 }
 

@@ -64,6 +64,8 @@ class Report {
   // Deterministic mode's bits for `key` (the case without backend, kernel and form) from `source`.
   void deterministic_bits(const std::string& backend, const std::string& key, const std::string& source,
                           std::string bits);
+  // Adds `other`'s counts, and its deterministic bits as if its cases had run after this report's.
+  void merge(Report&& other);
 
   Options options;
 
@@ -75,7 +77,8 @@ class Report {
   std::map<std::string, Seen> bits_;
 };
 
-// Runs the matrix on every backend of o.backends (each must be usable).
+// Runs the matrix on every backend of o.backends (each must be usable); its parts run side by side on
+// threads of their own, and o.on_failure is called from them, one failure at a time.
 Report run(const Options& o);
 
 // The parts (reduce_cases.cpp, address_cases.cpp, moment_cases.cpp, mask_cases.cpp, matmul_cases.cpp).
@@ -83,7 +86,9 @@ void run_reductions(const tandem::Engine& eng, Report& report);
 void run_addresses(const tandem::Engine& eng, Report& report);
 void run_moments(const tandem::Engine& eng, Report& report);  // var and std (moment_cases.cpp)
 void run_masks(const tandem::Engine& eng, Report& report);    // where and initial (mask_cases.cpp)
-void run_matmul(const tandem::Engine& eng, Report& report);
+// The matmul part, one part per element type (so that they run side by side).
+using Part = std::function<void(const tandem::Engine&, Report&)>;
+std::vector<Part> matmul_parts();
 void run_matmul_addresses(const tandem::Engine& eng, Report& report);
 
 }  // namespace tandem_verify::conformance

@@ -213,8 +213,12 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
 
 }  // namespace
 
-void run_matmul(const tandem::Engine& eng, Report& report) {
-  for_each_type<tandem::matmul_element_types>([&]<class T>() { matmul_cases<T>(eng, report); });
+std::vector<Part> matmul_parts() {
+  std::vector<Part> parts;
+  for_each_type<tandem::matmul_element_types>([&]<class T>() {
+    parts.push_back([](const tandem::Engine& eng, Report& report) { matmul_cases<T>(eng, report); });
+  });
+  return parts;
 }
 
 }  // namespace tandem_verify::conformance
