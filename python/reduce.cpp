@@ -4,12 +4,14 @@
 // sumsq). The memory is read in place as one strided run or one matrix where it allows (python/layout.hpp),
 // else copied with the reduced axes last.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "common/canonical.hpp"
 #include "common/dispatch.hpp"
 #include "common/reduce_ops.hpp"
 #include "python/engine.hpp"
+#include "python/full_reduce.hpp"
 #include "python/layout.hpp"
 
 namespace tandem_python {
@@ -158,180 +160,6 @@ py::object with_initial(Op op, const py::object& value, const py::object& initia
   return value;
 }
 
-// The reduction of a host array whose elements are one run `stride` apart (0: a broadcast of one element,
-// read as often as it repeats): an integer result into `integer` (and `real`), a floating one into `real`.
-void host_reduce(Op op, const Array& a, std::int64_t stride, const tandem::ReduceOptions& o, const tandem::Engine& eng,
-                 double& real, std::int64_t& integer) {
-  tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
-    const auto n = std::size_t(a.size());
-    const tandem::StridedView<T> v{static_cast<const T*>(a.data), n, std::size_t(n <= 1 ? 1 : stride)};
-    py::gil_scoped_release unlocked;
-    tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
-      const auto value = eng.reduce<O>(v, o);
-      if constexpr (std::is_integral_v<decltype(value)>)
-        integer = std::int64_t(value), real = double(value);
-      else
-        real = double(value);
-    });
-  });
-}
-
-// Whether a full reduction of a broadcast may read each distinct element once (reduce_distinct): where a
-// repeat changes nothing (min, max, argmin, argmax) or only multiplies the result (sums and sums of squares
-// of integers, modulo 2^64). A float sum (and any mean: an integer mean rounds its exact sum to float64
-// before it divides, so past 2^53 the distinct elements' mean can differ from the broadcast's in the last
-// bit) only outside deterministic mode, whose bits follow every element, repeats included.
-bool repeats_in_place(Op op, Dtype input, bool deterministic) {
-  switch (op) {
-    case Op::min:
-    case Op::max:
-    case Op::argmin:
-    case Op::argmax:
-      return true;
-    case Op::sum:
-    case Op::sumsq:
-      return !is_float(input) || !deterministic;
-    case Op::mean:
-      return !deterministic;
-    default:
-      return false;
-  }
-}
-
-// The full reduction of a host broadcast that is not one run (np.broadcast_to(row, (n, 5))) from its
-// distinct elements (distinct_elements: a view without the stride-0 dimensions, never the broadcast's size),
-// where repeats_in_place allows: an index mapped to the first repeat of its element, a sum multiplied.
-void reduce_distinct(Op op, const Array& a, const tandem::ReduceOptions& o, const tandem::Engine& eng, double& real,
-                     std::int64_t& integer) {
-  Array distinct = distinct_elements(a);
-  std::int64_t stride = 1;
-  if (!distinct.one_run(stride)) distinct = contiguous_copy(distinct), stride = 1;
-  host_reduce(op, distinct, stride, o, eng, real, integer);
-  const std::int64_t repeats = a.size() / distinct.size();
-  if (tandem::is_arg(op)) {  // distinct element `integer` (C order), at its first repeat in a
-    std::int64_t k = integer, index = 0, below = 1;
-    for (int d = a.ndim() - 1; d >= 0; --d) {
-      const auto u = std::size_t(d);
-      if (a.shape[u] == 1 || a.strides[u] != 0) index += k % a.shape[u] * below, k /= a.shape[u];
-      below *= a.shape[u];
-    }
-    integer = index, real = double(index);
-  } else if (op == Op::sum || op == Op::sumsq) {
-    if (is_float(tandem::result_dtype(op, a.dtype)))
-      real *= double(repeats);
-    else  // (modulo 2^64, as the sum of every repeat)
-      integer = std::int64_t(std::uint64_t(integer) * std::uint64_t(repeats)), real = double(integer);
-  }
-}
-
-// Whether op's deterministic result over the elements of dtype `input` follows the canonical order of
-// common/canonical.hpp, which reduce_in_pieces computes a piece at a time: the float sums, sums of squares,
-// means and products.
-bool canonical_in_pieces(Op op, Dtype input, bool deterministic) {
-  return deterministic && is_float(input) && (op == Op::sum || op == Op::sumsq || op == Op::mean || op == Op::prod);
-}
-
-// The deterministic sum, sum of squares, mean or product of a host broadcast that is not one run
-// (np.broadcast_to(row, (n, 5))), where canonical_in_pieces allows, copied a piece at a time (never the
-// broadcast's size at once), with the bits of the same elements in one array. The canonical order's chunk
-// values (steps 1-3: each run of kChunk elements on its own) are the deterministic per-row results of the
-// pieces taken as rows of kChunk elements (the last chunk on its own); step 4 is the deterministic sum (a
-// product's: product) of the chunk values in order. A mean divides the sum as the engine does (mean_value).
-void reduce_in_pieces(Op op, const Array& a, const tandem::ReduceOptions& o, const tandem::Engine& eng, double& real) {
-  namespace canonical = tandem::detail::canonical;
-  tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
-    if constexpr (tandem::is_floating_v<T>) {
-      using C = tandem::compute_t<T>;
-      constexpr std::int64_t kChunk = canonical::kChunk, kPieceChunks = 256;  // 2^20 elements a piece
-      const std::int64_t n = a.size(), chunks = (n + kChunk - 1) / kChunk;
-      const Op per_chunk = op == Op::mean ? Op::sum : op, of_values = op == Op::prod ? Op::prod : Op::sum;
-      std::vector<C> values(std::size_t(chunks), C(0));
-      std::vector<T> piece(std::size_t(std::min(n, kChunk * kPieceChunks)));
-      py::gil_scoped_release unlocked;
-      for (std::int64_t c = 0; c < chunks; c += kPieceChunks) {
-        const std::int64_t len = std::min(n - c * kChunk, kChunk * kPieceChunks), whole = len / kChunk;
-        copy_elements(a, c * kChunk, len, piece.data());
-        tandem::visit_op(per_chunk, [&]<Op O>(std::integral_constant<Op, O>) {
-          if constexpr (std::is_same_v<tandem::op_result_t<O, T>, C>) {  // (sum, sumsq, prod: per_chunk's ops)
-            if (whole > 0)
-              eng.reduce<O>(tandem::MatrixView<const T>{piece.data(), std::size_t(whole), std::size_t(kChunk),
-                                                        std::size_t(kChunk)},
-                            Per::row, std::span<C>(values.data() + c, std::size_t(whole)), o);
-            if (len > whole * kChunk)
-              values[std::size_t(c + whole)] = eng.reduce<O>(
-                  std::span<const T>(piece.data() + whole * kChunk, std::size_t(len - whole * kChunk)), o);
-          }
-        });
-      }
-      tandem::visit_op(of_values, [&]<Op O>(std::integral_constant<Op, O>) {
-        if constexpr (std::is_same_v<tandem::op_result_t<O, C>, C>) {  // (sum, prod: of_values's ops)
-          const C total = eng.reduce<O>(std::span<const C>(values), o);
-          real = op == Op::mean ? tandem::detail::mean_value(total, double(n)) : double(total);
-        }
-      });
-    }
-  });
-}
-
-// The full reduction of device array `a`, its elements one run `stride` apart, into the 0-d array `value`
-// (its library's, of the op's computed type), on the engine's stream.
-void device_reduce(Op op, const Array& a, std::int64_t stride, const Array& value, const tandem::ReduceOptions& o,
-                   const tandem::Engine& eng) {
-  const auto n = std::size_t(a.size());
-  const auto step = std::size_t(n <= 1 ? 1 : stride);  // (0: a broadcast, one element read n times)
-  tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
-    const auto buf = eng.wrap(static_cast<T*>(a.data), std::size_t(a.extent()));
-    const auto view = buf.view(0, n, step);
-    py::gil_scoped_release unlocked;
-    tandem::visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
-      using R = tandem::op_buffer_result_t<O, T>;
-      eng.reduce_into<O>(view, eng.wrap(static_cast<R*>(value.data), 1), 0, o);
-    });
-  });
-}
-
-// Whether a full reduction of a CuPy or PyTorch broadcast may read its distinct elements once
-// (device_distinct): repeats_in_place's ops, but no unsigned integer sum (PyTorch multiplies no uint64).
-bool device_distinct_allowed(Op op, const Array& a, bool deterministic) {
-  const bool unsigned_sum = tandem::info(a.dtype).is_unsigned && (op == Op::sum || op == Op::sumsq);
-  return (a.lib == Lib::cupy || a.lib == Lib::torch) && !unsigned_sum && repeats_in_place(op, a.dtype, deterministic);
-}
-
-// reduce_distinct for a CuPy or PyTorch broadcast: its distinct elements (the library's view without the
-// repeated axes; copied by the library where they are not one run) reduced into a 0-d array, which the
-// library's own operations then map (argmin / argmax: to the first repeat's index) or scale (a sum times the
-// repeats: integers modulo 2^64, floats in float64 as the host does, `computed` then float64), in stream order.
-py::object device_distinct(Op op, const Input& in, const tandem::ReduceOptions& o, Dtype& computed) {
-  const Array& a = in.a;
-  const CupyDevice on(a);  // (CuPy's operations below run on a's GPU)
-  Array distinct = device_array(a.keep[distinct_index(a)], in.stream);
-  std::int64_t stride = 1;
-  if (!distinct.one_run(stride)) distinct = contiguous_device_copy(distinct, in.stream), stride = 1;
-  Array value = new_array_like(a, {}, computed);
-  device_reduce(op, distinct, stride, value, o, *in.eng);
-  const std::int64_t repeats = a.size() / distinct.size();
-  py::object v = value.keep;
-  if (tandem::is_arg(op)) {  // distinct element k (C order) is at index sum_d (k / inner_d % shape_d) * below_d
-    py::object at = v.attr("__mul__")(0);
-    std::int64_t inner = 1, below = 1;
-    for (int d = a.ndim() - 1; d >= 0; --d) {
-      const auto u = std::size_t(d);
-      if (a.shape[u] > 1 && a.strides[u] != 0) {
-        const py::object digit = v.attr("__floordiv__")(inner).attr("__mod__")(a.shape[u]);
-        at = at.attr("__add__")(digit.attr("__mul__")(below));
-        inner *= a.shape[u];
-      }
-      below *= a.shape[u];
-    }
-    return at;
-  }
-  if (op == Op::sum || op == Op::sumsq) {
-    if (is_float(computed)) return computed = Dtype::f64, library_cast(v, a.lib, Dtype::f64).attr("__mul__")(repeats);
-    return v.attr("__mul__")(repeats);  // (int64: wraps modulo 2^64, as the sum of every repeat)
-  }
-  return v;
-}
-
 }  // namespace
 
 // out= for a result of `shape` and type `result`: NumPy's shape rule and its casting rules, 'same_kind' for
@@ -435,6 +263,12 @@ py::object PyEngine::reduce_all(Op op, Input& in, Dtype result, const ReduceArgs
     Dtype scaled = computed;
     py::object value = device_distinct(op, in, o, scaled);
     return finish(value, {}, in, scaled, result, result_shape(a, reduced, r.keepdims), r.out);
+  }
+  if (!a.one_run(stride) && a.size() > 0 && repeats_elements(a) && canonical_in_pieces(op, a.dtype, r.deterministic) &&
+      (a.lib == Lib::cupy || a.lib == Lib::torch)) {
+    Dtype summed = computed;
+    py::object value = device_in_pieces(op, in, result, o, summed);
+    return finish(value, {}, in, summed, result, result_shape(a, reduced, r.keepdims), r.out);
   }
   if (!a.one_run(stride)) a = contiguous_device_copy(a, in.stream), stride = 1;
   Array value = new_array_like(a, {}, computed);

@@ -2,6 +2,11 @@
 results come back as the same library's arrays, the stream handshake orders the producer's pending
 work first, and deterministic results equal the CPU engine's bits on the same data. Skipped without a
 usable GPU, or without CuPy / PyTorch."""
+import decimal
+import fractions
+import itertools
+import math
+
 import numpy as np
 import pytest
 
@@ -226,11 +231,12 @@ def test_cuda_array_interface_in_place():
 def test_full_reductions_of_broadcasts(lib):
     """A full reduction of a device broadcast whose elements are not one run reads its distinct elements (no
     copy of the broadcast: the library's peak memory stays far below it) and gives NumPy's answer on the same
-    values (the first repeat's index, integer sums modulo 2^64, float sums within the sum's bound) and the
-    host engine's result type; deterministic float sums follow every element, with the CPU engine's bits."""
+    values (the first repeat's index, integer sums and products modulo 2^64, float sums within the sum's bound)
+    and the host engine's result type; integer results (exact) and deterministic float results have the CPU
+    engine's bits on the same values in one array."""
     eng, cpu = tandem.Engine("cuda"), tandem.Engine("cpu")
     rng = np.random.default_rng(11)
-    for dt in (np.float32, np.float64, np.float16, np.int32, np.int64, np.uint8, np.bool_):  # (uint8 sums: copied)
+    for dt in (np.float32, np.float64, np.float16, np.int32, np.int64, np.uint8, np.uint64, np.bool_):
         if dt == np.bool_:
             base = rng.uniform(size=(3, 1, 4)) < 0.5
         elif np.issubdtype(dt, np.integer):
@@ -245,27 +251,47 @@ def test_full_reductions_of_broadcasts(lib):
             for op in OPS:
                 g = np.asarray(to_host(lib, getattr(eng, op)(dv)))
                 assert g.dtype == np.asarray(getattr(cpu, op)(hv)).dtype, (op, dt)
-                check(op, g, numpy_result(op, hv), hv)
-            if np.issubdtype(dt, np.floating):
-                for op in ("sum", "mean", "sumsq", "prod"):
-                    g = np.asarray(to_host(lib, getattr(eng, op)(dv, deterministic=True)))
-                    w = np.asarray(getattr(cpu, op)(np.ascontiguousarray(hv), deterministic=True))
-                    assert g.tobytes() == w.tobytes(), (op, dt, shape)
+                if op == "mean" and not np.issubdtype(dt, np.floating):  # (the exact sum, rounded once, divided;
+                    # outside deterministic mode the distinct elements': NumPy's float64 sum rounds more)
+                    want = float(sum(int(v) for v in hv.ravel())) / hv.size
+                    assert abs(float(g) - want) <= 2.0**-51 * abs(want), (dt, float(g), want)
+                else:
+                    check(op, g, numpy_result(op, hv), hv)
+            exact = not np.issubdtype(dt, np.floating)
+            for op, det in itertools.product(("sum", "mean", "sumsq", "prod"), (True, False) if exact else (True,)):
+                g = np.asarray(to_host(lib, getattr(eng, op)(dv, deterministic=det)))
+                w = np.asarray(getattr(cpu, op)(np.ascontiguousarray(hv), deterministic=det))
+                if not (op == "mean" and not det):  # (a mean outside deterministic mode: the distinct elements')
+                    assert g.tobytes() == w.tobytes(), (op, dt, shape, det)
     # 2^22 x 7 floats (117 MB as a copy): no copy is made.
     row = to_device(lib, rng.uniform(-1, 1, (1, 7)).astype(np.float32))
     big = row.expand(2**22, 7) if lib.__name__ == "torch" else lib.broadcast_to(row, (2**22, 7))
+    # and 2^22 x 7 int64, uint64, float64 (235 MB each): integer products, an exact mean, unsigned sums
+    ints_h = np.array([[3, -5, 7, 1, -1, 9, 11]], np.int64)
+    uints_h = np.array([[2**64 - 3, 5, 2**63, 1, 7, 2, 3]], np.uint64)
+    floats_h = np.array([[1.0000001, 0.9999999, -1.0, 1.25, 0.8, 1.0, -1.0]])
+    ints, uints, floats = (to_device(lib, v) for v in (ints_h, uints_h, floats_h))
+
+    # and deterministic float results, a piece at a time (2^22 + 3 rows: the last chunk a part)
+    det_ops = ("sum", "mean", "sumsq", "prod")
+    odd = row.expand(2**22 + 3, 7) if lib.__name__ == "torch" else lib.broadcast_to(row, (2**22 + 3, 7))
+
+    def more(i, u, f):
+        i, u, f = ((v.expand(2**22, 7) if lib.__name__ == "torch" else lib.broadcast_to(v, (2**22, 7))) for v in (i, u, f))
+        return [eng.prod(i), eng.prod(u), eng.sum(u), eng.mean(i, deterministic=True), eng.prod(f)] + [
+            getattr(eng, op)(odd, deterministic=True) for op in det_ops]
     if lib.__name__ == "torch":
         lib.cuda.synchronize()
         lib.cuda.reset_peak_memory_stats()
         before = lib.cuda.max_memory_allocated()
-        got = [eng.sum(big), eng.argmax(big), eng.mean(big), eng.min(big)]
+        got = [eng.sum(big), eng.argmax(big), eng.mean(big), eng.min(big)] + more(ints, uints, floats)
         lib.cuda.synchronize()
         grew = lib.cuda.max_memory_allocated() - before
     else:
         pool = lib.get_default_memory_pool()
         pool.free_all_blocks()
         before = pool.total_bytes()
-        got = [eng.sum(big), eng.argmax(big), eng.mean(big), eng.min(big)]
+        got = [eng.sum(big), eng.argmax(big), eng.mean(big), eng.min(big)] + more(ints, uints, floats)
         lib.cuda.Device().synchronize()
         grew = pool.total_bytes() - before
     assert grew < 16 * 2**20, grew
@@ -276,6 +302,45 @@ def test_full_reductions_of_broadcasts(lib):
     size = float(np.abs(h.astype(np.float64)).sum())
     assert abs(float(to_host(lib, got[0])) - float(h.astype(np.float64).sum()) * 2**22) <= 9 * 2.0**-24 * size * 2**22
     assert abs(float(to_host(lib, got[2])) - float(h.astype(np.float64).mean())) <= 9 * 2.0**-24 * size / 7
+    k, n = 2**22, 7 * 2**22
+    prod_i, prod_u = math.prod(int(v) for v in ints_h[0]), math.prod(int(v) for v in uints_h[0])
+    assert int(to_host(lib, got[4])) == np.uint64(pow(prod_i, k, 2**64)).astype(np.int64)
+    assert int(to_host(lib, got[5])) == pow(prod_u, k, 2**64)
+    assert int(to_host(lib, got[6])) == sum(int(v) for v in uints_h[0]) * k % 2**64
+    assert float(to_host(lib, got[7])) == float(int(ints_h.sum()) * k) / n
+    want = (math.prod(fractions.Fraction(v) for v in floats_h[0].tolist()))
+    with decimal.localcontext() as c:
+        c.prec = 50
+        want = float((decimal.Decimal(want.numerator) / decimal.Decimal(want.denominator)) ** k)
+    assert abs(float(to_host(lib, got[8])) - want) <= (n + 8) * 2.0**-53 * abs(want)
+    flat = np.ascontiguousarray(np.broadcast_to(h, (2**22 + 3, 7)))
+    for op, g in zip(det_ops, got[9:]):
+        assert np.asarray(to_host(lib, g)).tobytes() == np.asarray(getattr(cpu, op)(flat, deterministic=True)).tobytes()
+
+
+def test_deterministic_broadcasts_in_pieces(lib):
+    """Deterministic float results of a device broadcast that is not one run: chunks of 4096 elements exactly,
+    one chunk and a bit, pieces past 2^20 elements, and the special values, with the CPU engine's bits."""
+    eng, cpu = tandem.Engine("cuda"), tandem.Engine("cpu")
+    for dt in (np.float32, np.float64, np.float16):
+        for row in ([-0.0, -0.0], [1.5, np.nan], [np.inf, -0.25], [np.inf, -np.inf], [3.0, -1.0]):
+            d = to_device(lib, np.array([row], dt))
+            for n in (4096, 2049, 3 * 2**19 + 2048):
+                x = d.expand(n, 2) if lib.__name__ == "torch" else lib.broadcast_to(d, (n, 2))
+                flat = np.ascontiguousarray(np.broadcast_to(np.array(row, dt), (n, 2)))
+                for op in ("sum", "mean", "sumsq", "prod"):
+                    g = np.asarray(to_host(lib, getattr(eng, op)(x, deterministic=True)))
+                    w = np.asarray(getattr(cpu, op)(flat, deterministic=True))
+                    assert g.tobytes() == w.tobytes() and g.dtype == w.dtype, (op, dt, row, n, g, w)
+    # a 3-d broadcast whose pieces cut its axes anywhere: boxes of every rank
+    base = np.random.default_rng(3).uniform(-2, 2, (5, 1, 3)).astype(np.float32)
+    d = to_device(lib, base)
+    for shape in ((5, 70001, 3), (2, 5, 4099, 3)):
+        x = d.expand(*shape) if lib.__name__ == "torch" else lib.broadcast_to(d, shape)
+        flat = np.ascontiguousarray(np.broadcast_to(base, shape))
+        for op in ("sum", "mean", "sumsq", "prod"):
+            g = np.asarray(to_host(lib, getattr(eng, op)(x, deterministic=True)))
+            assert g.tobytes() == np.asarray(getattr(cpu, op)(flat, deterministic=True)).tobytes(), (op, shape)
 
 
 def test_layouts_copied_by_the_library(lib):

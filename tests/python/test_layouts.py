@@ -2,6 +2,9 @@
 negative and unaligned strides, 0-d arrays, read-only inputs, and the outputs tandem must refuse rather
 than write wrongly. A Hypothesis property test draws arrays of every element type, shape and view of the
 tables and compares every op and axis with NumPy (test_numpy.numpy_result, the independent reference)."""
+import decimal
+import fractions
+import math
 import os
 
 import numpy as np
@@ -53,6 +56,9 @@ def test_full_reductions_of_broadcasts(eng):
                 if op not in ("argmin", "argmax"):
                     got, want = getattr(eng, op)(x, deterministic=True), getattr(eng, op)(x.copy(), deterministic=True)
                     assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (op, dt, x.strides)
+                if op in ("sum", "sumsq", "mean", "prod") and np.dtype(dt).kind in "iub":  # exact in either mode
+                    got, want = getattr(eng, op)(x), getattr(eng, op)(x.copy())
+                    assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (op, dt, x.strides)
             got = eng.sum(x, keepdims=True)
             assert got.shape == (1,) * x.ndim and np.asarray(got).dtype == np.asarray(eng.sum(x)).dtype
     # Deterministic float reductions of broadcasts read a piece at a time: chunks of 4096 elements exactly
@@ -65,10 +71,18 @@ def test_full_reductions_of_broadcasts(eng):
                 for op in ("sum", "mean", "sumsq", "prod"):
                     got, want = getattr(eng, op)(x, deterministic=True), getattr(eng, op)(x.copy(), deterministic=True)
                     assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (op, dt, row, n)
-    # An integer mean rounds its exact sum to float64 and then divides: past 2^53 the distinct elements'
-    # mean and the whole broadcast's differ in the last bit, so deterministic mode reads the broadcast.
-    big = np.broadcast_to(np.array([2**53 + 1, 0], np.int64), (3, 2))
-    assert eng.mean(big, deterministic=True) == eng.mean(big.copy(), deterministic=True)
+    # An integer mean is the exact sum rounded to float64 once, then divided: past 2^53 (and past 2^64) the
+    # distinct elements' own mean is not the broadcast's; the broadcast's exact sum, rounded once, is.
+    for row, dt in (([2**53 + 1, 0], np.int64), ([2**62 + 12345, -(2**61) + 7, 2**63 - 1], np.int64),
+                    ([-(2**63), -(2**63) + 1, -5], np.int64), ([2**64 - 1, 2**63 + 5, 3], np.uint64),
+                    ([2**63 - 1, -1, 2**40 + 3], np.int64)):
+        for n in (3, 1025, 2**20 + 1):
+            x = np.broadcast_to(np.array(row, dt), (n, len(row)))
+            want = float(sum(row) * n) / (n * len(row))  # (Python: the exact sum rounded once, ties to even)
+            for det in (False, True):
+                assert eng.mean(x, deterministic=det) == want, (row, n, det)
+            if n == 1025:
+                assert eng.mean(x, deterministic=True) == eng.mean(x.copy(), deterministic=True), (row, n)
 
 
 @pytest.mark.parametrize("order", [">", "<"])
@@ -123,6 +137,28 @@ def test_broadcasts_are_read_in_place(eng):
     ops = ["sum", "max", "sum", "argmax", "mean", "sum", "min", "sum", "argmin", "mean"]
     for op, g, w, x in zip(ops, got, want, [b, b, b, s, s, s, b, b, b, c]):
         check(op, g, w, x)
+    # Integer products (modulo 2^64) and means (exact), unsigned sums and float products outside deterministic
+    # mode of a broadcast read its distinct elements too (a copy of these: 235 MB each).
+    ints, uints = np.array([3, -5, 7, 1, -1, 9, 11], np.int64), np.array([2**64 - 3, 5, 2**63, 1, 7, 2, 3], np.uint64)
+    floats = np.array([1.0000001, 0.9999999, -1.0, 1.25, 0.8, 1.0, -1.0], np.float64)
+    bi, bu, bf = (np.broadcast_to(v, (2**22, 7)) for v in (ints, uints, floats))
+    tracemalloc.start()
+    try:
+        got = [eng.prod(bi), eng.prod(bu), eng.sum(bu), eng.mean(bi, deterministic=True), eng.mean(bu), eng.prod(bf)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2**20, peak
+    k, n = 2**22, 7 * 2**22
+    prod_i, prod_u = math.prod(int(v) for v in ints), math.prod(int(v) for v in uints)
+    assert int(got[0]) == np.uint64(pow(prod_i, k, 2**64)).astype(np.int64)  # (the same bits, as int64)
+    assert int(got[1]) == pow(prod_u, k, 2**64) and int(got[2]) == sum(int(v) for v in uints) * k % 2**64
+    assert got[3] == float(int(ints.sum()) * k) / n and got[4] == float(sum(int(v) for v in uints) * k) / n
+    exact = math.prod(fractions.Fraction(v) for v in floats.tolist())  # (the 7 values' product, exactly)
+    with decimal.localcontext() as c:
+        c.prec = 50
+        want = float((decimal.Decimal(exact.numerator) / decimal.Decimal(exact.denominator)) ** k)
+    assert abs(float(got[5]) - want) <= (n + 8) * 2.0**-53 * abs(want), (float(got[5]), want)
     # Deterministic float sums, means, sums of squares and products of a broadcast that is not one run follow
     # every element in the canonical order: read a piece at a time (tracemalloc sees no 117 MB copy), with the
     # bits of the same elements copied (29 pieces of at most 2^20 elements, the last a 21-element chunk).
