@@ -232,6 +232,34 @@ void device_reduce(Op op, const Array& a, std::int64_t stride, const Array& valu
   });
 }
 
+bool repeats_per_axis(Op op, Dtype input, bool deterministic) {
+  return repeats_in_place(op, input, deterministic) && !tandem::is_arg(op) && (op != Op::mean || is_float(input));
+}
+
+py::object repeat_result(Op op, const py::object& v, Lib lib, Dtype& type, std::int64_t repeats) {
+  if (op != Op::sum && op != Op::sumsq && op != Op::prod) return v;
+  if (is_float(type)) {  // (NumPy's overflow to inf without its warning, as the engine's)
+    type = Dtype::f64;
+    const py::object wide = library_cast(v, lib, Dtype::f64);
+    const py::object quiet = lib == Lib::numpy
+                                 ? py::module_::import("numpy").attr("errstate")(py::arg("over") = "ignore")
+                                 : py::module_::import("contextlib").attr("nullcontext")();
+    quiet.attr("__enter__")();
+    const py::object r = op == Op::prod ? wide.attr("__pow__")(double(repeats)) : wide.attr("__mul__")(repeats);
+    quiet.attr("__exit__")(py::none(), py::none(), py::none());
+    return r;
+  }
+  const bool is_unsigned = tandem::info(type).is_unsigned;  // (int64's products wrap modulo 2^64)
+  const py::object x = is_unsigned ? library_view(v, lib, Dtype::i64) : v;
+  py::object r = op == Op::prod ? x.attr("__mul__")(0).attr("__add__")(1) : x.attr("__mul__")(repeats);
+  py::object base = x;
+  for (auto e = std::uint64_t(op == Op::prod ? repeats : 0); e != 0; e >>= 1) {  // (x^repeats by squaring)
+    if (e & 1) r = r.attr("__mul__")(base);
+    if (e > 1) base = base.attr("__mul__")(base);
+  }
+  return is_unsigned ? library_view(r, lib, type) : r;
+}
+
 // Whether a full reduction of a CuPy or PyTorch broadcast may read its distinct elements once
 // (device_distinct): where repeats_in_place allows.
 bool device_distinct_allowed(Op op, const Array& a, bool deterministic) {
@@ -269,22 +297,7 @@ py::object device_distinct(Op op, const Input& in, const tandem::ReduceOptions& 
     }
     return at;
   }
-  if (is_float(computed) && (op == Op::sum || op == Op::sumsq || op == Op::prod)) {
-    computed = Dtype::f64;
-    const py::object wide = library_cast(v, a.lib, Dtype::f64);
-    return op == Op::prod ? wide.attr("__pow__")(double(repeats)) : wide.attr("__mul__")(repeats);
-  }
-  const bool is_unsigned = tandem::info(computed).is_unsigned;
-  if (op == Op::sum || op == Op::sumsq || op == Op::prod) {  // integers: int64's products wrap modulo 2^64
-    const py::object x = is_unsigned ? library_view(v, a.lib, Dtype::i64) : v;
-    py::object r = op == Op::prod ? x.attr("__mul__")(0).attr("__add__")(1) : x.attr("__mul__")(repeats);
-    py::object base = x;
-    for (auto e = std::uint64_t(op == Op::prod ? repeats : 0); e != 0; e >>= 1) {  // (x^repeats by squaring)
-      if (e & 1) r = r.attr("__mul__")(base);
-      if (e > 1) base = base.attr("__mul__")(base);
-    }
-    return is_unsigned ? library_view(r, a.lib, computed) : r;
-  }
+  if (op == Op::sum || op == Op::sumsq || op == Op::prod) return repeat_result(op, v, a.lib, computed, repeats);
   if (op == Op::mean && !is_float(a.dtype) && o.deterministic) {
     const Dtype sum_type = tandem::result_dtype(Op::sum, a.dtype);
     Array sum = new_array_like(a, {}, sum_type);

@@ -32,6 +32,15 @@ bool canonical_in_pieces(tandem::Op op, tandem::Dtype input, bool deterministic)
 void reduce_in_pieces(tandem::Op op, const Array& a, const tandem::ReduceOptions& o, const tandem::Engine& eng,
                       double& real);
 
+// Whether op over a reduced axis of repeats (stride 0) follows from one of them, the result then repeated by
+// repeat_result: min and max; integer sums, sums of squares and products; float ones, and float means,
+// outside deterministic mode.
+bool repeats_per_axis(tandem::Op op, tandem::Dtype input, bool deterministic);
+// The result of op over `repeats` repeats of the elements whose result is v (an array of library `lib`, of
+// type `type`): a sum times the repeats, a product to their power (integers modulo 2^64, unsigned ones through
+// int64's bits; floats in float64, `type` then float64), any other op's v itself.
+py::object repeat_result(tandem::Op op, const py::object& v, Lib lib, tandem::Dtype& type, std::int64_t repeats);
+
 // Whether a full reduction of a CuPy or PyTorch broadcast may read its distinct elements once.
 bool device_distinct_allowed(tandem::Op op, const Array& a, bool deterministic);
 // reduce_distinct for a CuPy or PyTorch broadcast: a 0-d array of its library, of type `computed` (which it

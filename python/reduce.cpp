@@ -307,6 +307,32 @@ py::object PyEngine::reduce_axes(Op op, Input& in, Dtype result, const ReduceArg
       library_copy(value.keep, part, a.lib);  // (NumPy's broadcasting; CuPy's and PyTorch's copies too)
       return finish(value.keep, have, in, result, result, shape, r.out);
     }
+    // A reduced axis of stride 0 that the matrix plan cannot read in place (np.broadcast_to(m, (n, 3, 5)),
+    // axis=(0, 1)): taken as length 1 where the result over its repeats follows from one (repeats_per_axis),
+    // and repeated (repeat_result: a sum times the repeats, a product to their power), so that no broadcast is
+    // copied.
+    MatrixPlan plan;
+    std::int64_t dropped = 1;
+    if (!plan_matrix(a, reduced, plan) && a.lib != Lib::other && repeats_per_axis(op, a.dtype, r.deterministic))
+      for (std::size_t d = 0; d < full.size(); ++d) {
+        const bool one = reduced[d] && full[d] > 1 && a.strides[d] == 0;
+        if (one) a.shape[d] = 1, dropped *= full[d];
+        first[d] = py::reinterpret_steal<py::object>(one ? PySlice_New(py::int_(0).ptr(), py::int_(1).ptr(), nullptr)
+                                                         : PySlice_New(nullptr, nullptr, nullptr));
+      }
+    if (dropped > 1) {
+      ReduceArgs once = r;
+      once.keepdims = true, once.out = py::none();
+      const py::object whole = a.keep;
+      a.keep = whole[first];
+      // (a float sum or product in its computed type, float32 for 16-bit inputs: rounded to the result once)
+      const bool scaled = is_float(computed) && (op == Op::sum || op == Op::sumsq || op == Op::prod);
+      Dtype type = scaled ? computed : result;
+      py::object part = reduce_axes(op, in, type, once, reduced);
+      a.shape = full, a.keep = whole;
+      part = repeat_result(op, part, a.lib, type, dropped);
+      return finish(part, result_shape(a, reduced, true), in, type, result, shape, r.out);
+    }
   }
   // The results go straight into out= where it holds them as they are computed (the type, C order);
   // otherwise into a new array, converted and copied into out= after.

@@ -183,6 +183,52 @@ def test_broadcasts_are_read_in_place(eng):
     assert eng.argmin(big) == 0 and eng.max(big) == np.float32(0.75) and eng.mean(big) == 0.75
 
 
+def test_reduced_axes_of_broadcasts(eng):
+    # Reductions over several axes, some of them repeats (stride 0) the matrix plan cannot read as one matrix:
+    # one repeat is read where the result over the repeats follows from it (min, max; integer sums, sums of
+    # squares and products, modulo 2^64; float ones and float means outside deterministic mode), no copy of
+    # the broadcast (tracemalloc: a copy would be 63 MB or more); NumPy's answer on the same values.
+    import tracemalloc
+
+    rng = np.random.default_rng(8)
+    near_one = 1 + rng.uniform(-2e-6, 2e-6, (3, 5))  # (products of 2^19 repeats neither overflow nor vanish)
+    cases = [(np.float64, near_one), (np.float32, near_one), (np.float64, rng.uniform(-2, 2, (3, 5))),
+             (np.int64, rng.integers(-2**62, 2**62, (3, 5))), (np.uint64, rng.integers(0, 2**64, (3, 5), np.uint64)),
+             (np.int32, rng.integers(-9, 9, (3, 5))), (np.bool_, rng.uniform(size=(3, 5)) < 0.5)]
+    for dt, base in cases:
+        x = np.broadcast_to(np.asarray(base, dt), (2**19 + 3, 3, 5))
+        ops = ["min", "max", "sum", "sumsq", "prod"] + (["mean"] if np.issubdtype(dt, np.floating) else [])
+        for axis in ((0, 1), (0, 2)):
+            tracemalloc.start()
+            try:
+                got = [getattr(eng, op)(x, axis=axis) for op in ops]
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            assert peak < 4 * 2**20, (dt, axis, peak)
+            for op, g in zip(ops, got):
+                if op == "prod" and np.issubdtype(dt, np.floating):  # (3 values' product to the repeats' power)
+                    n = 2**19 + 3
+                    w = np.prod(np.asarray(base, dt).astype(np.float64), axis=tuple(a - 1 for a in axis if a))
+                    w = (w**n).astype(dt).astype(np.float64)  # (the result's type: 0 and inf as it rounds them)
+                    rtol = 2 * (3 * n + 8) * float(np.finfo(dt).eps) / 2
+                    np.testing.assert_allclose(np.asarray(g, np.float64), w, rtol=rtol, err_msg=str((dt, axis)))
+                else:
+                    check(op, g, numpy_result(op, x, axis=axis), x, axis=axis)
+            # deterministic mode, and integer means: every element read (a copy), with the bits of one array
+            for op in ("sum", "mean"):
+                for det in (True, False) if op == "mean" else (True,):
+                    got, want = getattr(eng, op)(x, axis=axis, deterministic=det), getattr(eng, op)(
+                        np.ascontiguousarray(x), axis=axis, deterministic=det)
+                    if det or not np.issubdtype(dt, np.floating):
+                        assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (op, dt, axis, det)
+    # keepdims and out= as for any reduction
+    x = np.broadcast_to(np.arange(15, dtype=np.int64).reshape(3, 5), (7, 3, 5))
+    out = np.zeros((1, 1, 5), np.int64)
+    assert eng.sum(x, axis=(0, 1), keepdims=True, out=out) is out
+    np.testing.assert_array_equal(out, np.sum(x, axis=(0, 1), keepdims=True))
+
+
 def test_other_views(eng):
     x = values(1001, np.float64, seed=2)
     for v in (x[::-1], x[::-7], x[5:900:3]):
