@@ -78,6 +78,8 @@ std::string dtype_names(bool matmul_only = false);
 // The tandem dtype of a NumPy dtype, or throws tandem::Error naming the ones tandem takes (and, for bytes
 // not in this machine's order, how to convert them).
 tandem::Dtype dtype_of(const py::dtype& d);
+// Whether d is a floating type (the element types that are not integers or bool).
+inline bool is_float(tandem::Dtype d) { return !tandem::info(d).integer; }
 // A new C-ordered NumPy array (numpy.empty: pybind11's own constructor reads the dtype's C struct, whose
 // layout NumPy 2 changed).
 py::array new_host_array(const std::vector<std::int64_t>& shape, tandem::Dtype dtype);

@@ -18,8 +18,6 @@ using tandem::Per;
 
 namespace {
 
-bool is_float(Dtype d) { return !tandem::info(d).integer; }
-
 // The mean of the integers of a broadcast as the engine gives it over every element: their exact sum, rounded
 // to float64 once (ExactSum::to_double), divided by the count `n`. The exact sum is the distinct elements'
 // exact sum times the repeats; the distinct elements' sum modulo 2^64 (`wrapped`) gives its low 64 bits, and

@@ -18,8 +18,6 @@ using tandem::Op;
 
 namespace {
 
-bool is_float(Dtype d) { return !tandem::info(d).integer; }
-
 void warn(const char* message) {
   if (PyErr_WarnEx(PyExc_RuntimeWarning, message, 1) != 0) throw py::error_already_set();
 }

@@ -22,8 +22,6 @@ using tandem::Per;
 
 namespace {
 
-bool is_float(Dtype d) { return !tandem::info(d).integer; }
-
 // NumPy's result type of op for elements of type d: the sum of integers is int64 (uint64 for unsigned ones),
 // their mean float64,
 // an index int64, anything else the element type (computed wider inside, rounded once).
