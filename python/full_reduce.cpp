@@ -48,6 +48,22 @@ py::object library_view(const py::object& x, Lib lib, Dtype d) {
   return x.attr("view")(numpy_dtype(d));
 }
 
+// While alive, NumPy's overflow warnings are off (np.errstate(over='ignore'), left as it was however the scope
+// ends); nothing for the other libraries, which give none.
+struct OverflowQuiet {
+  py::object state;
+  explicit OverflowQuiet(Lib lib) {
+    if (lib != Lib::numpy) return;
+    state = py::module_::import("numpy").attr("errstate")(py::arg("over") = "ignore");
+    state.attr("__enter__")();
+  }
+  ~OverflowQuiet() {
+    if (state) state.attr("__exit__")(py::none(), py::none(), py::none());
+  }
+  OverflowQuiet(const OverflowQuiet&) = delete;
+  OverflowQuiet& operator=(const OverflowQuiet&) = delete;
+};
+
 // A 0-d array of a's library and of type d holding the bits of the NumPy scalar s (of type d): written as
 // an integer of their size, which no library converts (a GPU's conversions give NaN other bits).
 py::object device_scalar(const Array& a, Dtype d, const py::object& s) {
@@ -236,16 +252,11 @@ bool repeats_per_axis(Op op, Dtype input, bool deterministic) {
 
 py::object repeat_result(Op op, const py::object& v, Lib lib, Dtype& type, std::int64_t repeats) {
   if (op != Op::sum && op != Op::sumsq && op != Op::prod) return v;
-  if (is_float(type)) {  // (NumPy's overflow to inf without its warning, as the engine's)
+  if (is_float(type)) {
     type = Dtype::f64;
     const py::object wide = library_cast(v, lib, Dtype::f64);
-    const py::object quiet = lib == Lib::numpy
-                                 ? py::module_::import("numpy").attr("errstate")(py::arg("over") = "ignore")
-                                 : py::module_::import("contextlib").attr("nullcontext")();
-    quiet.attr("__enter__")();
-    const py::object r = op == Op::prod ? wide.attr("__pow__")(double(repeats)) : wide.attr("__mul__")(repeats);
-    quiet.attr("__exit__")(py::none(), py::none(), py::none());
-    return r;
+    const OverflowQuiet quiet(lib);  // (NumPy's overflow to inf without its warning, as the engine's)
+    return op == Op::prod ? wide.attr("__pow__")(double(repeats)) : wide.attr("__mul__")(repeats);
   }
   const bool is_unsigned = tandem::info(type).is_unsigned;  // (int64's products wrap modulo 2^64)
   const py::object x = is_unsigned ? library_view(v, lib, Dtype::i64) : v;

@@ -309,9 +309,12 @@ py::object PyEngine::reduce_axes(Op op, Input& in, Dtype result, const ReduceArg
     // axis=(0, 1)): taken as length 1 where the result over its repeats follows from one (repeats_per_axis),
     // and repeated (repeat_result: a sum times the repeats, a product to their power), so that no broadcast is
     // copied.
+    bool reduced_repeats = false;  // (the plan is made only where a reduced axis repeats)
+    for (std::size_t d = 0; d < full.size(); ++d) reduced_repeats |= reduced[d] && full[d] > 1 && a.strides[d] == 0;
     MatrixPlan plan;
     std::int64_t dropped = 1;
-    if (!plan_matrix(a, reduced, plan) && a.lib != Lib::other && repeats_per_axis(op, a.dtype, r.deterministic))
+    if (reduced_repeats && a.lib != Lib::other && repeats_per_axis(op, a.dtype, r.deterministic) &&
+        !plan_matrix(a, reduced, plan))
       for (std::size_t d = 0; d < full.size(); ++d) {
         const bool one = reduced[d] && full[d] > 1 && a.strides[d] == 0;
         if (one) a.shape[d] = 1, dropped *= full[d];

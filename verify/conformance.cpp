@@ -74,7 +74,7 @@ Report run(const Options& o) {
       }
     }
   };
-  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, parts.size());
+  const std::size_t threads = std::min<std::size_t>(std::max(std::thread::hardware_concurrency(), 1u), parts.size());
   std::vector<std::thread> pool;
   for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
