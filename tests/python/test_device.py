@@ -47,6 +47,29 @@ def to_host(lib, y):
     return lib.asnumpy(y) if lib.__name__ == "cupy" else y.cpu().numpy()
 
 
+def broadcast(lib, d, shape):
+    """The library's broadcast (stride-0) view of device array d with `shape`."""
+    return d.expand(*shape) if lib.__name__ == "torch" else lib.broadcast_to(d, shape)
+
+
+def device_peak(lib, calls):
+    """The results of calls() and how far the library's device memory grew meanwhile (PyTorch: its peak
+    allocation; CuPy: its memory pool, emptied first), the GPU's work waited for."""
+    if lib.__name__ == "torch":
+        lib.cuda.synchronize()
+        lib.cuda.reset_peak_memory_stats()
+        before = lib.cuda.max_memory_allocated()
+        got = calls()
+        lib.cuda.synchronize()
+        return got, lib.cuda.max_memory_allocated() - before
+    pool = lib.get_default_memory_pool()
+    pool.free_all_blocks()
+    before = pool.total_bytes()
+    got = calls()
+    lib.cuda.Device().synchronize()
+    return got, pool.total_bytes() - before
+
+
 OPS = list(tandem.ops)
 
 
@@ -247,7 +270,7 @@ def test_full_reductions_of_broadcasts(lib):
         d = to_device(lib, np.ascontiguousarray(base))
         cases = [(np.broadcast_to(base, (3, 5, 4)), (3, 5, 4)), (np.broadcast_to(base, (2, 3, 5, 4)), (2, 3, 5, 4))]
         for hv, shape in cases:
-            dv = d.expand(*shape) if lib.__name__ == "torch" else lib.broadcast_to(d, shape)
+            dv = broadcast(lib, d, shape)
             for op in OPS:
                 g = np.asarray(to_host(lib, getattr(eng, op)(dv)))
                 assert g.dtype == np.asarray(getattr(cpu, op)(hv)).dtype, (op, dt)
@@ -265,7 +288,7 @@ def test_full_reductions_of_broadcasts(lib):
                     assert g.tobytes() == w.tobytes(), (op, dt, shape, det)
     # 2^22 x 7 floats (117 MB as a copy): no copy is made.
     row = to_device(lib, rng.uniform(-1, 1, (1, 7)).astype(np.float32))
-    big = row.expand(2**22, 7) if lib.__name__ == "torch" else lib.broadcast_to(row, (2**22, 7))
+    big = broadcast(lib, row, (2**22, 7))
     # and 2^22 x 7 int64, uint64, float64 (235 MB each): integer products, an exact mean, unsigned sums
     ints_h = np.array([[3, -5, 7, 1, -1, 9, 11]], np.int64)
     uints_h = np.array([[2**64 - 3, 5, 2**63, 1, 7, 2, 3]], np.uint64)
@@ -274,26 +297,14 @@ def test_full_reductions_of_broadcasts(lib):
 
     # and deterministic float results, a piece at a time (2^22 + 3 rows: the last chunk a part)
     det_ops = ("sum", "mean", "sumsq", "prod")
-    odd = row.expand(2**22 + 3, 7) if lib.__name__ == "torch" else lib.broadcast_to(row, (2**22 + 3, 7))
+    odd = broadcast(lib, row, (2**22 + 3, 7))
 
     def more(i, u, f):
-        i, u, f = ((v.expand(2**22, 7) if lib.__name__ == "torch" else lib.broadcast_to(v, (2**22, 7))) for v in (i, u, f))
+        i, u, f = (broadcast(lib, v, (2**22, 7)) for v in (i, u, f))
         return [eng.prod(i), eng.prod(u), eng.sum(u), eng.mean(i, deterministic=True), eng.prod(f)] + [
             getattr(eng, op)(odd, deterministic=True) for op in det_ops]
-    if lib.__name__ == "torch":
-        lib.cuda.synchronize()
-        lib.cuda.reset_peak_memory_stats()
-        before = lib.cuda.max_memory_allocated()
-        got = [eng.sum(big), eng.argmax(big), eng.mean(big), eng.min(big)] + more(ints, uints, floats)
-        lib.cuda.synchronize()
-        grew = lib.cuda.max_memory_allocated() - before
-    else:
-        pool = lib.get_default_memory_pool()
-        pool.free_all_blocks()
-        before = pool.total_bytes()
-        got = [eng.sum(big), eng.argmax(big), eng.mean(big), eng.min(big)] + more(ints, uints, floats)
-        lib.cuda.Device().synchronize()
-        grew = pool.total_bytes() - before
+    got, grew = device_peak(
+        lib, lambda: [eng.sum(big), eng.argmax(big), eng.mean(big), eng.min(big)] + more(ints, uints, floats))
     assert grew < 16 * 2**20, grew
     h = to_host(lib, row)[0]
     assert int(to_host(lib, got[1])) == int(np.argmax(h))
@@ -325,28 +336,16 @@ def test_reduced_axes_of_broadcasts(lib):
     eng = tandem.Engine("cuda")
     rng = np.random.default_rng(8)
     n = 2**19 + 3
-    for dt, base in ((np.float64, 1 + rng.uniform(-2e-6, 2e-6, (3, 5))), (np.int64, rng.integers(-2**62, 2**62, (3, 5))),
+    for dt, base in ((np.float64, 1 + rng.uniform(-2e-6, 2e-6, (3, 5))),
+                     (np.int64, rng.integers(-2**62, 2**62, (3, 5))),
                      (np.uint64, rng.integers(0, 2**64, (3, 5), np.uint64)), (np.int32, rng.integers(-9, 9, (3, 5)))):
         h = np.asarray(base, dt)
         d = to_device(lib, h)
-        x = d.expand(n, 3, 5) if lib.__name__ == "torch" else lib.broadcast_to(d, (n, 3, 5))
+        x = broadcast(lib, d, (n, 3, 5))
         hx = np.broadcast_to(h, (n, 3, 5))
         for axis in ((0, 1), (0, 2)):
             ops = ["min", "max", "sum", "sumsq", "prod"] + (["mean"] if dt == np.float64 else [])
-            if lib.__name__ == "torch":
-                lib.cuda.synchronize()
-                lib.cuda.reset_peak_memory_stats()
-                before = lib.cuda.max_memory_allocated()
-                got = [getattr(eng, op)(x, axis=axis) for op in ops]
-                lib.cuda.synchronize()
-                grew = lib.cuda.max_memory_allocated() - before
-            else:
-                pool = lib.get_default_memory_pool()
-                pool.free_all_blocks()
-                before = pool.total_bytes()
-                got = [getattr(eng, op)(x, axis=axis) for op in ops]
-                lib.cuda.Device().synchronize()
-                grew = pool.total_bytes() - before
+            got, grew = device_peak(lib, lambda: [getattr(eng, op)(x, axis=axis) for op in ops])
             assert grew < 16 * 2**20, (dt, axis, grew)
             for op, g in zip(ops, got):
                 g = np.asarray(to_host(lib, g))
@@ -365,7 +364,7 @@ def test_deterministic_broadcasts_in_pieces(lib):
         for row in ([-0.0, -0.0], [1.5, np.nan], [np.inf, -0.25], [np.inf, -np.inf], [3.0, -1.0]):
             d = to_device(lib, np.array([row], dt))
             for n in (4096, 2049, 3 * 2**19 + 2048):
-                x = d.expand(n, 2) if lib.__name__ == "torch" else lib.broadcast_to(d, (n, 2))
+                x = broadcast(lib, d, (n, 2))
                 flat = np.ascontiguousarray(np.broadcast_to(np.array(row, dt), (n, 2)))
                 for op in ("sum", "mean", "sumsq", "prod"):
                     g = np.asarray(to_host(lib, getattr(eng, op)(x, deterministic=True)))
@@ -375,7 +374,7 @@ def test_deterministic_broadcasts_in_pieces(lib):
     base = np.random.default_rng(3).uniform(-2, 2, (5, 1, 3)).astype(np.float32)
     d = to_device(lib, base)
     for shape in ((5, 70001, 3), (2, 5, 4099, 3)):
-        x = d.expand(*shape) if lib.__name__ == "torch" else lib.broadcast_to(d, shape)
+        x = broadcast(lib, d, shape)
         flat = np.ascontiguousarray(np.broadcast_to(base, shape))
         for op in ("sum", "mean", "sumsq", "prod"):
             g = np.asarray(to_host(lib, getattr(eng, op)(x, deterministic=True)))

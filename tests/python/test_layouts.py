@@ -6,6 +6,7 @@ import decimal
 import fractions
 import math
 import os
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -115,22 +116,26 @@ def repeated_canonical_sum(v, n):
     return canonical_sum(np.array([same] * k + tail, dtype=t))
 
 
+def traced_peak(calls):
+    """The results of calls() and the peak of the memory Python's allocators (NumPy's too) held meanwhile."""
+    tracemalloc.start()
+    try:
+        got = calls()
+        return got, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_broadcasts_are_read_in_place(eng):
     # A broadcast is read where it lies, never copied: a reduced stride-0 axis reads its one element (or row)
     # as often as it repeats, a kept one repeats the results, a full reduction reads the distinct elements.
     # tracemalloc sees NumPy's allocations; a copy of these would take 117 MB or more, a result 16 MB at most.
-    import tracemalloc
-
     b = np.broadcast_to(values(7, np.float32, seed=9), (2**22, 7))
     s = np.broadcast_to(np.float64(-2.5), (3000, 5000))
     c = np.broadcast_to(np.arange(-3, 4, dtype=np.int64)[:, None], (7, 2**22))  # columns repeated
-    tracemalloc.start()
-    try:
-        got = [eng.sum(b, axis=0), eng.max(b.T, axis=1), eng.sum(b, axis=1), eng.argmax(s, axis=0),
-               eng.mean(s, axis=1), eng.sum(s), eng.min(b[:, 3]), eng.sum(b), eng.argmin(b.T), eng.mean(c)]
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    got, peak = traced_peak(lambda: [eng.sum(b, axis=0), eng.max(b.T, axis=1), eng.sum(b, axis=1),
+                                     eng.argmax(s, axis=0), eng.mean(s, axis=1), eng.sum(s), eng.min(b[:, 3]),
+                                     eng.sum(b), eng.argmin(b.T), eng.mean(c)])
     assert peak < 20 * 2**20, peak
     want = [np.sum(b, axis=0), np.max(b.T, axis=1), np.sum(b, axis=1), np.argmax(s, axis=0), np.mean(s, axis=1),
             np.sum(s), np.min(b[:, 3]), np.sum(b, dtype=np.float64), np.argmin(b.T), np.mean(c)]
@@ -142,12 +147,8 @@ def test_broadcasts_are_read_in_place(eng):
     ints, uints = np.array([3, -5, 7, 1, -1, 9, 11], np.int64), np.array([2**64 - 3, 5, 2**63, 1, 7, 2, 3], np.uint64)
     floats = np.array([1.0000001, 0.9999999, -1.0, 1.25, 0.8, 1.0, -1.0], np.float64)
     bi, bu, bf = (np.broadcast_to(v, (2**22, 7)) for v in (ints, uints, floats))
-    tracemalloc.start()
-    try:
-        got = [eng.prod(bi), eng.prod(bu), eng.sum(bu), eng.mean(bi, deterministic=True), eng.mean(bu), eng.prod(bf)]
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    got, peak = traced_peak(
+        lambda: [eng.prod(bi), eng.prod(bu), eng.sum(bu), eng.mean(bi, deterministic=True), eng.mean(bu), eng.prod(bf)])
     assert peak < 20 * 2**20, peak
     k, n = 2**22, 7 * 2**22
     prod_i, prod_u = math.prod(int(v) for v in ints), math.prod(int(v) for v in uints)
@@ -164,12 +165,7 @@ def test_broadcasts_are_read_in_place(eng):
     # bits of the same elements copied (29 pieces of at most 2^20 elements, the last a 21-element chunk).
     odd = np.broadcast_to(values(7, np.float32, seed=9), (2**22 + 3, 7))
     det_ops = ["sum", "mean", "sumsq", "prod"]
-    tracemalloc.start()
-    try:
-        got = [getattr(eng, op)(odd, deterministic=True) for op in det_ops]
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    got, peak = traced_peak(lambda: [getattr(eng, op)(odd, deterministic=True) for op in det_ops])
     assert peak < 20 * 2**20, peak
     flat = odd.copy()
     for op, g in zip(det_ops, got):
@@ -188,8 +184,6 @@ def test_reduced_axes_of_broadcasts(eng):
     # one repeat is read where the result over the repeats follows from it (min, max; integer sums, sums of
     # squares and products, modulo 2^64; float ones and float means outside deterministic mode), no copy of
     # the broadcast (tracemalloc: a copy would be 63 MB or more); NumPy's answer on the same values.
-    import tracemalloc
-
     rng = np.random.default_rng(8)
     near_one = 1 + rng.uniform(-2e-6, 2e-6, (3, 5))  # (products of 2^19 repeats neither overflow nor vanish)
     cases = [(np.float64, near_one), (np.float32, near_one), (np.float64, rng.uniform(-2, 2, (3, 5))),
@@ -199,12 +193,7 @@ def test_reduced_axes_of_broadcasts(eng):
         x = np.broadcast_to(np.asarray(base, dt), (2**19 + 3, 3, 5))
         ops = ["min", "max", "sum", "sumsq", "prod"] + (["mean"] if np.issubdtype(dt, np.floating) else [])
         for axis in ((0, 1), (0, 2)):
-            tracemalloc.start()
-            try:
-                got = [getattr(eng, op)(x, axis=axis) for op in ops]
-                peak = tracemalloc.get_traced_memory()[1]
-            finally:
-                tracemalloc.stop()
+            got, peak = traced_peak(lambda: [getattr(eng, op)(x, axis=axis) for op in ops])
             assert peak < 4 * 2**20, (dt, axis, peak)
             for op, g in zip(ops, got):
                 if op == "prod" and np.issubdtype(dt, np.floating):  # (3 values' product to the repeats' power)
