@@ -86,6 +86,29 @@ struct MatmulArgs {
   bool plain() const { return !trans_a && !trans_b && alpha == 1.0 && beta == 0.0 && batch == 1; }
 };
 
+// The engine's elementwise pass over resident data, for ReduceOptions::where and var / std of Buffers
+// (engine/masked.cpp, engine/moments.cpp): for each element (r, c) of a rows x cols input of `dtype` at
+// data (element (r, c) at r * ld + c * stride: a vector is one row), out[r * cols + c] =
+//   keep ? Out(x) - Out(shift) : fill   (Out: out_dtype; "- Out(shift)" only where shift is given),
+// keep = mask[r * cols + c] (nullptr: every element). out_dtype is dtype (a masked copy: no shift), or the
+// float type var_result_t or double of it. shift, where given, is doubles: shift[0] for every element
+// (Shift::one), shift[r] (Shift::row) or shift[c] (Shift::col). fill holds one out_dtype value. data,
+// mask, shift and out are backend memory; the pass is ordered on the backend's stream without waiting.
+// Every step is one conversion or one rounded subtraction: the same bits on every backend
+// (common/select.hpp).
+struct SelectArgs {
+  enum class Shift { none, one, row, col };
+  Dtype dtype;
+  const void* data;
+  std::int64_t rows, cols, ld, stride;
+  const bool* mask = nullptr;
+  const double* shift = nullptr;
+  Shift shift_kind = Shift::none;
+  Dtype out_dtype;
+  void* out;
+  unsigned char fill[8] = {};
+};
+
 // The element types of the dtype table, all of them or those matmul takes; every op. For the kernel
 // tables of the backends.
 inline std::vector<Dtype> every_dtype() {
@@ -155,6 +178,10 @@ class BackendImpl {
     (void)id, (void)rank, (void)size;
     return nullptr;
   }
+
+  // The elementwise pass of SelectArgs: on the host for the CPU (host_select, common/select.cpp), on its
+  // device for a device backend.
+  virtual void select(const SelectArgs& args) = 0;
 
   // Waits for everything the backend enqueued; throws tandem::Error for a failure of that work.
   virtual void synchronize() = 0;

@@ -29,18 +29,15 @@ inline bool masked(const ReduceOptions& o) { return where_given(o) || o.initial.
 inline void refuse_masks(const ReduceOptions& o, const std::string& call) {
   if (where_given(o))
     throw value_error(Arg::where, Message(call, " takes no ", Arg::where),
-                      Message("pass a host input (a span, a StridedView or a MatrixView) to mask it"));
+                      Message("mask it in a call that returns its result (sum, mean, ...), which takes it"));
   if (o.initial)
     throw value_error(Arg::initial, Message(call, " takes no ", Arg::initial),
                       Message("combine the initial value with the result yourself"));
 }
 
-// A given ReduceOptions::where for an input of rows x cols elements (a vector: 1 x count): host memory only,
-// one entry per element, not null; throws tandem::Error (Arg::where) otherwise.
-inline void check_where(const ReduceOptions& o, std::size_t rows, std::size_t cols, bool in_buffer) {
-  if (in_buffer)
-    throw value_error(Arg::where, Message(Arg::where, " masks host inputs only, and the input is a Buffer"),
-                      Message("download the Buffer, or reduce a Buffer whose masked elements are the op's identity"));
+// A given ReduceOptions::where for an input of rows x cols elements (a vector: 1 x count): one entry per
+// element, not null; throws tandem::Error (Arg::where) otherwise.
+inline void check_where(const ReduceOptions& o, std::size_t rows, std::size_t cols) {
   if (o.where.data() == nullptr)
     throw value_error(Arg::where, Message(Arg::where, " is null but has ", o.where.size(), " entries"),
                       Message("pass the mask's memory, or an empty span for no mask"));

@@ -1,8 +1,9 @@
 // NumPy's where= and initial= for the reductions (ReduceOptions::where, ReduceOptions::initial), the same on
 // every backend because they are computed here, in front of the executors, from the engine's own calls:
-// - where: the masked elements are replaced by the op's identity in a host copy of the input (0 for the sums,
+// - where: the masked elements are replaced by the op's identity in a copy of the input (0 for the sums,
 //   1 for prod, the type's greatest value for min, its least for max: the values python/where.cpp fills in),
-//   and the op runs on that copy. mean is the masked sum divided by the number of true entries (an integer
+//   and the op runs on that copy: in host memory for a host input, in a Buffer made where a Buffer input lies
+//   (engine/resident.hpp). mean is the masked sum divided by the number of true entries (an integer
 //   input's sum exact).
 // - initial: combined with the op's result by one more operation of the op (add, multiply, minimum, maximum)
 //   in the result type, as NumPy's initial is the reduction's first element; an empty reduction gives it.
@@ -20,6 +21,7 @@
 #include "common/dispatch.hpp"
 #include "common/reduce_ops.hpp"
 #include "engine/extent.hpp"
+#include "engine/resident.hpp"
 #include "engine/results.hpp"
 #include "engine/validate.hpp"
 #include "tandem/engine.hpp"
@@ -31,7 +33,7 @@ namespace {
 using detail::where_given;
 
 // The checks of where= and initial= for op over a rows x cols input (a vector: 1 x count).
-void check_masks(Op op, std::size_t rows, std::size_t cols, bool in_buffer, const ReduceOptions& o) {
+void check_masks(Op op, std::size_t rows, std::size_t cols, const ReduceOptions& o) {
   const OpInfo& i = info(op);
   if (o.initial && (i.result == ResultKind::mean || i.result == ResultKind::index))
     throw value_error(Arg::initial, Message(i.name, " takes no ", Arg::initial, " (NumPy's takes none either)"),
@@ -42,7 +44,7 @@ void check_masks(Op op, std::size_t rows, std::size_t cols, bool in_buffer, cons
   if (i.result == ResultKind::index)
     throw value_error(Arg::where, Message(i.name, " takes no ", Arg::where, " (NumPy's takes none either)"),
                       Message("reduce a copy whose masked elements are the op's identity instead"));
-  detail::check_where(o, rows, cols, in_buffer);
+  detail::check_where(o, rows, cols);
   if (i.result == ResultKind::value && !o.initial)
     throw value_error(Arg::where,
                       Message(i.name, " has no identity, so ", Arg::where, " needs ", Arg::initial,
@@ -108,10 +110,9 @@ R combine(Identity id, R r, R init) {
 // A host copy of the input's elements (count of them, `stride` apart; a matrix's rows of `cols` at `ld`) with
 // the masked ones replaced by op's identity; counts the kept ones per row / column when `per` says so.
 template <class T>
-std::unique_ptr<T[]> masked_copy(Op op, const T* x, std::size_t rows, std::size_t cols, std::size_t ld,
+std::unique_ptr<T[]> masked_copy(T fill, const T* x, std::size_t rows, std::size_t cols, std::size_t ld,
                                  std::size_t stride, std::span<const bool> where) {
   auto copy = std::make_unique_for_overwrite<T[]>(rows * cols);
-  const T fill = fill_value<T>(op);
   // On oneTBB's threads, in pieces of 2^15 elements (one thread copied at about a twentieth of the speed
   // of the reduction that reads the copy on 16 cores).
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rows * cols, std::size_t(1) << 15), [&](const auto& range) {
@@ -152,19 +153,34 @@ void for_each_by_result(Per per, std::size_t rows, std::size_t cols, const F& f)
 }  // namespace
 
 void Engine::masked_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const {
-  check_masks(op, 1, in.count, in.in_buffer, opts);
+  check_masks(op, 1, in.count, opts);
   ReduceOptions plain = opts;
   plain.where = {}, plain.initial.reset();
+  if (where_given(opts) && in.in_buffer) {
+    (void)detail::check_reduce_part(*exec_, op, in, plain);             // (the view, before anything reads it)
+    if (in.count > 0 && !detail::on_device(detail::elements_of(in))) {  // (a multi-device engine's Buffer)
+      const detail::HostStaged host = detail::stage_on_host(in);
+      return masked_entry(op, host.vector, opts, result);
+    }
+  }
   detail::visit(in.dtype, [&]<class T>(std::type_identity<T>) {
     visit_op(op, [&]<Op O>(std::integral_constant<Op, O>) {
       using R = op_result_t<O, T>;
       detail::ReduceInput run = in;
       std::unique_ptr<T[]> copy;
+      std::shared_ptr<detail::Allocation> resident;
       std::size_t kept = in.count;
       if (where_given(opts)) {
         (void)detail::check_reduce_part(*exec_, op, in, plain);  // (the input and options, before the copy)
-        copy = masked_copy<T>(op, static_cast<const T*>(in.data), 1, in.count, 0, in.stride, opts.where);
-        run = detail::host_input<T>(copy.get(), in.count, 1);
+        const T fill = fill_value<T>(op);
+        if (in.in_buffer) {
+          resident = detail::select_resident(*exec_, in.dtype, detail::elements_of(in), opts.where, nullptr,
+                                             detail::SelectArgs::Shift::none, in.dtype, &fill);
+          run = detail::resident_input(in.dtype, resident, in.count);
+        } else {
+          copy = masked_copy<T>(fill, static_cast<const T*>(in.data), 1, in.count, 0, in.stride, opts.where);
+          run = detail::host_input<T>(copy.get(), in.count, 1);
+        }
         kept = 0;
         for (bool k : opts.where) kept += k;
       }
@@ -192,13 +208,17 @@ void Engine::masked_per(Op op, Per per, const detail::MatrixInput& a, const deta
                         const ReduceOptions& opts) const {
   // The matrix, the output and the kernel as the call's own (rows or columns of length 0 take initial).
   (void)detail::check_reduce_per(*exec_, op, per, a, out, opts, opts.initial.has_value());
-  check_masks(op, a.rows, a.cols, a.in_buffer, opts);
-  if (opts.initial && out.in_buffer)
-    throw value_error(Arg::initial, Message(Arg::initial, " is combined with results in host memory only"),
-                      Message("pass a MatrixView and a host span, or combine it yourself"));
+  check_masks(op, a.rows, a.cols, opts);
   ReduceOptions plain = opts;
   plain.where = {}, plain.initial.reset();
   const std::size_t count = per == Per::row ? a.rows : a.cols, length = per == Per::row ? a.cols : a.rows;
+  if (a.in_buffer && a.rows * a.cols > 0 && !detail::on_device(detail::elements_of(a))) {
+    // (a multi-device engine's Buffer: its elements and the results through the host)
+    const detail::HostStaged host = detail::stage_on_host(a);
+    std::vector<unsigned char> results(std::max<std::size_t>(count * out.element_size, 1));
+    masked_per(op, per, host.matrix, {results.data(), count, out.element_size}, opts);
+    return detail::write_results(out, results.data(), count);
+  }
   // (outside the visits below: one instantiation, not one per type)
   std::vector<std::size_t> kept(count, where_given(opts) ? 0 : length);
   if (where_given(opts)) {
@@ -211,16 +231,28 @@ void Engine::masked_per(Op op, Per per, const detail::MatrixInput& a, const deta
       using R = op_result_t<O, T>;
       detail::MatrixInput run = a;
       std::unique_ptr<T[]> copy;
+      std::shared_ptr<detail::Allocation> resident;
       if (where_given(opts)) {
-        copy = masked_copy<T>(op, static_cast<const T*>(a.data), a.rows, a.cols, a.ld, 1, opts.where);
-        run = detail::host_matrix(MatrixView<const T>{copy.get(), a.rows, a.cols, a.cols});
+        const T fill = fill_value<T>(op);
+        if (a.in_buffer) {
+          resident = detail::select_resident(*exec_, a.dtype, detail::elements_of(a), opts.where, nullptr,
+                                             detail::SelectArgs::Shift::none, a.dtype, &fill);
+          run = detail::resident_matrix(a.dtype, resident, a.rows, a.cols);
+        } else {
+          copy = masked_copy<T>(fill, static_cast<const T*>(a.data), a.rows, a.cols, a.ld, 1, opts.where);
+          run = detail::host_matrix(MatrixView<const T>{copy.get(), a.rows, a.cols, a.cols});
+        }
       }
       if constexpr (info(O).result == ResultKind::mean) {
         for (std::size_t k = 0; k < count; ++k)
           if (kept[k] == 0)
             throw all_masked(info(O).name, " of " + std::string(to_string(per)) + " " + std::to_string(k));
-        double* o = static_cast<double*>(out.data);
+        std::vector<double> o(count);
         if constexpr (std::is_integral_v<T>) {  // (the exact sums: the same in any order, so added here)
+          if (resident) {                       // (the masked copy, here: the exact sums are added on the host)
+            copy = std::make_unique_for_overwrite<T[]>(a.rows * a.cols);
+            if (a.rows * a.cols > 0) resident->download(0, copy.get(), a.rows * a.cols * sizeof(T));
+          }
           std::vector<detail::ExactSum> sums(count);
           for_each_by_result(per, a.rows, a.cols, [&](std::size_t r, std::size_t c) {
             const T v = copy[r * a.cols + c];
@@ -229,17 +261,29 @@ void Engine::masked_per(Op op, Per per, const detail::MatrixInput& a, const deta
           });
           for (std::size_t k = 0; k < count; ++k) o[k] = detail::mean_value(sums[k], double(kept[k]));
         } else {
-          std::vector<sum_result_t<T>> sums(count);
-          reduce_per(Op::sum, per, run, detail::host_output(std::span<sum_result_t<T>>(sums)), plain);
+          using S = sum_result_t<T>;
+          std::vector<S> sums(count);
+          if (resident) {  // (a Buffer input: its sums in a Buffer, then here)
+            const auto on_device = exec_->allocate(count, sizeof(S));
+            reduce_per(Op::sum, per, run, detail::resident_output(on_device, count, sizeof(S)), plain);
+            on_device->download(0, sums.data(), count * sizeof(S));
+          } else {
+            reduce_per(Op::sum, per, run, detail::host_output(std::span<S>(sums)), plain);
+          }
           for (std::size_t k = 0; k < count; ++k) o[k] = detail::mean_value(sums[k], double(kept[k]));
         }
+        detail::write_results(out, o.data(), count);
       } else {
         const std::optional<R> init =
             opts.initial ? std::optional<R>(initial_as<R>(*opts.initial)) : std::nullopt;  // (before any write)
-        R* o = static_cast<R*>(out.data);
         if (!init || length > 0) reduce_per(op, per, run, out, plain);
-        if (init)  // (a row or column with no element kept: initial itself, -0.0 included)
+        if (init) {  // (a row or column with no element kept: initial itself, -0.0 included)
+          const auto o = std::make_unique<R[]>(count);  // (a Buffer's results combined here: the call waits)
+          if (length > 0 && out.in_buffer) out.allocation->download(0, o.get(), count * sizeof(R));
+          if (length > 0 && !out.in_buffer) std::copy_n(static_cast<const R*>(out.data), count, o.get());
           for (std::size_t k = 0; k < count; ++k) o[k] = kept[k] == 0 ? *init : combine(info(O).identity, o[k], *init);
+          detail::write_results(out, o.get(), count);
+        }
       }
     });
   });

@@ -235,6 +235,30 @@ void check_engine(Backend backend, int devices) {
       CHECK(hm == hs);
     }
   }
+  SUBCASE("where= and var / std of sharded Buffers: the single-device engine's bits") {
+    const std::size_t rows = 900, cols = 7, n = rows * cols;  // (more than one shard's elements)
+    const auto x = values_for<float>(n, 12);
+    std::vector<unsigned char> keep_bytes(n);
+    for (std::size_t i = 0; i < n; ++i) keep_bytes[i] = i % 3 != 1;
+    const std::span<const bool> keep(reinterpret_cast<const bool*>(keep_bytes.data()), n);
+    const ReduceOptions det{.deterministic = true, .where = keep};
+    const auto bm = multi.upload(x), bs = single.upload(x);
+    CHECK(test::same_bits(multi.sum(bm, det), single.sum(bs, det)));
+    CHECK(test::same_bits(multi.sum(bm.view(1, n / 3, 3), {.deterministic = true, .where = keep.first(n / 3)}),
+                          single.sum(bs.view(1, n / 3, 3), {.deterministic = true, .where = keep.first(n / 3)})));
+    CHECK(test::same_bits(multi.var(bm, 1.0, det), single.var(bs, 1.0, det)));
+    CHECK(test::same_bits(multi.std(bm, 0.0, {.deterministic = true}), single.std(bs, 0.0, {.deterministic = true})));
+    for (tandem::Per per : {tandem::Per::row, tandem::Per::col}) {
+      const std::size_t outs = per == tandem::Per::row ? rows : cols;
+      auto om = multi.buffer<float>(outs), os = single.buffer<float>(outs);
+      multi.var(bm.matrix(rows, cols), per, om, 1.0, det);
+      single.var(bs.matrix(rows, cols), per, os, 1.0, det);
+      CHECK(test::same_bits(std::span<const float>(om.to_vector()), std::span<const float>(os.to_vector())));
+      multi.sum(bm.matrix(rows, cols), per, om, det);
+      single.sum(bs.matrix(rows, cols), per, os, det);
+      CHECK(test::same_bits(std::span<const float>(om.to_vector()), std::span<const float>(os.to_vector())));
+    }
+  }
   SUBCASE("errors") {
     const auto x = values_for<float>(3 * 4096, 1);
     const auto b = multi.upload(x);

@@ -256,16 +256,42 @@ TANDEM_BACKEND_TEST(where_initial_errors, "where/initial: the calls that take ne
           eng.var(tandem::MatrixView<const float>{nullptr, 2, 2, 2}, Per::row, std::span(two), 0.0, {.where = four});
         }) == Arg::input);
   const tandem::Buffer<float> b = eng.upload(std::span<const float>(x));
-  CHECK(arg_of([&] { (void)eng.sum(b, {.where = keep}); }) == Arg::where);
-  CHECK(eng.sum(b, {.initial = 4}) == 10.0f);  // (a Buffer input: initial is combined with the result)
   const tandem::Buffer<float> out = eng.buffer<float>(1);
   CHECK(arg_of([&] { eng.sum_into(b, out, 0, {.initial = 1}); }) == Arg::initial);
   CHECK(arg_of([&] { eng.sum_into(b, out, 0, {.where = keep}); }) == Arg::where);
-  std::vector<float> rows(1);
   const tandem::BufferMatrix<float> bm{&b, 0, 1, 3, 3};
   const tandem::Buffer<float> row_out = eng.buffer<float>(1);
-  CHECK(arg_of([&] { eng.sum(bm, Per::row, row_out, {.initial = 1}); }) == Arg::initial);
-  CHECK(arg_of([&] { eng.sum(bm, Per::row, row_out, {.where = keep}); }) == Arg::where);
+  CHECK(arg_of([&] { eng.sum(bm, Per::row, row_out, {.where = std::span<const bool>(keep, 2)}); }) == Arg::where);
+  CHECK(arg_of([&] { (void)eng.sum(b.view(1, 3), {.where = keep}); }) == Arg::input);  // (past the Buffer)
+  CHECK(arg_of([&] { (void)eng.var(b.view(1, 3), 0.0); }) == Arg::input);
+}
+
+TANDEM_BACKEND_TEST(where_buffers, "where/initial: Buffer inputs give the host inputs' results") {
+  // 1, 2, 3 with the 2 masked, in a Buffer: a vector, a stride-2 view and a 2 x 3 matrix (ld 3).
+  const std::vector<float> x = {1.0f, 2.0f, 3.0f, -4.0f, 8.0f, 0.5f};
+  const bool keep[] = {true, false, true}, keep6[] = {true, false, true, false, true, true};
+  const tandem::Buffer<float> b = eng.upload(std::span<const float>(x));
+  CHECK(eng.sum(b.view(0, 3), {.where = keep}) == 4.0f);
+  CHECK(eng.mean(b.view(0, 3), {.where = keep}) == 2.0);
+  CHECK(eng.sum(b.view(0, 3, 2), {.where = keep}) == 9.0f);  // 1 + 8 (3 masked)
+  CHECK(eng.max(b.view(0, 3), {.where = keep, .initial = -100}) == 3.0f);
+  CHECK(eng.sum(b.view(0, 3), {.initial = 4}) == 10.0f);
+  const tandem::BufferMatrix<float> bm{&b, 0, 2, 3, 3};
+  const tandem::Buffer<float> rows = eng.buffer<float>(2);
+  eng.sum(bm, Per::row, rows, {.where = keep6});
+  CHECK(rows.to_vector() == std::vector<float>{4.0f, 8.5f});
+  eng.sum(bm, Per::row, rows, {.where = keep6, .initial = 1});  // (combined on the host)
+  CHECK(rows.to_vector() == std::vector<float>{5.0f, 9.5f});
+  const tandem::Buffer<double> means = eng.buffer<double>(3);
+  eng.mean(bm, Per::col, means, {.where = keep6});  // columns 1, (2 and 8: 2 masked), 3 and 0.5
+  CHECK(means.to_vector() == std::vector<double>{1.0, 8.0, 1.75});
+  // Integer means, exact: two int64 elements near 2^62 kept, one masked.
+  const std::vector<std::int64_t> big = {std::int64_t(1) << 62, -7, (std::int64_t(1) << 62) + 2};
+  const tandem::Buffer<std::int64_t> bb = eng.upload(std::span<const std::int64_t>(big));
+  CHECK(eng.mean(bb, {.where = keep}) == double((std::int64_t(1) << 62) + 1));
+  const tandem::Buffer<double> one_mean = eng.buffer<double>(1);
+  eng.mean(tandem::BufferMatrix<std::int64_t>{&bb, 0, 1, 3, 3}, Per::row, one_mean, {.where = keep});
+  CHECK(one_mean.to_vector()[0] == double((std::int64_t(1) << 62) + 1));
 }
 
 TANDEM_BACKEND_TEST(where_var_std, "where: var/std over a mask equal var/std of the kept elements") {

@@ -1,14 +1,15 @@
 // ReduceOptions::where and ReduceOptions::initial in the conformance matrix (conformance.hpp): every op x element
 // type x data x size x form (span, StridedView with stride 3 and 0, per row and per column of a padded matrix)
-// x mask (none, about two elements in three kept, none kept) x initial (absent, present) x every kernel x
-// deterministic off / on. The reference is the op over the kept elements, with initial as its first element
-// (the initial values are chosen so that they are elements of the compute type: 1 for the sums, whose square is
-// 1 too); deterministic mode's floats are judged bit for bit against the canonical order over the input with
-// the masked elements replaced by the op's identity (+0.0, 1), then combined with initial, and compared across
-// backends. A call that takes neither (argmin / argmax with either, mean with initial, min / max masked
-// without initial, a mean keeping nothing) must throw tandem::Error.
+// x memory (host, the same views of a Buffer: its masked copy made where it lies) x mask (none, about two elements in
+// three kept, none kept) x initial (absent, present) x every kernel x deterministic off / on. The reference is the op
+// over the kept elements, with initial as its first element (the initial values are chosen so that they are elements of
+// the compute type: 1 for the sums, whose square is 1 too); deterministic mode's floats are judged bit for bit against
+// the canonical order over the input with the masked elements replaced by the op's identity (+0.0, 1), then combined
+// with initial, and compared across backends. A call that takes neither (argmin / argmax with either, mean with
+// initial, min / max masked without initial, a mean keeping nothing) must throw tandem::Error.
 #include <cmath>
 #include <span>
+#include <stdexcept>
 
 #include "verify/cases.hpp"
 #include "verify/rng.hpp"
@@ -148,66 +149,94 @@ void cases(const tandem::Engine& eng, Report& report) {
         Vector<T> arena(std::max<std::size_t>(3 * rows * cols, rows * (cols + 2)) + 1, poison<T>(false));
         for (std::size_t i = 0; i < rows * cols; ++i)
           arena[per ? (i / cols) * (cols + 2) + i % cols : form == Form::strided ? 3 * i : i] = x[i];
-        const std::string data = type + (exact ? " exact " : " random ") + kFormNames[int(form)] +
-                                 " n=" + std::to_string(n) + (repeated ? " (one element repeated)" : "");
-        for (Mask mask : {Mask::none, Mask::some, Mask::nothing}) {
-          const Vector<bool> keep = mask_of(mask, rows * cols, n + 5);
-          std::vector<Slice<C>> slices(count);
-          for (std::size_t v = 0; v < count; ++v)
-            for (std::size_t k = 0; k < len; ++k) {
-              const std::size_t i = form == Form::per_row ? v * cols + k : per ? k * cols + v : k;
-              slices[v].values.push_back(C(x[repeated ? n - 1 : i]));
-              if (mask != Mask::none) slices[v].keep.push_back(keep[i]);
-            }
-          for (bool with_initial : {false, true})
-            for_each_op([&]<Op O>() {
-              const std::optional<double> init =
-                  with_initial ? std::optional<double>(initial_for<O, C>()) : std::optional<double>();
-              bool empty_slice = false;
-              for (const Slice<C>& s : slices) {
-                std::size_t k = 0;
-                for (std::size_t i = 0; i < s.values.size(); ++i) k += s.kept(i);
-                empty_slice = empty_slice || k == 0;
+        for (bool in_buffer : {false, true}) {
+          const tandem::Buffer<T> arena_buffer = in_buffer ? eng.upload<T>(arena) : tandem::Buffer<T>();
+          const tandem::Buffer<T> x_buffer = in_buffer && repeated ? eng.upload<T>(x) : tandem::Buffer<T>();
+          const std::string data = type + (exact ? " exact " : " random ") + kFormNames[int(form)] +
+                                   (in_buffer ? " of a Buffer" : "") + " n=" + std::to_string(n) +
+                                   (repeated ? " (one element repeated)" : "");
+          for (Mask mask : {Mask::none, Mask::some, Mask::nothing}) {
+            const Vector<bool> keep = mask_of(mask, rows * cols, n + 5);
+            std::vector<Slice<C>> slices(count);
+            for (std::size_t v = 0; v < count; ++v)
+              for (std::size_t k = 0; k < len; ++k) {
+                const std::size_t i = form == Form::per_row ? v * cols + k : per ? k * cols + v : k;
+                slices[v].values.push_back(C(x[repeated ? n - 1 : i]));
+                if (mask != Mask::none) slices[v].keep.push_back(keep[i]);
               }
-              const tandem::ResultKind kind = tandem::info(O).result;
-              const bool empty_refused = empty_slice && (kind == tandem::ResultKind::mean ||
-                                                         (tandem::info(O).empty == tandem::EmptyRule::error && !init));
-              for (const Mode& m : modes) {
-                if (mask == Mask::none && !with_initial) continue;  // (the plain reduction: reduce_cases.cpp)
-                const bool refused = !takes<O, T>(mask, with_initial) || kernel_refuses<O, T>(m, per) || empty_refused;
-                const std::string what =
-                    backend + ": " + data + kMaskNames[int(mask)] + (init ? " initial " + show(*init) : std::string()) +
-                    " " + tandem::to_string(O) + " kernel " + m.kernel->name + (m.det ? " deterministic" : "");
-                tandem::ReduceOptions o{m.kernel->name, m.det};
-                if (mask != Mask::none) o.where = std::span<const bool>(keep.data(), rows * cols);
-                o.initial = init;
-                using R = tandem::op_result_t<O, T>;
-                auto call = [&] {
-                  Vector<R> out(count);
-                  const T* first = arena.data();
-                  if (per)
-                    eng.reduce<O>(tandem::MatrixView<const T>{first, rows, cols, cols + 2},
-                                  form == Form::per_row ? tandem::Per::row : tandem::Per::col,
-                                  std::span<R>(out.data(), count), o);
-                  else if (form == Form::span)
-                    out[0] = eng.reduce<O>(std::span<const T>(first, n), o);
-                  else
-                    out[0] = eng.reduce<O>(
-                        tandem::StridedView<T>{repeated ? x.data() + n - 1 : first, n, std::size_t(repeated ? 0 : 3)},
-                        o);
-                  return out;
-                };
-                one_case(report, eng, what, refused, *m.kernel, call, [&](const Vector<R>& got) {
-                  if (m.det)
-                    report.deterministic_bits(
-                        backend, data + kMaskNames[int(mask)] + (init ? " initial" : "") + " " + tandem::to_string(O),
-                        what, bytes_of(got.data(), count));
-                  return first_wrong(
-                      count, per ? slice_name(form == Form::per_row ? tandem::Per::row : tandem::Per::col) : nullptr,
-                      [&](std::size_t v) { return judge<O, T>(got[v], slices[v], init, repeated, m.det, exact); });
-                });
-              }
-            });
+            for (bool with_initial : {false, true})
+              for_each_op([&]<Op O>() {
+                const std::optional<double> init =
+                    with_initial ? std::optional<double>(initial_for<O, C>()) : std::optional<double>();
+                bool empty_slice = false;
+                for (const Slice<C>& s : slices) {
+                  std::size_t k = 0;
+                  for (std::size_t i = 0; i < s.values.size(); ++i) k += s.kept(i);
+                  empty_slice = empty_slice || k == 0;
+                }
+                const tandem::ResultKind kind = tandem::info(O).result;
+                const bool empty_refused =
+                    empty_slice &&
+                    (kind == tandem::ResultKind::mean || (tandem::info(O).empty == tandem::EmptyRule::error && !init));
+                for (const Mode& m : modes) {
+                  if (mask == Mask::none && !with_initial) continue;  // (the plain reduction: reduce_cases.cpp)
+                  const bool refused =
+                      !takes<O, T>(mask, with_initial) || kernel_refuses<O, T>(m, per) || empty_refused;
+                  const std::string what = backend + ": " + data + kMaskNames[int(mask)] +
+                                           (init ? " initial " + show(*init) : std::string()) + " " +
+                                           tandem::to_string(O) + " kernel " + m.kernel->name +
+                                           (m.det ? " deterministic" : "");
+                  tandem::ReduceOptions o{m.kernel->name, m.det};
+                  if (mask != Mask::none) o.where = std::span<const bool>(keep.data(), rows * cols);
+                  o.initial = init;
+                  using R = tandem::op_result_t<O, T>;
+                  const tandem::Per along = form == Form::per_row ? tandem::Per::row : tandem::Per::col;
+                  auto call = [&] {
+                    Vector<R> out(count);
+                    if (in_buffer) {  // (per row / column: into a Buffer one longer, whose last element stays)
+                      if (per) {
+                        using B = tandem::op_buffer_result_t<O, T>;
+                        const auto dst = eng.upload<B>(Vector<B>(count + 1, B(5)));
+                        eng.reduce<O>(tandem::BufferMatrix<T>{&arena_buffer, 0, rows, cols, cols + 2}, along, dst, o);
+                        const auto back = dst.to_vector();
+                        if (!same_bits(B(back[count]), B(5)))
+                          throw std::runtime_error("wrote past its results in the output Buffer");
+                        for (std::size_t i = 0; i < count; ++i) out[i] = R(B(back[i]));
+                      } else if (form == Form::span) {
+                        out[0] = eng.reduce<O>(tandem::BufferView<T>{&arena_buffer, 0, n, 1}, o);
+                      } else {
+                        out[0] = eng.reduce<O>(repeated ? tandem::BufferView<T>{&x_buffer, n - 1, n, 0}
+                                                        : tandem::BufferView<T>{&arena_buffer, 0, n, 3},
+                                               o);
+                      }
+                      return out;
+                    }
+                    const T* first = arena.data();
+                    if (per)
+                      eng.reduce<O>(tandem::MatrixView<const T>{first, rows, cols, cols + 2}, along,
+                                    std::span<R>(out.data(), count), o);
+                    else if (form == Form::span)
+                      out[0] = eng.reduce<O>(std::span<const T>(first, n), o);
+                    else
+                      out[0] = eng.reduce<O>(
+                          tandem::StridedView<T>{repeated ? x.data() + n - 1 : first, n, std::size_t(repeated ? 0 : 3)},
+                          o);
+                    return out;
+                  };
+                  one_case(report, eng, what, refused, *m.kernel, call, [&](const Vector<R>& got) {
+                    if (m.det)  // (host and Buffer forms under one key: the same bits)
+                      report.deterministic_bits(backend,
+                                                type + (exact ? " exact " : " random ") + kFormNames[int(form)] +
+                                                    " n=" + std::to_string(n) + kMaskNames[int(mask)] +
+                                                    (init ? " initial" : "") + " " + tandem::to_string(O),
+                                                what, bytes_of(got.data(), count));
+                    return first_wrong(
+                        count, per ? slice_name(form == Form::per_row ? tandem::Per::row : tandem::Per::col) : nullptr,
+                        [&](std::size_t v) { return judge<O, T>(got[v], slices[v], init, repeated, m.det, exact); });
+                  });
+                }
+              });
+          }
         }
       }
   }

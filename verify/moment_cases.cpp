@@ -1,5 +1,6 @@
 // var and std in the conformance matrix (conformance.hpp): element type x data x size x layout x form (span,
-// std::vector, StridedView with stride 3 and 0, per row and per column with ld > cols and ld 0) x mask (none,
+// std::vector, StridedView with stride 3 and 0, views of a Buffer at offset 1 with stride 1, 3 and 0, per row
+// and per column with ld > cols and ld 0 of host memory and of a Buffer) x mask (none,
 // or ReduceOptions::where keeping about two elements in three) x ddof (0, 1) x deterministic off / on, with
 // kernel "auto" (the kernel the two passes run). Each result is judged against references written here from
 // the documented definition (include/tandem/engine.hpp):
@@ -12,6 +13,7 @@
 // kept - ddof <= 0 must throw tandem::Error.
 #include <cmath>
 #include <span>
+#include <stdexcept>
 
 #include "verify/cases.hpp"
 #include "verify/rng.hpp"
@@ -155,9 +157,17 @@ std::string setting_name(const MomentCase& s) {
          (s.det ? " deterministic" : "");
 }
 
-enum class Form { span, misaligned, range, strided, zero_stride };
-constexpr const char* kFormNames[] = {"span", "misaligned span", "std::vector", "StridedView stride 3",
-                                      "StridedView stride 0"};
+enum class Form { span, misaligned, range, strided, zero_stride, buffer, buffer_strided, buffer_zero_stride };
+constexpr const char* kFormNames[] = {"span",
+                                      "misaligned span",
+                                      "std::vector",
+                                      "StridedView stride 3",
+                                      "StridedView stride 0",
+                                      "BufferView offset 1",
+                                      "BufferView stride 3",
+                                      "BufferView stride 0"};
+constexpr Form kForms[] = {Form::span,        Form::misaligned, Form::range,          Form::strided,
+                           Form::zero_stride, Form::buffer,     Form::buffer_strided, Form::buffer_zero_stride};
 
 template <class T>
 void vectors(const tandem::Engine& eng, Report& report) {
@@ -174,8 +184,11 @@ void vectors(const tandem::Engine& eng, Report& report) {
       for (std::size_t i = 0; i < n; ++i) arena[3 * i] = x[i];
       Vector<T> shifted(n + 1, poison<T>(false));
       for (std::size_t i = 0; i < n; ++i) shifted[1 + i] = x[i];
-      for (Form form : {Form::span, Form::misaligned, Form::range, Form::strided, Form::zero_stride}) {
-        const bool repeated = form == Form::zero_stride;
+      // The same three layouts in Buffers (shifted: from element 1; the arena; x, its last element repeated).
+      const tandem::Buffer<T> shifted_buffer = eng.upload<T>(shifted), arena_buffer = eng.upload<T>(arena);
+      const tandem::Buffer<T> x_buffer = eng.upload<T>(x);
+      for (Form form : kForms) {
+        const bool repeated = form == Form::zero_stride || form == Form::buffer_zero_stride;
         if (repeated && n == 0) continue;
         Slice<T> s;
         s.x = repeated ? Vector<T>(n, x[n - 1]) : x;
@@ -202,6 +215,12 @@ void vectors(const tandem::Engine& eng, Report& report) {
                 return moment(tandem::StridedView<T>{arena.data(), n, 3});
               case Form::zero_stride:
                 return moment(tandem::StridedView<T>{x.data() + n - 1, n, 0});
+              case Form::buffer:
+                return moment(tandem::BufferView<T>{&shifted_buffer, 1, n, 1});
+              case Form::buffer_strided:
+                return moment(tandem::BufferView<T>{&arena_buffer, 0, n, 3});
+              case Form::buffer_zero_stride:
+                return moment(tandem::BufferView<T>{&x_buffer, n - 1, n, 0});
             }
             throw std::logic_error("unknown form");
           };
@@ -231,47 +250,66 @@ void matrices(const tandem::Engine& eng, Report& report) {
       Vector<T> padded(sh.rows * (sh.cols + 3), poison<T>(false));
       for (std::size_t i = 0; i < sh.rows; ++i)
         for (std::size_t j = 0; j < sh.cols; ++j) padded[i * (sh.cols + 3) + j] = x[i * sh.cols + j];
+      const tandem::Buffer<T> x_buffer = eng.upload<T>(x), padded_buffer = eng.upload<T>(padded);
       const std::string data_of_x =
           type + " " + kKindNames[int(kind)] + " " + std::to_string(sh.rows) + "x" + std::to_string(sh.cols);
       for (tandem::Per per : {tandem::Per::row, tandem::Per::col})
-        for (bool repeated : {false, true}) {  // ld > cols (NaN padding), or ld 0: row 0 repeated
-          const std::size_t count = per == tandem::Per::row ? sh.rows : sh.cols;
-          const std::size_t len = per == tandem::Per::row ? sh.cols : sh.rows;
-          const tandem::MatrixView<const T> view =
-              repeated ? tandem::MatrixView<const T>{x.data(), sh.rows, sh.cols, 0}
-                       : tandem::MatrixView<const T>{padded.data(), sh.rows, sh.cols, sh.cols + 3};
-          const std::string data = data_of_x + " per " + tandem::to_string(per) + (repeated ? " (row 0 repeated)" : "");
-          for (const MomentCase& st : settings()) {
-            std::vector<Slice<T>> slices(count);
-            bool refused = false;
-            for (std::size_t v = 0; v < count; ++v) {
-              for (std::size_t k = 0; k < len; ++k) {
-                const std::size_t r = per == tandem::Per::row ? v : k, c = per == tandem::Per::row ? k : v;
-                slices[v].x.push_back(x[(repeated ? 0 : r) * sh.cols + c]);
-                if (st.masked) slices[v].keep.push_back(mask[r * sh.cols + c]);
+        for (bool in_buffer : {false, true})
+          for (bool repeated : {false, true}) {  // ld > cols (NaN padding), or ld 0: row 0 repeated
+            const std::size_t count = per == tandem::Per::row ? sh.rows : sh.cols;
+            const std::size_t len = per == tandem::Per::row ? sh.cols : sh.rows;
+            const tandem::MatrixView<const T> view =
+                repeated ? tandem::MatrixView<const T>{x.data(), sh.rows, sh.cols, 0}
+                         : tandem::MatrixView<const T>{padded.data(), sh.rows, sh.cols, sh.cols + 3};
+            const std::string data =
+                data_of_x + " per " + tandem::to_string(per) + (repeated ? " (row 0 repeated)" : "");
+            for (const MomentCase& st : settings()) {
+              std::vector<Slice<T>> slices(count);
+              bool refused = false;
+              for (std::size_t v = 0; v < count; ++v) {
+                for (std::size_t k = 0; k < len; ++k) {
+                  const std::size_t r = per == tandem::Per::row ? v : k, c = per == tandem::Per::row ? k : v;
+                  slices[v].x.push_back(x[(repeated ? 0 : r) * sh.cols + c]);
+                  if (st.masked) slices[v].keep.push_back(mask[r * sh.cols + c]);
+                }
+                refused = refused || !(double(slices[v].count()) - st.ddof > 0);
               }
-              refused = refused || !(double(slices[v].count()) - st.ddof > 0);
+              const std::string what = backend + ": " + data + (in_buffer ? " Buffer " : " ") +
+                                       (repeated ? "ld 0 " : "ld > cols ") + setting_name(st);
+              tandem::ReduceOptions o{"auto", st.det};
+              if (st.masked) o.where = std::span<const bool>(mask.data(), mask.size());
+              auto call = [&] {
+                Vector<W> out(count);
+                if (in_buffer) {  // (into a Buffer one longer, whose last element must stay)
+                  const tandem::BufferMatrix<T> m =
+                      repeated ? tandem::BufferMatrix<T>{&x_buffer, 0, sh.rows, sh.cols, 0}
+                               : tandem::BufferMatrix<T>{&padded_buffer, 0, sh.rows, sh.cols, sh.cols + 3};
+                  const auto dst = eng.upload<W>(Vector<W>(count + 1, W(5)));
+                  if (st.root)
+                    eng.std(m, per, dst, st.ddof, o);
+                  else
+                    eng.var(m, per, dst, st.ddof, o);
+                  const auto back = dst.to_vector();
+                  if (!same_bits(back[count], W(5)))
+                    throw std::runtime_error("wrote past its results in the output Buffer");
+                  for (std::size_t i = 0; i < count; ++i) out[i] = back[i];
+                  return out;
+                }
+                if (st.root)
+                  eng.std(view, per, std::span<W>(out.data(), count), st.ddof, o);
+                else
+                  eng.var(view, per, std::span<W>(out.data(), count), st.ddof, o);
+                return out;
+              };
+              one_case(report, eng, what, refused, eng.reduce_kernel_info().front(), call, [&](const Vector<W>& got) {
+                if (st.det)
+                  report.deterministic_bits(backend, data + " " + setting_name(st), what, bytes_of(got.data(), count));
+                return first_wrong(count, slice_name(per), [&](std::size_t v) {
+                  return judge<T>(got[v], slices[v], st.ddof, st.root, st.det);
+                });
+              });
             }
-            const std::string what =
-                backend + ": " + data + " " + (repeated ? "ld 0 " : "ld > cols ") + setting_name(st);
-            tandem::ReduceOptions o{"auto", st.det};
-            if (st.masked) o.where = std::span<const bool>(mask.data(), mask.size());
-            auto call = [&] {
-              Vector<W> out(count);
-              if (st.root)
-                eng.std(view, per, std::span<W>(out.data(), count), st.ddof, o);
-              else
-                eng.var(view, per, std::span<W>(out.data(), count), st.ddof, o);
-              return out;
-            };
-            one_case(report, eng, what, refused, eng.reduce_kernel_info().front(), call, [&](const Vector<W>& got) {
-              if (st.det)
-                report.deterministic_bits(backend, data + " " + setting_name(st), what, bytes_of(got.data(), count));
-              return first_wrong(count, slice_name(per),
-                                 [&](std::size_t v) { return judge<T>(got[v], slices[v], st.ddof, st.root, st.det); });
-            });
           }
-        }
     }
 }
 

@@ -33,6 +33,7 @@
 #include "common/dispatch.hpp"
 #include "common/host_reduce.hpp"
 #include "common/reduce_ops.hpp"
+#include "common/select.hpp"
 #include "common/table_check.hpp"
 
 namespace tandem::detail {
@@ -326,6 +327,7 @@ class CpuBackend final : public BackendImpl {
     cpu_canonical_chunk_values(op, dtype, data, n, stride, host_values);  // Buffers are host memory too
   }
 
+  void select(const SelectArgs& args) override { host_select(args); }  // (Buffers are host memory)
   void synchronize() override {}
   // Host memory: the CPU backend cannot tell it from other memory, and takes any readable address.
   void check_external(const void*, std::size_t) const override {}

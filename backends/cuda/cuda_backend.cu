@@ -293,6 +293,13 @@ class CudaBackend final : public detail::BackendImpl {
     reduce_canonical_chunk_values(op, dtype, data, n, stride, values, stream_);
   }
 
+  // where= and var / std of Buffers: the engine's elementwise pass (backends/cuda/select.cu), no wait.
+  void select(const detail::SelectArgs& a) override {
+    std::lock_guard lock(mutex_);
+    DeviceGuard guard(device_);
+    finish_on_error([&] { cuda::select(a, stream_); });
+  }
+
   void synchronize() override {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);

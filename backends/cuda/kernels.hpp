@@ -49,6 +49,9 @@ void reduce_canonical_sum(Op op, Dtype dtype, const void* x, std::int64_t n, std
 // out[0 .. count), device memory, on `stream`.
 void fill_empty_results(Op op, Dtype dtype, void* out, std::int64_t count, cudaStream_t stream);
 
+// The engine's elementwise pass of SelectArgs (common/backend.hpp) on `stream` (backends/cuda/select.cu).
+void select(const detail::SelectArgs& args, cudaStream_t stream);
+
 // Step 1-3 of the canonical order only: the value of every 4096-element chunk of x (n elements, stride)
 // into values[0 .. ceil(n / 4096)). A host input staged in pieces whose lengths are multiples of 4096
 // gets its chunk values piece by piece, then reduce_canonical_sum(canonical::chunk_values_op(op), ...) over all

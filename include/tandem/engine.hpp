@@ -176,11 +176,11 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   // (per row / column: of each row's or column's), as NumPy's var and std compute them, in two passes: the
   // mean (this engine's, in double: of the elements as doubles, or an integer input's exact sum; rounded to
   // var_result_t<T>), the deviations x - mean in var_result_t<T> (one exactly rounded subtraction per
-  // element, into a temporary of x's size in host memory), their sum of
+  // element, into a temporary of x's size in host memory, or in a Buffer for a Buffer input), their sum of
   // squares (this engine's sumsq), one division by n - ddof (and std's correctly rounded square root).
   // Deterministic mode runs the mean and the sum of squares in the canonical order, so the bits are the same
   // on every backend and equal to the Python module's eng.var / eng.std. Throws tandem::Error when n - ddof
-  // <= 0 (an empty input among them). Host views only.
+  // <= 0 (an empty input among them).
   template <Element T>
   var_result_t<T> var(StridedView<T> x, double ddof = 0, const ReduceOptions& o = {}) const {
     var_result_t<T> r{};
@@ -201,6 +201,28 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   var_result_t<T> std(std::span<const T> x, double ddof = 0, const ReduceOptions& o = {}) const {
     return std(StridedView<T>{x.data(), x.size(), 1}, ddof, o);
   }
+  // Buffers: the same steps where the Buffer lies (the deviations in a temporary Buffer of x's size); they
+  // wait for the result.
+  template <Element T>
+  var_result_t<T> var(BufferView<T> x, double ddof = 0, const ReduceOptions& o = {}) const {
+    var_result_t<T> r{};
+    moment_entry(false, detail::buffer_input(x), ddof, o, &r);
+    return r;
+  }
+  template <Element T>
+  var_result_t<T> std(BufferView<T> x, double ddof = 0, const ReduceOptions& o = {}) const {
+    var_result_t<T> r{};
+    moment_entry(true, detail::buffer_input(x), ddof, o, &r);
+    return r;
+  }
+  template <Element T>
+  var_result_t<T> var(const Buffer<T>& x, double ddof = 0, const ReduceOptions& o = {}) const {
+    return var(BufferView<T>{&x, 0, x.size(), 1}, ddof, o);
+  }
+  template <Element T>
+  var_result_t<T> std(const Buffer<T>& x, double ddof = 0, const ReduceOptions& o = {}) const {
+    return std(BufferView<T>{&x, 0, x.size(), 1}, ddof, o);
+  }
   template <HostRange R>
   auto var(const R& x, double ddof = 0, const ReduceOptions& o = {}) const {
     return var(std::span<const std::ranges::range_value_t<R>>(x), ddof, o);
@@ -220,6 +242,17 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   void std(MatrixView<T> a, Per per, std::span<var_result_t<std::remove_const_t<T>>> out, double ddof = 0,
            const ReduceOptions& o = {}) const {
     moment_per(true, per, detail::host_matrix(a), detail::host_output(out), ddof, o);
+  }
+  // Per row / column of a Buffer matrix into a Buffer of at least one result per row (column); waits.
+  template <Element T>
+  void var(BufferMatrix<T> a, Per per, const Buffer<var_result_t<T>>& out, double ddof = 0,
+           const ReduceOptions& o = {}) const {
+    moment_per(false, per, detail::buffer_matrix(a), detail::buffer_output(out), ddof, o);
+  }
+  template <Element T>
+  void std(BufferMatrix<T> a, Per per, const Buffer<var_result_t<T>>& out, double ddof = 0,
+           const ReduceOptions& o = {}) const {
+    moment_per(true, per, detail::buffer_matrix(a), detail::buffer_output(out), ddof, o);
   }
 
   // C = alpha * op(A) * op(B) + beta * C (MatmulOptions: trans_a, trans_b, alpha, beta, precision),

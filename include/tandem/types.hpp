@@ -163,14 +163,16 @@ struct ReduceOptions {
   // and its least for max), and the op runs on the result, so deterministic mode's bits are the same on every
   // backend and equal to the Python module's where= (but for integer means). mean divides the masked sum by the
   // number of true entries (an integer input's sum exact, where Python's where= sums integers in float64); min and max
-  // need `initial` (they have no identity: NumPy's rule); argmin / argmax take no mask. Host inputs only (not Buffers,
-  // not the *_into calls).
+  // need `initial` (they have no identity: NumPy's rule); argmin / argmax take no mask. The mask is in host memory for
+  // every input: a Buffer's masked copy is made where the Buffer lies (the mask uploaded first; a call with a mask
+  // waits). Not for the *_into calls.
   std::span<const bool> where = {};
   // NumPy's initial=: the reduction's first element, for the ops whose result is a sum or an element (sum,
   // sumsq, prod, min, max). The result is combined with it by one more operation (add, multiply, minimum,
   // maximum) in the result type; an empty input (or every element masked) gives `initial`. It is converted
   // to the result type: rounded for a float result; an integer result takes only integers in its range. Not
-  // for mean, argmin / argmax, var / std, Buffer outputs, the *_into calls or tandem::mpi::Engine.
+  // for mean, argmin / argmax, var / std, the *_into calls or tandem::mpi::Engine. Per row / column into a
+  // Buffer, the results are combined with it in host memory (the call waits).
   std::optional<long double> initial = {};  // (long double: every 64-bit integer exactly)
 };
 
