@@ -9,9 +9,7 @@
 
 namespace tandem::detail {
 
-ResidentElements elements_of(const ReduceInput& in) {
-  return {in.allocation, in.offset, 1, in.count, 0, in.stride};
-}
+ResidentElements elements_of(const ReduceInput& in) { return {in.allocation, in.offset, 1, in.count, 0, in.stride}; }
 ResidentElements elements_of(const MatrixInput& a) { return {a.allocation, a.offset, a.rows, a.cols, a.ld, 1}; }
 
 std::shared_ptr<Allocation> select_resident(const Executor& ex, Dtype dtype, const ResidentElements& e,

@@ -89,6 +89,10 @@ class PyEngine {
                         const std::vector<bool>& reduced) const;
   py::object reduce_axes(tandem::Op op, Input& in, tandem::Dtype result, const ReduceArgs& r,
                          const std::vector<bool>& reduced) const;
+  // reduce_axes of a broadcast whose copy with the reduced axes last would be large: in blocks of the
+  // kept axes, each block's copy small (python/reduce.cpp).
+  py::object reduce_in_blocks(tandem::Op op, Input& in, tandem::Dtype result, const ReduceArgs& r,
+                              const std::vector<bool>& reduced) const;
 
   tandem::Engine eng_;
   int device_ = 0;                // the engine's GPU

@@ -22,6 +22,9 @@ using tandem::Per;
 
 namespace {
 
+// The largest copy, in elements, that a per-axis reduction of a broadcast makes at once (reduce_in_blocks).
+constexpr std::int64_t kBlockElements = std::int64_t(1) << 22;
+
 // NumPy's result type of op for elements of type d: the sum of integers is int64 (uint64 for unsigned ones),
 // their mean float64,
 // an index int64, anything else the element type (computed wider inside, rounded once).
@@ -363,7 +366,10 @@ py::object PyEngine::reduce_axes(Op op, Input& in, Dtype result, const ReduceArg
   }
   if (count == 0) return done();
   MatrixPlan p;
-  if (!plan_matrix(a, reduced, p)) {  // a copy with the reduced axes last: one row per result
+  const bool planned = plan_matrix(a, reduced, p);
+  if (!planned && a.lib != Lib::other && repeats_elements(a) && count * reduced_size(a, reduced) > kBlockElements)
+    return reduce_in_blocks(op, in, result, r, reduced);  // (a broadcast: never copied whole)
+  if (!planned) {                                         // a copy with the reduced axes last: one row per result
     std::vector<bool> last(reduced.size(), false);
     std::fill(last.end() - std::count(reduced.begin(), reduced.end(), true), last.end(), true);
     a = permuted_copy(a, reduced_last(reduced), in.stream);
@@ -385,6 +391,42 @@ py::object PyEngine::reduce_axes(Op op, Input& in, Dtype result, const ReduceArg
     reduce_per<T>(*in.eng, op, tandem::BufferMatrix<T>{&buf, 0, rows, cols, ld}, p.per, out, o);
   });
   return done();
+}
+
+// Blocks along the first kept axis longer than 1: as many of its indices per block as keep the block's
+// copy within kBlockElements (at least one; a block of one index splits along the next kept axis), each
+// reduced by reduce_axes into its part of the result. One result alone is the full reduction, which reads a
+// broadcast a piece at a time. Each result is computed from its own elements as reduce_axes computes it
+// from a copy, so the bits are the same (deterministic mode's too).
+py::object PyEngine::reduce_in_blocks(Op op, Input& in, Dtype result, const ReduceArgs& r,
+                                      const std::vector<bool>& reduced) const {
+  Array& a = in.a;
+  const auto shape = result_shape(a, reduced, r.keepdims), have = result_shape(a, reduced, true);
+  ReduceArgs once = r;
+  once.keepdims = true, once.out = py::none();
+  std::size_t d = 0;
+  while (d < a.shape.size() && (reduced[d] || a.shape[d] == 1)) ++d;
+  if (d == a.shape.size())
+    return finish(reduce_all(op, in, result, once, reduced), have, in, result, result, shape, r.out);
+  const std::int64_t inner = kept_size(a, reduced) / a.shape[d], length = reduced_size(a, reduced);
+  const std::int64_t per = std::max<std::int64_t>(1, kBlockElements / std::max<std::int64_t>(1, inner * length));
+  Array value = new_array_like(a, have, result);
+  for (std::int64_t i = 0; i < a.shape[d]; i += per) {
+    const std::int64_t n = std::min(per, a.shape[d] - i);
+    py::tuple slices(a.shape.size());  // x[:, i:i + n, :]: the block (the library's own view)
+    for (std::size_t k = 0; k < a.shape.size(); ++k)
+      slices[k] =
+          py::reinterpret_steal<py::object>(k == d ? PySlice_New(py::int_(i).ptr(), py::int_(i + n).ptr(), nullptr)
+                                                   : PySlice_New(nullptr, nullptr, nullptr));
+    Input block{Array(), in.eng, in.stream, in.wait};
+    Array& b = block.a;
+    b.dtype = a.dtype, b.shape = a.shape, b.strides = a.strides, b.device = a.device, b.device_id = a.device_id;
+    b.data = static_cast<char*>(a.data) + i * a.strides[d] * std::int64_t(a.itemsize());
+    b.shape[d] = n, b.keep = a.keep[slices], b.library = a.library, b.lib = a.lib;
+    const py::object part = reduce_axes(op, block, result, once, reduced);
+    library_copy(value.keep[slices], part, a.lib);
+  }
+  return finish(value.keep, have, in, result, result, shape, r.out);
 }
 
 }  // namespace tandem_python

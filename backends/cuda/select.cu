@@ -35,8 +35,8 @@ void select(const detail::SelectArgs& a, cudaStream_t stream) {
   const Index blocks = std::min<Index>((total + kSelectBlock - 1) / kSelectBlock, Index(multiprocessor_count()) * 32);
   detail::visit_select(a, [&]<class T, class Out>(std::type_identity<T>, std::type_identity<Out>) {
     select_kernel<T, Out><<<unsigned(blocks), kSelectBlock, 0, stream>>>(
-        static_cast<const T*>(a.data), a.cols, a.ld, a.stride, a.mask, a.shift, a.shift_kind,
-        detail::fill_of<Out>(a), static_cast<Out*>(a.out), total);
+        static_cast<const T*>(a.data), a.cols, a.ld, a.stride, a.mask, a.shift, a.shift_kind, detail::fill_of<Out>(a),
+        static_cast<Out*>(a.out), total);
     TANDEM_CUDA_CHECK_LAUNCH();
   });
 }

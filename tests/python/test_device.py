@@ -356,6 +356,25 @@ def test_reduced_axes_of_broadcasts(lib):
                     check(op, g, numpy_result(op, hx, axis=axis), hx, axis=axis)
 
 
+def test_deterministic_reduced_axes_of_broadcasts(lib):
+    """Deterministic float results and integer means over several axes of a device broadcast the matrix plan
+    cannot read as one matrix: copied a block of results at a time (the library's peak memory well below a
+    copy's), or a result alone past a block in pieces, with the CPU engine's bits over one array."""
+    eng, cpu = tandem.Engine("cuda"), tandem.Engine("cpu")
+    for base, n in ((np.random.default_rng(4).uniform(-2, 2, (3, 5)).astype(np.float32), 2**20 + 3),
+                    (np.arange(2**62, 2**62 + 15, dtype=np.int64).reshape(3, 5), 2**20 + 3),
+                    (np.random.default_rng(5).uniform(-2, 2, (3, 5)), 2**21 + 1)):
+        x = broadcast(lib, to_device(lib, base), (n, 3, 5))
+        flat = np.ascontiguousarray(np.broadcast_to(base, (n, 3, 5)))
+        for axis in ((0, 1), (0, 2)):
+            for op in ("sum", "mean"):
+                got, grew = device_peak(lib, lambda: getattr(eng, op)(x, axis=axis, deterministic=True))
+                assert grew < flat.nbytes / 2 + 2**20, (op, base.dtype, axis, grew)
+                g = np.asarray(to_host(lib, got))
+                w = np.asarray(getattr(cpu, op)(flat, axis=axis, deterministic=True))
+                assert g.tobytes() == w.tobytes() and g.dtype == w.dtype, (op, base.dtype, axis)
+
+
 def test_deterministic_broadcasts_in_pieces(lib):
     """Deterministic float results of a device broadcast that is not one run: chunks of 4096 elements exactly,
     one chunk and a bit, pieces past 2^20 elements, and the special values, with the CPU engine's bits."""

@@ -204,13 +204,24 @@ def test_reduced_axes_of_broadcasts(eng):
                     np.testing.assert_allclose(np.asarray(g, np.float64), w, rtol=rtol, err_msg=str((dt, axis)))
                 else:
                     check(op, g, numpy_result(op, x, axis=axis), x, axis=axis)
-            # deterministic mode, and integer means: every element read (a copy), with the bits of one array
+            # deterministic mode, and integer means: every element read, copied a block of results at a time
+            # (at most 2^22 elements: under half of a copy of the broadcast here), with the bits of one array
             for op in ("sum", "mean"):
                 for det in (True, False) if op == "mean" else (True,):
-                    got, want = getattr(eng, op)(x, axis=axis, deterministic=det), getattr(eng, op)(
-                        np.ascontiguousarray(x), axis=axis, deterministic=det)
+                    got, peak = traced_peak(lambda: getattr(eng, op)(x, axis=axis, deterministic=det))
+                    want = getattr(eng, op)(np.ascontiguousarray(x), axis=axis, deterministic=det)
                     if det or not np.issubdtype(dt, np.floating):
                         assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (op, dt, axis, det)
+                        assert peak < x.size * x.itemsize / 2 + 2**20, (op, dt, axis, det, peak)
+    # One result's elements alone past a block (3 * (2^21 + 1) > 2^22): each result a full reduction, which reads
+    # the broadcast a piece at a time (a copy: 126 MB and more), with the bits of one array.
+    for base in (values(15, np.float32, seed=3), np.arange(2**62, 2**62 + 15, dtype=np.int64)):
+        big = np.broadcast_to(base.reshape(3, 5), (2**21 + 1, 3, 5))
+        for op in ("sum", "mean"):
+            got, peak = traced_peak(lambda: getattr(eng, op)(big, axis=(0, 1), deterministic=True))
+            assert peak < 20 * 2**20, (op, big.dtype, peak)
+            want = getattr(eng, op)(np.ascontiguousarray(big), axis=(0, 1), deterministic=True)
+            assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (op, big.dtype)
     # keepdims and out= as for any reduction
     x = np.broadcast_to(np.arange(15, dtype=np.int64).reshape(3, 5), (7, 3, 5))
     out = np.zeros((1, 1, 5), np.int64)
