@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/modules.hpp"
+#include "python/layout.hpp"
 
 namespace tandem_python {
 
@@ -581,12 +582,12 @@ bool device_stream(const py::object& x, std::uintptr_t& stream, int& device, py:
 }
 
 Array converted(const Array& a, Dtype d, std::uintptr_t stream) {
-  if (!a.device) return host_array(library_cast(a.keep, Lib::numpy, d));
+  if (!a.device) return host_array(cast_keeping_repeats(a, d));  // (a broadcast stays one)
   if (a.lib != Lib::torch && a.lib != Lib::cupy)
     throw tandem::type_error("tandem: dtype= converts the input, which tandem does for CuPy and PyTorch arrays only");
   std::optional<CupyDevice> on;
   if (a.lib == Lib::cupy) on.emplace(a);
-  py::object x = library_cast(a.keep, a.lib, d);
+  py::object x = cast_keeping_repeats(a, d);
   on.reset();
   return device_array(x, stream);
 }

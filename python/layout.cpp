@@ -170,4 +170,23 @@ void copy_elements(const Array& a, std::int64_t begin, std::int64_t count, void*
   });
 }
 
+py::tuple first_of_repeats(const Array& a) {
+  py::tuple index(a.shape.size());
+  for (std::size_t d = 0; d < a.shape.size(); ++d)
+    index[d] = a.shape[d] > 1 && a.strides[d] == 0 ? py::slice(0, 1, 1) : py::slice(py::none(), py::none(), py::none());
+  return index;
+}
+
+py::object broadcast_view(const py::object& y, Lib lib, const std::vector<std::int64_t>& shape) {
+  py::tuple t(shape.size());
+  for (std::size_t d = 0; d < shape.size(); ++d) t[d] = py::int_(shape[d]);
+  if (lib == Lib::torch) return y.attr("expand")(t);
+  return py::module_::import(lib == Lib::cupy ? "cupy" : "numpy").attr("broadcast_to")(y, t);
+}
+
+py::object cast_keeping_repeats(const Array& a, tandem::Dtype d) {
+  if (!repeats_elements(a) || a.lib == Lib::other) return library_cast(a.keep, a.lib, d);
+  return broadcast_view(library_cast(a.keep[first_of_repeats(a)], a.lib, d), a.lib, a.shape);
+}
+
 }  // namespace tandem_python

@@ -38,6 +38,13 @@ std::int64_t reduced_size(const Array& a, const std::vector<bool>& reduced);
 // Elements [begin, begin + count) of host array `a` in C order, copied one after the other into dst (a's
 // element type): a piece of an array whose memory no view expresses (a broadcast that is not one run).
 void copy_elements(const Array& a, std::int64_t begin, std::int64_t count, void* dst);
+// Broadcasts kept broadcast: the index that takes a's repeated dimensions (stride 0, length > 1) as length
+// 1 (0:1) and all of the others; y (an array of library lib whose shape broadcasts to `shape`) as a view of
+// that shape (broadcast_to, PyTorch's expand); and a's elements cast to d by its library, of a broadcast only
+// its distinct elements, broadcast again (the same values, no copy of the repeats).
+py::tuple first_of_repeats(const Array& a);
+py::object broadcast_view(const py::object& y, Lib lib, const std::vector<std::int64_t>& shape);
+py::object cast_keeping_repeats(const Array& a, tandem::Dtype d);
 // NumPy's text for a shape: "(3, 4)", "(5,)", "()".
 std::string shape_text(const std::vector<std::int64_t>& shape);
 

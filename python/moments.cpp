@@ -2,8 +2,9 @@
 // and the steps of Engine::var (engine/moments.cpp), so both give the same bits: the mean over the reduced
 // axes (eng.mean, the reduced axes kept as 1, rounded to the working type), the deviations x - mean by the
 // array's library (NumPy, CuPy or PyTorch: one exactly rounded subtraction per element, into a temporary of
-// x's size), their sum of squares (eng.sumsq), divided by n - ddof (and for std its correctly rounded square
-// root). With deterministic=True the bits are the same on every backend and run.
+// x's size; of a broadcast's distinct elements, broadcast again), their sum of squares (eng.sumsq), divided by n - ddof
+// (and for std its correctly rounded square root). With deterministic=True the bits are the same on every backend and
+// run.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -61,7 +62,10 @@ py::object PyEngine::moment(bool root, const py::object& x, const ReduceArgs& r,
   const bool masked = where_given(r.where);
   const py::object mask = masked ? where_mask(r.where, in, std::string(what) + "(where=)") : py::none();
   if (double(n) - ddof <= 0 && !(masked && n > 0)) warn("Degrees of freedom <= 0 for slice");
-  const py::object xw = d == work ? in.a.keep : library_cast(in.a.keep, in.a.lib, work);
+  // (a broadcast: cast and subtracted from its mean as its distinct elements, broadcast again, so that no
+  // temporary holds its repeats)
+  const bool repeats = !masked && repeats_elements(in.a) && in.a.lib != Lib::other;
+  const py::object xw = d == work ? in.a.keep : cast_keeping_repeats(in.a, work);
   const py::object dtype_arg = numpy_dtype(work);
 
   ReduceArgs pass{r.axis, dtype_arg, py::none()};
@@ -79,7 +83,14 @@ py::object PyEngine::moment(bool root, const py::object& x, const ReduceArgs& r,
     py::object mean = reduce(Op::mean, in.a.keep, pass);
     if (work != Dtype::f64) mean = library_cast(mean, in.a.lib, work);
     pass.where = py::none(), pass.dtype = dtype_arg;
-    py::object deviations = lib.attr(in.a.lib == Lib::torch ? "sub" : "subtract")(xw, mean);
+    const char* subtract = in.a.lib == Lib::torch ? "sub" : "subtract";
+    py::object deviations;
+    if (repeats) {  // (the mean too is the same along a kept repeated axis)
+      const py::tuple first = first_of_repeats(in.a);
+      deviations = broadcast_view(lib.attr(subtract)(xw[first], mean[first]), in.a.lib, in.a.shape);
+    } else {
+      deviations = lib.attr(subtract)(xw, mean);
+    }
     if (masked) {  // (the masked elements' deviations, inf or NaN among them, as 0)
       Input dev;
       dev.a.lib = in.a.lib, dev.a.keep = deviations, dev.a.dtype = work;

@@ -179,6 +179,42 @@ def test_broadcasts_are_read_in_place(eng):
     assert eng.argmin(big) == 0 and eng.max(big) == np.float32(0.75) and eng.mean(big) == 0.75
 
 
+def test_moments_and_casts_of_broadcasts(eng):
+    # var / std cast a broadcast and subtract its mean as its distinct elements, broadcast again, and dtype=
+    # converts only the distinct elements: no temporary of the broadcast's size (tracemalloc, each call: a
+    # copy of these takes 67 MB or more; the largest result here is 4 MB), with the bits of the same elements
+    # in one array in deterministic mode and NumPy's float64 value within the result type's bound otherwise.
+    for dt in (np.float32, np.int32, np.float16):
+        b = np.broadcast_to(values(64, dt, seed=11), (2**19, 64))
+        flat = np.ascontiguousarray(b)
+        for axis in (None, 0, 1):
+            for det in (False, True):
+                calls = [lambda: eng.var(b, axis=axis, deterministic=det),
+                         lambda: eng.std(b, axis=axis, ddof=1, deterministic=det),
+                         lambda: eng.mean(b, axis=axis, dtype=np.float64, deterministic=det),
+                         lambda: eng.sum(b, axis=axis, dtype=np.float64, deterministic=det)]
+                got = []
+                for k, call in enumerate(calls):
+                    g, peak = traced_peak(call)
+                    assert peak < 24 * 2**20, (dt, axis, det, k, peak)
+                    got.append(g)
+                if det:  # (the same elements in one array)
+                    want = [eng.var(flat, axis=axis, deterministic=True),
+                            eng.std(flat, axis=axis, ddof=1, deterministic=True),
+                            eng.mean(flat, axis=axis, dtype=np.float64, deterministic=True),
+                            eng.sum(flat, axis=axis, dtype=np.float64, deterministic=True)]
+                    for k, (g, w) in enumerate(zip(got, want)):
+                        assert np.asarray(g).tobytes() == np.asarray(w).tobytes(), (dt, axis, k)
+                    continue
+                wide = flat.astype(np.float64)  # (NumPy in float64)
+                want = [np.var(wide, axis=axis), np.std(wide, axis=axis, ddof=1), np.mean(wide, axis=axis),
+                        np.sum(wide, axis=axis)]
+                rtol = 1e-9 if dt == np.int32 else 1e-4 if dt == np.float32 else 2e-3
+                for k, (g, w) in enumerate(zip(got, want)):
+                    np.testing.assert_allclose(np.asarray(g, np.float64), w, rtol=1e-9 if k > 1 else rtol,
+                                               err_msg=str((dt, axis, k)))
+
+
 def test_reduced_axes_of_broadcasts(eng):
     # Reductions over several axes, some of them repeats (stride 0) the matrix plan cannot read as one matrix:
     # one repeat is read where the result over the repeats follows from it (min, max; integer sums, sums of
