@@ -64,7 +64,7 @@ py::object PyEngine::moment(bool root, const py::object& x, const ReduceArgs& r,
   if (double(n) - ddof <= 0 && !(masked && n > 0)) warn("Degrees of freedom <= 0 for slice");
   // (a broadcast: cast and subtracted from its mean as its distinct elements, broadcast again, so that no
   // temporary holds its repeats)
-  const bool repeats = !masked && repeats_elements(in.a) && in.a.lib != Lib::other;
+  const bool repeats = repeats_elements(in.a) && in.a.lib != Lib::other;
   const py::object xw = d == work ? in.a.keep : cast_keeping_repeats(in.a, work);
   const py::object dtype_arg = numpy_dtype(work);
 
@@ -92,8 +92,9 @@ py::object PyEngine::moment(bool root, const py::object& x, const ReduceArgs& r,
       deviations = lib.attr(subtract)(xw, mean);
     }
     if (masked) {  // (the masked elements' deviations, inf or NaN among them, as 0)
-      Input dev;
+      Input dev;   // (repeating where the input does: masked_input keeps what the mask repeats there too)
       dev.a.lib = in.a.lib, dev.a.keep = deviations, dev.a.dtype = work;
+      if (repeats) dev.a.shape = in.a.shape, dev.a.strides = in.a.strides;
       deviations = masked_input(dev, mask, py::int_(0), what);
     }
     pass.keepdims = r.keepdims, pass.dtype = py::none();

@@ -74,10 +74,29 @@ py::object identity_fill(Op op, Dtype d) {
 
 py::object masked_input(const Input& in, const py::object& mask, const py::object& fill, const std::string& what) {
   const py::module_ lib = array_module(in.a.lib, what);
-  if (in.a.lib == Lib::torch) return lib.attr("where")(mask, in.a.keep, fill);
-  // (a NumPy scalar of the input's type, which NumPy and CuPy keep; CuPy takes no NumPy arrays)
-  const py::object value = py::module_::import("numpy").attr("asarray")(fill, numpy_dtype(in.a.dtype))[py::tuple()];
-  return lib.attr("where")(mask, in.a.keep, value);
+  // The axes along which both the input and the mask repeat (a broadcast of each): the selection made of
+  // their first elements there, broadcast again, so that no temporary holds the repeats.
+  const Array& a = in.a;
+  py::tuple first(a.shape.size());
+  bool repeats = false;
+  if (a.strides.size() == a.shape.size() && a.lib != Lib::other) {
+    const py::object strides = a.lib == Lib::torch ? mask.attr("stride")() : mask.attr("strides");
+    for (std::size_t d = 0; d < a.shape.size(); ++d) {
+      const bool both = a.shape[d] > 1 && a.strides[d] == 0 && py::cast<std::int64_t>(strides[py::int_(d)]) == 0;
+      repeats |= both;
+      first[d] = both ? py::slice(0, 1, 1) : py::slice(py::none(), py::none(), py::none());
+    }
+  }
+  const py::object m = repeats ? mask[first] : mask, x = repeats ? a.keep[first] : a.keep;
+  py::object selected;
+  if (in.a.lib == Lib::torch) {
+    selected = lib.attr("where")(m, x, fill);
+  } else {
+    // (a NumPy scalar of the input's type, which NumPy and CuPy keep; CuPy takes no NumPy arrays)
+    const py::object value = py::module_::import("numpy").attr("asarray")(fill, numpy_dtype(a.dtype))[py::tuple()];
+    selected = lib.attr("where")(m, x, value);
+  }
+  return repeats ? broadcast_view(selected, a.lib, a.shape) : selected;
 }
 
 py::object PyEngine::reduce_where(Op op, const py::object& x, const ReduceArgs& r) const {

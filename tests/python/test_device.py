@@ -395,6 +395,24 @@ def test_moments_and_casts_of_broadcasts(lib):
                 assert g.tobytes() == w.tobytes() and g.dtype == w.dtype, (dt, axis, k)
 
 
+def test_masks_of_broadcasts(lib):
+    """where= on a device broadcast whose mask repeats along the same axis: the selection made of the first
+    elements there, broadcast again (the library's memory grows far less than the 117 MB of a selection of
+    the whole), with the CPU engine's bits over the same elements and mask in one array."""
+    eng, cpu = tandem.Engine("cuda"), tandem.Engine("cpu")
+    base = np.random.default_rng(7).uniform(-3, 3, 7).astype(np.float32)
+    row = np.array([True, False, True, True, False, True, True])
+    x = broadcast(lib, to_device(lib, base), (2**22, 7))
+    keep = broadcast(lib, to_device(lib, row), (2**22, 7))
+    flat, flat_keep = np.ascontiguousarray(np.broadcast_to(base, (2**22, 7))), np.broadcast_to(row, (2**22, 7)).copy()
+    for op, kw in (("sum", {}), ("mean", {}), ("max", {"initial": -np.inf}), ("sum", {"axis": 0}), ("var", {})):
+        got, grew = device_peak(lib, lambda: getattr(eng, op)(x, where=keep, deterministic=True, **kw))
+        assert grew < 20 * 2**20, (op, kw, grew)
+        want = getattr(cpu, op)(flat, where=flat_keep, deterministic=True, **kw)
+        g = np.asarray(to_host(lib, got))
+        assert g.tobytes() == np.asarray(want).tobytes(), (op, kw)
+
+
 def test_deterministic_broadcasts_in_pieces(lib):
     """Deterministic float results of a device broadcast that is not one run: chunks of 4096 elements exactly,
     one chunk and a bit, pieces past 2^20 elements, and the special values, with the CPU engine's bits."""
