@@ -177,6 +177,13 @@ py::tuple first_of_repeats(const Array& a) {
   return index;
 }
 
+std::vector<bool> zero_strides(const py::object& y, Lib lib) {
+  const py::tuple strides = lib == Lib::torch ? y.attr("stride")() : y.attr("strides");
+  std::vector<bool> zero(strides.size());
+  for (std::size_t d = 0; d < zero.size(); ++d) zero[d] = py::cast<std::int64_t>(strides[d]) == 0;
+  return zero;
+}
+
 py::object broadcast_view(const py::object& y, Lib lib, const std::vector<std::int64_t>& shape) {
   py::tuple t(shape.size());
   for (std::size_t d = 0; d < shape.size(); ++d) t[d] = py::int_(shape[d]);

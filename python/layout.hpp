@@ -43,6 +43,8 @@ void copy_elements(const Array& a, std::int64_t begin, std::int64_t count, void*
 // that shape (broadcast_to, PyTorch's expand); and a's elements cast to d by its library, of a broadcast only
 // its distinct elements, broadcast again (the same values, no copy of the repeats).
 py::tuple first_of_repeats(const Array& a);
+// Whether each dimension of y (an array of library lib, NumPy, CuPy or PyTorch) has stride 0.
+std::vector<bool> zero_strides(const py::object& y, Lib lib);
 py::object broadcast_view(const py::object& y, Lib lib, const std::vector<std::int64_t>& shape);
 py::object cast_keeping_repeats(const Array& a, tandem::Dtype d);
 // NumPy's text for a shape: "(3, 4)", "(5,)", "()".

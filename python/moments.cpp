@@ -85,8 +85,16 @@ py::object PyEngine::moment(bool root, const py::object& x, const ReduceArgs& r,
     pass.where = py::none(), pass.dtype = dtype_arg;
     const char* subtract = in.a.lib == Lib::torch ? "sub" : "subtract";
     py::object deviations;
-    if (repeats) {  // (the mean too is the same along a kept repeated axis)
-      const py::tuple first = first_of_repeats(in.a);
+    if (repeats) {
+      // The first element along x's repeated axes where the deviations repeat too: reduced ones (the mean is
+      // one value along them), and kept ones where the mask, if any, repeats as well (the mean is the same
+      // along them; a mask that varies there gives each index its own mean).
+      py::tuple first = first_of_repeats(in.a);
+      if (masked) {
+        const std::vector<bool> mask_repeats = zero_strides(mask, in.a.lib);
+        for (std::size_t k = 0; k < reduced.size(); ++k)
+          if (!reduced[k] && !mask_repeats[k]) first[k] = py::slice(py::none(), py::none(), py::none());
+      }
       deviations = broadcast_view(lib.attr(subtract)(xw[first], mean[first]), in.a.lib, in.a.shape);
     } else {
       deviations = lib.attr(subtract)(xw, mean);

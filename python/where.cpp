@@ -80,9 +80,9 @@ py::object masked_input(const Input& in, const py::object& mask, const py::objec
   py::tuple first(a.shape.size());
   bool repeats = false;
   if (a.strides.size() == a.shape.size() && a.lib != Lib::other) {
-    const py::object strides = a.lib == Lib::torch ? mask.attr("stride")() : mask.attr("strides");
+    const std::vector<bool> mask_repeats = zero_strides(mask, a.lib);
     for (std::size_t d = 0; d < a.shape.size(); ++d) {
-      const bool both = a.shape[d] > 1 && a.strides[d] == 0 && py::cast<std::int64_t>(strides[py::int_(d)]) == 0;
+      const bool both = a.shape[d] > 1 && a.strides[d] == 0 && mask_repeats[d];
       repeats |= both;
       first[d] = both ? py::slice(0, 1, 1) : py::slice(py::none(), py::none(), py::none());
     }

@@ -164,8 +164,9 @@ struct ReduceOptions {
   // backend and equal to the Python module's where= (but for integer means). mean divides the masked sum by the
   // number of true entries (an integer input's sum exact, where Python's where= sums integers in float64); min and max
   // need `initial` (they have no identity: NumPy's rule); argmin / argmax take no mask. The mask is in host memory for
-  // every input: a Buffer's masked copy is made where the Buffer lies (the mask uploaded first; a call with a mask
-  // waits). Not for the *_into calls.
+  // every input: a Buffer's masked copy is made where the Buffer lies (the mask uploaded first, which waits for
+  // the upload); per-row / per-column means of a Buffer finish on the host (an integer input's exact sums: from
+  // a downloaded copy). Not for the *_into calls.
   std::span<const bool> where = {};
   // NumPy's initial=: the reduction's first element, for the ops whose result is a sum or an element (sum,
   // sumsq, prod, min, max). The result is combined with it by one more operation (add, multiply, minimum,

@@ -233,6 +233,16 @@ def test_masks_of_broadcasts(eng):
             else:
                 wide = getattr(np, op)(x.astype(np.float64), where=keep, **kw)
                 np.testing.assert_allclose(np.asarray(got, np.float64), wide, rtol=1e-4, err_msg=str((op, kw)))
+    # A mask that varies along an axis the input repeats: each index of a kept one has its own mean.
+    x = np.broadcast_to(np.arange(4.0), (3, 4))
+    m = np.array([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]], bool)
+    for axis in (1, None):
+        for op in ("var", "std", "mean", "sum"):
+            for det in (False, True):
+                got = getattr(eng, op)(x, axis=axis, where=m, deterministic=det)
+                np.testing.assert_allclose(got, getattr(np, op)(x, axis=axis, where=m), rtol=1e-15, atol=0)
+                want = getattr(eng, op)(np.ascontiguousarray(x), axis=axis, where=m, deterministic=det)
+                assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (op, axis, det)
 
 
 def test_reduced_axes_of_broadcasts(eng):
