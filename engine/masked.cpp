@@ -107,24 +107,6 @@ R combine(Identity id, R r, R init) {
   }
 }
 
-// A host copy of the input's elements (count of them, `stride` apart; a matrix's rows of `cols` at `ld`) with
-// the masked ones replaced by op's identity; counts the kept ones per row / column when `per` says so.
-template <class T>
-std::unique_ptr<T[]> masked_copy(T fill, const T* x, std::size_t rows, std::size_t cols, std::size_t ld,
-                                 std::size_t stride, std::span<const bool> where) {
-  auto copy = std::make_unique_for_overwrite<T[]>(rows * cols);
-  // On oneTBB's threads, in pieces of 2^15 elements (one thread copied at about a twentieth of the speed
-  // of the reduction that reads the copy on 16 cores).
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rows * cols, std::size_t(1) << 15), [&](const auto& range) {
-    std::size_t r = range.begin() / cols, c = range.begin() % cols;
-    for (std::size_t k = range.begin(); k < range.end(); ++k) {
-      copy[k] = where[k] ? x[r * ld + c * stride] : fill;
-      if (++c == cols) c = 0, ++r;
-    }
-  });
-  return copy;
-}
-
 Error all_masked(const char* name, const std::string& where) {
   return value_error(Arg::where,
                      Message(name, where, " has no elements: every entry of ", Arg::where, " for it is false"),
@@ -178,7 +160,8 @@ void Engine::masked_entry(Op op, const detail::ReduceInput& in, const ReduceOpti
                                              detail::SelectArgs::Shift::none, in.dtype, &fill);
           run = detail::resident_input(in.dtype, resident, in.count);
         } else {
-          copy = masked_copy<T>(fill, static_cast<const T*>(in.data), 1, in.count, 0, in.stride, opts.where);
+          copy = detail::select_host<T>(in.dtype, in.data, 1, in.count, 0, in.stride, opts.where, nullptr,
+                                        detail::SelectArgs::Shift::none, fill);
           run = detail::host_input<T>(copy.get(), in.count, 1);
         }
         kept = 0;
@@ -239,7 +222,8 @@ void Engine::masked_per(Op op, Per per, const detail::MatrixInput& a, const deta
                                              detail::SelectArgs::Shift::none, a.dtype, &fill);
           run = detail::resident_matrix(a.dtype, resident, a.rows, a.cols);
         } else {
-          copy = masked_copy<T>(fill, static_cast<const T*>(a.data), a.rows, a.cols, a.ld, 1, opts.where);
+          copy = detail::select_host<T>(a.dtype, a.data, a.rows, a.cols, a.ld, 1, opts.where, nullptr,
+                                        detail::SelectArgs::Shift::none, fill);
           run = detail::host_matrix(MatrixView<const T>{copy.get(), a.rows, a.cols, a.cols});
         }
       }

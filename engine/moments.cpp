@@ -2,7 +2,8 @@
 // reductions. The mean (Op::mean, a double) rounded to the working type W = var_result_t<T>: for float and
 // the 16-bit types the mean of the elements converted to double (exactly: their sum is exact up to 2^29
 // elements, so a constant input's deviations are 0), for integers from the exact sum. Then the deviations
-// W(x) - mean into a host temporary (one rounding per element: the same on every backend), their sum of
+// W(x) - mean into a temporary by the elementwise pass of common/select.hpp (host memory, or a Buffer where
+// a Buffer input lies; one rounding per element: the same on every backend), their sum of
 // squares (Op::sumsq, in the canonical order in deterministic mode), one division by n - ddof, std's sqrt.
 // The Python module computes the same steps with the array's library (python/moments.cpp), so both give the
 // same bits.
@@ -52,7 +53,6 @@ std::size_t kept_count(const char* name, const ReduceOptions& o, std::size_t row
   for (bool k : o.where) n += k;
   return n;
 }
-bool kept(const ReduceOptions& o, std::size_t i) { return o.where.empty() || o.where[i]; }
 
 template <class W>
 W finish(W sum_of_squares, std::size_t n, double ddof, bool root) {
@@ -78,7 +78,6 @@ void Engine::moment_entry(bool root, const detail::ReduceInput& in, double ddof,
   detail::visit(in.dtype, [&]<class T>(std::type_identity<T>) {
     using W = var_result_t<T>;
     double mean = 0;
-    const T* x = static_cast<const T*>(in.data);
     if constexpr (is_floating_v<T> && !std::is_same_v<T, double>) {  // the mean of the elements as doubles
       if (resident) {
         const double zero = 0;
@@ -86,9 +85,9 @@ void Engine::moment_entry(bool root, const detail::ReduceInput& in, double ddof,
                                                   detail::SelectArgs::Shift::none, Dtype::f64, &zero);
         as_call(name, [&] { reduce_entry(Op::mean, detail::resident_input(Dtype::f64, wide, in.count), opts, &mean); });
       } else {
-        std::vector<double> wide(in.count);
-        for (std::size_t i = 0; i < in.count; ++i) wide[i] = double(compute_t<T>(x[i * in.stride]));
-        as_call(name, [&] { reduce_entry(Op::mean, detail::host_input(wide.data(), wide.size(), 1), opts, &mean); });
+        const auto wide = detail::select_host<double>(in.dtype, in.data, 1, in.count, 0, in.stride, {}, nullptr,
+                                                      detail::SelectArgs::Shift::none, 0.0);
+        as_call(name, [&] { reduce_entry(Op::mean, detail::host_input(wide.get(), in.count, 1), opts, &mean); });
       }
     } else {  // (double as it is; integers from the exact sum)
       as_call(name, [&] { reduce_entry(Op::mean, in, opts, &mean); });
@@ -102,10 +101,9 @@ void Engine::moment_entry(bool root, const detail::ReduceInput& in, double ddof,
                                              detail::SelectArgs::Shift::one, dtype_of<W>, &zero);
       as_call(name, [&] { reduce_entry(Op::sumsq, detail::resident_input(dtype_of<W>, d, in.count), plain, &sq); });
     } else {
-      const W c = W(mean);
-      std::vector<W> d(in.count);
-      for (std::size_t i = 0; i < in.count; ++i) d[i] = kept(opts, i) ? W(x[i * in.stride]) - c : W(0);
-      as_call(name, [&] { reduce_entry(Op::sumsq, detail::host_input(d.data(), d.size(), 1), plain, &sq); });
+      const auto d = detail::select_host<W>(in.dtype, in.data, 1, in.count, 0, in.stride, opts.where, &mean,
+                                            detail::SelectArgs::Shift::one, W(0));
+      as_call(name, [&] { reduce_entry(Op::sumsq, detail::host_input(d.get(), in.count, 1), plain, &sq); });
     }
     *static_cast<W*>(result) = finish(sq, n, ddof, root);
   });
@@ -176,23 +174,19 @@ void Engine::moment_per(bool root, Per per, const detail::MatrixInput& a, const 
       });
       sq_buffer->download(0, sq.data(), count * sizeof(W));
     } else {
-      const T* x = static_cast<const T*>(a.data);
       if constexpr (is_floating_v<T> && !std::is_same_v<T, double>) {  // the means of the elements as doubles
-        std::vector<double> wide(a.rows * a.cols);
-        for (std::size_t i = 0; i < a.rows; ++i)
-          for (std::size_t j = 0; j < a.cols; ++j) wide[i * a.cols + j] = double(compute_t<T>(x[i * a.ld + j]));
-        const MatrixView<const double> w{wide.data(), a.rows, a.cols, a.cols};
+        const auto wide = detail::select_host<double>(a.dtype, a.data, a.rows, a.cols, a.ld, 1, {}, nullptr,
+                                                      detail::SelectArgs::Shift::none, 0.0);
+        const MatrixView<const double> w{wide.get(), a.rows, a.cols, a.cols};
         as_call(name, [&] { reduce_per(Op::mean, per, detail::host_matrix(w), means_out, opts); });
       } else {  // (double as it is, integers from the exact sums)
         as_call(name, [&] { reduce_per(Op::mean, per, a, means_out, opts); });
       }
-      std::vector<W> d(a.rows * a.cols);
-      for (std::size_t i = 0; i < a.rows; ++i)
-        for (std::size_t j = 0; j < a.cols; ++j)
-          d[i * a.cols + j] =
-              kept(opts, i * a.cols + j) ? W(x[i * a.ld + j]) - W(means[per == Per::row ? i : j]) : W(0);
+      const auto d = detail::select_host<W>(
+          a.dtype, a.data, a.rows, a.cols, a.ld, 1, opts.where, means.data(),
+          per == Per::row ? detail::SelectArgs::Shift::row : detail::SelectArgs::Shift::col, W(0));
       as_call(name, [&] {
-        reduce_per(Op::sumsq, per, detail::host_matrix(MatrixView<const W>{d.data(), a.rows, a.cols, a.cols}),
+        reduce_per(Op::sumsq, per, detail::host_matrix(MatrixView<const W>{d.get(), a.rows, a.cols, a.cols}),
                    detail::host_output(std::span<W>(sq)), plain);
       });
     }

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "common/backend.hpp"
+#include "common/select.hpp"
 #include "engine/executor.hpp"
 
 namespace tandem::detail {
@@ -32,6 +34,30 @@ inline bool on_device(const ResidentElements& e) { return !e.allocation->sharded
 std::shared_ptr<Allocation> select_resident(const Executor& ex, Dtype dtype, const ResidentElements& e,
                                             std::span<const bool> where, const Allocation* shift,
                                             SelectArgs::Shift kind, Dtype out_dtype, const void* fill);
+
+// The same pass over a host input (data: its first element) into a new host array of rows * cols elements of
+// Out, on oneTBB's threads (host_select): a host input's masked copy, its elements as doubles, or its
+// deviations from the host doubles `shift`.
+template <class Out>
+std::unique_ptr<Out[]> select_host(Dtype dtype, const void* data, std::size_t rows, std::size_t cols, std::size_t ld,
+                                   std::size_t stride, std::span<const bool> where, const double* shift,
+                                   SelectArgs::Shift kind, Out fill) {
+  auto out = std::make_unique_for_overwrite<Out[]>(rows * cols);
+  SelectArgs args{.dtype = dtype,
+                  .data = data,
+                  .rows = std::int64_t(rows),
+                  .cols = std::int64_t(cols),
+                  .ld = std::int64_t(ld),
+                  .stride = std::int64_t(stride),
+                  .mask = where.empty() ? nullptr : where.data(),
+                  .shift = shift,
+                  .shift_kind = shift ? kind : SelectArgs::Shift::none,
+                  .out_dtype = dtype_of<Out>,
+                  .out = out.get()};
+  std::memcpy(args.fill, &fill, sizeof fill);
+  host_select(args);
+  return out;
+}
 
 // A packed Buffer input: count elements, or a rows x cols matrix (ld = cols).
 ReduceInput resident_input(Dtype dtype, const std::shared_ptr<Allocation>& a, std::size_t count);
