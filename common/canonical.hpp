@@ -21,7 +21,8 @@
 // 32 lanes are SIMD registers.) Integer sums, min and max are order-independent already.
 //
 // Matrix product C = alpha * op(A) * op(B) + beta * C (in the element type T, alpha and beta rounded
-// to T; 16-bit A and B are converted to float, exactly, and the product is the float one), for each C(i, j):
+// to T), for each C(i, j) of float (precision full) or double inputs (16-bit inputs, and float inputs whose
+// precision allows tf32: step 2's fma chain is a chain of tensor-core k-steps, common/tensor_core.hpp):
 //   1. K is cut into chunks of kMatmulChunk = 4096 consecutive k (the last one may be shorter): q = ceil(K / 4096).
 //   2. Chunk c's value v_c starts at +0.0 and takes v = fma(op(A)(i, k), op(B)(k, j), v) for the chunk's k in
 //      increasing order, one accumulator (a transpose only changes where an element is read).

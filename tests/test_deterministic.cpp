@@ -149,8 +149,14 @@ namespace {
 // The definition written out apart from the backends and from common/: each chunk of 4096 consecutive k is one
 // fma chain from +0.0, and the chunk values are summed in the canonical order by the test-support canonical_sum
 // (one chunk: its value itself; NaN canonical).
-template <class C, class OpA, class OpB>
+// 16-bit inputs (T): the tensor-core chain (test::tensor_core_chain) instead of the fma chain.
+template <class C, class T = C, class OpA, class OpB>
 C chunked_reference(std::size_t K, OpA&& opa, OpB&& opb) {
+  if constexpr (tandem::is_storage_type_v<T>) {
+    const int emin = std::is_same_v<T, tandem::half> ? -14 : -126;
+    return test::tensor_core_chain(
+        K, 16, emin, [&](std::size_t p) { return double(opa(p)); }, [&](std::size_t p) { return double(opb(p)); });
+  }
   test::Vector<C> values;
   for (std::size_t k0 = 0; k0 < K; k0 += 4096) {
     C v = C(0);
@@ -198,9 +204,10 @@ void check_chunked_form(const tandem::Engine& eng, const ChunkForm& f, test::Spl
     return b[e * sb + (f.tb ? j * ldb + p : p * ldb + j)];
   };
   // Row 0 of op(A) times column 0 of op(B): products that underflow to -0.0 in every chunk, so C(0, 0) is -0.0
-  // only if the combine's lanes start at -0.0 (not for half: its products do not underflow in float). An infinity
-  // in the last chunk meets a zero (NaN) in column 1 and finite values elsewhere.
-  constexpr bool kUnderflows = !std::is_same_v<T, tandem::half>;
+  // only if the combine's lanes start at -0.0 (float and double: the tensor-core arithmetic of 16-bit inputs keeps
+  // the tiny products exact and rounds their sum toward zero to +0.0). An infinity in the last chunk meets a zero
+  // (NaN) in column 1 and finite values elsewhere.
+  constexpr bool kUnderflows = !tandem::is_storage_type_v<T>;
   const C tiny = std::is_same_v<T, double> ? C(1e-200) : C(1e-30f);
   for (std::size_t e = 0; e < f.batch; ++e) {
     const bool own_b = e == 0 || !f.shared_b;
@@ -221,9 +228,11 @@ void check_chunked_form(const tandem::Engine& eng, const ChunkForm& f, test::Spl
       for (std::size_t j = 0; j < f.n; ++j) {
         const auto opa = [&](std::size_t p) { return C(at(e, i, p)); };
         const auto opb = [&](std::size_t p) { return C(bt(f.shared_b ? 0 : e, p, j)); };
-        const C acc = chunked_reference<C>(f.k, opa, opb);
-        const C common = tandem::detail::canonical::matmul_element<C>(std::int64_t(f.k), opa, opb);
-        common_differ += !test::same_bits(tandem::detail::canonical_nan(common), acc);
+        const C acc = chunked_reference<C, T>(f.k, opa, opb);
+        if constexpr (!tandem::is_storage_type_v<T>) {  // (16-bit inputs: the tensor-core chain)
+          const C common = tandem::detail::canonical::matmul_element<C>(std::int64_t(f.k), opa, opb);
+          common_differ += !test::same_bits(tandem::detail::canonical_nan(common), acc);
+        }
         C& out = want[e * sc + i * ldc + j];
         const C r = beta == C(0) ? alpha * acc : std::fma(beta, out, alpha * acc);
         out = std::isnan(r) ? std::numeric_limits<C>::quiet_NaN() : r;
@@ -307,9 +316,9 @@ TANDEM_BACKEND_TEST(deterministic_matmul_tall_skinny,
       std::size_t differ = 0;
       for (std::size_t i = 0; i < t.m; ++i)
         for (std::size_t j = 0; j < t.n; ++j) {
-          const C want = tandem::detail::canonical_nan(chunked_reference<C>(
-              t.k, [&](std::size_t p) { return C(t.ta ? a[p * lda + i] : a[i * lda + p]); },
-              [&](std::size_t p) { return C(t.tb ? b[j * ldb + p] : b[p * ldb + j]); }));
+          const auto opa = [&](std::size_t p) { return C(t.ta ? a[p * lda + i] : a[i * lda + p]); };
+          const auto opb = [&](std::size_t p) { return C(t.tb ? b[j * ldb + p] : b[p * ldb + j]); };
+          const C want = tandem::detail::canonical_nan(chunked_reference<C, T>(t.k, opa, opb));
           if (!test::same_bits(c[i * t.n + j], want) && differ++ == 0)
             MESSAGE("C(" << i << ", " << j << ") = " << test::show(c[i * t.n + j]) << ", expected "
                          << test::show(want));

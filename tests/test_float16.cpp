@@ -8,7 +8,7 @@
 //   signed zeros at the first, a middle and the last position, strided views, Buffers, *_into, per row
 //   and per column; kernels that do not list it throw tandem::Error;
 // - matmul with 16-bit A and B and float C: every kernel, odd shapes, against a float64 reference within
-//   the kernel's precision; deterministic mode bit for bit against test::fma_chain_matmul on the floats;
+//   the kernel's precision; deterministic mode bit for bit against test::tensor_core_chain on the floats;
 //   transposes, alpha / beta (NaN-poisoned C with beta 0) and broadcast batches against a double loop.
 #include <cmath>
 #include <cstring>
@@ -327,7 +327,15 @@ void check_plain(const tandem::Engine& eng, std::size_t m, std::size_t k, std::s
   const auto af = widen(a), bf = widen(b);
   const auto ref = test::matmul_reference<float>({af.data(), m, k, k}, {bf.data(), k, n, n}, {});
   std::vector<float> want(m * n);
-  test::fma_chain_matmul<float>({af.data(), m, k, k}, {bf.data(), k, n, n}, {want.data(), m, n, n});
+  // Deterministic mode: the tensor-core chain of the 16-bit inputs.
+  const int emin = std::is_same_v<H, tandem::half> ? -14 : -126;
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      const float v = test::tensor_core_chain(
+          k, 16, emin, [&](std::size_t p) { return double(af[i * k + p]); },
+          [&](std::size_t p) { return double(bf[p * n + j]); });
+      want[i * n + j] = std::isnan(v) ? std::numeric_limits<float>::quiet_NaN() : v;
+    }
   std::vector<float> c(m * n);
   for (const auto& info : eng.matmul_kernel_info()) {
     CAPTURE(info.name);

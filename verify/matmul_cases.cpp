@@ -102,7 +102,8 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
               const C alpha = C(sc.alpha), beta = C(sc.beta);
               // References: in long double with sum |a b| (the bound), and deterministic mode's chunked fma
               // chains, their canonical sum and the epilogue (common/canonical.hpp's formula, written out here:
-              // one fma chain from +0.0 per 4096 k, the chunk values summed by the test-support canonical_sum).
+              // one fma chain from +0.0 per 4096 k, the chunk values summed by the test-support canonical_sum;
+              // 16-bit inputs: the chains of tensor-core k-steps, tensor_core_chain).
               std::vector<long double> want(c0.arena.size()), bound(c0.arena.size());
               Vector<C> chain(c0.arena.size());
               for (std::size_t e = 0; e < l.count; ++e)
@@ -117,7 +118,12 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
                       chunk = std::fma(opa(e, i, p), opb(e, p, j), chunk);
                       if ((p + 1) % 4096 == 0 || p + 1 == s.k) chunks.push_back(chunk), chunk = C(0);
                     }
-                    const C fma_acc = canonical_sum<C>(std::span<const C>(chunks));
+                    C fma_acc = canonical_sum<C>(std::span<const C>(chunks));
+                    if constexpr (tandem::is_storage_type_v<T>)  // 16-bit inputs: the tensor-core chain instead
+                      fma_acc = tensor_core_chain(
+                          s.k, 16, std::is_same_v<T, tandem::half> ? -14 : -126,
+                          [&](std::size_t p) { return double(opa(e, i, p)); },
+                          [&](std::size_t p) { return double(opb(e, p, j)); });
                     const std::size_t at = c0.first + e * c0.stride + i * c0.ld + j;
                     const C old = c0.arena[at];
                     const bool product = s.k > 0 && alpha != C(0);
@@ -183,7 +189,7 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
                             if (det) {
                               if (!same_bits(c[at], chain[at]))
                                 return where + ", expected " + show(chain[at]) +
-                                       " (the chunked fma chains, bit for bit)";
+                                       " (deterministic mode's chains, bit for bit)";
                               continue;
                             }
                             // The product's bound by the kernel's precision, plus the roundings of alpha * acc

@@ -19,6 +19,8 @@
 //             in double for float inputs and long double for double inputs, with sum_k |a_ik b_kj|.
 //             fma_chain_matmul(): one fma chain per element: deterministic mode's bits for K <= 4096 (longer K
 //             is chunked: common/canonical.hpp, canonical::matmul_element).
+//             tensor_core_step(): one k-step of the tensor-core arithmetic (deterministic 16-bit and tf32
+//             products), from its documented rules in double arithmetic; tensor_core_chain() the chain of them.
 #pragma once
 
 #include <algorithm>
@@ -372,6 +374,65 @@ requires tandem::is_matmul_type_v<T> MatmulReference<T> matmul_reference(tandem:
 template <class T>
 requires tandem::is_matmul_type_v<T>
 void fma_chain_matmul(tandem::MatrixView<const T> a, tandem::MatrixView<const T> b, tandem::MatrixView<T> c);
+
+// One k-step of deterministic mode's tensor-core arithmetic (docs/API.md) as its rules read: the products
+// exact, E the largest alignment exponent (a product's: the sum of its factors' exponents; c's: its own;
+// subnormals: the format's least normal exponent) of the nonzero terms, each term truncated toward zero to a
+// multiple of 2^(E - 25), their exact sum rounded toward zero to float (0: +0.0; 2^128 and beyond: inf); NaN for
+// a NaN, inf * 0 or inf - inf. x[k], y[k]: the K inputs as doubles (exact), emin the format's least normal
+// exponent (-126 for bfloat16 and tf32, -14 for half).
+inline float tensor_core_step(const double* x, const double* y, int K, float c, int emin) {
+  auto exponent = [](double v, int least) { return std::max(std::ilogb(v), least); };
+  bool nan = std::isnan(c), pos_inf = c == INFINITY, neg_inf = c == -INFINITY;
+  int e = std::numeric_limits<int>::min();
+  for (int k = 0; k < K; ++k) {
+    const double p = x[k] * y[k];  // exact (at most 22 significant bits), or inf / NaN
+    if (std::isnan(p)) nan = true;
+    if (std::isinf(p)) (p > 0 ? pos_inf : neg_inf) = true;
+    if (std::isfinite(p) && p != 0) e = std::max(e, exponent(x[k], emin) + exponent(y[k], emin));
+  }
+  if (nan || (pos_inf && neg_inf)) return std::numeric_limits<float>::quiet_NaN();
+  if (pos_inf || neg_inf) return pos_inf ? INFINITY : -INFINITY;
+  if (c != 0) e = std::max(e, exponent(c, -126));
+  if (e == std::numeric_limits<int>::min()) return 0.0f;
+  double units = 0;  // the sum in units of 2^(e - 25): integers below 2^40, exact in double
+  for (int k = 0; k < K; ++k)
+    if (x[k] * y[k] != 0) units += std::trunc(std::ldexp(x[k] * y[k], 25 - e));
+  units += std::trunc(std::ldexp(double(c), 25 - e));
+  const double sum = std::ldexp(units, e - 25);
+  if (sum == 0) return 0.0f;
+  if (std::fabs(sum) >= 0x1p128) return sum > 0 ? INFINITY : -INFINITY;
+  float f = float(sum);  // to nearest; then toward zero
+  if (std::fabs(double(f)) > std::fabs(sum)) f = std::nextafter(f, 0.0f);
+  return f;
+}
+
+// The tensor-core chain of deterministic mode for one element of C: per chunk of 4096 k a chain of k-steps of K
+// (16 for 16-bit inputs, 8 for tf32) from +0.0, the last step padded with zeros; the chunk values summed by
+// canonical_sum. x(p), y(p): op(A)(i, p) and op(B)(p, j) as doubles (tf32 inputs rounded to tf32 already).
+template <class X, class Y>
+float tensor_core_chain(std::size_t k_total, int K, int emin, X&& x, Y&& y) {
+  std::vector<float> values;
+  for (std::size_t k0 = 0; k0 < k_total; k0 += 4096) {
+    float v = 0.0f;
+    for (std::size_t s = k0; s < std::min(k_total, k0 + 4096); s += std::size_t(K)) {
+      double xs[16] = {}, ys[16] = {};
+      for (int k = 0; k < K && s + std::size_t(k) < k_total; ++k) xs[k] = x(s + k), ys[k] = y(s + k);
+      v = tensor_core_step(xs, ys, K, v, emin);
+    }
+    values.push_back(v);
+  }
+  return canonical_sum<float>(std::span<const float>(values));
+}
+// A float rounded to tf32 as deterministic tf32 products take it: 10 fraction bits, to nearest, ties away from zero.
+inline double tf32_rounded(float v) {
+  if (!std::isfinite(v) || v == 0) return v;
+  int e;
+  const double m = std::frexp(double(v), &e);              // |m| in [0.5, 1): 11 significant bits are m * 2^11
+  const int shift = 11 - std::max(e - 1, -126) + (e - 1);  // subnormals keep fewer bits
+  const double r = std::ldexp(std::round(std::ldexp(m, shift)), e - shift);  // std::round: ties away from zero
+  return std::fabs(r) >= 0x1p128 ? (r > 0 ? INFINITY : -INFINITY) : r;
+}
 
 // ---- Definitions -------------------------------------------------------------------------------------
 template <tandem::Element T>

@@ -3,7 +3,8 @@
 //                 is off: tandem builds without OpenMP, so TBB owns the cores); batch entries in parallel
 //   eigen_serial  one Eigen GEMM per entry on the calling thread
 // Transposes are Eigen expressions over the stored matrices (no copies); alpha and beta go into the
-// GEMM. Deterministic mode (common/canonical.hpp) runs fma_chain: register blocks of C, one fma
+// GEMM. Deterministic 16-bit and tf32 products run in the tensor-core arithmetic (matmul_tc.cpp); other
+// deterministic products (common/canonical.hpp) run fma_chain: register blocks of C, one fma
 // chain per element, on op(A) and op(B) packed row-major when transposed, then the canonical epilogue.
 // With K > 4096 (canonical.hpp's chunks of K) it runs chunked_entry: the chunk values of row x column
 // blocks x chunks as TBB tasks (fma_chain_tile on each chunk's k-range into scratch), then per element
@@ -556,6 +557,9 @@ std::vector<KernelInfo> cpu_matmul_kernel_info() {
   return infos;
 }
 
-void cpu_matmul(const MatmulArgs& g) { (g.kernel.is_auto() ? kAutoMatmul : kMatmulKernels[g.kernel.stage]).run(g); }
+void cpu_matmul(const MatmulArgs& g) {
+  if (cpu_tensor_core_matmul(g)) return;
+  (g.kernel.is_auto() ? kAutoMatmul : kMatmulKernels[g.kernel.stage]).run(g);
+}
 
 }  // namespace tandem::detail

@@ -88,6 +88,10 @@ struct MatmulWorkspaces {
 // (matmul/forms.cuh).
 void matmul(std::size_t stage, const detail::MatmulArgs& g, Workspace& ws, const MatmulWorkspaces& forms,
             cublasHandle_t cublas, cudaStream_t stream);
+// A deterministic product in the tensor-core arithmetic (16-bit inputs; float inputs where g.precision allows
+// tf32: common/tensor_core.hpp), k >= 1 and alpha != 0: on wgmma on an H100 / H200, else by emulating the
+// k-step (matmul/tensor_core_canonical.cu). matmul() runs it for every such product, whatever the stage.
+void tensor_core_matmul(const detail::MatmulArgs& g, Workspace& ws, const MatmulWorkspaces& forms, cudaStream_t stream);
 
 // The plain product of one entry (the benchmarks' kernel level):
 // C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), row-major, dtype f32 or f64. Throws tandem::Error

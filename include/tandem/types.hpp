@@ -186,14 +186,19 @@ struct MatmulOptions {
   std::string kernel = "auto";  // one of Engine::matmul_kernels()
   // Bitwise-identical results on every backend: each C(i, j) in the canonical order (common/canonical.hpp):
   // one fma chain per chunk of 4096 k (K <= 4096: one chain over k = 0 .. K-1), the chunk values summed in
-  // the canonical order of sums, then the canonical epilogue. Needs a kernel whose KernelInfo says
-  // deterministic ("auto" always does).
+  // the canonical order of sums, then the canonical epilogue. 16-bit inputs, and float inputs where
+  // `precision` allows tf32, take chains of tensor-core k-steps instead of fma chains (the arithmetic of
+  // Hopper's tensor cores: common/tensor_core.hpp, docs/API.md). Batch-invariant: an element depends only on
+  // its row of op(A), column of op(B) and C. Needs a kernel whose KernelInfo says deterministic ("auto"
+  // always does).
   bool deterministic = false;
   bool trans_a = false, trans_b = false;
   double alpha = 1.0, beta = 0.0;  // converted to the element type
   // The lowest precision "auto" may pick: full never picks a tf32/bf16 stage, tf32 allows tf32 stages,
   // bf16 allows tf32 and bf16 stages (float only; double always runs in full precision). A kernel named
-  // in `kernel` runs as named whatever this says. Deterministic mode always computes in full precision.
+  // in `kernel` runs as named whatever this says. Deterministic mode computes float products in full
+  // precision (fma chains) where this is full, and in the tensor-core arithmetic of tf32 inputs (each float
+  // rounded to tf32) where it is tf32 or bf16 (common/tensor_core.hpp, docs/API.md).
   Precision precision = Precision::full;
 };
 

@@ -22,6 +22,7 @@
 #include "backends/cuda/matmul/tiled.cuh"
 #include "backends/cuda/matmul/wgmma.hpp"
 #include "common/dispatch.hpp"
+#include "common/tensor_core.hpp"
 
 namespace tandem::cuda {
 namespace {
@@ -264,6 +265,9 @@ void matmul(std::size_t stage, const detail::MatmulArgs& g, Workspace& ws, const
             cublasHandle_t cublas, cudaStream_t stream) {
   const Stage& s = kStages[stage];
   const GemmContext ctx{ws, cublas, stream};
+  if (detail::tensor_core::Format f; g.deterministic && g.k > 0 && float(g.alpha) != 0.0f &&
+                                     detail::tensor_core::canonical_format(g.dtype, g.precision, f))
+    return tensor_core_matmul(g, ws, forms, stream);
   detail::visit(
       g.dtype,
       [&]<class T>(std::type_identity<T>) {

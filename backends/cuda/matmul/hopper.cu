@@ -12,10 +12,12 @@
 //      wait for a stage's bytes, the producer for the consumers' release of a stage.
 //   3. wgmma_persistent: one block per SM (no more blocks than tiles) walks the tiles of every batch entry
 //      in grouped order; its producer runs ahead into the next tile while the consumers store this one.
-// Batches are one launch on every rung (tiles of all entries in one grid, or one queue). Operands that
-// the copy engine cannot read as they are (rows not 16-byte aligned, transposed A, float B not transposed:
-// tf32 wgmma reads K-major operands only) are first packed K-major into the workspace, rounded to the
-// input type (float: tf32, to nearest). float A read in place is truncated to tf32 by the tensor cores.
+// In deterministic mode (MatmulArgs::deterministic) C is stored with the canonical epilogue: each element of C
+// is one chain of k-steps over K in increasing k, so wgmma_persistent computes the tensor-core arithmetic of
+// deterministic mode (tensor_core_canonical.cu). Batches are one launch on every rung (tiles of all entries in one
+// grid, or one queue). Operands that the copy engine cannot read as they are (rows not 16-byte aligned, transposed A,
+// float B not transposed: tf32 wgmma reads K-major operands only) are first packed K-major into the workspace, rounded
+// to the input type (float: tf32, to nearest). float A read in place is truncated to tf32 by the tensor cores.
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 #include <cuda_runtime.h>
 
@@ -28,6 +30,8 @@
 #include "backends/cuda/matmul/hopper.hpp"
 #include "backends/cuda/matmul/hopper_ptx.cuh"
 #include "backends/cuda/matmul/wgmma_ops.cuh"
+#include "common/canonical.hpp"
+#include "common/reduce_ops.hpp"
 #include "tandem/float16.hpp"
 
 namespace tandem::cuda::hopper {
@@ -79,7 +83,8 @@ struct Problem {
   int m, n, k_tiles;
   int tiles_m, tiles_n, batch;
   float alpha, beta;
-  bool c_pairs;  // C 8-byte aligned, ldc and stride_c even: two neighbouring columns as one float2
+  bool c_pairs;    // C 8-byte aligned, ldc and stride_c even: two neighbouring columns as one float2
+  bool canonical;  // deterministic mode: the canonical epilogue (common/canonical.hpp), NaN canonical
 };
 
 struct Tile {
@@ -149,7 +154,12 @@ __device__ __forceinline__ void store_tile(const float (&d)[BN / 2], const Probl
       float* out = c + row * p.ldc + col;
       float v0 = p.alpha * d[4 * j + 2 * h], v1 = p.alpha * d[4 * j + 2 * h + 1];
       const bool both = col + 1 < p.n;
-      if (p.beta != 0.0f) {
+      if (p.canonical) {
+        v0 = detail::canonical_nan(
+            detail::canonical::gemm_epilogue(d[4 * j + 2 * h], p.beta != 0.0f ? out[0] : 0.0f, p.alpha, p.beta));
+        v1 = detail::canonical_nan(detail::canonical::gemm_epilogue(
+            d[4 * j + 2 * h + 1], p.beta != 0.0f && both ? out[1] : 0.0f, p.alpha, p.beta));
+      } else if (p.beta != 0.0f) {
         v0 += p.beta * out[0];
         if (both) v1 += p.beta * out[1];
       }
@@ -457,7 +467,8 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
       int(g.batch),
       float(g.alpha),
       float(g.beta),
-      reinterpret_cast<std::uintptr_t>(c) % 8 == 0 && g.ldc % 2 == 0 && (g.batch == 1 || g.stride_c % 2 == 0)};
+      reinterpret_cast<std::uintptr_t>(c) % 8 == 0 && g.ldc % 2 == 0 && (g.batch == 1 || g.stride_c % 2 == 0),
+      g.deterministic};
   const CUtensorMap a_map = tensor_map(In::kMapType, E, a, g.batch, kTileK<In>, kBlockM);
   auto run_width = [&]<int BN, int Stages>() {
     if constexpr (!std::is_same_v<In, HopperTf32>) {
