@@ -100,6 +100,19 @@ TANDEM_HD T chunk_sum(const In* x, std::int64_t len, std::int64_t stride) {
   return chunk_sum_of<SumOp<In>>(x, len, stride);
 }
 
+// chunk_sum of n <= 32 float values value(0), ..., value(n - 1) (steps 2-3 with one row of lanes), written as the
+// tree itself so that nothing is indexed at run time (a GPU keeps it in registers): node<S>(j) is lane j after
+// the level of stride S; a lane at or past n is -0.0, which every add leaves unchanged, so it is skipped.
+template <int S = 1, class Value>
+TANDEM_HD float lane_tree(int j, int n, Value&& value) {
+  if constexpr (S == int(kLanes)) {
+    return j < n ? -0.0f + value(j) : -0.0f;
+  } else {
+    const float left = lane_tree<2 * S>(j, n, value);
+    return j + S < n ? left + lane_tree<2 * S>(j + S, n, value) : left;
+  }
+}
+
 TANDEM_HD constexpr std::int64_t chunk_count(std::int64_t n) { return (n + kChunk - 1) / kChunk; }
 
 // Whether deterministic mode runs op (a backend op) of dtype in the canonical order: reduce_ops.hpp's

@@ -26,27 +26,26 @@
 #include "tandem/float16.hpp"
 #include "tandem/types.hpp"
 
-
 namespace tandem::detail::tensor_core {
 
 enum class Format : std::uint8_t { bf16, f16, tf32 };
 
 // The numerical features of one k-step (fitted per format; tests/tc_model searches over them).
 struct Params {
-  int block = 16;        // products per fused step
-  int frac_bits = 24;    // terms are cut to multiples of 2^(E - frac_bits)
-  bool floor_terms = false;  // cut negative terms toward -inf (two's complement) instead of toward zero
-  bool nearest = false;  // the sum rounded to nearest even instead of toward zero
-  bool normalised = false;  // alignment exponents of the normalised terms instead of ea + eb
-  bool ieee_zero_sign = false;  // an exact zero sum is -0.0 when every term is -0.0 (IEEE), else +0.0
-  bool flush_subnormal = false; // results below 2^-126 become zero
-  bool overflow_to_max = false; // a sum beyond float's range gives +-FLT_MAX (toward zero) instead of +-inf
+  int block = 16;                // products per fused step
+  int frac_bits = 24;            // terms are cut to multiples of 2^(E - frac_bits)
+  bool floor_terms = false;      // cut negative terms toward -inf (two's complement) instead of toward zero
+  bool nearest = false;          // the sum rounded to nearest even instead of toward zero
+  bool normalised = false;       // alignment exponents of the normalised terms instead of ea + eb
+  bool ieee_zero_sign = false;   // an exact zero sum is -0.0 when every term is -0.0 (IEEE), else +0.0
+  bool flush_subnormal = false;  // results below 2^-126 become zero
+  bool overflow_to_max = false;  // a sum beyond float's range gives +-FLT_MAX (toward zero) instead of +-inf
 };
 
 struct Decoded {
   bool neg;
   bool nan, inf;
-  std::int32_t exp;  // unbiased exponent (subnormals: the format's minimum)
+  std::int32_t exp;   // unbiased exponent (subnormals: the format's minimum)
   std::uint32_t mag;  // integer significand: value = mag * 2^(exp - frac)
 };
 
@@ -155,9 +154,8 @@ TANDEM_HD std::uint32_t round_to_float(bool neg, std::uint64_t s, std::int32_t q
 
 // One fused step over n <= 16 products and the accumulator c (float bits); returns float bits.
 template <Format F>
-TANDEM_HD std::uint32_t fused_step(const typename FormatTraits<F>::Bits* a,
-                                          const typename FormatTraits<F>::Bits* b, int n, std::uint32_t c,
-                                          const Params& p) {
+TANDEM_HD std::uint32_t fused_step(const typename FormatTraits<F>::Bits* a, const typename FormatTraits<F>::Bits* b,
+                                   int n, std::uint32_t c, const Params& p) {
   using T = FormatTraits<F>;
   constexpr int kFrac = T::kFrac;
   bool neg[17];
@@ -237,8 +235,8 @@ TANDEM_HD std::uint32_t fused_step(const typename FormatTraits<F>::Bits* a,
 
 // One k-step: kSteps values of a and b (raw bits) and the accumulator c (float bits) -> d (float bits).
 template <Format F>
-TANDEM_HD std::uint32_t k_step(const typename FormatTraits<F>::Bits* a,
-                                      const typename FormatTraits<F>::Bits* b, std::uint32_t c, const Params& p) {
+TANDEM_HD std::uint32_t k_step(const typename FormatTraits<F>::Bits* a, const typename FormatTraits<F>::Bits* b,
+                               std::uint32_t c, const Params& p) {
   constexpr int K = FormatTraits<F>::kSteps;
   for (int k0 = 0; k0 < K; k0 += p.block) c = fused_step<F>(a + k0, b + k0, p.block < K ? p.block : K, c, p);
   return c;
@@ -262,8 +260,8 @@ TANDEM_HD constexpr Params canonical_params() {
 
 // The canonical k-step of format F (the definition: k_step with canonical_params).
 template <Format F>
-TANDEM_HD std::uint32_t canonical_step(const typename FormatTraits<F>::Bits* a,
-                                              const typename FormatTraits<F>::Bits* b, std::uint32_t c) {
+TANDEM_HD std::uint32_t canonical_step(const typename FormatTraits<F>::Bits* a, const typename FormatTraits<F>::Bits* b,
+                                       std::uint32_t c) {
   return fused_step<F>(a, b, FormatTraits<F>::kSteps, c, canonical_params<F>());
 }
 
@@ -287,8 +285,8 @@ TANDEM_HD Term term_of(typename FormatTraits<F>::Bits bits) {
 // elements' bits, read only when a term is inf or NaN, or every product is zero.
 template <Format F>
 TANDEM_HD std::uint32_t decoded_step(const Term* a, const Term* b, std::uint32_t c,
-                                            const typename FormatTraits<F>::Bits* raw_a,
-                                            const typename FormatTraits<F>::Bits* raw_b) {
+                                     const typename FormatTraits<F>::Bits* raw_a,
+                                     const typename FormatTraits<F>::Bits* raw_b) {
   constexpr int K = FormatTraits<F>::kSteps, kFrac2 = 2 * FormatTraits<F>::kFrac, kCut = 25;
   std::int32_t e = -0x7fffffff;
   bool special = false;
@@ -339,7 +337,7 @@ inline bool canonical_format(Dtype dtype, Precision precision, Format& format) {
 TANDEM_HD std::uint32_t tf32_bits(float x) {
   const std::uint32_t u = float_bits(x);
   if ((u & 0x7fffffffu) > 0x7f800000u) return kNanBits;  // NaN (whose fraction may lie in the low 13 bits)
-  if ((u & 0x7f800000u) == 0x7f800000u) return u;      // inf
+  if ((u & 0x7f800000u) == 0x7f800000u) return u;        // inf
   return (u + 0x1000u) & 0xffffe000u;
 }
 

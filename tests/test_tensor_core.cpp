@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "common/canonical.hpp"
 #include "tests/support.hpp"
 
 // The tensor-core arithmetic (docs/API.md) on vectors whose results tell it from IEEE arithmetic, each value
@@ -83,5 +84,60 @@ TANDEM_BACKEND_TEST(deterministic_batch_invariant,
       differ += !test::same_bits(one[j], want);
     }
     CHECK_MESSAGE(differ == 0, differ << " elements of row 5 differ from the tensor-core chain");
+  });
+}
+
+// canonical::lane_tree (the GPU's sum of up to 32 chunk values in registers) is canonical::chunk_sum, bit for bit.
+TEST_CASE("common: lane_tree is the canonical sum of up to 32 values" * doctest::test_suite("common")) {
+  test::SplitMix64 g{5};
+  for (int n = 1; n <= 32; ++n)
+    for (int round = 0; round < 50; ++round) {
+      std::vector<float> x(static_cast<std::size_t>(n));
+      for (float& v : x) {
+        const auto r = g.below(8);
+        v = r == 0 ? -0.0f : r == 1 ? 0.0f : std::ldexp(float(int(g.below(2001)) - 1000), int(g.below(40)) - 20);
+      }
+      const float tree = tandem::detail::canonical::lane_tree(0, n, [&](int l) { return x[std::size_t(l)]; });
+      const float sum = tandem::detail::canonical::chunk_sum(x.data(), n, 1);
+      CHECK(test::same_bits(tree, sum));
+    }
+}
+
+// K > 4096 on the GPU: a C of many tiles sums each tile's chunks in the kernel, a C of few tiles computes its
+// chunks side by side and combines them apart. Both give the tensor-core chain's bits: row i of a 2048-row product
+// (3 chunks) equals that row computed alone, and sampled elements equal test::tensor_core_chain. (The CPU: the
+// same rows of smaller products.)
+TANDEM_BACKEND_TEST_UNLESS(deterministic_tensor_core_long_k,
+                           "deterministic: 16-bit products with K > 4096, large and small C", test::quick()) {
+  const bool cpu = eng.backend() == tandem::Backend::cpu;
+  const std::size_t m = cpu ? 16 : 2048, n = cpu ? 24 : 2304, k = 2 * 4096 + 33;
+  test::SplitMix64 g{91};
+  test::for_each_type<tandem::type_list<tandem::bfloat16, tandem::half>>([&]<class T>() {
+    CAPTURE(std::string(tandem::to_string(tandem::dtype_of<T>)));
+    const auto a = test::random_vector<T>(m * k, g, test::Values::uniform);
+    const auto b = test::random_vector<T>(k * n, g, test::Values::uniform);
+    const auto da = eng.upload<T>(a), db = eng.upload<T>(b);
+    tandem::MatmulOptions o{"auto", true};
+    o.beta = 0.5;
+    std::vector<float> c0(m * n);
+    for (std::size_t x = 0; x < c0.size(); ++x) c0[x] = float(int(x % 7) - 3);
+    const auto dc = eng.upload<float>(c0);
+    eng.matmul(da.matrix(m, k), db.matrix(k, n), dc.matrix(m, n), o);
+    const std::vector<float> c = dc.to_vector();
+    std::vector<float> row(n);
+    for (std::size_t j = 0; j < n; ++j) row[j] = c0[3 * n + j];
+    eng.matmul<T>({a.data() + 3 * k, 1, k, k}, {b.data(), k, n, n}, {row.data(), 1, n, n}, o);
+    CHECK(test::same_bits(std::span<const float>(row), std::span<const float>(c.data() + 3 * n, n)));
+    const int emin = std::is_same_v<T, tandem::half> ? -14 : -126;
+    std::size_t differ = 0;
+    for (std::size_t s = 0; s < 64; ++s) {
+      const std::size_t i = g.below(m), j = g.below(n);
+      const float acc = test::tensor_core_chain(
+          k, 16, emin, [&](std::size_t p) { return double(float(a[i * k + p])); },
+          [&](std::size_t p) { return double(float(b[p * n + j])); });
+      const float want = std::fma(0.5f, c0[i * n + j], acc);
+      differ += !test::same_bits(c[i * n + j], want);
+    }
+    CHECK_MESSAGE(differ == 0, differ << " of 64 sampled elements differ from the tensor-core chain");
   });
 }

@@ -20,19 +20,19 @@
 namespace tc = tandem::detail::tensor_core;
 using tc::Format;
 
-#define CHECK(x)                                                                                   \
-  do {                                                                                             \
-    cudaError_t e_ = (x);                                                                          \
-    if (e_ != cudaSuccess) {                                                                       \
+#define CHECK(x)                                                                               \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                                \
-    }                                                                                              \
+      std::exit(2);                                                                            \
+    }                                                                                          \
   } while (0)
 
 // ---- Inputs ------------------------------------------------------------------------------------------
 constexpr int kClasses = 10;
-const char* const kClassNames[kClasses] = {"narrow", "spread", "cancel",   "c_far",   "subnormal",
-                                           "overflow", "special", "zeros", "one_big", "carry"};
+const char* const kClassNames[kClasses] = {"narrow",   "spread",  "cancel", "c_far",   "subnormal",
+                                           "overflow", "special", "zeros",  "one_big", "carry"};
 
 __host__ __device__ inline std::uint64_t mix(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -62,12 +62,24 @@ struct Gen {
     constexpr std::uint32_t top = (1u << T::kExpBits) - 1;
     std::uint32_t u;
     switch (r % 6) {
-      case 0: u = (top << T::kFrac) | 1u; break;                                   // NaN
-      case 1: u = top << T::kFrac; break;                                          // +inf
-      case 2: u = (1u << (T::kFrac + T::kExpBits)) | (top << T::kFrac); break;     // -inf
-      case 3: u = 0; break;                                                        // +0
-      case 4: u = 1u << (T::kFrac + T::kExpBits); break;                           // -0
-      default: u = std::uint32_t(r >> 8) & ((1u << T::kFrac) - 1); break;          // subnormal
+      case 0:
+        u = (top << T::kFrac) | 1u;
+        break;  // NaN
+      case 1:
+        u = top << T::kFrac;
+        break;  // +inf
+      case 2:
+        u = (1u << (T::kFrac + T::kExpBits)) | (top << T::kFrac);
+        break;  // -inf
+      case 3:
+        u = 0;
+        break;  // +0
+      case 4:
+        u = 1u << (T::kFrac + T::kExpBits);
+        break;  // -0
+      default:
+        u = std::uint32_t(r >> 8) & ((1u << T::kFrac) - 1);
+        break;  // subnormal
     }
     if constexpr (F == Format::tf32) return u << 13;
     return Bits(u);
@@ -84,7 +96,8 @@ struct Gen {
     const bool s = (r >> 40) & 1;
     const int e_small = int((r >> 44) % 7) - 3;
     switch (cls) {
-      case 0: return make(s, e_small, r);
+      case 0:
+        return make(s, e_small, r);
       case 1: {
         const int spread = kMaxExp > 100 ? 20 : 7;
         return make(s, int((r >> 44) % (2 * spread + 1)) - spread, r);
@@ -101,14 +114,17 @@ struct Gen {
         }
         return v;
       }
-      case 3: return make(s, e_small, r);
+      case 3:
+        return make(s, e_small, r);
       case 4: {
         if ((r >> 52) % 3 == 0) return subnormal(s, r);
         if constexpr (kMaxExp > 100) return make(s, -60 - int((r >> 44) % 8), r);
         return make(s, -14 + int((r >> 44) % 4), r);
       }
-      case 5: return make(s, kMaxExp - int((r >> 44) % (kMaxExp > 100 ? 4 : 2)), r);
-      case 6: return (r >> 52) % 16 == 0 ? special(r >> 8) : make(s, e_small, r);
+      case 5:
+        return make(s, kMaxExp - int((r >> 44) % (kMaxExp > 100 ? 4 : 2)), r);
+      case 6:
+        return (r >> 52) % 16 == 0 ? special(r >> 8) : make(s, e_small, r);
       case 7: {  // zeros of both signs (every element zero in a quarter of the instructions)
         const Bits zero = Bits(std::uint32_t((r >> 53) & 1) << (8 * sizeof(Bits) - 1));
         return rg % 4 == 0 || (r >> 52) % 2 == 0 ? zero : make(s, e_small, r);
@@ -132,19 +148,25 @@ struct Gen {
     };
     if ((r >> 60) == 0) return std::uint32_t(s) << 31;  // +-0, 1 in 16
     switch (cls) {
-      case 3: return f32(s, (r >> 44) % 2 ? 10 + int((r >> 45) % 30) : -10 - int((r >> 45) % 30), r);
-      case 4: return (r >> 50) % 2 ? ((std::uint32_t(s) << 31) | (std::uint32_t(r) & 0x7fffff))
-                                   : f32(s, -126 + int((r >> 44) % 4), r);
-      case 5: return f32(s, 127 - int((r >> 44) % 3), r);
+      case 3:
+        return f32(s, (r >> 44) % 2 ? 10 + int((r >> 45) % 30) : -10 - int((r >> 45) % 30), r);
+      case 4:
+        return (r >> 50) % 2 ? ((std::uint32_t(s) << 31) | (std::uint32_t(r) & 0x7fffff))
+                             : f32(s, -126 + int((r >> 44) % 4), r);
+      case 5:
+        return f32(s, 127 - int((r >> 44) % 3), r);
       case 6:
         if ((r >> 52) % 8 == 0) {
           const std::uint32_t sp[4] = {0x7fc00000u, 0x7f800000u, 0xff800000u, 0x80000000u};
           return sp[(r >> 55) % 4];
         }
         return f32(s, int((r >> 44) % 7) - 3, r);
-      case 7: return (r >> 52) % 2 ? (std::uint32_t(s) << 31) : f32(s, int((r >> 44) % 7) - 3, r);
-      case 9: return f32(false, 4, ~std::uint64_t(0));
-      default: return f32(s, int((r >> 44) % 10) - 3, r);
+      case 7:
+        return (r >> 52) % 2 ? (std::uint32_t(s) << 31) : f32(s, int((r >> 44) % 7) - 3, r);
+      case 9:
+        return f32(false, 4, ~std::uint64_t(0));
+      default:
+        return f32(s, int((r >> 44) % 10) - 3, r);
     }
   }
 };
@@ -158,7 +180,9 @@ __device__ __forceinline__ std::uint64_t desc(std::uint32_t addr) {  // K-major,
          (std::uint64_t(1) << 62);
 }
 // Byte offset of element k of row r in a K-major tile of 128-byte rows in the 128-byte swizzle.
-__host__ __device__ inline int swizzled(int r, int byte) { return r * 128 + (((byte / 16) ^ (r % 8)) * 16) + byte % 16; }
+__host__ __device__ inline int swizzled(int r, int byte) {
+  return r * 128 + (((byte / 16) ^ (r % 8)) * 16) + byte % 16;
+}
 
 template <Format F>
 __device__ __forceinline__ void wgmma_step(float (&d)[4], std::uint64_t a, std::uint64_t b) {
@@ -188,9 +212,9 @@ constexpr int kKeep = 16;
 // inputs and outputs go to out (per instruction: A 64 x K, B 8 x K, C 512, D 512 words); check: compared
 // with the model.
 template <Format F>
-__global__ void __launch_bounds__(128) probe_kernel(int cls, std::uint64_t seed, std::uint64_t instructions,
-                                                    std::uint32_t* out, tc::Params params,
-                                                    unsigned long long* counts, Mismatch* kept) {
+__global__ void __launch_bounds__(128)
+    probe_kernel(int cls, std::uint64_t seed, std::uint64_t instructions, std::uint32_t* out, tc::Params params,
+                 unsigned long long* counts, Mismatch* kept) {
   using G = Gen<F>;
   using Bits = typename G::Bits;
   constexpr int K = G::K;
@@ -248,7 +272,8 @@ __global__ void __launch_bounds__(128) probe_kernel(int cls, std::uint64_t seed,
       if (fast != model) model = fast | 0x1;  // (reported as a difference either way)
       // Every NaN is one: the hardware's NaN bits are compared as the class "NaN".
       const bool hw_nan = (hw & 0x7fffffff) > 0x7f800000, model_nan = (model & 0x7fffffff) > 0x7f800000;
-      const bool same = (hw == model || (hw_nan && model_nan && hw == tc::kNanBits)) && fast == tc::canonical_step<F>(ra[rows[q]], rb[cols[q]], cbits[q]);
+      const bool same = (hw == model || (hw_nan && model_nan && hw == tc::kNanBits)) &&
+                        fast == tc::canonical_step<F>(ra[rows[q]], rb[cols[q]], cbits[q]);
       atomicAdd(&counts[2 * cls], 1ull);
       if (!same) {
         const unsigned long long n = atomicAdd(&counts[2 * cls + 1], 1ull);
@@ -373,15 +398,15 @@ void fit(const std::string& path) {
     for (int frac = 20; frac <= 44; ++frac)
       for (int flags = 0; flags < 8; ++flags) {
         tc::Params p;
-        p.block = block, p.frac_bits = frac, p.floor_terms = flags & 1, p.nearest = flags & 2,
-        p.normalised = flags & 4;
+        p.block = block, p.frac_bits = frac, p.floor_terms = flags & 1, p.nearest = flags & 2, p.normalised = flags & 4;
         std::uint64_t bad = 0;
         for (int cls : {0, 1, 2, 3, 8, 9}) bad += errors(p, cls);
         if (bad < best.bad) best = {bad, p};
         if (bad == 0)
-          std::printf("fits classes narrow/spread/cancel/c_far/one_big/carry: block %d frac %d floor %d nearest %d "
-                      "normalised %d\n",
-                      block, frac, int(p.floor_terms), int(p.nearest), int(p.normalised));
+          std::printf(
+              "fits classes narrow/spread/cancel/c_far/one_big/carry: block %d frac %d floor %d nearest %d "
+              "normalised %d\n",
+              block, frac, int(p.floor_terms), int(p.nearest), int(p.normalised));
       }
   }
   const tc::Params& p = best.p;
@@ -392,7 +417,8 @@ void fit(const std::string& path) {
     q.ieee_zero_sign = z & 1, q.flush_subnormal = z & 2, q.overflow_to_max = z & 4;
     std::printf("  zero_sign %d flush %d overflow_to_max %d:", int(q.ieee_zero_sign), int(q.flush_subnormal),
                 int(q.overflow_to_max));
-    for (int cls = 0; cls < kClasses; ++cls) std::printf(" %s %llu", kClassNames[cls], (unsigned long long)errors(q, cls));
+    for (int cls = 0; cls < kClasses; ++cls)
+      std::printf(" %s %llu", kClassNames[cls], (unsigned long long)errors(q, cls));
     std::printf("\n");
   }
 }

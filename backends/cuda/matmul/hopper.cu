@@ -85,20 +85,79 @@ struct Problem {
   float alpha, beta;
   bool c_pairs;    // C 8-byte aligned, ldc and stride_c even: two neighbouring columns as one float2
   bool canonical;  // deterministic mode: the canonical epilogue (common/canonical.hpp), NaN canonical
+  // Deterministic mode's chunks of K (common/canonical.hpp) where K > 4096: chunk_tiles k-tiles each, chunks of
+  // them. Each element's chunk values go to values[(chunk * batch + entry) * m * n + row * n + col]. split:
+  // every (tile, chunk) is a work item of its own, which stores its chunk value there (tensor_core_canonical.cu
+  // combines them); otherwise a tile's chunks run one after the other and the tile sums them itself.
+  int chunk_tiles, chunks;
+  bool split;
+  float* values;
 };
 
 struct Tile {
   int entry, m, n;
+  int k_first, k_end;  // its k-tiles: all of them, or one chunk's (Problem::split)
+  int chunk;
 };
 // Tile t of the whole problem: entries one after the other; inside one, groups of kGroupM tile rows,
 // column-major inside a group.
 __device__ __forceinline__ Tile tile_of(const Problem& p, int t) {
   const int per_entry = p.tiles_m * p.tiles_n;
+  const int chunk = p.split ? t / (per_entry * p.batch) : 0;
+  t -= chunk * per_entry * p.batch;
   const int entry = t / per_entry, local = t % per_entry;
   const int per_group = kGroupM * p.tiles_n;
   const int first_m = local / per_group * kGroupM;
   const int group_rows = min(p.tiles_m - first_m, kGroupM);
-  return Tile{entry, first_m + local % per_group % group_rows, local % per_group / group_rows};
+  const int k_first = p.split ? chunk * p.chunk_tiles : 0;
+  const int k_end = p.split ? min(p.k_tiles, k_first + p.chunk_tiles) : p.k_tiles;
+  return Tile{entry, first_m + local % per_group % group_rows, local % per_group / group_rows, k_first, k_end, chunk};
+}
+
+// Chunk value d of chunk `chunk` of warpgroup wg's part of the tile (store_tile's layout) into p.values.
+template <int BN>
+__device__ __forceinline__ void store_values(const float (&d)[BN / 2], const Problem& p, const Tile& tile, int wg,
+                                             int t, int chunk) {
+  const int warp = t / 32, lane = t % 32;
+  const std::int64_t row0 = std::int64_t(tile.m) * kBlockM + wg * 64 + warp * 16 + lane / 4;
+  const std::int64_t col0 = std::int64_t(tile.n) * BN + 2 * (lane % 4);
+  float* const v = p.values + (std::int64_t(chunk) * p.batch + tile.entry) * p.m * p.n;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const std::int64_t row = row0 + 8 * h, col = col0 + 8 * j;
+      if (row >= p.m || col >= p.n) continue;
+      v[row * p.n + col] = d[4 * j + 2 * h];
+      if (col + 1 < p.n) v[row * p.n + col + 1] = d[4 * j + 2 * h + 1];
+    }
+}
+
+// The canonical sum (common/canonical.hpp, lane_tree) of chunks <= 32 values: at[0], at[slab], ..., then last.
+// (Not inlined: one tree for the 128 accumulators of a thread.)
+__device__ __noinline__ float chunk_values_sum(const float* at, std::int64_t slab, int chunks, float last) {
+  return detail::canonical::lane_tree(0, chunks, [&](int c) { return c + 1 < chunks ? at[c * slab] : last; });
+}
+
+// d = the canonical sum of each element's p.chunks chunk values: the earlier ones from p.values, the last one d
+// itself.
+template <int BN>
+__device__ __forceinline__ void sum_chunks(float (&d)[BN / 2], const Problem& p, const Tile& tile, int wg, int t) {
+  const int warp = t / 32, lane = t % 32;
+  const std::int64_t row0 = std::int64_t(tile.m) * kBlockM + wg * 64 + warp * 16 + lane / 4;
+  const std::int64_t col0 = std::int64_t(tile.n) * BN + 2 * (lane % 4);
+  const std::int64_t slab = std::int64_t(p.batch) * p.m * p.n;
+  const float* const v = p.values + std::int64_t(tile.entry) * p.m * p.n;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+    for (int x = 0; x < 4; ++x) {
+      const std::int64_t row = row0 + 8 * (x / 2), col = col0 + 8 * j + x % 2;
+      if (row >= p.m || col >= p.n) continue;
+      const float last = d[4 * j + x];
+      const float* at = v + row * p.n + col;
+      d[4 * j + x] = chunk_values_sum(at, slab, p.chunks, last);
+    }
 }
 
 // One stage: A's 128 rows of 128 bytes (K-major), then B: BN rows of 128 bytes (K-major) or, MN-major,
@@ -241,7 +300,7 @@ __global__ void __launch_bounds__(384, 1)
     fence_barrier_init();
   }
   __syncthreads();
-  const int tiles = p.tiles_m * p.tiles_n * p.batch;
+  const int tiles = p.tiles_m * p.tiles_n * p.batch * (p.split ? p.chunks : 1);
   const int step = Persistent ? int(gridDim.x) : tiles;
 
   if (wg == 0) {  // the producer
@@ -252,7 +311,7 @@ __global__ void __launch_bounds__(384, 1)
       int it = 0;
       for (int t = blockIdx.x; t < tiles; t += step) {
         const Tile tile = tile_of(p, t);
-        for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
+        for (int kt = tile.k_first; kt < tile.k_end; ++kt, ++it) {
           const int s = it % Stages;
           mbarrier_wait(empty(s), ((it / Stages) & 1) ^ 1);
           load_stage<In, BN, MnMajorB>(&a_map, &b_map, stage(s), full(s), kt, tile);
@@ -270,17 +329,30 @@ __global__ void __launch_bounds__(384, 1)
     float d[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
-    for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
+    for (int kt = tile.k_first; kt < tile.k_end; ++kt, ++it) {
+      if (p.chunks > 1 && !p.split && kt > 0 &&
+          kt % p.chunk_tiles == 0) {  // a chunk ends: keep its values, start the next at 0
+        wgmma_wait<0>();
+        fence_registers(d);
+        store_values<BN>(d, p, tile, cw, tid % 128, kt / p.chunk_tiles - 1);
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+      }
       const int s = it % Stages;
       mbarrier_wait(full(s), (it / Stages) & 1);
       multiply_stage<In, BN, MnMajorB>(d, stage(s), cw);
       wgmma_wait<1>();
       fence_registers(d);
-      if (kt > 0) mbarrier_arrive(empty((it - 1) % Stages));  // k-tile kt - 1 is done with its stage
+      if (kt > tile.k_first) mbarrier_arrive(empty((it - 1) % Stages));  // k-tile kt - 1 is done with its stage
     }
     wgmma_wait<0>();
     fence_registers(d);
     mbarrier_arrive(empty((it - 1) % Stages));
+    if (p.split) {
+      store_values<BN>(d, p, tile, cw, tid % 128, tile.chunk);
+      continue;
+    }
+    if (p.chunks > 1) sum_chunks<BN>(d, p, tile, cw, tid % 128);
     store_tile<BN>(d, p, tile, cw, tid % 128);
   }
 }
@@ -378,7 +450,7 @@ const char* rung_name(HopperRung r) {
 template <class In, int BN, int Stages, bool MnMajorB>
 void launch(HopperRung rung, const CUtensorMap& a, const CUtensorMap& b, const Problem& p, cudaStream_t stream) {
   using S = Shape<BN, Stages>;
-  const int tiles = p.tiles_m * p.tiles_n * p.batch;
+  const int tiles = p.tiles_m * p.tiles_n * p.batch * (p.split ? p.chunks : 1);
   if (rung == HopperRung::tma) {
     const auto kernel = tma_kernel<In, BN, Stages, MnMajorB>;
     allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
@@ -408,7 +480,7 @@ int choose_block_n(std::int64_t tiles_m_batch, std::int64_t n, int sms) {
 }
 
 template <class In, class Src>
-void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream) {
+void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream, const HopperChunks* chunks) {
   using Element = typename In::Element;
   constexpr int E = int(sizeof(Element));
   const char* name = rung_name(rung);
@@ -468,7 +540,16 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
       float(g.alpha),
       float(g.beta),
       reinterpret_cast<std::uintptr_t>(c) % 8 == 0 && g.ldc % 2 == 0 && (g.batch == 1 || g.stride_c % 2 == 0),
-      g.deterministic};
+      g.deterministic,
+      int(detail::canonical::kMatmulChunk / kTileK<In>),
+      int(chunks != nullptr ? detail::canonical::matmul_chunk_count(g.k) : 1),
+      chunks != nullptr && chunks->split,
+      chunks != nullptr ? chunks->values : nullptr};
+  if (chunks != nullptr && (!g.deterministic || chunks->values == nullptr || (!chunks->split && p.chunks > 32)))
+    throw Error(
+        "tandem: internal error: chunks of K for a Hopper product that is not deterministic, or without memory");
+  if (std::int64_t(tiles_m) * tiles_n * g.batch * (p.split ? p.chunks : 1) > 0x7FFFFFFF)
+    throw Error(std::string("matmul kernel '") + name + "': too many tiles of C for one grid");
   const CUtensorMap a_map = tensor_map(In::kMapType, E, a, g.batch, kTileK<In>, kBlockM);
   auto run_width = [&]<int BN, int Stages>() {
     if constexpr (!std::is_same_v<In, HopperTf32>) {
@@ -489,15 +570,16 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
 
 namespace tandem::cuda {
 
-void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream) {
+void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream,
+                   const HopperChunks* chunks) {
   using namespace hopper;
   switch (g.dtype) {
     case Dtype::f32:
-      return run<HopperTf32, float>(rung, g, ws, stream);
+      return run<HopperTf32, float>(rung, g, ws, stream, chunks);
     case Dtype::bf16:
-      return run<HopperBf16, bfloat16>(rung, g, ws, stream);
+      return run<HopperBf16, bfloat16>(rung, g, ws, stream, chunks);
     case Dtype::f16:
-      return run<HopperF16, half>(rung, g, ws, stream);
+      return run<HopperF16, half>(rung, g, ws, stream, chunks);
     default:
       throw Error(std::string("matmul kernel '") + rung_name(rung) + "' takes float, bfloat16 and float16, not " +
                   to_string(g.dtype));

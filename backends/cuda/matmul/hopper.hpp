@@ -17,10 +17,21 @@ namespace tandem::cuda {
 
 enum class HopperRung { tma, warp_specialized, persistent };
 
+// Deterministic mode's chunks of K (K > 4096, common/canonical.hpp) on wgmma_persistent: memory for their
+// values, q * batch * m * n floats (q = the number of chunks, at most 32 unless split), and how they are
+// computed: split: every (tile, chunk) on its own, the values stored for tensor_core_canonical.cu to combine;
+// otherwise each tile runs its chunks in turn and sums them itself before the epilogue.
+struct HopperChunks {
+  float* values;
+  bool split;
+};
+
 // C = alpha * op(A) * op(B) + beta * C for every entry of g: dtype f32 (inputs as tf32), bf16 or f16, C
-// float, k >= 1, alpha != 0, sizes below 2^31. Throws tandem::Error on a GPU other than compute
-// capability 9.0.
-void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream);
+// float, k >= 1, alpha != 0, sizes below 2^31. With `chunks` (deterministic mode, wgmma_persistent only) K is
+// cut into deterministic mode's chunks; without, every element is one chain over all of K. Throws
+// tandem::Error on a GPU other than compute capability 9.0.
+void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream,
+                   const HopperChunks* chunks = nullptr);
 // Whether the current GPU runs them (compute capability 9.0).
 inline bool hopper_runs_here() { return device_is_sm90(); }
 
