@@ -60,20 +60,21 @@ tandem::compute_t<T> definition_c00(const DetCase& s, const Operands<T>& o) {
     const int emin = std::is_same_v<T, tandem::half> ? -14 : -126;
     return tandem_verify::tensor_core_chain(
         s.k, 16, emin, [&](std::size_t p) { return double(a_at(p)); }, [&](std::size_t p) { return double(b_at(p)); });
-  } else if constexpr (std::is_same_v<T, float>) {
-    if (s.tf32)
-      return tandem_verify::tensor_core_chain(
-          s.k, 8, -126, [&](std::size_t p) { return tandem_verify::tf32_rounded(a_at(p)); },
-          [&](std::size_t p) { return tandem_verify::tf32_rounded(b_at(p)); });
+  } else {
+    if constexpr (std::is_same_v<T, float>)
+      if (s.tf32)
+        return tandem_verify::tensor_core_chain(
+            s.k, 8, -126, [&](std::size_t p) { return tandem_verify::tf32_rounded(a_at(p)); },
+            [&](std::size_t p) { return tandem_verify::tf32_rounded(b_at(p)); });
+    tandem_verify::Vector<T> chunks;
+    T v = T(0);
+    for (std::size_t p = 0; p < s.k; ++p) {
+      const T a = s.trans_a ? o.a_host[p * lda] : o.a_host[p];
+      v = std::fma(a, o.b_host[p * s.n], v);
+      if ((p + 1) % 4096 == 0 || p + 1 == s.k) chunks.push_back(v), v = T(0);
+    }
+    return tandem_verify::canonical_sum<T>(std::span<const T>(chunks));
   }
-  tandem_verify::Vector<T> chunks;
-  T v = T(0);
-  for (std::size_t p = 0; p < s.k; ++p) {
-    const T a = s.trans_a ? o.a_host[p * lda] : o.a_host[p];
-    v = std::fma(a, o.b_host[p * s.n], v);
-    if ((p + 1) % 4096 == 0 || p + 1 == s.k) chunks.push_back(v), v = T(0);
-  }
-  return tandem_verify::canonical_sum<T>(std::span<const T>(chunks));
 }
 
 template <class T>
