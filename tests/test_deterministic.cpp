@@ -523,3 +523,19 @@ TEST_CASE("KernelInfo::determinism: auto states the weakest level of the kernels
     }
   }
 }
+
+// canonical::lane_tree (the GPU's sum of up to 32 chunk values in registers) is canonical::chunk_sum, bit for bit.
+TEST_CASE("common: lane_tree is the canonical sum of up to 32 values" * doctest::test_suite("common")) {
+  test::SplitMix64 g{5};
+  for (int n = 1; n <= 32; ++n)
+    for (int round = 0; round < 50; ++round) {
+      std::vector<float> x(static_cast<std::size_t>(n));
+      for (float& v : x) {
+        const auto r = g.below(8);
+        v = r == 0 ? -0.0f : r == 1 ? 0.0f : std::ldexp(float(int(g.below(2001)) - 1000), int(g.below(40)) - 20);
+      }
+      const float tree = tandem::detail::canonical::lane_tree(0, n, [&](int l) { return x[std::size_t(l)]; });
+      const float sum = tandem::detail::canonical::chunk_sum(x.data(), n, 1);
+      CHECK(test::same_bits(tree, sum));
+    }
+}

@@ -6,7 +6,6 @@
 #include <span>
 #include <vector>
 
-#include "common/canonical.hpp"
 #include "tests/support.hpp"
 
 // The tensor-core arithmetic (docs/API.md) on vectors whose results tell it from IEEE arithmetic, each value
@@ -85,22 +84,6 @@ TANDEM_BACKEND_TEST(deterministic_batch_invariant,
     }
     CHECK_MESSAGE(differ == 0, differ << " elements of row 5 differ from the tensor-core chain");
   });
-}
-
-// canonical::lane_tree (the GPU's sum of up to 32 chunk values in registers) is canonical::chunk_sum, bit for bit.
-TEST_CASE("common: lane_tree is the canonical sum of up to 32 values" * doctest::test_suite("common")) {
-  test::SplitMix64 g{5};
-  for (int n = 1; n <= 32; ++n)
-    for (int round = 0; round < 50; ++round) {
-      std::vector<float> x(static_cast<std::size_t>(n));
-      for (float& v : x) {
-        const auto r = g.below(8);
-        v = r == 0 ? -0.0f : r == 1 ? 0.0f : std::ldexp(float(int(g.below(2001)) - 1000), int(g.below(40)) - 20);
-      }
-      const float tree = tandem::detail::canonical::lane_tree(0, n, [&](int l) { return x[std::size_t(l)]; });
-      const float sum = tandem::detail::canonical::chunk_sum(x.data(), n, 1);
-      CHECK(test::same_bits(tree, sum));
-    }
 }
 
 // K > 4096 on the GPU: a C of many tiles sums each tile's chunks in the kernel, a C of few tiles computes its
