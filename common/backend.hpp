@@ -237,6 +237,10 @@ class RankCollectives {
   // every rank's into recv (host memory, size * bytes, rank order) and returns when they are there.
   virtual void stage(const void* send, std::size_t bytes) = 0;
   virtual void exchange(void* recv) = 0;
+  // Sums `count` elements of a floating dtype elementwise over the ranks, in place at data (this rank's
+  // device memory when on_device, else host memory; every rank passes the same count and dtype):
+  // deterministic, by common/all_reduce.hpp's definition; else ncclAllReduce's sum. Returns when done.
+  virtual void all_reduce(Dtype dtype, void* data, std::size_t count, bool on_device, bool deterministic) = 0;
 };
 
 // ---- what the registry (engine/registry.cpp) takes from each backend, and what a backend may call back ----

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/all_reduce.hpp"
 #include "engine/extent.hpp"
 #include "engine/parts.hpp"
 #include "engine/registry.hpp"
@@ -250,6 +251,102 @@ void Engine::reduce_entry(Op op, const detail::ReduceInput& in, const ReduceOpti
     parts::combine<T>(op, all, backend);
   });
   detail::api_result(op, in.dtype, backend, total, result);
+}
+
+}  // namespace tandem::mpi
+
+// ---- all_reduce ----------------------------------------------------------------------------------
+
+namespace tandem::mpi {
+namespace {
+
+namespace ar = detail::all_reduce;
+
+// The deterministic all-reduce through MPI (common/all_reduce.hpp), in segments of at most 2^30 bytes (MPI's
+// int counts): an MPI_Alltoallv of the slices, this rank's fold, an MPI_Allgatherv of the folded slices.
+template <class T>
+void rank_ordered_sum(MPI_Comm comm, int rank, int size, T* x, std::size_t count) {
+  const std::size_t segment = (std::size_t(1) << 30) / sizeof(T) / std::size_t(size);
+  const std::size_t e = sizeof(T), p = std::size_t(size);
+  std::vector<int> send_counts(p), send_displs(p), recv_counts(p), recv_displs(p);
+  std::vector<T> recv;
+  for (std::size_t start = 0; start < count; start += segment) {
+    const std::size_t n = std::min(segment, count - start);
+    T* xs = x + start;
+    const ar::Slices sl = ar::slices(n, size);
+    const std::size_t mine = sl.count(rank);
+    recv.resize(sl.per * p);
+    for (int r = 0; r < size; ++r) {
+      send_counts[std::size_t(r)] = int(sl.count(r) * e), send_displs[std::size_t(r)] = int(sl.first(r) * e);
+      recv_counts[std::size_t(r)] = int(mine * e), recv_displs[std::size_t(r)] = int(std::size_t(r) * sl.per * e);
+    }
+    check(MPI_Alltoallv(xs, send_counts.data(), send_displs.data(), MPI_BYTE, recv.data(), recv_counts.data(),
+                        recv_displs.data(), MPI_BYTE, comm),
+          "MPI_Alltoallv");
+    T* own = xs + sl.first(rank);
+    for (std::size_t i = 0; i < mine; ++i)
+      own[i] = ar::fold<T>(size, [&](int r) { return recv[std::size_t(r) * sl.per + i]; });
+    check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, xs, send_counts.data(), send_displs.data(), MPI_BYTE, comm),
+          "MPI_Allgatherv");
+  }
+}
+
+// The plain sum through MPI: MPI_Allreduce for float and double, the rank-ordered sum for 16-bit types
+// (MPI has no type for them).
+template <class T>
+void mpi_sum(MPI_Comm comm, int rank, int size, T* x, std::size_t count, bool deterministic) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (!deterministic) {
+      const std::size_t segment = std::size_t(INT_MAX) / 2;
+      for (std::size_t start = 0; start < count; start += segment)
+        check(MPI_Allreduce(MPI_IN_PLACE, x + start, int(std::min(segment, count - start)),
+                            std::is_same_v<T, float> ? MPI_FLOAT : MPI_DOUBLE, MPI_SUM, comm),
+              "MPI_Allreduce");
+      return;
+    }
+  }
+  rank_ordered_sum(comm, rank, size, x, count);
+}
+
+}  // namespace
+
+void Engine::all_reduce_entry(Dtype dtype, void* host, const detail::Allocation* buffer, std::size_t count,
+                              const AllReduceOptions& o) const {
+  // Every rank must make the same call (else the exchanges would not match): one MPI_MIN over the values
+  // and their complements gives the lowest and the highest of each.
+  const std::uint64_t call[2] = {std::uint64_t(dtype) * 2 + std::uint64_t(o.deterministic), count};
+  const std::uint64_t mine[4] = {call[0], ~call[0], call[1], ~call[1]};
+  std::uint64_t low[4] = {};
+  check(MPI_Allreduce(mine, low, 4, MPI_UINT64_T, MPI_MIN, comm_), "MPI_Allreduce");
+  if (low[0] != ~low[1] || low[2] != ~low[3])
+    throw Error(ErrorKind::value, Arg::none,
+                Message("all_reduce: the ranks passed different calls (the element type, the length or "
+                        "AllReduceOptions::deterministic differ)"),
+                Message("every rank passes a vector of the same type and length, with the same options"));
+  collectively(comm_, "all_reduce", [&] {
+    if (buffer != nullptr && (&buffer->impl() != &local_->impl() || buffer->sharded()))
+      throw Error(ErrorKind::value, Arg::none, Message("all_reduce: the Buffer is not one of this rank's engine"),
+                  Message("make it with local() (upload or buffer)"));
+    if (count > 0 && buffer == nullptr && host == nullptr)
+      throw Error(ErrorKind::value, Arg::none, Message("all_reduce: the span is null but has ", count, " elements"),
+                  Message("pass the vector's memory"));
+  });
+  if (count == 0 || (size_ == 1 && !o.deterministic)) return;  // (one rank, deterministic: NaN made canonical)
+  if (ranks_)
+    return ranks_->all_reduce(dtype, buffer ? buffer->data() : host, count, buffer != nullptr, o.deterministic);
+  // MPI: host memory (a Buffer through a host copy).
+  std::vector<unsigned char> copy;
+  void* x = host;
+  collectively(comm_, "all_reduce (copying the Buffer to the host)", [&] {
+    if (buffer == nullptr) return;
+    copy.resize(count * size_of(dtype));
+    buffer->download(0, copy.data(), copy.size());
+    x = copy.data();
+  });
+  detail::visit(dtype, [&]<class T>(std::type_identity<T>) {
+    if constexpr (is_floating_v<T>) mpi_sum(comm_, rank_, size_, static_cast<T*>(x), count, o.deterministic);
+  });
+  if (buffer != nullptr) const_cast<detail::Allocation*>(buffer)->upload(0, copy.data(), copy.size());
 }
 
 }  // namespace tandem::mpi

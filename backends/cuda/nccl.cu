@@ -4,6 +4,7 @@
 // run with NCCL_NVLS_ENABLE=0 (docs/SCALING.md).
 #include <nccl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/module.hpp"
+#include "common/all_reduce.hpp"
 
 namespace tandem::cuda {
 namespace {
@@ -39,6 +41,42 @@ class KeepDevice {
  private:
   int device_ = 0;
 };
+
+// The deterministic all-reduce's fold (common/all_reduce.hpp): slice element i of rank `rank` from its own
+// value (own[i]) and the other ranks' (recv[slot * pitch + i], slot r for r < rank, r - 1 after), in rank
+// order, written over own[i].
+template <class T>
+__global__ void fold_kernel(T* own, const T* recv, std::size_t count, std::size_t pitch, int rank, int ranks) {
+  const std::size_t step = std::size_t(gridDim.x) * blockDim.x;
+  for (std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += step)
+    own[i] = detail::all_reduce::fold<T>(
+        ranks, [&](int r) { return r == rank ? own[i] : recv[std::size_t(r < rank ? r : r - 1) * pitch + i]; });
+}
+
+ncclDataType_t nccl_type(Dtype d) {
+  switch (d) {
+    case Dtype::f32:
+      return ncclFloat32;
+    case Dtype::f64:
+      return ncclFloat64;
+    case Dtype::bf16:
+      return ncclBfloat16;
+    case Dtype::f16:
+      return ncclFloat16;
+    default:
+      throw Error(std::string("all_reduce: ") + to_string(d) + " is not a floating type");
+  }
+}
+
+// Sends / receives of one ncclGroupStart / End; the first failure is reported after the group closes.
+template <class F>
+void nccl_group(const char* what, F&& calls) {
+  check_nccl(ncclGroupStart(), "ncclGroupStart");
+  const ncclResult_t first = calls();
+  const ncclResult_t end = ncclGroupEnd();
+  check_nccl(first, what);
+  check_nccl(end, "ncclGroupEnd");
+}
 
 class NcclCollectives final : public detail::Collectives {
  public:
@@ -98,7 +136,7 @@ class NcclCollectives final : public detail::Collectives {
 class NcclRanks final : public detail::RankCollectives {
  public:
   NcclRanks(int device, cudaStream_t stream, const std::vector<unsigned char>& id, int rank, int size)
-      : device_(device), size_(size), stream_(stream) {
+      : device_(device), rank_(rank), size_(size), stream_(stream) {
     ncclUniqueId uid;
     if (id.size() != sizeof uid) throw Error("NCCL: the unique id from rank 0 has the wrong size");
     std::memcpy(&uid, id.data(), sizeof uid);
@@ -139,12 +177,107 @@ class NcclRanks final : public detail::RankCollectives {
     release();
   }
 
+  void all_reduce(Dtype dtype, void* data, std::size_t count, bool on_device, bool deterministic) override {
+    if (count == 0) return;
+    KeepDevice keep;
+    TANDEM_CUDA_CHECK(cudaSetDevice(device_));
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));  // (earlier work's failure surfaces here, before NCCL)
+    const std::size_t e = size_of(dtype), bytes = count * e;
+    void* x = data;
+    if (!on_device) {  // host memory: through a device copy
+      TANDEM_CUDA_CHECK(cudaMallocAsync(&x, bytes, stream_));
+      TANDEM_CUDA_CHECK(cudaMemcpyAsync(x, data, bytes, cudaMemcpyHostToDevice, stream_));
+    }
+    try {
+      if (deterministic)
+        rank_ordered_sum(dtype, static_cast<char*>(x), count);
+      else {
+        std::lock_guard lock(nccl_launch);
+        check_nccl(ncclAllReduce(x, x, count, nccl_type(dtype), ncclSum, comm_, stream_), "ncclAllReduce");
+      }
+      if (!on_device) TANDEM_CUDA_CHECK(cudaMemcpyAsync(data, x, bytes, cudaMemcpyDeviceToHost, stream_));
+    } catch (...) {
+      if (!on_device) cudaFreeAsync(x, stream_);
+      throw;
+    }
+    if (!on_device) TANDEM_CUDA_CHECK(cudaFreeAsync(x, stream_));
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
  private:
+  // common/all_reduce.hpp: an all-to-all of the slices (ncclSend / ncclRecv), the fold of this rank's slice,
+  // an all-gather of the folded slices (in place: ncclAllGather when the slices are equal, else sends).
+  void rank_ordered_sum(Dtype dtype, char* x, std::size_t count) {
+    const std::size_t e = size_of(dtype);
+    const detail::all_reduce::Slices sl = detail::all_reduce::slices(count, size_);
+    const std::size_t mine = sl.count(rank_), pitch = sl.per;
+    void* recv = nullptr;
+    if (mine > 0 && size_ > 1) TANDEM_CUDA_CHECK(cudaMallocAsync(&recv, pitch * e * std::size_t(size_ - 1), stream_));
+    try {
+      std::lock_guard lock(nccl_launch);
+      nccl_group("ncclSend / ncclRecv (all_reduce's all-to-all)", [&] {
+        ncclResult_t r = ncclSuccess;
+        for (int p = 0; p < size_ && r == ncclSuccess; ++p) {
+          if (p == rank_) continue;
+          if (sl.count(p) > 0) r = ncclSend(x + sl.first(p) * e, sl.count(p) * e, ncclChar, p, comm_, stream_);
+          const std::size_t slot = std::size_t(p < rank_ ? p : p - 1);
+          if (r == ncclSuccess && mine > 0)
+            r = ncclRecv(static_cast<char*>(recv) + slot * pitch * e, mine * e, ncclChar, p, comm_, stream_);
+        }
+        return r;
+      });
+      if (mine > 0) {
+        const int threads = 256, blocks = int(std::min<std::size_t>((mine + threads - 1) / threads, 4096));
+        char* own = x + sl.first(rank_) * e;
+        switch (dtype) {
+          case Dtype::f32:
+            fold_kernel<<<blocks, threads, 0, stream_>>>(reinterpret_cast<float*>(own), static_cast<const float*>(recv),
+                                                         mine, pitch, rank_, size_);
+            break;
+          case Dtype::f64:
+            fold_kernel<<<blocks, threads, 0, stream_>>>(reinterpret_cast<double*>(own),
+                                                         static_cast<const double*>(recv), mine, pitch, rank_, size_);
+            break;
+          case Dtype::bf16:
+            fold_kernel<<<blocks, threads, 0, stream_>>>(reinterpret_cast<bfloat16*>(own),
+                                                         static_cast<const bfloat16*>(recv), mine, pitch, rank_, size_);
+            break;
+          case Dtype::f16:
+            fold_kernel<<<blocks, threads, 0, stream_>>>(reinterpret_cast<half*>(own), static_cast<const half*>(recv),
+                                                         mine, pitch, rank_, size_);
+            break;
+          default:
+            throw Error(std::string("all_reduce: ") + to_string(dtype) + " is not a floating type");
+        }
+        TANDEM_CUDA_CHECK_LAUNCH();
+      }
+      if (sl.equal()) {
+        check_nccl(ncclAllGather(x + sl.first(rank_) * e, x, mine * e, ncclChar, comm_, stream_),
+                   "ncclAllGather (all_reduce)");
+      } else {
+        nccl_group("ncclSend / ncclRecv (all_reduce's all-gather)", [&] {
+          ncclResult_t r = ncclSuccess;
+          for (int p = 0; p < size_ && r == ncclSuccess; ++p) {
+            if (p == rank_) continue;
+            if (mine > 0) r = ncclSend(x + sl.first(rank_) * e, mine * e, ncclChar, p, comm_, stream_);
+            if (r == ncclSuccess && sl.count(p) > 0)
+              r = ncclRecv(x + sl.first(p) * e, sl.count(p) * e, ncclChar, p, comm_, stream_);
+          }
+          return r;
+        });
+      }
+    } catch (...) {
+      if (recv) cudaFreeAsync(recv, stream_);
+      throw;
+    }
+    if (recv) TANDEM_CUDA_CHECK(cudaFreeAsync(recv, stream_));
+  }
+
   void release() noexcept {
     if (buffer_) cudaFreeAsync(buffer_, stream_);
     buffer_ = nullptr;
   }
-  int device_, size_;
+  int device_, rank_, size_;
   cudaStream_t stream_;
   ncclComm_t comm_ = nullptr;
   void* buffer_ = nullptr;  // this rank's bytes, then every rank's

@@ -24,6 +24,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "tandem/engine.hpp"
 
@@ -72,8 +74,31 @@ class Engine : public detail::VectorReductions<Engine> {
     if (a.rows > 0) local_->matmul(a, b, c, o);
   }
 
+  // Sums x elementwise over the ranks, in place (collective): every rank passes a vector of the same length
+  // and type (float, double, bfloat16, half) and every rank gets the same sum. x is a host span or vector,
+  // or a Buffer of local(); the call returns when the result is there. With o.deterministic, element i is
+  // ((x_0[i] + x_1[i]) + ...) + x_{P-1}[i] in rank order in the compute type, rounded once: the same bits
+  // for any transport, NCCL algorithm, protocol, channel count and topology (types.hpp, AllReduceOptions).
+  // NCCL ranks: an all-to-all of slices, each rank folding its slice, then an all-gather; plain:
+  // ncclAllReduce. MPI ranks: the same steps through MPI (plain float / double: MPI_Allreduce).
+  template <class T>
+  requires is_floating_v<T>
+  void all_reduce(std::span<T> x, const AllReduceOptions& o = {}) const {
+    all_reduce_entry(dtype_of<T>, x.data(), nullptr, x.size(), o);
+  }
+  template <class T>
+  requires is_floating_v<T>
+  void all_reduce(std::vector<T>& x, const AllReduceOptions& o = {}) const { all_reduce(std::span<T>(x), o); }
+  template <class T>
+  requires is_floating_v<T>
+  void all_reduce(const Buffer<T>& x, const AllReduceOptions& o = {}) const {
+    all_reduce_entry(dtype_of<T>, nullptr, x.allocation().get(), x.size(), o);
+  }
+
  private:
   Engine(MPI_Comm comm, Backend backend, EngineOptions options, bool backend_from_env);
+  void all_reduce_entry(Dtype dtype, void* host, const detail::Allocation* buffer, std::size_t count,
+                        const AllReduceOptions& o) const;
   void reduce_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const;
   void check_matmul(const MatmulOptions& o) const;
   template <class R>

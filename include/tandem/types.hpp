@@ -177,6 +177,16 @@ struct ReduceOptions {
   std::optional<long double> initial = {};  // (long double: every 64-bit integer exactly)
 };
 
+// tandem::mpi::Engine::all_reduce.
+struct AllReduceOptions {
+  // Every element's contributions added in rank order, in the compute type (float for 16-bit elements),
+  // rounded once (docs/API.md): the same bits whatever the transport (NCCL or MPI), NCCL's
+  // algorithm, protocol and channel count, the topology or the message size, for a given number of ranks.
+  // Otherwise the transport's own sum (ncclAllReduce, MPI_Allreduce), whose association order may change
+  // with any of those.
+  bool deterministic = false;
+};
+
 // C = alpha * op(A) * op(B) + beta * C, where op(X) is X (as its MatrixView stores it) or, with trans_x,
 // its transpose. beta == 0: C is only written, never read (NaN in C does not leak, as in BLAS).
 // alpha == 0 or an empty inner dimension: the product is not computed: C = beta == 0 ? 0 : beta * C.
