@@ -226,6 +226,24 @@ class Collectives {
   // bytes from member src_member's memory to member dst_member's, after all work enqueued on both
   // members; returns when the copy is done.
   virtual void copy(void* dst, int dst_member, const void* src, int src_member, std::size_t bytes) = 0;
+
+  // A pipelined exchange beside the members' work (matmul's pieces of B while the products run). One
+  // transfer: `bytes` from src (member `from`'s memory) to dst (member `to`'s).
+  struct Transfer {
+    int from;
+    const void* src;
+    int to;
+    void* dst;
+    std::size_t bytes;
+  };
+  // Enqueues one step of transfers on each member's side stream (a second stream per member, which first
+  // waits for the work the member's stream holds now; NCCL sends and receives in one group, a member's own
+  // pieces copied) and returns the step's number for wait_side(). Nothing waits.
+  virtual std::size_t send_side(const std::vector<Transfer>& transfers) = 0;
+  // Member `member`'s stream waits (the host does not) for what it received in `step`.
+  virtual void wait_side(std::size_t step, int member) = 0;
+  // Every member's stream waits for everything on its side stream (its sends too); the steps end.
+  virtual void join_side() = 0;
 };
 
 // One rank's member of the collectives among the ranks of tandem::mpi::Engine (NCCL: ncclCommInitRank).

@@ -72,6 +72,13 @@ class HostCollectives final : public Collectives {
   void copy(void* dst, int, const void* src, int, std::size_t bytes) override {
     if (bytes > 0) std::memcpy(dst, src, bytes);
   }
+  std::size_t send_side(const std::vector<Transfer>& transfers) override {
+    for (const Transfer& t : transfers)
+      if (t.bytes > 0 && t.dst != t.src) std::memcpy(t.dst, t.src, t.bytes);
+    return 0;
+  }
+  void wait_side(std::size_t, int) override {}
+  void join_side() override {}
 };
 
 }  // namespace
@@ -443,25 +450,10 @@ void Group::matmul_rows(const MatmulCall& call) const {
     return;
   }
   std::lock_guard lock(collective_mutex_);
-  // B on every member: one group of NCCL broadcasts, each from the member holding that piece of B.
-  const std::size_t b_bytes = extent_of(b) * e;
-  std::vector<std::shared_ptr<Allocation>> b_copies(D), b_views(D);
-  std::vector<void*> dst(D);
-  std::vector<Collectives::Piece> pieces;
-  if (b_bytes > 0) {
-    const std::size_t b0 = b.offset * e;
-    for (const Allocation::Shard& sh : b.allocation->shards()) {
-      const auto [lo, hi] = bytes_in(sh, b0, b_bytes);
-      if (lo < hi)
-        pieces.push_back({sh.member, static_cast<const char*>(sh.mem->data()) + (lo - sh.first), lo - b0, hi - lo});
-    }
-    for (std::size_t d = 0; d < D; ++d) b_copies[d] = std::make_shared<Allocation>(members_[d].first(), b_bytes);
-    for (std::size_t d = 0; d < D; ++d) dst[d] = b_copies[d]->data();
-  }
   std::vector<Staged> keep;
   std::vector<std::size_t> c_staged(D, SIZE_MAX);
   std::vector<MatrixInput> ad(D), cd(D);
-  for (std::size_t d = 0; d < D; ++d) {  // A's and C's rows (staging copies before the broadcast)
+  for (std::size_t d = 0; d < D; ++d) {  // A's and C's rows (staging copies before B moves)
     if (rows[d] == rows[d + 1]) continue;
     std::size_t first_a = 0;
     MatrixInput x = a_rows(rows[d], rows[d + 1], first_a), y = c;
@@ -471,18 +463,130 @@ void Group::matmul_rows(const MatmulCall& call) const {
     cd[d] = on_member(y, int(d), keep);
     if (keep.back().copy) c_staged[d] = keep.size() - 1;
   }
-  collectives_->broadcast(pieces, dst);
-  for (std::size_t d = 0; d < D; ++d) {
-    if (rows[d] == rows[d + 1]) continue;
-    MatrixInput bd{b.dtype, dst[d], b.rows, b.cols, b.ld, true, nullptr, 0, b_bytes / e};
+  const std::size_t b_bytes = extent_of(b) * e;
+  if (!call.deterministic && k > 0 && call.alpha != 0 && b_bytes > 0) {
+    matmul_panels(call, rows, ad, cd);
+  } else {  // B on every member (one group of NCCL broadcasts, each from the member holding that piece), then
+            // the products
+    std::vector<std::shared_ptr<Allocation>> b_copies(D), b_views(D);
+    std::vector<void*> dst(D);
+    std::vector<Collectives::Piece> pieces;
     if (b_bytes > 0) {
-      b_views[d] = std::make_shared<Allocation>(members_[d].first(), dst[d], b_bytes);
-      bd.allocation = b_views[d].get();
+      const std::size_t b0 = b.offset * e;
+      for (const Allocation::Shard& sh : b.allocation->shards()) {
+        const auto [lo, hi] = bytes_in(sh, b0, b_bytes);
+        if (lo < hi)
+          pieces.push_back({sh.member, static_cast<const char*>(sh.mem->data()) + (lo - sh.first), lo - b0, hi - lo});
+      }
+      for (std::size_t d = 0; d < D; ++d) b_copies[d] = std::make_shared<Allocation>(members_[d].first(), b_bytes);
+      for (std::size_t d = 0; d < D; ++d) dst[d] = b_copies[d]->data();
     }
-    members_[d].matmul(share(rows[d], rows[d + 1], ad[d], bd, cd[d]));  // enqueued on the member's stream
+    collectives_->broadcast(pieces, dst);
+    for (std::size_t d = 0; d < D; ++d) {
+      if (rows[d] == rows[d + 1]) continue;
+      MatrixInput bd{b.dtype, dst[d], b.rows, b.cols, b.ld, true, nullptr, 0, b_bytes / e};
+      if (b_bytes > 0) {
+        b_views[d] = std::make_shared<Allocation>(members_[d].first(), dst[d], b_bytes);
+        bd.allocation = b_views[d].get();
+      }
+      members_[d].matmul(share(rows[d], rows[d + 1], ad[d], bd, cd[d]));  // enqueued on the member's stream
+    }
   }
   for (std::size_t d = 0; d < D; ++d)
     if (c_staged[d] != SIZE_MAX) write_back(keep[c_staged[d]]);
+}
+
+// B in panels, sent beside the products (Buffers, not deterministic: the panels change the order of the
+// sums). Panel j is the rows of stored B that start in member j's shard: a range of K (op(B)'s rows) or,
+// with trans_b, a range of C's columns. Member d takes the panels j = d, d + 1, ... in turn: the one in
+// its own shard is read in place, each other comes in step s = j - d (mod D) of the transfers on the side
+// streams (every member receives one panel per step, mostly from one other member), and the member's
+// product of panel j waits for that step only. A range of K adds into C (beta 1 after the member's first
+// panel); a range of C's columns is a product of its own.
+void Group::matmul_panels(const MatmulCall& call, const std::vector<std::size_t>& rows,
+                          const std::vector<MatrixInput>& ad, const std::vector<MatrixInput>& cd) const {
+  const MatrixInput& b = call.b;
+  const std::size_t D = members_.size(), e = size_of(b.dtype), b0 = b.offset * e, b_bytes = extent_of(b) * e;
+  std::vector<std::size_t> q(D + 1, b.rows);  // panel j: stored rows [q[j], q[j + 1])
+  q[0] = 0;
+  for (std::size_t j = 1; j < D; ++j) {
+    for (const Allocation::Shard& sh : b.allocation->shards())
+      if (std::size_t(sh.member) == j) {
+        const std::size_t start = sh.first / e;
+        q[j] = start <= b.offset ? 0 : std::min(b.rows, (start - b.offset + b.ld - 1) / b.ld);
+      }
+    q[j] = std::max(q[j], q[j - 1]);
+  }
+  // Panel j's bytes [lo, hi) of B's extent, the shards' pieces of it, and whether member d holds it all.
+  auto panel = [&](std::size_t j) {
+    return std::pair{q[j] * b.ld * e, q[j + 1] == b.rows ? b_bytes : q[j + 1] * b.ld * e};
+  };
+  auto held_by = [&](std::size_t j, std::size_t d) -> const Allocation::Shard* {
+    const auto [lo, hi] = panel(j);
+    for (const Allocation::Shard& sh : b.allocation->shards())
+      if (std::size_t(sh.member) == d && b0 + lo >= sh.first && b0 + hi <= sh.first + sh.mem->bytes()) return &sh;
+    return nullptr;
+  };
+  std::vector<std::shared_ptr<Allocation>> copies(D), views(D);
+  for (std::size_t d = 0; d < D; ++d)
+    if (rows[d] < rows[d + 1]) {
+      copies[d] = std::make_shared<Allocation>(members_[d].first(), b_bytes);
+      views[d] = std::make_shared<Allocation>(members_[d].first(), copies[d]->data(), b_bytes);
+    }
+  std::vector<std::size_t> step(D, SIZE_MAX);
+  for (std::size_t s = 0; s < D; ++s) {
+    std::vector<Collectives::Transfer> transfers;
+    for (std::size_t d = 0; d < D; ++d) {
+      const std::size_t j = (d + s) % D;
+      if (!copies[d] || q[j] == q[j + 1] || held_by(j, d)) continue;
+      const auto [lo, hi] = panel(j);
+      for (const Allocation::Shard& sh : b.allocation->shards()) {
+        const auto [x0, x1] = bytes_in(sh, b0 + lo, hi - lo);
+        if (x0 < x1)
+          transfers.push_back({sh.member, static_cast<const char*>(sh.mem->data()) + (x0 - sh.first), int(d),
+                               static_cast<char*>(copies[d]->data()) + (x0 - b0), x1 - x0});
+      }
+    }
+    if (!transfers.empty()) step[s] = collectives_->send_side(transfers);
+  }
+  for (std::size_t d = 0; d < D; ++d) {
+    if (!copies[d]) continue;
+    bool first = true;
+    for (std::size_t s = 0; s < D; ++s) {
+      const std::size_t j = (d + s) % D, p0 = q[j], p1 = q[j + 1];
+      if (p0 == p1) continue;
+      MatmulCall one = call;
+      one.a = ad[d], one.c = cd[d], one.m = rows[d + 1] - rows[d];
+      // Panel j of stored B: in place in the member's shard, or in its copy once step s is there.
+      MatrixInput bj = b;
+      bj.rows = p1 - p0;
+      if (const Allocation::Shard* sh = held_by(j, d)) {
+        bj.allocation = sh->mem.get(), bj.offset = (b0 + p0 * b.ld * e - sh->first) / e;
+        bj.buffer_size = sh->mem->bytes() / e;
+      } else {
+        collectives_->wait_side(step[s], int(d));
+        bj.allocation = views[d].get(), bj.offset = p0 * b.ld, bj.buffer_size = b_bytes / e;
+      }
+      bj.data = static_cast<const char*>(bj.allocation->data()) + bj.offset * e;
+      one.b = bj;
+      if (call.trans_b) {  // C's columns [p0, p1)
+        one.n = p1 - p0;
+        one.c.cols = p1 - p0, one.c.offset += p0;
+      } else {  // K's range [p0, p1): op(A)'s columns
+        one.k = p1 - p0;
+        if (call.trans_a)
+          one.a.rows = p1 - p0, one.a.offset += p0 * one.a.ld;
+        else
+          one.a.cols = p1 - p0, one.a.offset += p0;
+        if (!first) one.beta = 1.0;
+      }
+      one.a.data = one.a.allocation ? static_cast<const char*>(one.a.allocation->data()) + one.a.offset * e : nullptr;
+      one.c.data = static_cast<const char*>(one.c.allocation->data()) + one.c.offset * size_of(one.c.dtype);
+      first = false;
+      members_[d].matmul(one);  // enqueued on the member's stream
+    }
+  }
+  collectives_->join_side();  // (the sends end before anything later on a member's stream)
 }
 
 }  // namespace tandem::detail

@@ -63,6 +63,8 @@ class Group final : public Executor {
   void write_back(const Staged& s) const;
   MatrixInput on_member(const MatrixInput& v, int member, std::vector<Staged>& keep) const;
   void matmul_rows(const MatmulCall& call) const;
+  void matmul_panels(const MatmulCall& call, const std::vector<std::size_t>& rows, const std::vector<MatrixInput>& ad,
+                     const std::vector<MatrixInput>& cd) const;
 
   std::vector<SingleDevice> members_;  // one per device, in list order
   std::unique_ptr<Collectives> collectives_;

@@ -208,6 +208,47 @@ void check_engine(Backend backend, int devices) {
       }
     }
   }
+  SUBCASE("matmul of sharded Buffers, not deterministic: B in panels beside the products, every form") {
+    // B spans several shards, at an offset with a padded ld (panels end inside rows); each element
+    // against a double-precision sum within the bound (4 K + 4) 2^-24 of its magnitudes.
+    for (const auto& shape : {std::array<std::size_t, 3>{301, 70, 150}, {64, 200, 90}, {5, 300, 31}}) {
+      const std::size_t m = shape[0], k = shape[1], n = shape[2];
+      for (int form = 0; form < 8; ++form) {
+        CAPTURE(m);
+        CAPTURE(k);
+        CAPTURE(n);
+        CAPTURE(form);
+        const bool ta = form & 1, tb = form & 2, nan_c = form & 4;
+        const std::size_t lda = (ta ? m : k) + 1, ldb = (tb ? k : n) + 3, offset = 1000;
+        const std::size_t a_rows = ta ? k : m, b_rows = tb ? n : k;
+        const auto a = values_for<float>(a_rows * lda, 11), b = values_for<float>(offset + b_rows * ldb, 12);
+        auto c0 = values_for<float>(m * n, 13);
+        if (nan_c) c0[m * n / 2] = std::numeric_limits<float>::quiet_NaN();
+        tandem::MatmulOptions o;
+        o.trans_a = ta, o.trans_b = tb, o.alpha = 1.5, o.beta = nan_c ? 0.0 : -0.5;
+        const auto ab = multi.upload(a), bb = multi.upload(b);
+        auto cb = multi.upload(c0);
+        multi.matmul(ab.matrix(a_rows, ta ? m : k, lda), bb.matrix(b_rows, tb ? k : n, ldb, offset), cb.matrix(m, n),
+                     o);
+        const auto got = cb.to_vector();
+        std::size_t bad = 0;
+        for (std::size_t i = 0; i < m; ++i)
+          for (std::size_t j = 0; j < n; ++j) {
+            double sum = 0, magnitude = 0;
+            for (std::size_t p = 0; p < k; ++p) {
+              const double x = ta ? a[p * lda + i] : a[i * lda + p],
+                           y = tb ? b[offset + j * ldb + p] : b[offset + p * ldb + j];
+              sum += x * y, magnitude += std::fabs(x * y);
+            }
+            const double c_in = o.beta == 0 ? 0.0 : o.beta * c0[i * n + j];
+            const double want = o.alpha * sum + c_in;
+            const double bound = (1.5 * magnitude + std::fabs(c_in)) * double(4 * k + 4) * 0x1p-24;
+            bad += !(std::fabs(double(got[i * n + j]) - want) <= bound);
+          }
+        CHECK(bad == 0);
+      }
+    }
+  }
   SUBCASE("batched matmul and per-row / per-column reductions of sharded Buffers") {
     const std::size_t m = 40, k = 30, n = 50, count = 9;
     const auto a = values_for<float>(count * m * k, 5), b = values_for<float>(count * k * n, 6);

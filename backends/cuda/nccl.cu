@@ -95,9 +95,77 @@ class NcclCollectives final : public detail::Collectives {
     for (std::size_t m = 0; m < comms_.size(); ++m) {
       cudaSetDevice(devices_[m]);
       cudaStreamSynchronize(streams_[m]);
+      if (!side_.empty()) cudaStreamSynchronize(side_[m]);
       if (comms_[m]) ncclCommDestroy(comms_[m]);
     }
+    release_steps();
+    for (std::size_t m = 0; m < side_.size(); ++m) {
+      cudaSetDevice(devices_[m]);
+      cudaStreamDestroy(side_[m]);
+    }
     (void)cudaGetLastError();
+  }
+
+  std::size_t send_side(const std::vector<Transfer>& transfers) override {
+    KeepDevice keep;
+    const std::size_t n = devices_.size();
+    if (side_.empty()) {
+      side_.assign(n, nullptr);
+      for (std::size_t m = 0; m < n; ++m) {
+        TANDEM_CUDA_CHECK(cudaSetDevice(devices_[m]));
+        TANDEM_CUDA_CHECK(cudaStreamCreateWithFlags(&side_[m], cudaStreamNonBlocking));
+      }
+    }
+    steps_.push_back({});                  // (owned before anything can throw: release_steps() frees them)
+    for (std::size_t m = 0; m < n; ++m) {  // the side stream after the member's work so far
+      TANDEM_CUDA_CHECK(cudaSetDevice(devices_[m]));
+      cudaEvent_t now;
+      TANDEM_CUDA_CHECK(cudaEventCreateWithFlags(&now, cudaEventDisableTiming));
+      steps_.back().push_back(now);
+      TANDEM_CUDA_CHECK(cudaEventRecord(now, streams_[m]));
+      TANDEM_CUDA_CHECK(cudaStreamWaitEvent(side_[m], now, 0));
+    }
+    for (const Transfer& t : transfers)  // a member's own pieces: a copy on its side stream
+      if (t.from == t.to && t.bytes > 0 && t.src != t.dst) {
+        TANDEM_CUDA_CHECK(cudaSetDevice(devices_[std::size_t(t.to)]));
+        TANDEM_CUDA_CHECK(cudaMemcpyAsync(t.dst, t.src, t.bytes, cudaMemcpyDeviceToDevice, side_[std::size_t(t.to)]));
+      }
+    {
+      std::lock_guard lock(nccl_launch);
+      nccl_group("ncclSend / ncclRecv (pieces of B)", [&] {
+        ncclResult_t r = ncclSuccess;
+        for (const Transfer& t : transfers) {
+          if (t.from == t.to || t.bytes == 0) continue;
+          const std::size_t f = std::size_t(t.from), d = std::size_t(t.to);
+          if (r == ncclSuccess) r = ncclSend(t.src, t.bytes, ncclChar, t.to, comms_[f], side_[f]);
+          if (r == ncclSuccess) r = ncclRecv(t.dst, t.bytes, ncclChar, t.from, comms_[d], side_[d]);
+        }
+        return r;
+      });
+    }
+    for (std::size_t m = 0; m < n; ++m) {  // the step's end on each side stream
+      TANDEM_CUDA_CHECK(cudaSetDevice(devices_[m]));
+      TANDEM_CUDA_CHECK(cudaEventRecord(steps_.back()[m], side_[m]));
+    }
+    return steps_.size() - 1;
+  }
+
+  void wait_side(std::size_t step, int member) override {
+    KeepDevice keep;
+    const std::size_t m = std::size_t(member);
+    TANDEM_CUDA_CHECK(cudaSetDevice(devices_[m]));
+    TANDEM_CUDA_CHECK(cudaStreamWaitEvent(streams_[m], steps_.at(step)[m], 0));
+  }
+
+  void join_side() override {
+    KeepDevice keep;
+    if (!steps_.empty())
+      for (std::size_t m = 0; m < devices_.size(); ++m) {
+        TANDEM_CUDA_CHECK(cudaSetDevice(devices_[m]));
+        TANDEM_CUDA_CHECK(cudaEventRecord(steps_.back()[m], side_[m]));
+        TANDEM_CUDA_CHECK(cudaStreamWaitEvent(streams_[m], steps_.back()[m], 0));
+      }
+    release_steps();
   }
 
   void broadcast(const std::vector<Piece>& pieces, const std::vector<void*>& dst) override {
@@ -127,9 +195,18 @@ class NcclCollectives final : public detail::Collectives {
   }
 
  private:
+  void release_steps() noexcept {  // (an event may go once the waits on it are enqueued)
+    for (auto& step : steps_)
+      for (cudaEvent_t e : step)
+        if (e) cudaEventDestroy(e);
+    steps_.clear();
+  }
+
   std::vector<int> devices_;
   std::vector<cudaStream_t> streams_;
   std::vector<ncclComm_t> comms_;
+  std::vector<cudaStream_t> side_;               // one per member, made on the first send_side()
+  std::vector<std::vector<cudaEvent_t>> steps_;  // per step of send_side(), one event per member
 };
 
 // One MPI rank's NCCL communicator (ncclCommInitRank), on the rank's engine's device and stream.
