@@ -3,8 +3,9 @@
 // slowest rank's (MPI_Allreduce of the wall-clock times), and only rank 0 reports.
 //   mpi/all_reduce/<variant>/<dtype>/<bytes>/ranks:<P>   variant: nccl (ncclAllReduce called directly,
 //       the vendor baseline), plain (tandem, ncclAllReduce / MPI_Allreduce inside), deterministic (rank
-//       order); counters bus_bytes_per_second (bytes * 2 (P - 1) / P per second, nccl-tests' "busbw")
-//       and bytes_per_second (algorithm bandwidth)
+//       order), nccl_alltoall (the deterministic variant's first step alone, ncclSend / ncclRecv); counters
+//       bus_bytes_per_second (bytes * 2 (P - 1) / P per second, nccl-tests' "busbw") and bytes_per_second (algorithm
+//       bandwidth)
 //   mpi/sum[_det]/buffer/float/<total>/ranks:<P>          one sum of `total` floats split evenly over
 //       the ranks (a Buffer each); bytes_per_second of the whole
 //   mpi/matmul/<dtype>/<n>/ranks:<P>                      C = A B, n x n x n, rows of A and C split over
@@ -71,7 +72,8 @@ void all_reduce(benchmark::State& state, std::size_t bytes, int variant) {
 #ifdef TANDEM_BENCH_NCCL
   static ncclComm_t comm = nullptr;
   static cudaStream_t stream = nullptr;
-  if (variant == 0 && comm == nullptr) {  // one communicator of our own, as an application would make it
+  if ((variant == 0 || variant == 3) &&
+      comm == nullptr) {  // one communicator of our own, as an application would make it
     ncclUniqueId id;
     if (g_rank == 0) ncclGetUniqueId(&id);
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -81,7 +83,26 @@ void all_reduce(benchmark::State& state, std::size_t bytes, int variant) {
   }
 #endif
   lockstep(state, [&] {
-    if (variant == 0) {
+    if (variant == 3) {  // the all-to-all of slices alone (the deterministic variant's first step)
+#ifdef TANDEM_BENCH_NCCL
+      static void* recv = nullptr;
+      static std::size_t recv_bytes = 0;
+      const std::size_t slice = bytes / std::size_t(g_size);
+      if (recv_bytes < bytes) {
+        cudaFree(recv);
+        cudaMalloc(&recv, bytes);
+        recv_bytes = bytes;
+      }
+      ncclGroupStart();
+      for (int p = 0; p < g_size; ++p)
+        if (p != g_rank) {
+          ncclSend(reinterpret_cast<char*>(x.data()) + slice * std::size_t(p), slice, ncclChar, p, comm, stream);
+          ncclRecv(static_cast<char*>(recv) + slice * std::size_t(p), slice, ncclChar, p, comm, stream);
+        }
+      if (ncclGroupEnd() != ncclSuccess || cudaStreamSynchronize(stream) != cudaSuccess)
+        throw std::runtime_error("ncclSend / ncclRecv failed");
+#endif
+    } else if (variant == 0) {
 #ifdef TANDEM_BENCH_NCCL
       if (comm == nullptr) throw std::runtime_error("ncclCommInitRank failed");
       const ncclDataType_t t = sizeof(T) == 4 ? ncclFloat32 : ncclBfloat16;
@@ -136,9 +157,10 @@ void register_all() {
   };
   const std::size_t div = small() ? 16 : 1;
   if (g_size > 1) {
-    const char* variants[] = {"nccl", "plain", "deterministic"};
+    const char* variants[] = {"nccl", "plain", "deterministic", "nccl_alltoall"};
     for (std::size_t mib : {std::size_t(1), std::size_t(16), std::size_t(256)})
-      for (int v = gpu ? 0 : 1; v < 3; ++v) {
+      for (int v = gpu ? 0 : 1; v < (gpu ? 4 : 3); ++v) {
+        if (!gpu && mib > 16) continue;  // (MPI over shared memory: seconds per call)
         const std::size_t bytes = mib << 20;
         add(
             "mpi/all_reduce/" + std::string(variants[v]) + "/float/" + std::to_string(bytes) + tail,

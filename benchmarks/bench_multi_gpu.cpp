@@ -5,7 +5,10 @@
 //   multi/sum_det/buffer/float/<elements>/gpus:<g>  the same, deterministic (canonical order)     bytes/s
 //   multi/sum/host/float/<elements>/gpus:<g>        sum of a host span (split, copied in parallel) bytes/s
 //   multi/matmul/<dtype>/<n>/gpus:<g>               C = A B, n x n x n, on Buffers; over several GPUs
-//                                                   rows of A and C per GPU, B broadcast with NCCL  FLOP/s
+//                                                   rows of A and C per GPU, B sent in panels beside
+//                                                   the products                                   FLOP/s
+//   multi/sum_rows/buffer/float/<rows>x<cols>/gpus:<g>  per-row sums of a Buffer matrix (rows per GPU) bytes/s
+//   multi/matmul_batched/bfloat16/<count>x<n>/gpus:<g>  count products n x n x n (entries per GPU)  FLOP/s
 // (counters bytes_per_second and flop_per_second, printed with decimal prefixes: "8.5T/s" is 8.5e12 per
 // second)
 // Wall-clock time per call (the result is back on the host, or synchronize() after a Buffer matmul).
@@ -107,6 +110,40 @@ void matmul(benchmark::State& state, int gpus, std::size_t n) {
   });
 }
 
+void sum_rows(benchmark::State& state, int gpus, std::size_t rows, std::size_t cols) {
+  guarded(state, [&] {
+    const Engine& eng = engine(gpus);
+    const auto x = eng.upload(filled<float>(rows * cols, 1.0f));
+    auto out = eng.template buffer<float>(rows);
+    auto run = [&] {
+      eng.sum(x.matrix(rows, cols), tandem::Per::row, out);
+      eng.synchronize();
+    };
+    run();
+    for (auto _ : state) run();
+    state.counters["bytes_per_second"] = benchmark::Counter(
+        double(rows * cols) * 4, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  });
+}
+
+template <class T>
+void matmul_batched(benchmark::State& state, int gpus, std::size_t count, std::size_t n) {
+  guarded(state, [&] {
+    const Engine& eng = engine(gpus);
+    const auto a = eng.upload(filled<T>(count * n * n, 1.0f)), b = eng.upload(filled<T>(count * n * n, 0.5f));
+    auto c = eng.template buffer<tandem::compute_t<T>>(count * n * n);
+    auto run = [&] {
+      eng.matmul(a.batch(n, n, count, n * n), b.batch(n, n, count, n * n), c.batch(n, n, count, n * n));
+      eng.synchronize();
+    };
+    run();
+    for (auto _ : state) run();
+    state.counters["flop_per_second"] =
+        benchmark::Counter(2.0 * double(count) * double(n) * double(n) * double(n),
+                           benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  });
+}
+
 void register_all() {
   const int D = gpu_count();
   if (D == 0) return;
@@ -144,6 +181,20 @@ void register_all() {
         ->UseRealTime()
         ->Unit(benchmark::kMillisecond)
         ->Iterations(10);
+    const std::size_t rows = 32768 / (small() ? 4 : 1), cols = 32768;  // 4 GiB of floats
+    benchmark::RegisterBenchmark(
+        ("multi/sum_rows/buffer/float/" + std::to_string(rows) + "x" + std::to_string(cols) + tail).c_str(),
+        [g, rows, cols](benchmark::State& s) { sum_rows(s, g, rows, cols); })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(20);
+    const std::size_t count = 64, bn = 2048 / (small() ? 4 : 1);
+    benchmark::RegisterBenchmark(
+        ("multi/matmul_batched/bfloat16/" + std::to_string(count) + "x" + std::to_string(bn) + tail).c_str(),
+        [g, count, bn](benchmark::State& s) { matmul_batched<tandem::bfloat16>(s, g, count, bn); })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(20);
   }
 }
 

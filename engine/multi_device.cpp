@@ -61,6 +61,29 @@ std::pair<std::size_t, std::size_t> chunks_of(std::size_t d, std::size_t n, std:
   return {chunks * d / n, chunks * (d + 1) / n};
 }
 
+// Units u = 0 .. count - 1 (rows, or batch entries) that start at element base + u * step of a sharded
+// allocation of e-byte elements: bounds[d] .. bounds[d + 1] - 1 are those that start in member d's shard
+// (so that a member's units are in place there, but for a last one that crosses into the next shard).
+// Without an allocation (host memory) or with step 0: an even split.
+std::vector<std::size_t> bounds_by_shard(const Allocation* a, std::size_t e, std::size_t base, std::size_t step,
+                                         std::size_t count, std::size_t D) {
+  std::vector<std::size_t> bounds(D + 1, count);
+  bounds[0] = 0;
+  for (std::size_t d = 1; d < D; ++d) {
+    if (a == nullptr || step == 0) {
+      bounds[d] = count * d / D;
+      continue;
+    }
+    for (const Allocation::Shard& sh : a->shards())
+      if (std::size_t(sh.member) == d) {
+        const std::size_t start = sh.first / e;
+        bounds[d] = start <= base ? 0 : std::min(count, (start - base + step - 1) / step);
+      }
+    bounds[d] = std::max(bounds[d], bounds[d - 1]);
+  }
+  return bounds;
+}
+
 // Copies between the members of a CPU engine: all host memory.
 class HostCollectives final : public Collectives {
  public:
@@ -366,8 +389,9 @@ void Group::reduce_into(const ReduceCall& call, const OutSlot& out) const {
   const_cast<Allocation*>(out.allocation)->upload(out.index * e, value, e);
 }
 
-// On the first member, Buffers staged there.
+// Per row: rows per member (reduce_rows). Per column: on the first member, Buffers staged there.
 void Group::reduce_per(const ReducePerCall& call) const {
+  if (call.per == Per::row && call.in.rows > 1 && call.in.in_buffer == call.out.in_buffer) return reduce_rows(call);
   if (!call.in.in_buffer) return members_.front().reduce_per(call);
   std::lock_guard lock(collective_mutex_);
   std::vector<Staged> keep;
@@ -384,12 +408,50 @@ void Group::reduce_per(const ReducePerCall& call) const {
   if (staged_out) write_back(*staged_out);
 }
 
+// Rows per member, every member at once: host matrices in even blocks; Buffers, the rows that start in the
+// member's shard (staged there when they cross into the next), their results staged where the output's
+// shards hold them. Each row's result is computed as one engine computes it: the same bits.
+void Group::reduce_rows(const ReducePerCall& call) const {
+  const MatrixInput& in = call.in;
+  const std::size_t D = members_.size(), e = size_of(in.dtype), es = call.out.element_size;
+  const std::vector<std::size_t> rows =
+      bounds_by_shard(in.in_buffer ? in.allocation : nullptr, e, in.offset, in.ld, in.rows, D);
+  std::vector<ReducePerCall> calls(D, call);
+  for (std::size_t d = 0; d < D; ++d) calls[d].in.rows = calls[d].out.size = rows[d + 1] - rows[d];
+  if (!in.in_buffer) {
+    run_all(D, [&](std::size_t d) {
+      if (rows[d] == rows[d + 1]) return;
+      calls[d].in.data = static_cast<const char*>(in.data) + rows[d] * in.ld * e;
+      calls[d].out.data = static_cast<char*>(call.out.data) + rows[d] * es;
+      members_[d].reduce_per(calls[d]);
+    });
+    return;
+  }
+  std::lock_guard lock(collective_mutex_);
+  std::vector<Staged> keep;
+  std::vector<std::optional<Staged>> outs(D);
+  for (std::size_t d = 0; d < D; ++d) {
+    if (rows[d] == rows[d + 1]) continue;
+    MatrixInput x = in;
+    x.rows = rows[d + 1] - rows[d], x.offset = in.offset + rows[d] * in.ld;
+    calls[d].in = on_member(x, int(d), keep);
+    outs[d] = stage(call.out.allocation, rows[d] * es, (rows[d + 1] - rows[d]) * es, int(d));
+    calls[d].out.allocation = outs[d]->view.get();
+  }
+  run_all(D, [&](std::size_t d) {
+    if (rows[d] < rows[d + 1]) members_[d].reduce_per(calls[d]);
+  });
+  for (const auto& o : outs)
+    if (o) write_back(*o);
+}
+
 // ---- matmul --------------------------------------------------------------------------------------
 
 void Group::matmul(const MatmulCall& call) const {
   const bool batch = call.a.count > 1 || call.b.count > 1 || call.c.count > 1;
   if (!batch && call.m > 0 && call.n > 0) return matmul_rows(call);
-  // Batches (and empty products): on the first member.
+  if (call.c.count > 1 && call.m > 0 && call.n > 0) return matmul_batches(call);
+  // Empty products: on the first member.
   if (!call.c.in_buffer) return members_.front().matmul(call);
   std::lock_guard lock(collective_mutex_);
   std::vector<Staged> keep;
@@ -400,6 +462,49 @@ void Group::matmul(const MatmulCall& call) const {
   if (staged.c.allocation != nullptr) write_back(keep.back());
 }
 
+// Batch entries per member (host: even blocks, every member at once; Buffers: the entries whose C starts in
+// the member's shard), each member's A, B and C entries staged there where they are not in place (a
+// broadcast operand, count 1, whole on every member). Each entry is one engine's product: the same bits.
+void Group::matmul_batches(const MatmulCall& call) const {
+  const MatrixInput& c = call.c;
+  const std::size_t D = members_.size(), count = c.count, ce = size_of(c.dtype);
+  const std::vector<std::size_t> entries =
+      bounds_by_shard(c.in_buffer ? c.allocation : nullptr, ce, c.offset, c.stride, count, D);
+  auto part = [&](const MatrixInput& v, std::size_t d) {  // v's entries of member d
+    MatrixInput x = v;
+    if (v.count == 1) return x;
+    const std::size_t skip = entries[d] * v.stride;
+    if (v.in_buffer)
+      x.offset += skip;
+    else if (x.data)
+      x.data = static_cast<const char*>(v.data) + skip * size_of(v.dtype);
+    x.count = entries[d + 1] - entries[d];
+    return x;
+  };
+  std::vector<MatmulCall> calls(D, call);
+  for (std::size_t d = 0; d < D; ++d)
+    calls[d].a = part(call.a, d), calls[d].b = part(call.b, d), calls[d].c = part(c, d);
+  if (!c.in_buffer) {
+    run_all(D, [&](std::size_t d) {
+      if (entries[d] < entries[d + 1]) members_[d].matmul(calls[d]);
+    });
+    return;
+  }
+  std::lock_guard lock(collective_mutex_);
+  std::vector<Staged> keep;
+  std::vector<std::size_t> c_staged(D, SIZE_MAX);
+  for (std::size_t d = 0; d < D; ++d) {
+    if (entries[d] == entries[d + 1]) continue;
+    calls[d].a = on_member(calls[d].a, int(d), keep), calls[d].b = on_member(calls[d].b, int(d), keep);
+    calls[d].c = on_member(calls[d].c, int(d), keep);
+    if (keep.back().copy) c_staged[d] = keep.size() - 1;
+  }
+  for (std::size_t d = 0; d < D; ++d)
+    if (entries[d] < entries[d + 1]) members_[d].matmul(calls[d]);  // enqueued on the member's stream
+  for (std::size_t d = 0; d < D; ++d)
+    if (c_staged[d] != SIZE_MAX) write_back(keep[c_staged[d]]);
+}
+
 // Row blocks of C and op(A) per member; B whole on every member.
 void Group::matmul_rows(const MatmulCall& call) const {
   const MatrixInput &a = call.a, &b = call.b, &c = call.c;
@@ -407,20 +512,7 @@ void Group::matmul_rows(const MatmulCall& call) const {
   const std::size_t e = size_of(a.dtype), ce = size_of(c.dtype);
   // Member d computes rows [rows[d], rows[d + 1]): even blocks for host matrices; for Buffers the rows
   // that start in the member's shard of C, so that its block of C is in place.
-  std::vector<std::size_t> rows(D + 1, m);
-  rows[0] = 0;
-  for (std::size_t d = 1; d < D; ++d) {
-    if (!c.in_buffer) {
-      rows[d] = m * d / D;
-      continue;
-    }
-    for (const Allocation::Shard& sh : c.allocation->shards())
-      if (std::size_t(sh.member) == d) {
-        const std::size_t start = sh.first / ce;
-        rows[d] = start <= c.offset ? 0 : std::min(m, (start - c.offset + c.ld - 1) / c.ld);
-      }
-    rows[d] = std::max(rows[d], rows[d - 1]);
-  }
+  const std::vector<std::size_t> rows = bounds_by_shard(c.in_buffer ? c.allocation : nullptr, ce, c.offset, c.ld, m, D);
   // The member's share of the call: rows r0 .. r1 - 1 of op(A) and C.
   auto share = [&](std::size_t r0, std::size_t r1, const MatrixInput& ad, const MatrixInput& bd,
                    const MatrixInput& cd) {
@@ -507,16 +599,7 @@ void Group::matmul_panels(const MatmulCall& call, const std::vector<std::size_t>
                           const std::vector<MatrixInput>& ad, const std::vector<MatrixInput>& cd) const {
   const MatrixInput& b = call.b;
   const std::size_t D = members_.size(), e = size_of(b.dtype), b0 = b.offset * e, b_bytes = extent_of(b) * e;
-  std::vector<std::size_t> q(D + 1, b.rows);  // panel j: stored rows [q[j], q[j + 1])
-  q[0] = 0;
-  for (std::size_t j = 1; j < D; ++j) {
-    for (const Allocation::Shard& sh : b.allocation->shards())
-      if (std::size_t(sh.member) == j) {
-        const std::size_t start = sh.first / e;
-        q[j] = start <= b.offset ? 0 : std::min(b.rows, (start - b.offset + b.ld - 1) / b.ld);
-      }
-    q[j] = std::max(q[j], q[j - 1]);
-  }
+  const std::vector<std::size_t> q = bounds_by_shard(b.allocation, e, b.offset, b.ld, b.rows, D);  // panel j: rows
   // Panel j's bytes [lo, hi) of B's extent, the shards' pieces of it, and whether member d holds it all.
   auto panel = [&](std::size_t j) {
     return std::pair{q[j] * b.ld * e, q[j + 1] == b.rows ? b_bytes : q[j + 1] * b.ld * e};

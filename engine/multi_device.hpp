@@ -10,7 +10,10 @@
 // - Matmul splits C and op(A) into row blocks (host: even blocks; Buffers: C's shards), every device
 //   gets all of B (host: copied from the host over each device's link; Buffers: broadcast with NCCL from
 //   the devices that hold it) and computes its rows.
-// - Per-row / per-column reductions and batched matmul run on the first device (Buffers gathered there).
+// - Matmul of Buffers (not deterministic) sends B in panels on side streams beside the products
+//   (matmul_panels); deterministic products broadcast B whole first, so that every element's bits stay.
+// - Per-row reductions split the rows, batched matmul the batch entries (Buffers: those that start in each
+//   member's shard); per-column reductions run on the first device (Buffers gathered there).
 #pragma once
 
 #include <memory>
@@ -62,7 +65,9 @@ class Group final : public Executor {
   Staged stage(const Allocation* src, std::size_t first_byte, std::size_t bytes, int member) const;
   void write_back(const Staged& s) const;
   MatrixInput on_member(const MatrixInput& v, int member, std::vector<Staged>& keep) const;
+  void reduce_rows(const ReducePerCall& call) const;
   void matmul_rows(const MatmulCall& call) const;
+  void matmul_batches(const MatmulCall& call) const;
   void matmul_panels(const MatmulCall& call, const std::vector<std::size_t>& rows, const std::vector<MatrixInput>& ad,
                      const std::vector<MatrixInput>& cd) const;
 

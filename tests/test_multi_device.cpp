@@ -261,6 +261,26 @@ void check_engine(Backend backend, int devices) {
     single.matmul(single.upload(a).batch(m, k, count, m * k), single.upload(b).batch(k, n, count, k * n),
                   cs.batch(m, n, count, m * n), det);
     CHECK(test::same_bits(std::span<const float>(cm.to_vector()), std::span<const float>(cs.to_vector())));
+    {  // B broadcast (stride 0), C at an offset with alpha and beta; and host batches (entries per device)
+      tandem::MatmulOptions o = det;
+      o.alpha = 0.5, o.beta = 2.0;
+      const auto c0 = values_for<float>(7 + count * m * n, 9);
+      auto cbm = multi.upload(c0);
+      auto cbs = single.upload(c0);
+      multi.matmul(multi.upload(a).batch(m, k, count, m * k), multi.upload(b).batch(k, n, count, 0),
+                   cbm.batch(m, n, count, m * n, 0, 7), o);
+      single.matmul(single.upload(a).batch(m, k, count, m * k), single.upload(b).batch(k, n, count, 0),
+                    cbs.batch(m, n, count, m * n, 0, 7), o);
+      CHECK(test::same_bits(std::span<const float>(cbm.to_vector()), std::span<const float>(cbs.to_vector())));
+      std::vector<float> hm(c0.begin(), c0.end()), hs(c0.begin(), c0.end());
+      multi.matmul(tandem::BatchView<const float>{a.data(), m, k, k, count, m * k},
+                   tandem::BatchView<const float>{b.data(), k, n, n, count, k * n},
+                   tandem::BatchView<float>{hm.data() + 7, m, n, n, count, m * n}, o);
+      single.matmul(tandem::BatchView<const float>{a.data(), m, k, k, count, m * k},
+                    tandem::BatchView<const float>{b.data(), k, n, n, count, k * n},
+                    tandem::BatchView<float>{hs.data() + 7, m, n, n, count, m * n}, o);
+      CHECK(test::same_bits(std::span<const float>(hm), std::span<const float>(hs)));
+    }
     const std::size_t rows = 3000, cols = 7;
     const auto x = values_for<float>(rows * cols, 8);
     for (tandem::Per per : {tandem::Per::row, tandem::Per::col}) {
@@ -275,6 +295,19 @@ void check_engine(Backend backend, int devices) {
       single.max(tandem::MatrixView<const float>{x.data(), rows, cols, cols}, per, std::span<float>(hs));
       CHECK(hm == hs);
     }
+    // Per row of a view at an offset with a padded ld: argmax into a Buffer, the mean into host memory.
+    const auto xb = multi.upload(x);
+    const auto xs = single.upload(x);
+    auto im = multi.buffer<std::int64_t>(rows / 2), is = single.buffer<std::int64_t>(rows / 2);
+    multi.argmax(xb.matrix(rows / 2, cols - 2, cols, 3), tandem::Per::row, im);
+    single.argmax(xs.matrix(rows / 2, cols - 2, cols, 3), tandem::Per::row, is);
+    CHECK(im.to_vector() == is.to_vector());
+    std::vector<double> mm(rows / 2), ms(rows / 2);
+    multi.mean(tandem::MatrixView<const float>{x.data() + 3, rows / 2, cols - 2, cols}, tandem::Per::row,
+               std::span<double>(mm));
+    single.mean(tandem::MatrixView<const float>{x.data() + 3, rows / 2, cols - 2, cols}, tandem::Per::row,
+                std::span<double>(ms));
+    CHECK(test::same_bits(std::span<const double>(mm), std::span<const double>(ms)));
   }
   SUBCASE("where= and var / std of sharded Buffers: the single-device engine's bits") {
     const std::size_t rows = 900, cols = 7, n = rows * cols;  // (more than one shard's elements)

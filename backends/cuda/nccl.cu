@@ -225,7 +225,8 @@ class NcclRanks final : public detail::RankCollectives {
     KeepDevice keep;
     cudaSetDevice(device_);
     cudaStreamSynchronize(stream_);
-    release();
+    for (void* p : scratch_)
+      if (p) cudaFree(p);
     if (comm_) ncclCommDestroy(comm_);
     (void)cudaGetLastError();
   }
@@ -233,10 +234,9 @@ class NcclRanks final : public detail::RankCollectives {
     KeepDevice keep;
     TANDEM_CUDA_CHECK(cudaSetDevice(device_));
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));  // (a failure of earlier work surfaces here, before NCCL)
-    release();
     bytes_ = bytes;
     if (bytes == 0) return;
-    TANDEM_CUDA_CHECK(cudaMallocAsync(&buffer_, bytes * (std::size_t(size_) + 1), stream_));
+    buffer_ = scratch(0, bytes * (std::size_t(size_) + 1));
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(buffer_, send, bytes, cudaMemcpyHostToDevice, stream_));
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -251,7 +251,7 @@ class NcclRanks final : public detail::RankCollectives {
     }
     TANDEM_CUDA_CHECK(cudaMemcpyAsync(recv, all, bytes_ * std::size_t(size_), cudaMemcpyDeviceToHost, stream_));
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    release();
+    bytes_ = 0;
   }
 
   void all_reduce(Dtype dtype, void* data, std::size_t count, bool on_device, bool deterministic) override {
@@ -262,22 +262,16 @@ class NcclRanks final : public detail::RankCollectives {
     const std::size_t e = size_of(dtype), bytes = count * e;
     void* x = data;
     if (!on_device) {  // host memory: through a device copy
-      TANDEM_CUDA_CHECK(cudaMallocAsync(&x, bytes, stream_));
+      x = scratch(1, bytes);
       TANDEM_CUDA_CHECK(cudaMemcpyAsync(x, data, bytes, cudaMemcpyHostToDevice, stream_));
     }
-    try {
-      if (deterministic)
-        rank_ordered_sum(dtype, static_cast<char*>(x), count);
-      else {
-        std::lock_guard lock(nccl_launch);
-        check_nccl(ncclAllReduce(x, x, count, nccl_type(dtype), ncclSum, comm_, stream_), "ncclAllReduce");
-      }
-      if (!on_device) TANDEM_CUDA_CHECK(cudaMemcpyAsync(data, x, bytes, cudaMemcpyDeviceToHost, stream_));
-    } catch (...) {
-      if (!on_device) cudaFreeAsync(x, stream_);
-      throw;
+    if (deterministic) {
+      rank_ordered_sum(dtype, static_cast<char*>(x), count);
+    } else {
+      std::lock_guard lock(nccl_launch);
+      check_nccl(ncclAllReduce(x, x, count, nccl_type(dtype), ncclSum, comm_, stream_), "ncclAllReduce");
     }
-    if (!on_device) TANDEM_CUDA_CHECK(cudaFreeAsync(x, stream_));
+    if (!on_device) TANDEM_CUDA_CHECK(cudaMemcpyAsync(data, x, bytes, cudaMemcpyDeviceToHost, stream_));
     TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
@@ -288,9 +282,8 @@ class NcclRanks final : public detail::RankCollectives {
     const std::size_t e = size_of(dtype);
     const detail::all_reduce::Slices sl = detail::all_reduce::slices(count, size_);
     const std::size_t mine = sl.count(rank_), pitch = sl.per;
-    void* recv = nullptr;
-    if (mine > 0 && size_ > 1) TANDEM_CUDA_CHECK(cudaMallocAsync(&recv, pitch * e * std::size_t(size_ - 1), stream_));
-    try {
+    void* recv = mine > 0 && size_ > 1 ? scratch(2, pitch * e * std::size_t(size_ - 1)) : nullptr;
+    {
       std::lock_guard lock(nccl_launch);
       nccl_group("ncclSend / ncclRecv (all_reduce's all-to-all)", [&] {
         ncclResult_t r = ncclSuccess;
@@ -343,21 +336,29 @@ class NcclRanks final : public detail::RankCollectives {
           return r;
         });
       }
-    } catch (...) {
-      if (recv) cudaFreeAsync(recv, stream_);
-      throw;
     }
-    if (recv) TANDEM_CUDA_CHECK(cudaFreeAsync(recv, stream_));
   }
 
-  void release() noexcept {
-    if (buffer_) cudaFreeAsync(buffer_, stream_);
-    buffer_ = nullptr;
+  // Device memory kept between calls (slot 0: the allgather's; 1: a host vector's copy; 2: all_reduce's
+  // received slices), grown as needed: the stream-ordered pool would hand its memory back at every
+  // synchronisation and map it again on the next call (a fixed cost of about half a millisecond).
+  void* scratch(int slot, std::size_t bytes) {
+    if (bytes > scratch_bytes_[slot]) {
+      TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));  // (earlier work may still use the old block)
+      if (scratch_[slot]) TANDEM_CUDA_CHECK(cudaFree(scratch_[slot]));
+      scratch_[slot] = nullptr, scratch_bytes_[slot] = 0;
+      TANDEM_CUDA_CHECK(cudaMalloc(&scratch_[slot], bytes));
+      scratch_bytes_[slot] = bytes;
+    }
+    return scratch_[slot];
   }
+
   int device_, rank_, size_;
   cudaStream_t stream_;
   ncclComm_t comm_ = nullptr;
-  void* buffer_ = nullptr;  // this rank's bytes, then every rank's
+  void* scratch_[3] = {};
+  std::size_t scratch_bytes_[3] = {};
+  void* buffer_ = nullptr;  // this rank's bytes, then every rank's (scratch slot 0)
   std::size_t bytes_ = 0;
 };
 
