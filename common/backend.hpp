@@ -236,14 +236,13 @@ class Collectives {
     void* dst;
     std::size_t bytes;
   };
-  // Enqueues one step of transfers on the receivers' side streams (a second stream per member, which first
-  // waits for the work every member's stream holds now; CUDA: peer copies, on the copy engines) and
-  // returns the step's number for wait_side(). Nothing waits.
+  // Enqueues one step of transfers on each member's side stream (a second stream per member, which first
+  // waits for the work the member's stream holds now; NCCL sends and receives in one group, a member's own
+  // pieces copied) and returns the step's number for wait_side(). Nothing waits.
   virtual std::size_t send_side(const std::vector<Transfer>& transfers) = 0;
   // Member `member`'s stream waits (the host does not) for what it received in `step`.
   virtual void wait_side(std::size_t step, int member) = 0;
-  // Every member's stream waits for everything on the side streams (copies from its memory too); the
-  // steps end.
+  // Every member's stream waits for everything on its side stream (its sends too); the steps end.
   virtual void join_side() = 0;
 };
 

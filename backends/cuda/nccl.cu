@@ -87,15 +87,6 @@ class NcclCollectives final : public detail::Collectives {
     }
     comms_.resize(devices_.size());
     KeepDevice keep;
-    for (int from : devices_)  // peer access, for send_side's copies (where the GPUs have it)
-      for (int to : devices_) {
-        int can = 0;
-        if (from == to || cudaDeviceCanAccessPeer(&can, to, from) != cudaSuccess || !can) continue;
-        TANDEM_CUDA_CHECK(cudaSetDevice(to));
-        const cudaError_t r = cudaDeviceEnablePeerAccess(from, 0);
-        if (r != cudaSuccess && r != cudaErrorPeerAccessAlreadyEnabled) TANDEM_CUDA_CHECK(r);
-        (void)cudaGetLastError();  // (already enabled: not an error)
-      }
     check_nccl(ncclCommInitAll(comms_.data(), int(devices_.size()), devices_.data()), "ncclCommInitAll");
   }
 
@@ -125,30 +116,32 @@ class NcclCollectives final : public detail::Collectives {
         TANDEM_CUDA_CHECK(cudaStreamCreateWithFlags(&side_[m], cudaStreamNonBlocking));
       }
     }
-    // The step's events: [0, n) its end on each side stream, [n, 2n) the members' streams now. Every side
-    // stream starts after every member's work so far (a piece's source may have just been written).
-    steps_.push_back({});  // (owned before anything can throw: release_steps() frees them)
-    for (std::size_t i = 0; i < 2 * n; ++i) {
-      TANDEM_CUDA_CHECK(cudaSetDevice(devices_[i % n]));
-      cudaEvent_t e;
-      TANDEM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-      steps_.back().push_back(e);
-    }
-    for (std::size_t m = 0; m < n; ++m) {
+    steps_.push_back({});                  // (owned before anything can throw: release_steps() frees them)
+    for (std::size_t m = 0; m < n; ++m) {  // the side stream after the member's work so far
       TANDEM_CUDA_CHECK(cudaSetDevice(devices_[m]));
-      TANDEM_CUDA_CHECK(cudaEventRecord(steps_.back()[n + m], streams_[m]));
+      cudaEvent_t now;
+      TANDEM_CUDA_CHECK(cudaEventCreateWithFlags(&now, cudaEventDisableTiming));
+      steps_.back().push_back(now);
+      TANDEM_CUDA_CHECK(cudaEventRecord(now, streams_[m]));
+      TANDEM_CUDA_CHECK(cudaStreamWaitEvent(side_[m], now, 0));
     }
-    for (std::size_t m = 0; m < n; ++m) {
-      TANDEM_CUDA_CHECK(cudaSetDevice(devices_[m]));
-      for (std::size_t j = 0; j < n; ++j) TANDEM_CUDA_CHECK(cudaStreamWaitEvent(side_[m], steps_.back()[n + j], 0));
-    }
-    // Peer copies on the receiver's side stream: the copy engines move them over NVLink, so the products
-    // beside them keep every SM (NCCL's kernels would take some).
-    for (const Transfer& t : transfers) {
-      if (t.bytes == 0 || t.src == t.dst) continue;
-      const std::size_t f = std::size_t(t.from), d = std::size_t(t.to);
-      TANDEM_CUDA_CHECK(cudaSetDevice(devices_[d]));
-      TANDEM_CUDA_CHECK(cudaMemcpyPeerAsync(t.dst, devices_[d], t.src, devices_[f], t.bytes, side_[d]));
+    for (const Transfer& t : transfers)  // a member's own pieces: a copy on its side stream
+      if (t.from == t.to && t.bytes > 0 && t.src != t.dst) {
+        TANDEM_CUDA_CHECK(cudaSetDevice(devices_[std::size_t(t.to)]));
+        TANDEM_CUDA_CHECK(cudaMemcpyAsync(t.dst, t.src, t.bytes, cudaMemcpyDeviceToDevice, side_[std::size_t(t.to)]));
+      }
+    {
+      std::lock_guard lock(nccl_launch);
+      nccl_group("ncclSend / ncclRecv (pieces of B)", [&] {
+        ncclResult_t r = ncclSuccess;
+        for (const Transfer& t : transfers) {
+          if (t.from == t.to || t.bytes == 0) continue;
+          const std::size_t f = std::size_t(t.from), d = std::size_t(t.to);
+          if (r == ncclSuccess) r = ncclSend(t.src, t.bytes, ncclChar, t.to, comms_[f], side_[f]);
+          if (r == ncclSuccess) r = ncclRecv(t.dst, t.bytes, ncclChar, t.from, comms_[d], side_[d]);
+        }
+        return r;
+      });
     }
     for (std::size_t m = 0; m < n; ++m) {  // the step's end on each side stream
       TANDEM_CUDA_CHECK(cudaSetDevice(devices_[m]));
@@ -164,13 +157,13 @@ class NcclCollectives final : public detail::Collectives {
     TANDEM_CUDA_CHECK(cudaStreamWaitEvent(streams_[m], steps_.at(step)[m], 0));
   }
 
-  void join_side() override {  // (a member's stream also waits for the copies that read its memory)
+  void join_side() override {
     KeepDevice keep;
-    const std::size_t n = devices_.size();
     if (!steps_.empty())
-      for (std::size_t m = 0; m < n; ++m) {
+      for (std::size_t m = 0; m < devices_.size(); ++m) {
         TANDEM_CUDA_CHECK(cudaSetDevice(devices_[m]));
-        for (std::size_t j = 0; j < n; ++j) TANDEM_CUDA_CHECK(cudaStreamWaitEvent(streams_[m], steps_.back()[j], 0));
+        TANDEM_CUDA_CHECK(cudaEventRecord(steps_.back()[m], side_[m]));
+        TANDEM_CUDA_CHECK(cudaStreamWaitEvent(streams_[m], steps_.back()[m], 0));
       }
     release_steps();
   }
