@@ -315,10 +315,18 @@ compute_t<T> Group::resident_deterministic_sum(Op local, const std::vector<Part>
     members_[std::size_t(p.member)].impl().canonical_chunk_values_resident(
         local, p.in.dtype, parts::element(p.in, 0), std::int64_t(p.in.count), 1, own[i] ? own[i]->data() : to);
   }
-  for (std::size_t i = 0; i < pieces.size(); ++i)  // gather them on the first device (each copy waits)
+  // Gathered on the first device in one step beside the members' streams (nothing waits on the host: the
+  // first device's stream waits for the step, then sums them).
+  std::vector<Collectives::Transfer> gather;
+  for (std::size_t i = 0; i < pieces.size(); ++i)
     if (own[i])
-      collectives_->copy(static_cast<char*>(values->data()) + pieces[i].offset / kChunk * sizeof(V), 0, own[i]->data(),
-                         pieces[i].member, own[i]->bytes());
+      gather.push_back({pieces[i].member, own[i]->data(), 0,
+                        static_cast<char*>(values->data()) + pieces[i].offset / kChunk * sizeof(V), own[i]->bytes()});
+  if (!gather.empty()) {
+    std::lock_guard lock(collective_mutex_);
+    collectives_->wait_side(collectives_->send_side(gather), 0);
+    collectives_->join_side();
+  }
   // The chunk values are combined as they are, in deterministic mode, kernel auto: summed whatever sum-like op
   // made them (sumsq's are sums of squares), multiplied for prod.
   const ReduceInput all{dtype_of<V>, values->data(), chunks, 1, true, values.get(), 0, chunks};
