@@ -35,4 +35,5 @@ if [ "$status" -ne 0 ]; then
   echo "    --no-charts   (without --no-charts, the charts too; they need python3-matplotlib)"
   exit 1
 fi
+python3 tools/scaling_tables.py --check || exit 1  # docs/SCALING.md's measured tables
 echo "check_results: docs/PERFORMANCE.md and docs/perf/tables.md match the committed JSON"

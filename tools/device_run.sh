@@ -89,6 +89,13 @@ if has multi; then
   timeout ${BENCH_TIMEOUT:-420} "$B/benchmarks/bench_multi_gpu" ${BENCH_FILTER:+--benchmark_filter="$BENCH_FILTER"} \
     --benchmark_out="$OUT/bench_multi_gpu.json" --benchmark_out_format=json > "$OUT/bench_multi_gpu.txt" 2>&1 || status=1
   cat "$OUT/bench_multi_gpu.txt"
+  for np in $gpus 2 1; do  # MPI ranks, one GPU each: docs/SCALING.md's MPI and all-reduce tables
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TANDEM_BACKEND=cuda timeout 200 \
+      mpirun -np $np --oversubscribe -x NCCL_NVLS_ENABLE -x TANDEM_BACKEND "$B/benchmarks/bench_mpi" \
+      --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+      --benchmark_out="$OUT/mpi_cuda_np$np.json" --benchmark_out_format=json > "$OUT/mpi_cuda_np$np.txt" 2>&1 || status=1
+    grep median "$OUT/mpi_cuda_np$np.txt"
+  done
 fi
 if has python; then
   PY=$TANDEM_PYTHON

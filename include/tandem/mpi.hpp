@@ -11,6 +11,8 @@
 // values (common/canonical.hpp) of the chunks it holds whole, the chunks that cross rank
 // boundaries are assembled from the pieces every rank sends, and every rank sums the chunk values in
 // the canonical tree.
+// all_reduce: an elementwise sum of every rank's vector, in place on every rank; deterministic: in rank
+// order (see the member below).
 // Matmul: A and C distributed by row blocks (each rank passes its rows), B the whole matrix on every
 // rank; C stays distributed. When every rank is a CUDA rank (and the build has NCCL), the ranks
 // exchange results and chunk values through NCCL (one communicator from ncclCommInitRank, its unique id
