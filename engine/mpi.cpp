@@ -266,7 +266,7 @@ namespace ar = detail::all_reduce;
 // int counts): an MPI_Alltoallv of the slices, this rank's fold, an MPI_Allgatherv of the folded slices.
 template <class T>
 void rank_ordered_sum(MPI_Comm comm, int rank, int size, T* x, std::size_t count) {
-  const std::size_t segment = (std::size_t(1) << 30) / sizeof(T) / std::size_t(size);
+  const std::size_t segment = (std::size_t(1) << 30) / sizeof(T);  // (counts and displacements: < 2^31 bytes)
   const std::size_t e = sizeof(T), p = std::size_t(size);
   std::vector<int> send_counts(p), send_displs(p), recv_counts(p), recv_displs(p);
   std::vector<T> recv;
@@ -332,8 +332,11 @@ void Engine::all_reduce_entry(Dtype dtype, void* host, const detail::Allocation*
                   Message("pass the vector's memory"));
   });
   if (count == 0 || (size_ == 1 && !o.deterministic)) return;  // (one rank, deterministic: NaN made canonical)
-  if (ranks_)
+  if (ranks_) {
+    // (a failure of this rank's earlier work surfaces here on every rank, before any of them enters NCCL)
+    collectively(comm_, "all_reduce", [&] { local_->synchronize(); });
     return ranks_->all_reduce(dtype, buffer ? buffer->data() : host, count, buffer != nullptr, o.deterministic);
+  }
   // MPI: host memory (a Buffer through a host copy).
   std::vector<unsigned char> copy;
   void* x = host;

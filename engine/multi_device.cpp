@@ -84,6 +84,19 @@ std::vector<std::size_t> bounds_by_shard(const Allocation* a, std::size_t e, std
   return bounds;
 }
 
+// Joins the side streams (Collectives::join_side) if a pipelined exchange unwinds on an error, so that the
+// temporaries declared before it, which the side streams may still read or write, are freed after them.
+struct JoinOnUnwind {
+  Collectives& c;
+  bool armed = true;
+  ~JoinOnUnwind() {
+    if (armed) try {
+        c.join_side();
+      } catch (...) {  // (the error being thrown says what went wrong)
+      }
+  }
+};
+
 // Copies between the members of a CPU engine: all host memory.
 class HostCollectives final : public Collectives {
  public:
@@ -324,7 +337,9 @@ compute_t<T> Group::resident_deterministic_sum(Op local, const std::vector<Part>
                         static_cast<char*>(values->data()) + pieces[i].offset / kChunk * sizeof(V), own[i]->bytes()});
   if (!gather.empty()) {
     std::lock_guard lock(collective_mutex_);
+    JoinOnUnwind guard{*collectives_};
     collectives_->wait_side(collectives_->send_side(gather), 0);
+    guard.armed = false;
     collectives_->join_side();
   }
   // The chunk values are combined as they are, in deterministic mode, kernel auto: summed whatever sum-like op
@@ -627,6 +642,7 @@ void Group::matmul_panels(const MatmulCall& call, const std::vector<std::size_t>
       copies[d] = std::make_shared<Allocation>(members_[d].first(), b_bytes);
       views[d] = std::make_shared<Allocation>(members_[d].first(), copies[d]->data(), b_bytes);
     }
+  JoinOnUnwind guard{*collectives_};  // (after copies and views: on an error it runs before they go)
   std::vector<std::size_t> step(D, SIZE_MAX);
   for (std::size_t s = 0; s < D; ++s) {
     std::vector<Collectives::Transfer> transfers;
@@ -680,6 +696,7 @@ void Group::matmul_panels(const MatmulCall& call, const std::vector<std::size_t>
       members_[d].matmul(one);  // enqueued on the member's stream
     }
   }
+  guard.armed = false;
   collectives_->join_side();  // (the sends end before anything later on a member's stream)
 }
 
