@@ -67,6 +67,18 @@ struct FormatTraits<Format::tf32> {
   static constexpr int kExpBits = 8, kFrac = 10, kBias = 127, kSteps = 8;
 };
 
+// Calls f.template operator()<F, Src>() with the format and the element type its inputs are stored in
+// (bfloat16, half; float for tf32): the one dispatch of the CPU's and the GPU's tensor-core paths.
+template <class Fn>
+void visit_format(Format format, Fn&& f) {
+  if (format == Format::bf16)
+    f.template operator()<Format::bf16, bfloat16>();
+  else if (format == Format::f16)
+    f.template operator()<Format::f16, half>();
+  else
+    f.template operator()<Format::tf32, float>();
+}
+
 template <Format F>
 TANDEM_HD Decoded decode(typename FormatTraits<F>::Bits bits) {
   using T = FormatTraits<F>;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,17 @@ tandem::Engine make_local(int rank_on_node, Backend backend, EngineOptions optio
   if (detail::rank_columns(backend).device_per_rank && options.device < 0 && (device == nullptr || *device == 0))
     options.device = rank_on_node;
   return tandem::Engine(backend, options);
+}
+
+// Whether every rank passed the same values (collective): one MPI_MIN over the values and their
+// complements gives the lowest and the highest of each.
+bool same_on_every_rank(MPI_Comm comm, std::initializer_list<std::uint64_t> values) {
+  std::vector<std::uint64_t> mine, low(2 * values.size());
+  for (std::uint64_t v : values) mine.push_back(v), mine.push_back(~v);
+  check(MPI_Allreduce(mine.data(), low.data(), int(mine.size()), MPI_UINT64_T, MPI_MIN, comm), "MPI_Allreduce");
+  for (std::size_t i = 0; i < low.size(); i += 2)
+    if (low[i] != ~low[i + 1]) return false;
+  return true;
 }
 
 // Runs f on this rank; if any rank threw, every rank throws (the failing ones their own message).
@@ -214,12 +226,7 @@ void Engine::reduce_entry(Op op, const detail::ReduceInput& in, const ReduceOpti
   const Op local_op = info(op).computed_as;
   // Every rank must make the same call: the same dtype, op and determinism (else the exchanges below
   // would not match up).
-  // One MPI_MIN over (signature, -signature) gives the lowest and the highest signature.
-  const int signature = int(in.dtype) * 64 + int(op) * 2 + int(opts.deterministic);
-  const int mine_pair[2] = {signature, -signature};
-  int lowest_pair[2] = {0, 0};
-  check(MPI_Allreduce(mine_pair, lowest_pair, 2, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
-  if (lowest_pair[0] != -lowest_pair[1])
+  if (!same_on_every_rank(comm_, {std::uint64_t(in.dtype) * 64 + std::uint64_t(op) * 2 + opts.deterministic}))
     throw Error(std::string(name) +
                 ": the ranks made different calls (dtype, op or deterministic differ); every rank must make the "
                 "same collective calls in the same order");
@@ -312,13 +319,8 @@ void mpi_sum(MPI_Comm comm, int rank, int size, T* x, std::size_t count, bool de
 
 void Engine::all_reduce_entry(Dtype dtype, void* host, const detail::Allocation* buffer, std::size_t count,
                               const AllReduceOptions& o) const {
-  // Every rank must make the same call (else the exchanges would not match): one MPI_MIN over the values
-  // and their complements gives the lowest and the highest of each.
-  const std::uint64_t call[2] = {std::uint64_t(dtype) * 2 + std::uint64_t(o.deterministic), count};
-  const std::uint64_t mine[4] = {call[0], ~call[0], call[1], ~call[1]};
-  std::uint64_t low[4] = {};
-  check(MPI_Allreduce(mine, low, 4, MPI_UINT64_T, MPI_MIN, comm_), "MPI_Allreduce");
-  if (low[0] != ~low[1] || low[2] != ~low[3])
+  // Every rank must make the same call (else the exchanges would not match).
+  if (!same_on_every_rank(comm_, {std::uint64_t(dtype) * 2 + std::uint64_t(o.deterministic), count}))
     throw Error(ErrorKind::value, Arg::none,
                 Message("all_reduce: the ranks passed different calls (the element type, the length or "
                         "AllReduceOptions::deterministic differ)"),

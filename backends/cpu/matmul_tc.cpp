@@ -150,12 +150,7 @@ bool cpu_tensor_core_matmul(const MatmulArgs& g) {
     };
     for (std::int64_t e = 0; e < g.batch; ++e) entry(e);  // (each entry's blocks run in parallel)
   };
-  if (format == tc::Format::bf16)
-    run.template operator()<tc::Format::bf16, bfloat16>();
-  else if (format == tc::Format::f16)
-    run.template operator()<tc::Format::f16, half>();
-  else
-    run.template operator()<tc::Format::tf32, float>();
+  tc::visit_format(format, run);
   return true;
 }
 

@@ -189,12 +189,7 @@ void tensor_core_matmul(const detail::MatmulArgs& g, Workspace& ws, const Matmul
         TANDEM_CUDA_CHECK_LAUNCH();
       }
     };
-    if (format == tc::Format::bf16)
-      run.template operator()<tc::Format::bf16, bfloat16>();
-    else if (format == tc::Format::f16)
-      run.template operator()<tc::Format::f16, half>();
-    else
-      run.template operator()<tc::Format::tf32, float>();
+    tc::visit_format(format, run);
   }
   float* values_now = values;
   std::int64_t left = q;
