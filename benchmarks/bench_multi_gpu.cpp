@@ -8,6 +8,8 @@
 //                                                   rows of A and C per GPU, B sent in panels beside
 //                                                   the products                                   FLOP/s
 //   multi/sum_rows/buffer/float/<rows>x<cols>/gpus:<g>  per-row sums of a Buffer matrix (rows per GPU) bytes/s
+//   multi/sum_cols/buffer/float/<rows>x<cols>/gpus:<g>  per-column sums (rows per GPU, partial sums
+//                                                       combined); sum_cols_det: deterministic          bytes/s
 //   multi/matmul_batched/bfloat16/<count>x<n>/gpus:<g>  count products n x n x n (entries per GPU)  FLOP/s
 // (counters bytes_per_second and flop_per_second, printed with decimal prefixes: "8.5T/s" is 8.5e12 per
 // second)
@@ -20,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tandem/float16.hpp"
@@ -112,13 +115,13 @@ void matmul(benchmark::State& state, int gpus, std::size_t n) {
   });
 }
 
-void sum_rows(benchmark::State& state, int gpus, std::size_t rows, std::size_t cols) {
+void sum_per(benchmark::State& state, int gpus, std::size_t rows, std::size_t cols, tandem::Per per, bool det) {
   guarded(state, [&] {
     const Engine& eng = engine(gpus);
     const auto x = eng.upload(filled<float>(rows * cols, 1.0f));
-    auto out = eng.template buffer<float>(rows);
+    auto out = eng.template buffer<float>(per == tandem::Per::row ? rows : cols);
     auto run = [&] {
-      eng.sum(x.matrix(rows, cols), tandem::Per::row, out);
+      eng.sum(x.matrix(rows, cols), per, out, {.deterministic = det});
       eng.synchronize();
     };
     run();
@@ -184,12 +187,16 @@ void register_all() {
         ->Unit(benchmark::kMillisecond)
         ->Iterations(10);
     const std::size_t rows = 32768 / (small() ? 4 : 1), cols = 32768;  // 4 GiB of floats
-    benchmark::RegisterBenchmark(
-        ("multi/sum_rows/buffer/float/" + std::to_string(rows) + "x" + std::to_string(cols) + tail).c_str(),
-        [g, rows, cols](benchmark::State& s) { sum_rows(s, g, rows, cols); })
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond)
-        ->Iterations(20);
+    const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
+    for (const auto& [name, per, det] :
+         {std::tuple{"sum_rows", tandem::Per::row, false}, std::tuple{"sum_cols", tandem::Per::col, false},
+          std::tuple{"sum_cols_det", tandem::Per::col, true}})
+      benchmark::RegisterBenchmark(
+          ("multi/" + std::string(name) + "/buffer/float/" + shape + tail).c_str(),
+          [g, rows, cols, per, det](benchmark::State& s) { sum_per(s, g, rows, cols, per, det); })
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(20);
     const std::size_t count = 64, bn = 2048 / (small() ? 4 : 1);
     benchmark::RegisterBenchmark(
         ("multi/matmul_batched/bfloat16/" + std::to_string(count) + "x" + std::to_string(bn) + tail).c_str(),

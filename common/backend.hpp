@@ -258,6 +258,10 @@ class RankCollectives {
   // Sums `count` elements of a floating dtype elementwise over the ranks, in place at data (this rank's
   // device memory when on_device, else host memory; every rank passes the same count and dtype):
   // deterministic, by common/all_reduce.hpp's definition; else ncclAllReduce's sum. Returns when done.
+  // prepare_all_reduce() first, with the same arguments, on every rank (collectively: it may throw, out of
+  // memory say): it waits for this rank's earlier work and takes the memory, so that all_reduce() itself
+  // cannot fail on one rank while the others wait in NCCL.
+  virtual void prepare_all_reduce(Dtype dtype, std::size_t count, bool on_device, bool deterministic) = 0;
   virtual void all_reduce(Dtype dtype, void* data, std::size_t count, bool on_device, bool deterministic) = 0;
 };
 

@@ -335,8 +335,12 @@ void Engine::all_reduce_entry(Dtype dtype, void* host, const detail::Allocation*
   });
   if (count == 0 || (size_ == 1 && !o.deterministic)) return;  // (one rank, deterministic: NaN made canonical)
   if (ranks_) {
-    // (a failure of this rank's earlier work surfaces here on every rank, before any of them enters NCCL)
-    collectively(comm_, "all_reduce", [&] { local_->synchronize(); });
+    // (a failure of this rank's earlier work, or of taking the memory, surfaces here on every rank, before
+    // any of them enters NCCL)
+    collectively(comm_, "all_reduce", [&] {
+      local_->synchronize();
+      ranks_->prepare_all_reduce(dtype, count, buffer != nullptr, o.deterministic);
+    });
     return ranks_->all_reduce(dtype, buffer ? buffer->data() : host, count, buffer != nullptr, o.deterministic);
   }
   // MPI: host memory (a Buffer through a host copy).

@@ -61,29 +61,6 @@ std::pair<std::size_t, std::size_t> chunks_of(std::size_t d, std::size_t n, std:
   return {chunks * d / n, chunks * (d + 1) / n};
 }
 
-// Units u = 0 .. count - 1 (rows, or batch entries) that start at element base + u * step of a sharded
-// allocation of e-byte elements: bounds[d] .. bounds[d + 1] - 1 are those that start in member d's shard
-// (so that a member's units are in place there, but for a last one that crosses into the next shard).
-// Without an allocation (host memory) or with step 0: an even split.
-std::vector<std::size_t> bounds_by_shard(const Allocation* a, std::size_t e, std::size_t base, std::size_t step,
-                                         std::size_t count, std::size_t D) {
-  std::vector<std::size_t> bounds(D + 1, count);
-  bounds[0] = 0;
-  for (std::size_t d = 1; d < D; ++d) {
-    if (a == nullptr || step == 0) {
-      bounds[d] = count * d / D;
-      continue;
-    }
-    for (const Allocation::Shard& sh : a->shards())
-      if (std::size_t(sh.member) == d) {
-        const std::size_t start = sh.first / e;
-        bounds[d] = start <= base ? 0 : std::min(count, (start - base + step - 1) / step);
-      }
-    bounds[d] = std::max(bounds[d], bounds[d - 1]);
-  }
-  return bounds;
-}
-
 // Joins the side streams (Collectives::join_side) if a pipelined exchange unwinds on an error, so that the
 // temporaries declared before it, which the side streams may still read or write, are freed after them.
 struct JoinOnUnwind {
@@ -118,6 +95,25 @@ class HostCollectives final : public Collectives {
 };
 
 }  // namespace
+
+std::vector<std::size_t> bounds_by_shard(const Allocation* a, std::size_t e, std::size_t base, std::size_t step,
+                                         std::size_t count, std::size_t D) {
+  std::vector<std::size_t> bounds(D + 1, count);
+  bounds[0] = 0;
+  for (std::size_t d = 1; d < D; ++d) {
+    if (a == nullptr || step == 0) {
+      bounds[d] = count * d / D;
+      continue;
+    }
+    for (const Allocation::Shard& sh : a->shards())
+      if (std::size_t(sh.member) == d) {
+        const std::size_t start = sh.first / e;
+        bounds[d] = start <= base ? 0 : std::min(count, (start - base + step - 1) / step);
+      }
+    bounds[d] = std::max(bounds[d], bounds[d - 1]);
+  }
+  return bounds;
+}
 
 std::unique_ptr<Collectives> make_host_collectives(const std::vector<std::shared_ptr<BackendImpl>>&) {
   return std::make_unique<HostCollectives>();
@@ -205,17 +201,6 @@ std::shared_ptr<Allocation> Group::allocate(std::size_t count, std::size_t e) co
   if (shards.empty()) return std::make_shared<Allocation>(first(), 0);
   return std::make_shared<Allocation>(first(), std::move(shards), count * e);
 }
-
-// Bytes [first, first + bytes) of a sharded allocation in one member's memory: in place when that
-// member's shard holds them all, else copied from the shards into a new allocation of the member.
-struct Group::Staged {
-  const Allocation* source;
-  std::size_t first, bytes;
-  int member;
-  std::shared_ptr<Allocation> copy;  // null: in place
-  void* data;
-  std::shared_ptr<Allocation> view;  // a non-owning Allocation of the member over data
-};
 
 Group::Staged Group::stage(const Allocation* src, std::size_t first, std::size_t bytes, int member) const {
   Staged s{src, first, bytes, member, nullptr, nullptr, nullptr};
@@ -410,62 +395,6 @@ void Group::reduce_into(const ReduceCall& call, const OutSlot& out) const {
   api_result(call.op, call.in.dtype, backend, call.in.count, value);
   const std::size_t e = size_of(out.dtype);
   const_cast<Allocation*>(out.allocation)->upload(out.index * e, value, e);
-}
-
-// Per row: rows per member (reduce_rows). Per column: on the first member, Buffers staged there.
-void Group::reduce_per(const ReducePerCall& call) const {
-  if (call.per == Per::row && call.in.rows > 1 && call.in.in_buffer == call.out.in_buffer) return reduce_rows(call);
-  if (!call.in.in_buffer) return members_.front().reduce_per(call);
-  std::lock_guard lock(collective_mutex_);
-  std::vector<Staged> keep;
-  ReducePerCall staged = call;
-  staged.in = on_member(call.in, 0, keep);
-  const std::size_t count = std::min(call.out.size, call.per == Per::row ? call.in.rows : call.in.cols);
-  std::optional<Staged> staged_out;
-  if (call.out.allocation != nullptr && count > 0) {
-    staged_out = stage(call.out.allocation, 0, count * call.out.element_size, 0);
-    staged.out.allocation = staged_out->view.get();
-    staged.out.size = count;
-  }
-  members_.front().reduce_per(staged);
-  if (staged_out) write_back(*staged_out);
-}
-
-// Rows per member, every member at once: host matrices in even blocks; Buffers, the rows that start in the
-// member's shard (staged there when they cross into the next), their results staged where the output's
-// shards hold them. Each row's result is computed as one engine computes it: the same bits.
-void Group::reduce_rows(const ReducePerCall& call) const {
-  const MatrixInput& in = call.in;
-  const std::size_t D = members_.size(), e = size_of(in.dtype), es = call.out.element_size;
-  const std::vector<std::size_t> rows =
-      bounds_by_shard(in.in_buffer ? in.allocation : nullptr, e, in.offset, in.ld, in.rows, D);
-  std::vector<ReducePerCall> calls(D, call);
-  for (std::size_t d = 0; d < D; ++d) calls[d].in.rows = calls[d].out.size = rows[d + 1] - rows[d];
-  if (!in.in_buffer) {
-    run_all(D, [&](std::size_t d) {
-      if (rows[d] == rows[d + 1]) return;
-      calls[d].in.data = static_cast<const char*>(in.data) + rows[d] * in.ld * e;
-      calls[d].out.data = static_cast<char*>(call.out.data) + rows[d] * es;
-      members_[d].reduce_per(calls[d]);
-    });
-    return;
-  }
-  std::lock_guard lock(collective_mutex_);
-  std::vector<Staged> keep;
-  std::vector<std::optional<Staged>> outs(D);
-  for (std::size_t d = 0; d < D; ++d) {
-    if (rows[d] == rows[d + 1]) continue;
-    MatrixInput x = in;
-    x.rows = rows[d + 1] - rows[d], x.offset = in.offset + rows[d] * in.ld;
-    calls[d].in = on_member(x, int(d), keep);
-    outs[d] = stage(call.out.allocation, rows[d] * es, (rows[d + 1] - rows[d]) * es, int(d));
-    calls[d].out.allocation = outs[d]->view.get();
-  }
-  run_all(D, [&](std::size_t d) {
-    if (rows[d] < rows[d + 1]) members_[d].reduce_per(calls[d]);
-  });
-  for (const auto& o : outs)
-    if (o) write_back(*o);
 }
 
 // ---- matmul --------------------------------------------------------------------------------------

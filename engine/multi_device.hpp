@@ -13,7 +13,8 @@
 // - Matmul of Buffers (not deterministic) sends B in panels on side streams beside the products
 //   (matmul_panels); deterministic products broadcast B whole first, so that every element's bits stay.
 // - Per-row reductions split the rows, batched matmul the batch entries (Buffers: those that start in each
-//   member's shard); per-column reductions run on the first device (Buffers gathered there).
+//   member's shard); per-column reductions split the rows too, each member's partial results per column
+//   combined as parts (engine/multi_device_per.cpp).
 #pragma once
 
 #include <memory>
@@ -30,6 +31,13 @@ namespace tandem::detail {
 // The devices an engine runs on: EngineOptions::devices, or TANDEM_DEVICES (CUDA, with device -1); an
 // empty list means one device (EngineOptions::device). Throws tandem::Error for a bad list or mix.
 std::vector<int> resolve_devices(Backend backend, const EngineOptions& options);
+
+// Units u = 0 .. count - 1 (rows, or batch entries) that start at element base + u * step of a sharded
+// allocation of e-byte elements: bounds[d] .. bounds[d + 1] - 1 are those that start in member d's shard
+// (so that a member's units are in place there, but for a last one that crosses into the next shard).
+// Without an allocation (host memory) or with step 0: an even split.
+std::vector<std::size_t> bounds_by_shard(const Allocation* a, std::size_t e, std::size_t base, std::size_t step,
+                                         std::size_t count, std::size_t D);
 
 class Group final : public Executor {
  public:
@@ -66,6 +74,10 @@ class Group final : public Executor {
   void write_back(const Staged& s) const;
   MatrixInput on_member(const MatrixInput& v, int member, std::vector<Staged>& keep) const;
   void reduce_rows(const ReducePerCall& call) const;
+  // Per column: false when the call is not split (see multi_device_per.cpp).
+  bool reduce_cols(const ReducePerCall& call) const;
+  template <class T>
+  void reduce_cols_as(const ReducePerCall& call, const std::vector<std::size_t>& rows, bool chunks) const;
   void matmul_rows(const MatmulCall& call) const;
   void matmul_batches(const MatmulCall& call) const;
   void matmul_panels(const MatmulCall& call, const std::vector<std::size_t>& rows, const std::vector<MatrixInput>& ad,
@@ -74,6 +86,17 @@ class Group final : public Executor {
   std::vector<SingleDevice> members_;  // one per device, in list order
   std::unique_ptr<Collectives> collectives_;
   mutable std::mutex collective_mutex_;  // one Buffer matmul (NCCL group, staging copies) at a time
+};
+
+// Bytes [first, first + bytes) of a sharded allocation in one member's memory: in place when that
+// member's shard holds them all, else copied from the shards into a new allocation of the member.
+struct Group::Staged {
+  const Allocation* source;
+  std::size_t first, bytes;
+  int member;
+  std::shared_ptr<Allocation> copy;  // null: in place
+  void* data;
+  std::shared_ptr<Allocation> view;  // a non-owning Allocation of the member over data
 };
 
 }  // namespace tandem::detail

@@ -578,7 +578,16 @@ bool device_stream(const py::object& x, std::uintptr_t& stream, int& device, py:
     if (stream == 0) stream = 1;
     return true;
   }
-  return is_device_array(x);
+  if (!is_device_array(x)) return false;
+  if (py::hasattr(x, "__dlpack_device__")) device = py::tuple(x.attr("__dlpack_device__")())[1].cast<int>();
+  return true;  // (else its GPU is known once it is read: device_array)
+}
+
+int pointer_device(const py::object& x) {
+  if (!py::hasattr(x, "__cuda_array_interface__")) return -1;
+  const py::dict cai = x.attr("__cuda_array_interface__");
+  return tandem::detail::cuda_module().device_of(
+      reinterpret_cast<void*>(py::tuple(cai["data"])[0].cast<std::uintptr_t>()));
 }
 
 Array converted(const Array& a, Dtype d, std::uintptr_t stream) {

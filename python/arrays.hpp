@@ -148,8 +148,11 @@ Array permuted_copy(const Array& a, const std::vector<std::int64_t>& perm, std::
 Array broadcast_copy(const Array& a, const std::vector<std::int64_t>& shape, std::uintptr_t stream);
 // Whether x is CUDA memory; for CuPy and PyTorch arrays also the library's current stream on x's GPU
 // (0, the legacy default stream, as cudaStreamLegacy), the GPU, and the library's stream object (None for
-// PyTorch) to keep that stream alive; stream 0 for other device arrays.
+// PyTorch) to keep that stream alive; stream 0 for other device arrays (their GPU where they export it by
+// DLPack, else -1).
 bool device_stream(const py::object& x, std::uintptr_t& stream, int& device, py::object& keeper);
+// The GPU of a __cuda_array_interface__ array's memory (-1 where not known); needs the CUDA module.
+int pointer_device(const py::object& x);
 // The array `a` converted to dtype d by its library, read again as an Array.
 Array converted(const Array& a, tandem::Dtype d, std::uintptr_t stream);
 

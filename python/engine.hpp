@@ -75,7 +75,8 @@ class PyEngine {
   py::object moment(bool root, const py::object& x, const ReduceArgs& r, double ddof) const;
   py::object matmul(const py::object& a, const py::object& b, const MatmulArgs& m) const;
 
-  // x as an Input (a device array needs a CUDA engine of one GPU, the array's).
+  // x as an Input: a host array on this engine; a device array (on one of this engine's GPUs) on an engine
+  // of its GPU alone, over its library's current stream.
   Input input(const py::object& x) const;
   // An output array (out=) where `like`'s work runs: its shape and dtype, and `data` null when it cannot
   // be written in place (negative or unaligned strides; then a result is copied into it). Repeating
@@ -83,8 +84,10 @@ class PyEngine {
   Array output(const py::object& x, const Input& like) const;
 
  private:
-  // The engine that runs on `stream` (of this engine's GPU), made on first use.
-  const tandem::Engine& engine_on(std::uintptr_t stream) const;
+  // The engine of GPU `device` alone that runs on `stream` (0: a stream of its own), made on first use.
+  const tandem::Engine& engine_on(int device, std::uintptr_t stream) const;
+  // "GPU 0" or "GPUs 0, 1": this engine's, for messages.
+  std::string gpus() const;
   py::object reduce_all(tandem::Op op, Input& in, tandem::Dtype result, const ReduceArgs& r,
                         const std::vector<bool>& reduced) const;
   py::object reduce_axes(tandem::Op op, Input& in, tandem::Dtype result, const ReduceArgs& r,
@@ -95,10 +98,11 @@ class PyEngine {
                               const std::vector<bool>& reduced) const;
 
   tandem::Engine eng_;
-  int device_ = 0;                // the engine's GPU
-  bool several_devices_ = false;  // (asked once: DeviceInfo queries take a GPU's properties, ~0.5 ms)
-  mutable py::list keepers_;      // the libraries' stream objects of on_stream_ (destroyed after it)
-  mutable std::map<std::uintptr_t, std::unique_ptr<tandem::Engine>> on_stream_;  // (under the GIL)
+  int device_ = 0;         // the engine's (first) GPU
+  std::vector<int> gpus_;  // every GPU it runs on (asked once: DeviceInfo queries take ~0.5 ms each)
+  bool several_devices_ = false;
+  mutable py::list keepers_;  // the libraries' stream objects of on_stream_ (destroyed after it)
+  mutable std::map<std::pair<int, std::uintptr_t>, std::unique_ptr<tandem::Engine>> on_stream_;  // (under the GIL)
 };
 
 }  // namespace tandem_python

@@ -97,6 +97,9 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const Ma
   Array &a = ia.a, &b = ib.a;
   if (a.device != b.device)
     throw tandem::value_error("tandem.matmul: a and b must both be host arrays or both GPU arrays");
+  if (a.device && a.device_id != b.device_id)
+    throw tandem::value_error("tandem.matmul: a is on GPU " + std::to_string(a.device_id) + " and b on GPU " +
+                              std::to_string(b.device_id) + "; move them to one GPU (the product runs there)");
   if (a.device && (a.lib != b.lib || ia.stream != ib.stream))
     throw tandem::value_error("tandem.matmul: a and b are GPU arrays of different libraries or streams; use one");
   for (const Array* x : {&a, &b})

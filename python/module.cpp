@@ -4,6 +4,7 @@
 // repeat the signatures).
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -43,28 +44,41 @@ PyEngine::PyEngine(const std::string& backend, std::optional<int> device, std::o
         if (devices) o.devices = *devices;
         return tandem::Engine(backend_arg(backend, "tandem.Engine"), o);
       }()),
-      device_(eng_.impl().device_index()),
-      several_devices_(eng_.devices().size() > 1) {}
+      device_(eng_.impl().device_index()) {
+  for (const tandem::DeviceInfo& d : eng_.devices()) gpus_.push_back(d.index);
+  several_devices_ = gpus_.size() > 1;
+}
 
 std::string PyEngine::repr() const {
   if (eng_.backend() != tandem::Backend::cuda) return "tandem.Engine('" + backend() + "')";
   if (several_devices_) {
     std::string s = "tandem.Engine('cuda', devices=[";
-    for (std::size_t i = 0; i < eng_.devices().size(); ++i) {
+    for (std::size_t i = 0; i < gpus_.size(); ++i) {
       if (i > 0) s += ", ";  // (appended in two steps: GCC 12 warns, wrongly, about a "" + std::string)
-      s += std::to_string(i);
+      s += std::to_string(gpus_[i]);
     }
     return s + "])";
   }
   return "tandem.Engine('cuda', device=" + std::to_string(device_) + ")";
 }
 
-const tandem::Engine& PyEngine::engine_on(std::uintptr_t stream) const {
-  auto it = on_stream_.find(stream);
+const tandem::Engine& PyEngine::engine_on(int device, std::uintptr_t stream) const {
+  const auto key = std::make_pair(device, stream);
+  auto it = on_stream_.find(key);
   if (it != on_stream_.end()) return *it->second;
   tandem::EngineOptions o;
-  o.device = device_, o.stream = reinterpret_cast<void*>(stream);
-  return *on_stream_.emplace(stream, std::make_unique<tandem::Engine>(tandem::Backend::cuda, o)).first->second;
+  o.device = device, o.stream = reinterpret_cast<void*>(stream);
+  return *on_stream_.emplace(key, std::make_unique<tandem::Engine>(tandem::Backend::cuda, o)).first->second;
+}
+
+std::string PyEngine::gpus() const {
+  if (!several_devices_) return "GPU " + std::to_string(device_);
+  std::string s = "GPUs ";
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += std::to_string(gpus_[i]);
+  }
+  return s;
 }
 
 Input PyEngine::input(const py::object& x) const {
@@ -80,21 +94,28 @@ Input PyEngine::input(const py::object& x) const {
     throw tandem::value_error("tandem: this is a GPU array but the engine runs on the " + backend() +
                               "; use tandem.Engine('cuda'), or copy the array to the host first (e.g. cupy.asnumpy, "
                               "tensor.cpu())");
-  if (several_devices_)
-    throw tandem::value_error(
-        "tandem: an engine over several GPUs takes host arrays; pass GPU arrays to an engine of one GPU");
-  if (in.stream == 0) {  // another library's array: on the engine's stream, waited for
-    in.stream = reinterpret_cast<std::uintptr_t>(eng_.impl().native_stream());
+  if (device < 0) device = pointer_device(x);  // (another library's array: by DLPack, or its memory's GPU)
+  if (device < 0) device = device_;
+  if (std::find(gpus_.begin(), gpus_.end(), device) == gpus_.end())
+    throw tandem::value_error("tandem: this array is on GPU " + std::to_string(device) + " but the engine runs on " +
+                              gpus() + "; use tandem.Engine('cuda', device=" + std::to_string(device) +
+                              "), or move the array to the engine's GPU first");
+  // The work runs where the array is: on an engine of one GPU, the array's (an engine over several GPUs
+  // splits host arrays and its own Buffers only: an array on one GPU is read there, not copied to others).
+  if (in.stream == 0) {  // another library's array: on the engine's stream (its GPU's), waited for
+    if (several_devices_) in.eng = &engine_on(device, 0);
+    in.stream = reinterpret_cast<std::uintptr_t>(in.eng->impl().native_stream());
     in.wait = true;
   } else {
-    if (device != device_)
-      throw tandem::value_error("tandem: this array is on GPU " + std::to_string(device) +
-                                " but the engine runs on GPU " + std::to_string(device_) +
-                                "; use tandem.Engine('cuda', device=" + std::to_string(device) + ")");
-    if (keeper && !on_stream_.contains(in.stream)) keepers_.append(keeper);  // (the stream outlives its engine)
-    in.eng = &engine_on(in.stream);
+    if (keeper && !on_stream_.contains({device, in.stream}))
+      keepers_.append(keeper);  // (the stream outlives its engine)
+    in.eng = &engine_on(device, in.stream);
   }
   in.a = device_array(x, in.stream, in.wait ? -1 : device);
+  if (in.a.device_id != device)  // (an array whose GPU was not known before it was read)
+    throw tandem::value_error("tandem: this array is on GPU " + std::to_string(in.a.device_id) +
+                              " but was to be read on GPU " + std::to_string(device) +
+                              "; move it to the engine's GPU first");
   return in;
 }
 
@@ -125,7 +146,7 @@ namespace {
 py::dict device_dict(const tandem::DeviceInfo& d) {
   py::dict r;
   r["name"] = d.name, r["compute_units"] = d.compute_units, r["memory_bytes"] = d.memory_bytes;
-  r["peak_bandwidth_gbs"] = d.peak_bandwidth_gbs, r["details"] = d.details;
+  r["peak_bandwidth_gbs"] = d.peak_bandwidth_gbs, r["details"] = d.details, r["index"] = d.index;
   return r;
 }
 
@@ -462,7 +483,7 @@ PYBIND11_MODULE(tandem, m) {
   e.def_property_readonly("backend", &PyEngine::backend, "The backend's name (tandem.backend_status()'s name).");
   e.def(
       "device_info", [](const PyEngine& s) { return tandem_python::device_dict(s.engine().device()); },
-      "The device: name, compute_units, memory_bytes, peak_bandwidth_gbs, details.");
+      "The device: name, compute_units, memory_bytes, peak_bandwidth_gbs, details, index (the CUDA device number).");
   e.def(
       "devices",
       [](const PyEngine& s) {

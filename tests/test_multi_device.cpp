@@ -122,6 +122,59 @@ void check_reductions(const Engine& multi, const Engine& single, int devices) {
   }
 }
 
+// Per-column reductions, which split the rows among the devices: every op of the table, deterministic and
+// not, on host matrices and Buffer matrices (at an offset, with a padded ld; rows across the shards and, for
+// deterministic float sums, across several 4096-row chunks), against the single engine (bits where the result
+// is exact or deterministic, float sums and products close), and deterministic float sums against the
+// canonical-order reference of verify/. A NaN in a late row of column 1 must win min / max / arg* there.
+template <class T>
+void check_per_column(const Engine& multi, const Engine& single) {
+  CAPTURE(std::string(test::type_name<T>()));
+  const std::array<std::array<std::size_t, 3>, 3> shapes = {{{70, 5, 0}, {3 * 4096 + 5, 3, 2}, {2 * 4096, 7, 1}}};
+  for (const auto& [rows, cols, pad] : shapes) {
+    CAPTURE(rows);
+    const std::size_t ld = cols + pad, off = 3;
+    auto x = values_for<T>(off + rows * ld, rows + cols);
+    if constexpr (!std::is_integral_v<T>) x[off + (rows * 5 / 6) * ld + 1] = T(std::numeric_limits<float>::quiet_NaN());
+    const tandem::MatrixView<const T> view{x.data() + off, rows, cols, ld};
+    const auto mb = multi.upload(x);
+    const auto sb = single.upload(x);
+    test::for_each_op([&]<tandem::Op O>() {
+      CAPTURE(std::string(tandem::to_string(O)));
+      for (bool det : {false, true}) {
+        CAPTURE(det);
+        const ReduceOptions o{.deterministic = det};
+        std::vector<tandem::op_result_t<O, T>> hm(cols), hs(cols);
+        multi.reduce<O>(view, tandem::Per::col, std::span(hm), o);
+        single.reduce<O>(view, tandem::Per::col, std::span(hs), o);
+        auto bm = multi.buffer<tandem::op_buffer_result_t<O, T>>(cols);
+        auto bs = single.buffer<tandem::op_buffer_result_t<O, T>>(cols);
+        multi.reduce<O>(mb.matrix(rows, cols, ld, off), tandem::Per::col, bm, o);
+        single.reduce<O>(sb.matrix(rows, cols, ld, off), tandem::Per::col, bs, o);
+        const auto gm = bm.to_vector(), gs = bs.to_vector();
+        for (std::size_t j = 0; j < cols; ++j) {
+          CAPTURE(j);
+          if (!det && tandem::is_floating_v<T> && (test::is_additive(O) || test::is_product(O))) {
+            for (const auto& [g, w] :
+                 {std::pair{double(hm[j]), double(hs[j])}, std::pair{double(gm[j]), double(gs[j])}})
+              CHECK(((std::isnan(g) && std::isnan(w)) || std::abs(g - w) <= 1e-4 * (1.0 + std::abs(w))));
+          } else {
+            CHECK(test::same_bits(hm[j], hs[j]));
+            CHECK(test::same_bits(gm[j], gs[j]));
+          }
+        }
+        if constexpr (std::is_same_v<T, float> && O == tandem::Op::sum)
+          if (det)
+            for (std::size_t j = 0; j < cols; ++j) {
+              std::vector<float> column(rows);
+              for (std::size_t r = 0; r < rows; ++r) column[r] = x[off + r * ld + j];
+              CHECK(test::same_bits(hm[j], test::canonical_sum(std::span<const float>(column))));
+            }
+      }
+    });
+  }
+}
+
 void check_engine(Backend backend, int devices) {
   const Engine multi = multi_engine(backend, devices);
   const Engine single(backend);
@@ -308,6 +361,13 @@ void check_engine(Backend backend, int devices) {
     single.mean(tandem::MatrixView<const float>{x.data() + 3, rows / 2, cols - 2, cols}, tandem::Per::row,
                 std::span<double>(ms));
     CHECK(test::same_bits(std::span<const double>(mm), std::span<const double>(ms)));
+  }
+  SUBCASE("per-column reductions split by rows: every op, host and Buffer, deterministic bits") {
+    check_per_column<float>(multi, single);
+    check_per_column<double>(multi, single);
+    check_per_column<std::int32_t>(multi, single);
+    check_per_column<std::int64_t>(multi, single);
+    check_per_column<tandem::bfloat16>(multi, single);
   }
   SUBCASE("where= and var / std of sharded Buffers: the single-device engine's bits") {
     const std::size_t rows = 900, cols = 7, n = rows * cols;  // (more than one shard's elements)

@@ -278,6 +278,7 @@ class CpuBackend final : public BackendImpl {
   DeviceInfo device() const override {
     DeviceInfo d;
     d.name = cpu_model_name();
+    d.index = device_;
     d.compute_units = tbb::info::default_concurrency();
     d.memory_bytes = physical_memory();
     d.details = "oneTBB " + std::to_string(TBB_VERSION_MAJOR) + "." + std::to_string(TBB_VERSION_MINOR) + ", Eigen " +

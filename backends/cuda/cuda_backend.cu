@@ -148,6 +148,7 @@ class CudaBackend final : public detail::BackendImpl {
     (void)cudaGetLastError();
     DeviceInfo d;
     d.name = p.name;
+    d.index = device_;
     d.compute_units = p.multiProcessorCount;
     d.memory_bytes = p.totalGlobalMem;
     // Double data rate: two transfers per clock.

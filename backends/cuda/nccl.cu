@@ -254,11 +254,21 @@ class NcclRanks final : public detail::RankCollectives {
     bytes_ = 0;
   }
 
+  void prepare_all_reduce(Dtype dtype, std::size_t count, bool on_device, bool deterministic) override {
+    KeepDevice keep;
+    TANDEM_CUDA_CHECK(cudaSetDevice(device_));
+    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));  // (earlier work's failure surfaces here, before NCCL)
+    if (count == 0) return;
+    const std::size_t e = size_of(dtype);
+    if (!on_device) scratch(1, count * e);
+    const detail::all_reduce::Slices sl = detail::all_reduce::slices(count, size_);
+    if (deterministic && sl.count(rank_) > 0 && size_ > 1) scratch(2, sl.per * e * std::size_t(size_ - 1));
+  }
+
   void all_reduce(Dtype dtype, void* data, std::size_t count, bool on_device, bool deterministic) override {
     if (count == 0) return;
     KeepDevice keep;
     TANDEM_CUDA_CHECK(cudaSetDevice(device_));
-    TANDEM_CUDA_CHECK(cudaStreamSynchronize(stream_));  // (earlier work's failure surfaces here, before NCCL)
     const std::size_t e = size_of(dtype), bytes = count * e;
     void* x = data;
     if (!on_device) {  // host memory: through a device copy

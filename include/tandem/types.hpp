@@ -243,6 +243,7 @@ struct DeviceInfo {
   std::size_t memory_bytes = 0;
   double peak_bandwidth_gbs = 0;  // theoretical memory bandwidth where known, else 0
   std::string details;            // e.g. "sm_90, 50 MiB L2"
+  int index = 0;                  // the backend's device index: the CUDA device ordinal (EngineOptions::devices)
 };
 
 // The precision a kernel that rounds its inputs to `rounding` (Precision::full: rounds nothing) computes

@@ -208,19 +208,88 @@ def gpu_count():
     return CUDA["devices"]
 
 
+def on_gpu(lib, x, g):
+    """x (a NumPy array) on GPU g of library lib."""
+    if lib.__name__ == "cupy":
+        with lib.cuda.Device(g):
+            return lib.asarray(x)
+    return lib.from_numpy(x).to("cuda:%d" % g)
+
+
+def gpu_of(lib, y):
+    return y.device.id if lib.__name__ == "cupy" else y.device.index
+
+
 @pytest.mark.skipif(not CUDA["usable"] or gpu_count() < 2, reason="needs 2 GPUs")
 def test_several_gpus(lib):
-    eng = tandem.Engine("cuda", devices=list(range(gpu_count())))
-    assert len(eng.devices()) == gpu_count()
+    """An engine over several GPUs reads a CuPy / PyTorch array where it lies, on any of its GPUs (listed in
+    any order): every op whole and per axis, out=, products; results on the array's GPU, deterministic bits
+    those of the CPU engine; arrays on two GPUs in one product, or on a GPU the engine does not run on, are
+    refused with a message that names the GPUs."""
+    gpus = list(range(gpu_count()))[::-1]  # (the last GPU first: results are not the first device's by accident)
+    eng = tandem.Engine("cuda", devices=gpus)
+    assert [d["index"] for d in eng.devices()] == gpus
+    assert repr(eng) == "tandem.Engine('cuda', devices=%s)" % gpus
     cpu = tandem.Engine("cpu")
-    x = np.random.default_rng(7).uniform(-1, 1, 1 << 20).astype(np.float32)
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-1, 1, 1 << 20).astype(np.float32)
     assert eng.sum(x, deterministic=True).tobytes() == cpu.sum(x, deterministic=True).tobytes()
     assert eng.argmax(x) == cpu.argmax(x)
-    with pytest.raises(tandem.Error, match="host arrays"):
-        eng.sum(to_device(lib, x))
+    m = rng.uniform(-1, 1, (37, 1029)).astype(np.float32)
+    a = rng.uniform(-1, 1, (65, 129)).astype(np.float32)
+    b = rng.uniform(-1, 1, (129, 33)).astype(np.float32)
+    for g in gpus:
+        d, dm = on_gpu(lib, x, g), on_gpu(lib, m, g)
+        for op in OPS:
+            r = getattr(eng, op)(d)
+            assert gpu_of(lib, r) == g, (op, g)
+            check(op, to_host(lib, r), numpy_result(op, x), x)
+            for axis in (0, 1):
+                r = getattr(eng, op)(dm, axis=axis)
+                assert gpu_of(lib, r) == g, (op, g, axis)
+                check(op, to_host(lib, r), numpy_result(op, m, axis=axis), m, axis=axis)
+        for op in ("sum", "mean", "sumsq", "prod"):
+            for axis in (None, 0, 1):
+                got = to_host(lib, getattr(eng, op)(dm, axis=axis, deterministic=True))
+                want = getattr(cpu, op)(m, axis=axis, deterministic=True)
+                assert np.asarray(got).tobytes() == np.asarray(want).tobytes(), (op, g, axis)
+        out = on_gpu(lib, np.zeros(37, np.float32), g)
+        assert eng.max(dm, axis=1, out=out) is out
+        np.testing.assert_array_equal(to_host(lib, out), m.max(axis=1))
+        c = eng.matmul(on_gpu(lib, a, g), on_gpu(lib, b, g))
+        assert gpu_of(lib, c) == g
+        want = a.astype(np.float64) @ b.astype(np.float64)
+        bound = 130 * 2.0**-24 * (np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
+        assert np.all(np.abs(to_host(lib, c) - want) <= bound), g
+        det = eng.matmul(on_gpu(lib, a, g), on_gpu(lib, b, g), deterministic=True)
+        assert to_host(lib, det).tobytes() == cpu.matmul(a, b, deterministic=True).tobytes(), g
+        with pytest.raises(tandem.Error, match="out= is on GPU"):
+            eng.max(dm, axis=1, out=on_gpu(lib, np.zeros(37, np.float32), gpus[0] if g != gpus[0] else gpus[1]))
+    with pytest.raises(tandem.Error, match="a is on GPU %d and b on GPU %d" % (gpus[0], gpus[1])):
+        eng.matmul(on_gpu(lib, a, gpus[0]), on_gpu(lib, b, gpus[1]))
     other = tandem.Engine("cuda", device=1)
-    with pytest.raises(tandem.Error, match="GPU"):
-        other.sum(to_device(lib, x))  # the array is on GPU 0
+    with pytest.raises(tandem.Error, match="on GPU 0 but the engine runs on GPU 1"):
+        other.sum(on_gpu(lib, x, 0))
+    if gpu_count() > 2:
+        pair = tandem.Engine("cuda", devices=[0, 1])
+        with pytest.raises(tandem.Error, match="on GPU 2 but the engine runs on GPUs 0, 1"):
+            pair.sum(on_gpu(lib, x, 2))
+
+
+@pytest.mark.skipif(not CUDA["usable"] or gpu_count() < 2, reason="needs 2 GPUs")
+def test_several_gpus_other_libraries():
+    """Arrays of other libraries (only DLPack, or only __cuda_array_interface__) on the second GPU of an
+    engine over several: read there, on that GPU's own stream."""
+    cp = pytest.importorskip("cupy")
+    eng = tandem.Engine("cuda", devices=[0, 1])
+    a = np.random.default_rng(3).uniform(-1, 1, (40, 50)).astype(np.float32)
+    b = np.random.default_rng(4).uniform(-1, 1, (50, 30)).astype(np.float32)
+    with cp.cuda.Device(1):
+        da, db, dc = cp.asarray(a), cp.asarray(b), cp.zeros((40, 30), cp.float32)
+    out = OnlyCudaArrayInterface(dc)
+    assert eng.matmul(OnlyCudaArrayInterface(da), OnlyCudaArrayInterface(db), out=out) is out
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.all(np.abs(cp.asnumpy(dc) - want) <= 60 * 2.0**-24 * (np.abs(a) @ np.abs(b)))
 
 
 class OnlyCudaArrayInterface:

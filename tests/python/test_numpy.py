@@ -276,7 +276,7 @@ def test_several_devices():
     agree with one engine (deterministic sums, min/max and arg* bit for bit)."""
     one = tandem.Engine("cpu")
     group = tandem.Engine("cpu", devices=[0, 1, 2])
-    assert len(group.devices()) == 3 and len(one.devices()) == 1
+    assert [d["index"] for d in group.devices()] == [0, 1, 2] and len(one.devices()) == 1
     x = values(3 * 4096 + 17, np.float32, seed=9)
     for op in OPS:  # values and indices: exactly one engine's
         if kind(op) in ("value", "index"):
@@ -284,8 +284,12 @@ def test_several_devices():
     assert group.sum(x, deterministic=True).tobytes() == one.sum(x, deterministic=True).tobytes()
     check("sum", group.sum(x), numpy_result("sum", x), x)
     a = values((301, 47), np.float64, seed=10)
-    for axis in (0, 1):
+    for axis in (0, 1):  # (axis 0: per-column sums, the rows split over the devices)
         check("sum", group.sum(a, axis=axis), numpy_result("sum", a, axis), a, axis)
+        for op in ("min", "argmax"):
+            assert np.array_equal(getattr(group, op)(a, axis=axis), getattr(one, op)(a, axis=axis)), (op, axis)
+    tall = values((3 * 4096 + 5, 3), np.float32, seed=12)  # deterministic per-column sums over 4096-row chunks
+    assert group.sum(tall, axis=0, deterministic=True).tobytes() == one.sum(tall, axis=0, deterministic=True).tobytes()
     b = values((47, 29), np.float64, seed=11)
     np.testing.assert_allclose(group.matmul(a, b), a @ b, rtol=1e-12, atol=1e-12)
     with pytest.raises(tandem.Error, match="both set"):
