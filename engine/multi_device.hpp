@@ -14,7 +14,7 @@
 //   (matmul_panels); deterministic products broadcast B whole first, so that every element's bits stay.
 // - Per-row reductions split the rows, batched matmul the batch entries (Buffers: those that start in each
 //   member's shard); per-column reductions split the rows too, each member's partial results per column
-//   combined as parts (engine/multi_device_per.cpp).
+//   combined as parts (engine/multi_device_per.cpp; on GPUs in TANDEM_LAB_KERNELS builds only, until run there).
 #pragma once
 
 #include <memory>

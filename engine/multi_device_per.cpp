@@ -161,6 +161,10 @@ void Group::reduce_rows(const ReducePerCall& call) const {
 bool Group::reduce_cols(const ReducePerCall& call) const {
   const MatrixInput& in = call.in;
   const std::size_t D = members_.size();
+#ifndef TANDEM_LAB_KERNELS
+  // (Not yet run on GPUs: CUDA engines keep per-column reductions on the first GPU, outside lab builds.)
+  if (first()->kind() != Backend::cpu) return false;
+#endif
   const bool chunks = parts::by_chunks(call.op, in.dtype, call.deterministic);
   if (in.cols == 0 || in.rows < 16 * D || in.rows >= (std::size_t(1) << 31)) return false;
   if (call.op == Op::mean && info(in.dtype).integer && size_of(in.dtype) == 8) return false;
