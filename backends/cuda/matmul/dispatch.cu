@@ -119,6 +119,12 @@ constexpr Stage kStages[] = {
      .needs = Needs::sm90,
      .f32_batch = &launch_hopper_batch<HopperRung::persistent>,
      .storage16 = &hopper_whole<HopperRung::persistent>},
+    {.name = "wgmma_cluster",
+     .rounding = Precision::tf32,
+     .f32 = &launch_hopper<HopperRung::cluster>,
+     .needs = Needs::sm90,
+     .f32_batch = &launch_hopper_batch<HopperRung::cluster>,
+     .storage16 = &hopper_whole<HopperRung::cluster>},
 #ifdef TANDEM_LAB_KERNELS  // stages that have not yet passed on a GPU (none at present) go here
 #endif
     {.name = "cublas",

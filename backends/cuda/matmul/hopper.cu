@@ -12,6 +12,9 @@
 //      wait for a stage's bytes, the producer for the consumers' release of a stage.
 //   3. wgmma_persistent: one block per SM (no more blocks than tiles) walks the tiles of every batch entry
 //      in grouped order; its producer runs ahead into the next tile while the consumers store this one.
+//   4. wgmma_cluster: wgmma_persistent in clusters of two CTAs on neighbouring SMs, which take two tiles of
+//      one column of C at once: each fetches half of their common tile of B, and the copy engine writes
+//      it into both CTAs' shared memory (TMA multicast), so B is read from L2 once per two tiles.
 // In deterministic mode (MatmulArgs::deterministic) C is stored with the canonical epilogue: each element of C
 // is one chain of k-steps over K in increasing k, so wgmma_persistent computes the tensor-core arithmetic of
 // deterministic mode (tensor_core_canonical.cu). Batches are one launch on every rung (tiles of all entries in one
@@ -114,6 +117,16 @@ __device__ __forceinline__ Tile tile_of(const Problem& p, int t) {
   return Tile{entry, first_m + local % per_group % group_rows, local % per_group / group_rows, k_first, k_end, chunk};
 }
 
+// Tile t of a cluster of two (wgmma_cluster): tile_of over pairs of tile rows, CTA `rank` taking row
+// 2 * pair + rank (past the last row of tiles where tiles_m is odd: its loads are zeros, nothing is stored).
+__device__ __forceinline__ Tile pair_tile_of(const Problem& p, int t, std::uint32_t rank) {
+  Problem pairs = p;
+  pairs.tiles_m = (p.tiles_m + 1) / 2;
+  Tile tile = tile_of(pairs, t);
+  tile.m = 2 * tile.m + int(rank);
+  return tile;
+}
+
 // Chunk value d of chunk `chunk` of warpgroup wg's part of the tile (store_tile's layout) into p.values.
 template <int BN>
 __device__ __forceinline__ void store_values(const float (&d)[BN / 2], const Problem& p, const Tile& tile, int wg,
@@ -162,14 +175,29 @@ __device__ __forceinline__ void sum_chunks(float (&d)[BN / 2], const Problem& p,
 
 // One stage: A's 128 rows of 128 bytes (K-major), then B: BN rows of 128 bytes (K-major) or, MN-major,
 // BN / 64 column blocks of kTileK k-rows of 128 bytes (64 elements of N).
-template <class In, int BN, bool MnMajorB>
+// In a cluster of two (Cta == 2: wgmma_cluster) the two CTAs hold tiles of C in one column of tiles, so they
+// read the same tile of B: CTA `rank` fetches its half of it (half of the column blocks, or of the rows) once
+// and the copy engine writes it into both CTAs' stages (multicast), each CTA's full barrier counting the
+// whole stage's bytes. (b's box is then half as wide for a K-major B.)
+template <class In, int BN, bool MnMajorB, int Cta = 1>
 __device__ __forceinline__ void load_stage(const CUtensorMap* a, const CUtensorMap* b, std::uint32_t stage,
-                                           std::uint32_t full, int kt, const Tile& t) {
+                                           std::uint32_t full, int kt, const Tile& t, std::uint32_t rank = 0) {
   constexpr int kK = kTileK<In>;
   mbarrier_arrive_expect_tx(full, (kBlockM + BN) * kRowBytes);
   tma_load(stage, a, kt * kK, t.m * kBlockM, t.entry, full);
   const std::uint32_t b_stage = stage + kBlockM * kRowBytes;
-  if constexpr (MnMajorB) {
+  if constexpr (Cta == 2) {
+    if constexpr (MnMajorB) {
+#pragma unroll
+      for (int j = 0; j < BN / 128; ++j) {
+        const int block = int(rank) * (BN / 128) + j;
+        tma_load_multicast(b_stage + block * kK * kRowBytes, b, t.n * BN + block * 64, kt * kK, t.entry, full, 0x3);
+      }
+    } else {
+      tma_load_multicast(b_stage + rank * (BN / 2) * kRowBytes, b, kt * kK, t.n * BN + int(rank) * (BN / 2), t.entry,
+                         full, 0x3);
+    }
+  } else if constexpr (MnMajorB) {
 #pragma unroll
     for (int j = 0; j < BN / 64; ++j)
       tma_load(b_stage + j * kK * kRowBytes, b, t.n * BN + j * 64, kt * kK, t.entry, full);
@@ -281,10 +309,15 @@ __global__ void __launch_bounds__(256, 1)
 // producer runs ahead into the next tile while the consumers store this one. (Consumers taking whole
 // 128 x 128 tiles in turns, "ping-pong", so that one stores while the other multiplies, ran at 0.73x of this
 // at 8192^3 on an H100: one warpgroup's instructions alone leave the tensor cores idle part of the time.)
-template <class In, int BN, int Stages, bool MnMajorB, bool Persistent>
+// Cta == 2 (wgmma_cluster, persistent): clusters of two CTAs walk pairs of tiles (pair_tile_of), B's tiles
+// multicast (load_stage); a stage is refilled once the consumers of both CTAs are done with it, so each
+// consumer warp releases it in its own CTA and in the other (one arrival each: 16 per stage), and both CTAs
+// meet before they exit, so that no arrival or copy reaches a CTA that has ended.
+template <class In, int BN, int Stages, bool MnMajorB, bool Persistent, int Cta = 1>
 __global__ void __launch_bounds__(384, 1)
     specialized_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                        const Problem p) {
+  static_assert(Cta == 1 || (Cta == 2 && Persistent));
   using S = Shape<BN, Stages>;
   extern __shared__ unsigned char shared_raw[];
   const std::uint32_t base = aligned_base(shared_raw), bars = base + Stages * S::kStageBytes;
@@ -292,16 +325,28 @@ __global__ void __launch_bounds__(384, 1)
   auto full = [&](int s) { return bars + s * 8; };
   auto empty = [&](int s) { return bars + (Stages + s) * 8; };
   const int tid = threadIdx.x, wg = tid / 128;
+  const std::uint32_t rank = Cta == 2 ? cluster_rank() : 0;
   if (tid == 0) {
     for (int s = 0; s < Stages; ++s) {
       mbarrier_init(full(s), 1);
-      mbarrier_init(empty(s), 256);  // every consumer thread releases the stage
+      // every consumer thread releases the stage; in a cluster, each consumer warp of both CTAs
+      mbarrier_init(empty(s), Cta == 2 ? 16 : 256);
     }
     fence_barrier_init();
   }
-  __syncthreads();
-  const int tiles = p.tiles_m * p.tiles_n * p.batch * (p.split ? p.chunks : 1);
-  const int step = Persistent ? int(gridDim.x) : tiles;
+  if constexpr (Cta == 2)
+    cluster_sync();  // (the other CTA's barriers are ready before any copy or arrival reaches them)
+  else
+    __syncthreads();
+  const int rows = Cta == 2 ? (p.tiles_m + 1) / 2 : p.tiles_m;
+  const int tiles = rows * p.tiles_n * p.batch * (p.split ? p.chunks : 1);
+  const int first = int(blockIdx.x) / Cta, step = Persistent ? int(gridDim.x) / Cta : tiles;
+  auto tile_at = [&](int t) {
+    if constexpr (Cta == 2)
+      return pair_tile_of(p, t, rank);
+    else
+      return tile_of(p, t);
+  };
 
   if (wg == 0) {  // the producer
     release_registers<40>();
@@ -309,23 +354,33 @@ __global__ void __launch_bounds__(384, 1)
       prefetch_tensor_map(&a_map);
       prefetch_tensor_map(&b_map);
       int it = 0;
-      for (int t = blockIdx.x; t < tiles; t += step) {
-        const Tile tile = tile_of(p, t);
+      for (int t = first; t < tiles; t += step) {
+        const Tile tile = tile_at(t);
         for (int kt = tile.k_first; kt < tile.k_end; ++kt, ++it) {
           const int s = it % Stages;
           mbarrier_wait(empty(s), ((it / Stages) & 1) ^ 1);
-          load_stage<In, BN, MnMajorB>(&a_map, &b_map, stage(s), full(s), kt, tile);
+          load_stage<In, BN, MnMajorB, Cta>(&a_map, &b_map, stage(s), full(s), kt, tile, rank);
         }
       }
     }
+    if constexpr (Cta == 2) cluster_sync();
     return;
   }
 
   claim_registers<232>();
   const int cw = wg - 1;  // consumer 0 or 1: rows 64 * cw of the tile
+  auto release = [&](int s) {
+    if constexpr (Cta == 2) {
+      const int lane = tid % 32;
+      if (lane == 0) mbarrier_arrive(empty(s));
+      if (lane == 1) mbarrier_arrive_cluster(empty(s), rank ^ 1);
+    } else {
+      mbarrier_arrive(empty(s));
+    }
+  };
   int it = 0;
-  for (int t = blockIdx.x; t < tiles; t += step) {
-    const Tile tile = tile_of(p, t);
+  for (int t = first; t < tiles; t += step) {
+    const Tile tile = tile_at(t);
     float d[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
@@ -343,11 +398,11 @@ __global__ void __launch_bounds__(384, 1)
       multiply_stage<In, BN, MnMajorB>(d, stage(s), cw);
       wgmma_wait<1>();
       fence_registers(d);
-      if (kt > tile.k_first) mbarrier_arrive(empty((it - 1) % Stages));  // k-tile kt - 1 is done with its stage
+      if (kt > tile.k_first) release((it - 1) % Stages);  // k-tile kt - 1 is done with its stage
     }
     wgmma_wait<0>();
     fence_registers(d);
-    mbarrier_arrive(empty((it - 1) % Stages));
+    release((it - 1) % Stages);
     if (p.split) {
       store_values<BN>(d, p, tile, cw, tid % 128, tile.chunk);
       continue;
@@ -355,6 +410,7 @@ __global__ void __launch_bounds__(384, 1)
     if (p.chunks > 1) sum_chunks<BN>(d, p, tile, cw, tid % 128);
     store_tile<BN>(d, p, tile, cw, tid % 128);
   }
+  if constexpr (Cta == 2) cluster_sync();
 }
 
 // ---- Packing ---------------------------------------------------------------------------------------------
@@ -444,7 +500,8 @@ bool readable(const void* p, std::int64_t ld, std::int64_t stride, std::int64_t 
 const char* rung_name(HopperRung r) {
   return r == HopperRung::tma                ? "wgmma_tma"
          : r == HopperRung::warp_specialized ? "wgmma_warp_specialized"
-                                             : "wgmma_persistent";
+         : r == HopperRung::persistent       ? "wgmma_persistent"
+                                             : "wgmma_cluster";
 }
 
 template <class In, int BN, int Stages, bool MnMajorB>
@@ -459,10 +516,28 @@ void launch(HopperRung rung, const CUtensorMap& a, const CUtensorMap& b, const P
     const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, false>;
     allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
     kernel<<<unsigned(tiles), 384, S::kSharedBytes, stream>>>(a, b, p);
-  } else {
+  } else if (rung == HopperRung::persistent) {
     const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, true>;
     allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
     kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, S::kSharedBytes, stream>>>(a, b, p);
+  } else {  // clusters of two: as many as fit on the GPU at once (no more than pairs of tiles)
+    const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, true, 2>;
+    allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
+    const int pairs = (p.tiles_m + 1) / 2 * p.tiles_n * p.batch * (p.split ? p.chunks : 1);
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = 2, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(unsigned(2 * std::max(1, multiprocessor_count() / 2)));
+    config.blockDim = dim3(384);
+    config.dynamicSmemBytes = S::kSharedBytes;
+    config.stream = stream;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    int fit = 0;
+    TANDEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, kernel, &config));
+    config.gridDim = dim3(unsigned(2 * std::max(1, std::min(pairs, fit))));
+    TANDEM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a, b, p));
   }
   TANDEM_CUDA_CHECK_LAUNCH();
 }
@@ -557,7 +632,9 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
         return launch<In, BN, Stages, true>(rung, a_map, tensor_map(In::kMapType, E, b, g.batch, 64, kTileK<In>), p,
                                             stream);
     }
-    launch<In, BN, Stages, false>(rung, a_map, tensor_map(In::kMapType, E, b, g.batch, kTileK<In>, BN), p, stream);
+    const int box_rows = rung == HopperRung::cluster ? BN / 2 : BN;  // (a cluster's CTAs fetch half each)
+    launch<In, BN, Stages, false>(rung, a_map, tensor_map(In::kMapType, E, b, g.batch, kTileK<In>, box_rows), p,
+                                  stream);
   };
   if (block_n == 256)
     run_width.template operator()<256, 4>();

@@ -52,6 +52,34 @@ __device__ __forceinline__ void mbarrier_wait(std::uint32_t bar, std::uint32_t p
   } while (!done);
 }
 
+// ---- Clusters ----------------------------------------------------------------------------------------
+// A thread block cluster: CTAs launched together on neighbouring SMs that can read, write and arrive on
+// each other's shared memory (distributed shared memory).
+__device__ __forceinline__ std::uint32_t cluster_rank() {
+  std::uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+// Every thread of every CTA of the cluster meets here (release / acquire: shared-memory writes and barrier
+// initialisations before it are visible to the cluster after it).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// One arrival on the barrier at shared offset bar of CTA `cta` of the cluster. (Release at the default CTA
+// scope, as it is used here: to say that this CTA's wgmma reads of a stage are done before the other CTA's
+// copy engine refills it. With .release.cluster every arrival waited for this thread's earlier global
+// stores: wgmma_cluster ran at 0.74x of wgmma_persistent, against 0.99x without.)
+__device__ __forceinline__ void mbarrier_arrive_cluster(std::uint32_t bar, std::uint32_t cta) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(bar),
+      "r"(cta)
+      : "memory");
+}
+
 // ---- The bulk tensor copy (TMA) --------------------------------------------------------------------
 // Copies the box of `map` at coordinates (x: innermost, y, z: the batch entry) into shared memory at
 // dst, in the map's swizzle; the bytes complete on barrier bar. Parts of the box outside the tensor are
@@ -62,6 +90,17 @@ __device__ __forceinline__ void tma_load(std::uint32_t dst, const CUtensorMap* m
       "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
       "[%5];" ::"r"(dst),
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar)
+      : "memory");
+}
+// The same box into shared memory at dst in every CTA of the cluster named by `cta_mask` (bit r: rank r),
+// each CTA's barrier bar (the same shared offsets in each) counting the bytes that reach it.
+__device__ __forceinline__ void tma_load_multicast(std::uint32_t dst, const CUtensorMap* map, std::int32_t x,
+                                                   std::int32_t y, std::int32_t z, std::uint32_t bar,
+                                                   std::uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, "
+      "{%2, %3, %4}], [%5], %6;" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar), "h"(cta_mask)
       : "memory");
 }
 __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
