@@ -1,9 +1,10 @@
 // bench_cuda's 16-bit families (issue #11): bfloat16 and half stored inputs, against the vendor call on
 // the same data and stream.
 //   float16/cuda/<kernel>/matmul/<dtype>/<shape>   eng.matmul() on Buffers: 16-bit A and B, float C;
-//                                                  auto (cuBLAS on the 16-bit inputs) or an own stage
-//                                                  (wgmma_bf16, register_tiled: A and B widened first;
-//                                                  the Hopper rungs where the build offers them)
+//                                                  auto, cublas (cuBLAS on the 16-bit inputs, through
+//                                                  the engine: auto's alternative measured at the same
+//                                                  level) or an own stage (wgmma_bf16: A and B packed
+//                                                  first; the Hopper rungs where the build offers them)
 //   float16/cuda/<kernel>/matmul/float/<shape>     float A and B on the tensor cores as tf32: cublas_tf32
 //                                                  (the baseline), wgmma_tf32 and the Hopper rungs; with
 //                                                  /trans_b, B stored n x k (no transposing pass)
@@ -190,8 +191,8 @@ void register_cuda_float16() {
     return v;
   };
   for (std::size_t s : {1024, 2048, 4096, 8192}) {
-    register_matmul<tandem::bfloat16>({s, s, s, 1}, with_rungs({"auto", "wgmma_bf16"}));
-    register_matmul<tandem::half>({s, s, s, 1}, with_rungs({"auto"}));
+    register_matmul<tandem::bfloat16>({s, s, s, 1}, with_rungs({"auto", "cublas", "wgmma_bf16"}));
+    register_matmul<tandem::half>({s, s, s, 1}, with_rungs({"auto", "cublas"}));
     // float inputs on the tensor cores as tf32: cuBLAS's tf32 stage is the baseline.
     register_matmul<float>({s, s, s, 1}, with_rungs({"cublas_tf32", "wgmma_tf32"}), false);
   }
@@ -201,8 +202,8 @@ void register_cuda_float16() {
   for (std::size_t s : {2048, 4096, 8192})
     register_matmul<float>({s, s, s, 1, true}, with_rungs({"cublas_tf32", "wgmma_tf32"}), false);
   for (const MatmulCase c : {MatmulCase{64, 64, 64, 4096}, MatmulCase{512, 512, 512, 64}}) {
-    register_matmul<tandem::bfloat16>(c, with_rungs({"auto"}));
-    register_matmul<tandem::half>(c, with_rungs({"auto"}));
+    register_matmul<tandem::bfloat16>(c, with_rungs({"auto", "cublas"}));
+    register_matmul<tandem::half>(c, with_rungs({"auto", "cublas"}));
   }
   for (std::size_t n : {std::size_t(1) << 20, std::size_t(1) << 28}) {
     register_sum<tandem::bfloat16>(n);

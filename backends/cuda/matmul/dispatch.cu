@@ -201,12 +201,18 @@ FewOutputsLauncher<T> few_outputs_of(const Stage& s) {
 // size measured, so auto runs it; cuBLAS takes 32-bit sizes, so larger problems go to register_tiled.
 // Where MatmulOptions::precision allows it, float products run on cuBLAS's tensor cores: tf32 (410
 // TFLOP/s at 4096^3 on an H200) or, where bf16 is allowed too, bf16 (461, the fastest).
-// 16-bit inputs run on wgmma_persistent on an H100 / H200 where C has whole 128 x 128 tiles (auto so run
-// against cublasGemmEx on an H200, medians of 5: bfloat16 1024^3 0.99x, 2048^3 1.03x, 4096^3 0.98x,
-// 8192^3 0.98x, 64 x 512^3 1.07x; half 0.99x, 1.00x, 1.03x, 1.01x, 1.01x), elsewhere on cuBLAS
-// (wgmma_persistent on 4096 products of 64^3: 0.84x). Deterministic mode runs the canonical stage.
+// 16-bit inputs: cuBLAS on the data as stored, but for products of 1024 x 1024 to about 2048 x 2048 outputs
+// on an H100 / H200, where wgmma_tma was faster or level. Measured on an H200 with the stages' repetitions interleaved
+// at random (medians of 9; cuBLAS through the engine, as auto runs it), TFLOP/s bfloat16 / half: 1024^3 cublas 142 /
+// 145, best own stage 145 / 144; 2048^3 cublas 479 / 472, wgmma_tma 504 / 528; 4096^3 cublas 698 / 707,
+// wgmma_persistent 677 / 676; 8192^3 cublas 717 / 730, best own 726 / 732; 64 x 512^3 cublas 332 / 321,
+// wgmma_persistent 304 / 303; 4096 x 64^3 cublas 42 / 43, wgmma_persistent 20 / 20. (An earlier choice of
+// wgmma_persistent rested on runs that timed each stage's repetitions one after the other.) With auto on
+// cuBLAS at 1024^3 (outputs from 2^21 only), auto measured 121 / 123 against the cublas stage's 134 / 137
+// in the same run (cause not found), so 1024^3 runs wgmma_tma (136 / 134). Deterministic mode runs the
+// canonical stage.
 constexpr std::size_t kAutoStage = row("cublas");
-constexpr std::size_t kAutoStage16 = row("wgmma_persistent");
+constexpr std::size_t kAutoStage16 = row("wgmma_tma");
 constexpr std::size_t kAutoStageTf32 = row("cublas_tf32");
 constexpr std::size_t kAutoStageBf16 = row("cublas_bf16");
 constexpr std::size_t kAutoStageBeyondInt32 = row("register_tiled");
@@ -246,8 +252,14 @@ std::size_t auto_matmul_stage(const detail::MatmulArgs& g) {
   const std::int64_t largest = std::max({g.m, g.k, g.n, g.lda, g.ldb, g.ldc, g.batch});
   if (g.deterministic) return kAutoStageDeterministic;
   if (largest > std::int64_t(INT_MAX)) return kAutoStageBeyondInt32;
-  // 16-bit inputs as stored; products narrower than a 128 x 128 tile (batches of 64 x 64) on cuBLAS.
-  if (info(g.dtype).storage) return g.m >= 128 && g.n >= 128 && hopper_runs_here() ? kAutoStage16 : kAutoStage;
+  // 16-bit inputs as stored: wgmma_tma for one product of 2^20 to 2^23 outputs (1024^2 to 2048^2 and a
+  // little past), else cuBLAS.
+  if (info(g.dtype).storage) {
+    const std::int64_t outputs = g.m * g.n;
+    const bool own = g.batch == 1 && g.m >= 128 && g.n >= 128 && outputs >= (std::int64_t(1) << 20) &&
+                     outputs <= (std::int64_t(1) << 23);
+    return own && hopper_runs_here() ? kAutoStage16 : kAutoStage;
+  }
   if (g.dtype == Dtype::f32 && g.precision == Precision::bf16) return kAutoStageBf16;
   if (g.dtype == Dtype::f32 && g.precision == Precision::tf32) return kAutoStageTf32;
   return kAutoStage;
