@@ -326,4 +326,62 @@ MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixIn
   return call;
 }
 
+// ---- topk and argsort -------------------------------------------------------------------------------
+
+namespace {
+
+// A host matrix input: data, and ld >= cols (a vector: one column, any stride).
+void check_host_matrix(const MatrixInput& a, const char* call) {
+  if (a.in_buffer)
+    throw value_error(Arg::input, Message(call, " takes host memory"), Message("download the Buffer first"));
+  if (a.rows * a.cols > 0 && a.data == nullptr)
+    throw value_error(Arg::input, Message(call, ": the input is null but has ", a.rows * a.cols, " elements"),
+                      Message("pass the data's address"));
+  if (a.cols > 1 && a.ld < a.cols)
+    throw value_error(Arg::input, Message(call, ": ld ", a.ld, " is less than the ", a.cols, " columns"),
+                      Message("pass ld >= cols (the elements from one row to the next)"));
+}
+
+// An output of rows x cols (ld) elements, or of `size` elements from its start when rows and cols are 0.
+void check_out(const char* call, const char* what, const void* data, std::size_t size, std::size_t rows,
+               std::size_t cols, std::size_t ld, std::size_t want_rows, std::size_t want_cols) {
+  const bool matrix = rows != 0 || cols != 0;
+  if (matrix && (rows != want_rows || cols != want_cols))
+    throw value_error(
+        Arg::output,
+        Message(call, ": ", what, " is ", rows, " x ", cols, " but the results are ", want_rows, " x ", want_cols),
+        Message("pass a ", want_rows, " x ", want_cols, " matrix"));
+  if (matrix && cols > 1 && ld < cols)
+    throw value_error(Arg::output, Message(call, ": ", what, "'s ld ", ld, " is less than its ", cols, " columns"),
+                      Message("pass ld >= cols"));
+  if (!matrix && size < want_rows * want_cols)
+    throw value_error(Arg::output,
+                      Message(call, ": ", what, " has ", size, " elements for ", want_rows * want_cols, " results"),
+                      Message("pass a span of ", want_rows * want_cols, " elements"));
+  if (want_rows * want_cols > 0 && data == nullptr)
+    throw value_error(Arg::output, Message(call, ": ", what, " is null"), Message("pass memory for the results"));
+}
+
+}  // namespace
+
+void check_topk(Per per, const MatrixInput& a, std::size_t k, const void* values, std::size_t values_size,
+                std::size_t values_rows, std::size_t values_cols, std::size_t values_ld, const void* indices,
+                std::size_t indices_size, std::size_t indices_rows, std::size_t indices_cols, std::size_t indices_ld) {
+  check_host_matrix(a, "topk");
+  const std::size_t lines = per == Per::row ? a.rows : a.cols, length = per == Per::row ? a.cols : a.rows;
+  if (k == 0 || k > length)
+    throw value_error(
+        Arg::none,
+        Message("topk: k = ", k, " for ", per == Per::row ? "rows" : "vectors or columns", " of ", length, " elements"),
+        Message("pass 1 <= k <= ", length));
+  const std::size_t want_rows = per == Per::row ? lines : k, want_cols = per == Per::row ? k : lines;
+  check_out("topk", "values", values, values_size, values_rows, values_cols, values_ld, want_rows, want_cols);
+  check_out("topk", "indices", indices, indices_size, indices_rows, indices_cols, indices_ld, want_rows, want_cols);
+}
+
+void check_argsort(const MatrixInput& a, const void* out, std::size_t rows, std::size_t cols, std::size_t ld) {
+  check_host_matrix(a, "argsort");
+  check_out("argsort", "the output", out, 0, rows, cols, ld, a.rows, a.cols);
+}
+
 }  // namespace tandem::detail

@@ -31,6 +31,14 @@ ReducePerCall check_reduce_per(const Executor& ex, Op op, Per per, const MatrixI
 MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixInput& b, const MatrixInput& c,
                         const MatmulOptions& opts);
 
+// topk of each row / column of `a` (host memory), k of them: 1 <= k <= the row's / column's length; the
+// outputs hold the results (values: `values_size` elements from its start, rows x cols where given).
+void check_topk(Per per, const MatrixInput& a, std::size_t k, const void* values, std::size_t values_size,
+                std::size_t values_rows, std::size_t values_cols, std::size_t values_ld, const void* indices,
+                std::size_t indices_size, std::size_t indices_rows, std::size_t indices_cols, std::size_t indices_ld);
+// argsort of each row / column of `a` (host memory) into out, a rows x cols matrix of a's shape.
+void check_argsort(const MatrixInput& a, const void* out, std::size_t rows, std::size_t cols, std::size_t ld);
+
 // The address of a checked input's first element: host memory, or the Buffer's memory at its offset
 // (a single device's Buffer; a Group's are sharded and split first).
 const void* first_element(const ReduceInput& in);

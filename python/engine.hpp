@@ -58,6 +58,10 @@ py::object finish(py::object value, const std::vector<std::int64_t>& have, const
 // numpy, cupy or torch for arrays of library `lib` (tandem.TypeError for others, naming `what`).
 py::module_ array_module(Lib lib, const std::string& what);
 
+class PyEngine;
+// Engine.topk and Engine.argsort (python/topk.cpp).
+void bind_topk(py::class_<PyEngine>& e);
+
 class PyEngine {
  public:
   // backend: "auto", "cpu" or "cuda" ("auto" honours TANDEM_BACKEND); device / devices as in

@@ -514,6 +514,7 @@ PYBIND11_MODULE(tandem, m) {
       "requirement, runs_here ('auto' first). "
       "tandem.kernel_info(backend) gives the same without an engine.");
   e.def("__repr__", &PyEngine::repr);
+  tandem_python::bind_topk(e);
   using tandem_python::ReduceArgs;
   // The methods bind their arguments themselves (python/args.hpp), so pybind11 writes no signature line:
   // each docstring begins with the Signature's.

@@ -31,6 +31,15 @@ struct doctest::StringMaker<std::vector<std::string>> {
 
 namespace test {
 
+// The element of type T closest to v (16-bit types: through float).
+template <class T>
+T make(double v) {
+  if constexpr (tandem::is_storage_type_v<T>)
+    return T(float(v));
+  else
+    return static_cast<T>(v);
+}
+
 using namespace tandem_verify;
 
 inline bool usable(tandem::Backend b) {

@@ -16,13 +16,7 @@ using tandem::Per;
 
 namespace {
 
-template <class T>
-T make(double v) {
-  if constexpr (tandem::is_storage_type_v<T>)
-    return T(float(v));
-  else
-    return static_cast<T>(v);
-}
+using test::make;
 
 // Small values with ties, offset so that the mean is not 0: exact in every type's compute type.
 template <class T>

@@ -286,6 +286,39 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
     run_matmul(detail::buffer_batch(a), detail::buffer_batch(b), detail::buffer_batch(c), o);
   }
 
+  // Top-k and argsort of host memory (engine/topk.cpp; computed on the host, on oneTBB's threads, whatever
+  // the backend). topk: the k largest (TopkOptions::largest) or k smallest elements of a vector, or of each
+  // row / column of a matrix, and their indices, most extreme first; equal values by index (the first index
+  // first); NaN is more extreme than any number, as in argmax / argmin (the first NaN wins), so NaNs come
+  // first, by index. Values are the elements themselves, indices int64 into the vector (or within the row /
+  // column). 1 <= k <= the vector's (row's, column's) length. Per::row writes rows x k matrices (row i's
+  // results in row i), Per::col k x cols ones (column j's in column j).
+  //   eng.topk(x, k, values, indices, options)          x a span or StridedView; values, indices spans of k
+  //   eng.topk(a, per, k, values, indices, options)     a MatrixView; values, indices MatrixViews
+  template <Element T>
+  void topk(StridedView<T> x, std::size_t k, std::span<T> values, std::span<std::int64_t> indices,
+            const TopkOptions& o = {}) const {
+    topk_entry(Per::col, detail::host_matrix(MatrixView<const T>{x.data, x.count, 1, x.stride}), k, values.data(),
+               values.size(), 1, indices.data(), indices.size(), 1, o);
+  }
+  template <Element T>
+  void topk(std::span<const T> x, std::size_t k, std::span<T> values, std::span<std::int64_t> indices,
+            const TopkOptions& o = {}) const {
+    topk(StridedView<T>{x.data(), x.size(), 1}, k, values, indices, o);
+  }
+  template <Element T>
+  void topk(MatrixView<const T> a, Per per, std::size_t k, MatrixView<T> values, MatrixView<std::int64_t> indices,
+            const TopkOptions& o = {}) const {
+    topk_entry(per, detail::host_matrix(a), k, values.data, values.rows * values.cols, values.ld, indices.data,
+               indices.rows * indices.cols, indices.ld, o, values.rows, values.cols, indices.rows, indices.cols);
+  }
+  // Each row's (Per::row) or column's indices in ascending order of its values, equal values by index (a
+  // stable sort), NaN last: NumPy's np.argsort(kind='stable'). out: a MatrixView of a's shape.
+  template <Element T>
+  void argsort(MatrixView<const T> a, Per per, MatrixView<std::int64_t> out) const {
+    argsort_entry(per, detail::host_matrix(a), out.data, out.rows, out.cols, out.ld);
+  }
+
   // Memory on this engine's backend (device memory on CUDA). Contents of buffer() are unspecified.
   template <Element T>
   Buffer<T> buffer(std::size_t count) const {
@@ -374,6 +407,14 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
                     void* result) const;
   void moment_per(bool root, Per per, const detail::MatrixInput& a, const detail::ReduceOutput& out, double ddof,
                   const ReduceOptions& opts) const;
+  // topk and argsort (engine/topk.cpp). A vector is an n x 1 matrix (ld: its stride) reduced per column;
+  // its outputs are k x 1 (ld 1). values / indices: `*_size` elements (a span's) or a rows x cols MatrixView.
+  void topk_entry(Per per, const detail::MatrixInput& a, std::size_t k, void* values, std::size_t values_size,
+                  std::size_t values_ld, std::int64_t* indices, std::size_t indices_size, std::size_t indices_ld,
+                  const TopkOptions& o, std::size_t values_rows = 0, std::size_t values_cols = 0,
+                  std::size_t indices_rows = 0, std::size_t indices_cols = 0) const;
+  void argsort_entry(Per per, const detail::MatrixInput& a, std::int64_t* out, std::size_t rows, std::size_t cols,
+                     std::size_t ld) const;
   std::shared_ptr<detail::Allocation> allocate(std::size_t count, std::size_t element_size) const;
   std::shared_ptr<detail::Allocation> wrap_memory(void* data, std::size_t count, std::size_t element_size) const;
   template <class R>

@@ -187,6 +187,11 @@ struct AllReduceOptions {
   bool deterministic = false;
 };
 
+// Engine::topk: the k largest elements (largest, the default) or the k smallest.
+struct TopkOptions {
+  bool largest = true;
+};
+
 // C = alpha * op(A) * op(B) + beta * C, where op(X) is X (as its MatrixView stores it) or, with trans_x,
 // its transpose. beta == 0: C is only written, never read (NaN in C does not leak, as in BLAS).
 // alpha == 0 or an empty inner dimension: the product is not computed: C = beta == 0 ? 0 : beta * C.

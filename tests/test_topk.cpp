@@ -1,0 +1,182 @@
+// Engine::topk and Engine::argsort (vectors, strided and stride-0 views, per row / column of padded matrices
+// into padded outputs) on every backend and element type, against a reference written here from the
+// documented order: each line's (value, index) pairs sorted by a key tuple, NaN first for topk (largest and
+// smallest), last for argsort, equal values by index. Data with many ties, signed zeros and NaN; k from 1 to
+// the length; the errors (k out of range, outputs too small or misshapen, null data).
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <vector>
+
+#include "tests/support.hpp"
+
+using tandem::Per;
+
+namespace {
+
+using test::make;
+
+// Values from a small set (ties) with, for floats, signed zeros and a NaN every 13th element past the first.
+template <class T>
+test::Vector<T> data(std::size_t n, std::uint64_t seed) {
+  test::SplitMix64 g{seed};
+  test::Vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<T, bool>) {
+      v[i] = g.below(2) == 1;
+    } else {
+      const double x = std::is_unsigned_v<T> ? double(g.below(9)) : double(g.below(9)) - 4.0;
+      v[i] = make<T>(x);
+      if constexpr (!std::is_integral_v<T>) {
+        if (x == 0.0 && g.below(2) == 1) v[i] = make<T>(-0.0);
+        if (i % 13 == 5) v[i] = make<T>(std::numeric_limits<double>::quiet_NaN());
+      }
+    }
+  }
+  return v;
+}
+
+// The reference order of the indices 0 .. n - 1 of line x (x(i): element i as a double).
+template <class X>
+std::vector<std::int64_t> reference(std::size_t n, X&& x, bool argsort, bool largest) {
+  auto key = [&](std::int64_t i) {
+    const double v = x(std::size_t(i));
+    const bool nan = std::isnan(v);
+    const double order = nan ? 0.0 : argsort || !largest ? v : -v;
+    return std::tuple{argsort ? nan : !nan, order, i};
+  };
+  std::vector<std::int64_t> idx(n);
+  for (std::size_t i = 0; i < n; ++i) idx[i] = std::int64_t(i);
+  std::sort(idx.begin(), idx.end(), [&](std::int64_t a, std::int64_t b) { return key(a) < key(b); });
+  return idx;
+}
+
+template <class T>
+double as_double(T v) {
+  if constexpr (std::is_same_v<T, bool>)
+    return v ? 1.0 : 0.0;
+  else
+    return double(tandem::compute_t<T>(v));
+}
+
+template <class T>
+void check_type(const tandem::Engine& eng) {
+  CAPTURE(std::string(test::type_name<T>()));
+  for (std::size_t n :
+       {std::size_t(1), std::size_t(2), std::size_t(7), std::size_t(33), std::size_t(257), std::size_t(4097)}) {
+    CAPTURE(n);
+    const auto x = data<T>(3 * n + 2, n);
+    for (std::size_t k : {std::size_t(1), std::size_t(2), n / 2 + 1, n}) {
+      if (k > n) continue;
+      CAPTURE(k);
+      for (bool largest : {true, false}) {
+        CAPTURE(largest);
+        // A strided view (every third element, from 1) and a span.
+        test::Vector<T> values(k);
+        std::vector<std::int64_t> indices(k);
+        eng.topk(tandem::StridedView<T>{x.data() + 1, n, 3}, k, std::span(values), std::span(indices), {largest});
+        const auto want = reference(
+            n, [&](std::size_t i) { return as_double(x[1 + 3 * i]); }, false, largest);
+        for (std::size_t r = 0; r < k; ++r) {
+          CHECK(indices[r] == want[r]);
+          CHECK(test::same_bits(values[r], x[1 + 3 * std::size_t(want[r])]));
+        }
+        eng.topk(std::span<const T>(x.data(), n), k, std::span(values), std::span(indices), {largest});
+        const auto flat = reference(
+            n, [&](std::size_t i) { return as_double(x[i]); }, false, largest);
+        for (std::size_t r = 0; r < k; ++r) CHECK(indices[r] == flat[r]);
+      }
+    }
+    // Stride 0: one element n times, every index a tie: 0, 1, 2, ...
+    test::Vector<T> v2(2);
+    std::vector<std::int64_t> i2(2);
+    if (n >= 2) {
+      eng.topk(tandem::StridedView<T>{x.data() + 4, n, 0}, 2, std::span(v2), std::span(i2));
+      CHECK(i2[0] == 0);
+      CHECK(i2[1] == 1);
+    }
+  }
+  // Per row and per column of a padded matrix into padded outputs.
+  for (const auto& [rows, cols] : {std::pair<std::size_t, std::size_t>{5, 9}, {40, 3}, {1, 17}, {17, 1}}) {
+    CAPTURE(rows);
+    CAPTURE(cols);
+    const std::size_t ld = cols + 2;
+    const auto m = data<T>(rows * ld, rows * 7 + cols);
+    const tandem::MatrixView<const T> a{m.data(), rows, cols, ld};
+    for (Per per : {Per::row, Per::col}) {
+      CAPTURE(std::string(tandem::to_string(per)));
+      const std::size_t lines = per == Per::row ? rows : cols, length = per == Per::row ? cols : rows;
+      auto elem = [&](std::size_t line, std::size_t i) {
+        return per == Per::row ? m[line * ld + i] : m[i * ld + line];
+      };
+      const std::size_t k = (length + 1) / 2;
+      const std::size_t vr = per == Per::row ? lines : k, vc = per == Per::row ? k : lines, vld = vc + 1;
+      test::Vector<T> values(vr * vld);
+      std::vector<std::int64_t> indices(vr * vld);
+      std::vector<std::int64_t> sorted(rows * (cols + 3));
+      for (bool largest : {true, false}) {
+        eng.topk(a, per, k, tandem::MatrixView<T>{values.data(), vr, vc, vld},
+                 tandem::MatrixView<std::int64_t>{indices.data(), vr, vc, vld}, {largest});
+        for (std::size_t line = 0; line < lines; ++line) {
+          const auto want = reference(
+              length, [&](std::size_t i) { return as_double(elem(line, i)); }, false, largest);
+          for (std::size_t r = 0; r < k; ++r) {
+            const std::size_t at = per == Per::row ? line * vld + r : r * vld + line;
+            CHECK(indices[at] == want[r]);
+            CHECK(test::same_bits(values[at], elem(line, std::size_t(want[r]))));
+          }
+        }
+      }
+      eng.argsort(a, per, tandem::MatrixView<std::int64_t>{sorted.data(), rows, cols, cols + 3});
+      for (std::size_t line = 0; line < lines; ++line) {
+        const auto want = reference(
+            length, [&](std::size_t i) { return as_double(elem(line, i)); }, true, true);
+        for (std::size_t r = 0; r < length; ++r)
+          CHECK(sorted[per == Per::row ? line * (cols + 3) + r : r * (cols + 3) + line] == want[r]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TANDEM_BACKEND_TEST(topk_and_argsort, "topk and argsort: every type, vectors, views, rows and columns") {
+  check_type<float>(eng);
+  check_type<double>(eng);
+  check_type<tandem::bfloat16>(eng);
+  check_type<tandem::half>(eng);
+  check_type<std::int32_t>(eng);
+  check_type<std::int64_t>(eng);
+  check_type<std::uint8_t>(eng);
+  check_type<bool>(eng);
+}
+
+TANDEM_BACKEND_TEST(topk_errors, "topk and argsort: k out of range, outputs too small or misshapen, null data") {
+  using K = tandem::ErrorKind;
+  const std::vector<float> x = {3, 1, 2, 5};
+  std::vector<float> v(4);
+  std::vector<std::int64_t> i(4);
+  auto topk = [&](std::size_t k, std::size_t vs, std::size_t is) {
+    return [&, k, vs, is] { eng.topk(std::span(x), k, std::span(v.data(), vs), std::span(i.data(), is)); };
+  };
+  CHECK(test::kind_of(topk(0, 4, 4)) == K::value);
+  CHECK(test::contains(test::message_of(topk(5, 4, 4)), "1 <= k <= 4"));
+  CHECK(test::kind_of(topk(2, 1, 4)) == K::value);
+  CHECK(test::contains(test::message_of(topk(2, 4, 1)), "indices has 1 elements for 2 results"));
+  const tandem::MatrixView<const float> a{x.data(), 2, 2, 2};
+  CHECK(test::contains(test::message_of([&] {
+                         eng.topk(a, Per::row, 1, tandem::MatrixView<float>{v.data(), 1, 2, 2},
+                                  tandem::MatrixView<std::int64_t>{i.data(), 2, 1, 1});
+                       }),
+                       "values is 1 x 2 but the results are 2 x 1"));
+  CHECK(test::kind_of([&] {
+          eng.argsort(a, Per::col, tandem::MatrixView<std::int64_t>{i.data(), 2, 1, 1});
+        }) == K::value);
+  CHECK(test::kind_of([&] {
+          eng.topk(tandem::StridedView<float>{nullptr, 3, 1}, 1, std::span(v.data(), 1), std::span(i.data(), 1));
+        }) == K::value);
+  CHECK(test::kind_of([&] {
+          eng.argsort(tandem::MatrixView<const float>{x.data(), 2, 3, 2}, Per::row,
+                      tandem::MatrixView<std::int64_t>{i.data(), 2, 3, 3});
+        }) == K::value);  // ld < cols
+}
