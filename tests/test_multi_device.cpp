@@ -131,9 +131,10 @@ template <class T>
 void check_per_column(const Engine& multi, const Engine& single) {
   CAPTURE(std::string(test::type_name<T>()));
   const std::array<std::array<std::size_t, 3>, 3> shapes = {{{70, 5, 0}, {3 * 4096 + 5, 3, 2}, {2 * 4096, 7, 1}}};
-  for (const auto& [rows, cols, pad] : shapes) {
+  for (const auto& shape : shapes) {
+    const std::size_t rows = shape[0], cols = shape[1], ld = cols + shape[2],
+                      off = 3;  // (no bindings: lambdas use them)
     CAPTURE(rows);
-    const std::size_t ld = cols + pad, off = 3;
     auto x = values_for<T>(off + rows * ld, rows + cols);
     if constexpr (!std::is_integral_v<T>) x[off + (rows * 5 / 6) * ld + 1] = T(std::numeric_limits<float>::quiet_NaN());
     const tandem::MatrixView<const T> view{x.data() + off, rows, cols, ld};

@@ -97,7 +97,8 @@ void check_type(const tandem::Engine& eng) {
     }
   }
   // Per row and per column of a padded matrix into padded outputs.
-  for (const auto& [rows, cols] : {std::pair<std::size_t, std::size_t>{5, 9}, {40, 3}, {1, 17}, {17, 1}}) {
+  for (const auto& shape : {std::pair<std::size_t, std::size_t>{5, 9}, {40, 3}, {1, 17}, {17, 1}}) {
+    const std::size_t rows = shape.first, cols = shape.second;
     CAPTURE(rows);
     CAPTURE(cols);
     const std::size_t ld = cols + 2;
