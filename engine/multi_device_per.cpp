@@ -187,9 +187,10 @@ void Group::reduce_cols_as(const ReducePerCall& call, const std::vector<std::siz
   const Op local = info(call.op).computed_as;  // (a mean: the parts' sums)
   const bool arg = local == Op::argmin || local == Op::argmax;
   std::vector<Unit> units;
-  for (std::size_t d = 0; d < D; ++d)
-    for (std::size_t r = rows[d]; r < rows[d + 1]; r += chunks ? kChunkRows : rows[d + 1] - rows[d])
-      units.push_back({d, r, std::min(rows[d + 1] - r, chunks ? kChunkRows : rows[d + 1] - r)});
+  for (std::size_t d = 0; d < D; ++d) {
+    const std::size_t step = chunks ? kChunkRows : rows[d + 1] - rows[d];
+    for (std::size_t r = rows[d]; r < rows[d + 1]; r += step) units.push_back({d, r, std::min(step, rows[d + 1] - r)});
+  }
   const std::size_t rs = size_of(result_dtype(local, in.dtype)), vs = sizeof(compute_t<T>);
   // Each unit's n partial results (and for arg ops its n values), on the host in unit order.
   std::vector<unsigned char> partial(units.size() * n * rs), values(arg ? units.size() * n * vs : 0);
@@ -225,14 +226,19 @@ void Group::reduce_cols_as(const ReducePerCall& call, const std::vector<std::siz
     std::vector<std::shared_ptr<Allocation>> mem(units.size());
     for (std::size_t u = 0; u < units.size(); ++u)
       mem[u] = std::make_shared<Allocation>(members_[units[u].member].first(), per_unit);
-    run_all(D, [&](std::size_t d) {
+    run_all(D, [&](std::size_t d) {  // each member's units enqueued, then their results copied (one wait)
+      std::vector<std::shared_ptr<Allocation>> views;
       for (std::size_t u = 0; u < units.size(); ++u) {
         if (units[u].member != d) continue;
         const std::shared_ptr<BackendImpl>& impl = members_[d].first();
         char* base = static_cast<char*>(mem[u]->data());
-        const auto p = std::make_shared<Allocation>(impl, base, n * rs);
-        const auto v = std::make_shared<Allocation>(impl, base + n * rs, arg ? n * vs : 0);
-        unit_calls(u, xs[u], {nullptr, n, rs, true, p.get()}, {nullptr, n, vs, true, v.get()});
+        views.push_back(std::make_shared<Allocation>(impl, base, n * rs));
+        views.push_back(std::make_shared<Allocation>(impl, base + n * rs, arg ? n * vs : 0));
+        unit_calls(u, xs[u], {nullptr, n, rs, true, views[views.size() - 2].get()},
+                   {nullptr, n, vs, true, views.back().get()});
+      }
+      for (std::size_t u = 0; u < units.size(); ++u) {
+        if (units[u].member != d) continue;
         mem[u]->download(0, partial.data() + u * n * rs, n * rs);
         if (arg) mem[u]->download(n * rs, values.data() + u * n * vs, n * vs);
       }

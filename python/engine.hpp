@@ -90,8 +90,8 @@ class PyEngine {
  private:
   // The engine of GPU `device` alone that runs on `stream` (0: a stream of its own), made on first use.
   const tandem::Engine& engine_on(int device, std::uintptr_t stream) const;
-  // "GPU 0" or "GPUs 0, 1": this engine's, for messages.
-  std::string gpus() const;
+  // "0, 1": the GPUs this engine runs on.
+  std::string gpu_list() const;
   py::object reduce_all(tandem::Op op, Input& in, tandem::Dtype result, const ReduceArgs& r,
                         const std::vector<bool>& reduced) const;
   py::object reduce_axes(tandem::Op op, Input& in, tandem::Dtype result, const ReduceArgs& r,

@@ -52,12 +52,7 @@ PyEngine::PyEngine(const std::string& backend, std::optional<int> device, std::o
 std::string PyEngine::repr() const {
   if (eng_.backend() != tandem::Backend::cuda) return "tandem.Engine('" + backend() + "')";
   if (several_devices_) {
-    std::string s = "tandem.Engine('cuda', devices=[";
-    for (std::size_t i = 0; i < gpus_.size(); ++i) {
-      if (i > 0) s += ", ";  // (appended in two steps: GCC 12 warns, wrongly, about a "" + std::string)
-      s += std::to_string(gpus_[i]);
-    }
-    return s + "])";
+    return "tandem.Engine('cuda', devices=[" + gpu_list() + "])";
   }
   return "tandem.Engine('cuda', device=" + std::to_string(device_) + ")";
 }
@@ -71,11 +66,10 @@ const tandem::Engine& PyEngine::engine_on(int device, std::uintptr_t stream) con
   return *on_stream_.emplace(key, std::make_unique<tandem::Engine>(tandem::Backend::cuda, o)).first->second;
 }
 
-std::string PyEngine::gpus() const {
-  if (!several_devices_) return "GPU " + std::to_string(device_);
-  std::string s = "GPUs ";
+std::string PyEngine::gpu_list() const {
+  std::string s;
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
-    if (i > 0) s += ", ";
+    if (i > 0) s += ", ";  // (appended in two steps: GCC 12 warns, wrongly, about a "" + std::string)
     s += std::to_string(gpus_[i]);
   }
   return s;
@@ -103,7 +97,8 @@ Input PyEngine::input(const py::object& x) const {
   if (device < 0) device = device_;
   if (std::find(gpus_.begin(), gpus_.end(), device) == gpus_.end())
     throw tandem::value_error("tandem: this array is on GPU " + std::to_string(device) + " but the engine runs on " +
-                              gpus() + "; use tandem.Engine('cuda', device=" + std::to_string(device) +
+                              (several_devices_ ? "GPUs " + gpu_list() : "GPU " + std::to_string(device_)) +
+                              "; use tandem.Engine('cuda', device=" + std::to_string(device) +
                               "), or move the array to the engine's GPU first");
   // The work runs where the array is: on an engine of one GPU, the array's (an engine over several GPUs
   // splits host arrays and its own Buffers only: an array on one GPU is read there, not copied to others).
