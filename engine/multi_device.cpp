@@ -115,6 +115,17 @@ std::vector<std::size_t> bounds_by_shard(const Allocation* a, std::size_t e, std
   return bounds;
 }
 
+std::vector<std::size_t> bounds_by_index(std::size_t step, std::size_t count, std::size_t D) {
+  std::vector<std::size_t> bounds(D + 1, count);
+  bounds[0] = 0;
+  const std::size_t chunks = (count * step + kChunk - 1) / kChunk;  // (allocate()'s shards of that Buffer)
+  for (std::size_t d = 1; d < D; ++d) {
+    const std::size_t start = chunks_of(d, D, chunks).first * kChunk;
+    bounds[d] = std::max(bounds[d - 1], step == 0 ? count * d / D : std::min(count, (start + step - 1) / step));
+  }
+  return bounds;
+}
+
 std::unique_ptr<Collectives> make_host_collectives(const std::vector<std::shared_ptr<BackendImpl>>&) {
   return std::make_unique<HostCollectives>();
 }
@@ -159,6 +170,14 @@ Group::Group(Backend backend, const std::vector<int>& devices) {
   std::vector<std::shared_ptr<BackendImpl>> impls;
   for (const SingleDevice& m : members_) impls.push_back(m.first());
   collectives_ = backend_entry(backend).make_collectives(impls);
+}
+
+bool Group::split_by_index() const noexcept {
+#ifdef TANDEM_LAB_KERNELS
+  return true;
+#else
+  return first()->kind() == Backend::cpu;  // (not yet run on GPUs: lab builds only there)
+#endif
 }
 
 bool Group::owns(const Allocation& a) const noexcept {
@@ -251,21 +270,40 @@ namespace tandem::detail {
 
 // ---- reductions ----------------------------------------------------------------------------------
 
-// Host inputs: one part per member, whole chunks each (the last part ends with the input). Buffer
-// views: the view's elements in each shard, a part each (any view: chunks may then cross parts).
-std::vector<Group::Part> Group::split(const ReduceInput& in) const {
+// Host inputs (and Buffers with `keep`): one part per member, whole chunks each (the last part ends with
+// the input); with `keep`, a part that no shard holds whole is staged onto its member. Buffer views
+// otherwise: the view's elements in each shard, a part each (any view: chunks may then cross parts).
+std::vector<Group::Part> Group::split(const ReduceInput& in, std::vector<Staged>* keep) const {
   std::vector<Part> parts;
   if (in.count == 0) return parts;
   const std::size_t e = size_of(in.dtype);
-  if (!in.in_buffer) {
+  if (!in.in_buffer || keep != nullptr) {
     const std::size_t chunks = (in.count + kChunk - 1) / kChunk, n = members_.size();
     for (std::size_t d = 0; d < n; ++d) {
       const auto [c0, c1] = chunks_of(d, n, chunks);
       const std::size_t first = c0 * kChunk, last = std::min(in.count, c1 * kChunk);
-      if (last > first)
+      if (last <= first) continue;
+      if (!in.in_buffer) {
         parts.push_back({int(d),
                          {in.dtype, static_cast<const char*>(in.data) + first * in.stride * e, last - first, in.stride},
                          first});
+        continue;
+      }
+      // The part's bytes: in place in a shard that holds them all, or staged onto member d.
+      const std::size_t lo = (in.offset + first * in.stride) * e, bytes = ((last - first - 1) * in.stride + 1) * e;
+      const Allocation::Shard* whole = nullptr;
+      for (const Allocation::Shard& sh : in.allocation->shards())
+        if (lo >= sh.first && lo + bytes <= sh.first + sh.mem->bytes()) whole = &sh;
+      if (whole != nullptr) {
+        parts.push_back({whole->member,
+                         {in.dtype, whole->mem->data(), last - first, in.stride, true, whole->mem.get(),
+                          (lo - whole->first) / e, whole->mem->bytes() / e},
+                         first});
+        continue;
+      }
+      keep->push_back(stage(in.allocation, lo, bytes, int(d)));
+      const Staged& s = keep->back();
+      parts.push_back({int(d), {in.dtype, s.data, last - first, in.stride, true, s.view.get(), 0, bytes / e}, first});
     }
     return parts;
   }
@@ -340,7 +378,15 @@ compute_t<T> Group::resident_deterministic_sum(Op local, const std::vector<Part>
 void Group::reduce(const ReduceCall& call, void* result) const {
   const Op op = call.op, local = info(op).computed_as;
   const ReduceInput& in = call.in;
-  const std::vector<Part> pieces = split(in);
+  // Float sums and products outside deterministic mode combine the parts' results in an order whose bits
+  // depend on where the parts end: Buffer views are then split by index (as host inputs are), not by shard,
+  // so that the bits never depend on where the data lies (run_to_run); a part no shard holds is staged.
+  std::unique_lock lock(collective_mutex_, std::defer_lock);
+  std::vector<Staged> keep;
+  const bool by_index =
+      in.in_buffer && !call.deterministic && canonical::in_canonical_order(local, in.dtype) && split_by_index();
+  if (by_index) lock.lock();
+  const std::vector<Part> pieces = split(in, by_index ? &keep : nullptr);
   // A part's reduction on its member: the checked call's kernel and mode on the part (op: local, or an
   // op parts.hpp asks for).
   auto part_call = [&](Op o, const Part& p) { return ReduceCall{o, p.in, call.kernel, call.deterministic}; };
@@ -462,9 +508,14 @@ void Group::matmul_rows(const MatmulCall& call) const {
   const MatrixInput &a = call.a, &b = call.b, &c = call.c;
   const std::size_t m = call.m, k = call.k, D = members_.size();
   const std::size_t e = size_of(a.dtype), ce = size_of(c.dtype);
-  // Member d computes rows [rows[d], rows[d + 1]): even blocks for host matrices; for Buffers the rows
-  // that start in the member's shard of C, so that its block of C is in place.
-  const std::vector<std::size_t> rows = bounds_by_shard(c.in_buffer ? c.allocation : nullptr, ce, c.offset, c.ld, m, D);
+  // Member d computes rows [rows[d], rows[d + 1]): even blocks for host matrices; for Buffers in
+  // deterministic mode the rows that start in the member's shard of C, so that its block of C is in place;
+  // otherwise a split by index (the rows of each shard of a Buffer of exactly C; staged where they are not
+  // in place), so that which member computes a row, and with it the bits, never depends on the address.
+  const std::vector<std::size_t> rows =
+      c.in_buffer && !call.deterministic && split_by_index()
+          ? bounds_by_index(c.ld, m, D)
+          : bounds_by_shard(c.in_buffer ? c.allocation : nullptr, ce, c.offset, c.ld, m, D);
   // The member's share of the call: rows r0 .. r1 - 1 of op(A) and C.
   auto share = [&](std::size_t r0, std::size_t r1, const MatrixInput& ad, const MatrixInput& bd,
                    const MatrixInput& cd) {
@@ -544,7 +595,8 @@ void Group::matmul_rows(const MatmulCall& call) const {
 }
 
 // B in panels, sent beside the products (Buffers, not deterministic: the panels change the order of the
-// sums). Panel j is the rows of stored B that start in member j's shard: a range of K (op(B)'s rows) or,
+// sums). Panel j is the rows of stored B that a Buffer of exactly B holds in member j's shard (a split by
+// index: the bits never depend on where B lies; held in place where they are): a range of K (op(B)'s rows) or,
 // with trans_b, a range of C's columns. Member d takes the panels j = d, d + 1, ... in turn: the one in
 // its own shard is read in place, each other comes in step s = j - d (mod D) of the transfers on the side
 // streams (every member receives one panel per step, mostly from one other member), and the member's
@@ -554,7 +606,8 @@ void Group::matmul_panels(const MatmulCall& call, const std::vector<std::size_t>
                           const std::vector<MatrixInput>& ad, const std::vector<MatrixInput>& cd) const {
   const MatrixInput& b = call.b;
   const std::size_t D = members_.size(), e = size_of(b.dtype), b0 = b.offset * e, b_bytes = extent_of(b) * e;
-  const std::vector<std::size_t> q = bounds_by_shard(b.allocation, e, b.offset, b.ld, b.rows, D);  // panel j: rows
+  const std::vector<std::size_t> q = split_by_index() ? bounds_by_index(b.ld, b.rows, D)  // panel j: rows
+                                                      : bounds_by_shard(b.allocation, e, b.offset, b.ld, b.rows, D);
   // Panel j's bytes [lo, hi) of B's extent, the shards' pieces of it, and whether member d holds it all.
   auto panel = [&](std::size_t j) {
     return std::pair{q[j] * b.ld * e, q[j + 1] == b.rows ? b_bytes : q[j + 1] * b.ld * e};

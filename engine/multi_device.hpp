@@ -7,6 +7,10 @@
 // - Reductions split their input into parts (host inputs on chunk boundaries, Buffer views by shard),
 //   reduce every part on its device at once (one host thread per part) and combine the parts' records in
 //   order (engine/parts.hpp): deterministic sums are bitwise those of one engine.
+// - Where the bits depend on the split (float sums and products outside deterministic mode), Buffers are
+//   split by index instead (bounds_by_index: as the shards of a Buffer of exactly that operand would
+//   split it; a part no shard holds whole is staged), so that the bits never depend on the address (on
+//   GPUs in TANDEM_LAB_KERNELS builds only, until run there: split_by_index).
 // - Matmul splits C and op(A) into row blocks (host: even blocks; Buffers: C's shards), every device
 //   gets all of B (host: copied from the host over each device's link; Buffers: broadcast with NCCL from
 //   the devices that hold it) and computes its rows.
@@ -39,6 +43,11 @@ std::vector<int> resolve_devices(Backend backend, const EngineOptions& options);
 std::vector<std::size_t> bounds_by_shard(const Allocation* a, std::size_t e, std::size_t base, std::size_t step,
                                          std::size_t count, std::size_t D);
 
+// Units u = 0 .. count - 1, `step` elements apart, split where the shards of a Buffer of exactly
+// count * step elements would split them (the units that start in each member's shard): a split by index
+// alone, for results whose bits depend on it (float sums and products: never on where the data lies).
+std::vector<std::size_t> bounds_by_index(std::size_t step, std::size_t count, std::size_t D);
+
 class Group final : public Executor {
  public:
   Group(Backend backend, const std::vector<int>& devices);
@@ -59,17 +68,23 @@ class Group final : public Executor {
  private:
   // A part of a reduction's input: the device (member) that reduces it, the part as that member's
   // input, and the global index of its first element.
+  // Elements of a Buffer operand in one member's memory (see multi_device.cpp).
+  struct Staged;
   struct Part {
     int member;
     ReduceInput in;
     std::uint64_t offset;
   };
-  std::vector<Part> split(const ReduceInput& in) const;
+  // Whether float sums and products of Buffers split by index (bounds_by_index), so that their bits never
+  // depend on the address: on CPU stand-ins, and on GPUs in TANDEM_LAB_KERNELS builds until run there
+  // (other GPU builds split by shard, in place, and those bits can change with the address).
+  bool split_by_index() const noexcept;
+  // By shard (each part in place), or with `keep` by index: the host's parts, each staged into `keep` onto
+  // one member unless a shard holds it (sums and products whose bits must not depend on the address).
+  std::vector<Part> split(const ReduceInput& in, std::vector<Staged>* keep = nullptr) const;
   static bool whole_chunks(const ReduceInput& in, const std::vector<Part>& pieces);
   template <class T>
   compute_t<T> resident_deterministic_sum(Op local, const std::vector<Part>& pieces, std::uint64_t total) const;
-  // Elements of a Buffer operand in one member's memory (see multi_device.cpp).
-  struct Staged;
   Staged stage(const Allocation* src, std::size_t first_byte, std::size_t bytes, int member) const;
   void write_back(const Staged& s) const;
   MatrixInput on_member(const MatrixInput& v, int member, std::vector<Staged>& keep) const;

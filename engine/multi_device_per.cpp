@@ -155,7 +155,8 @@ void Group::reduce_rows(const ReducePerCall& call) const {
 }
 
 // Per column, rows per member (host matrices: even blocks; Buffers: the rows that start in each member's
-// shard; deterministic float sums: those blocks on 4096-row chunk boundaries). Not split (false): a single
+// shard, but for float sums and products outside deterministic mode a split by index; deterministic float
+// sums: those blocks on 4096-row chunk boundaries). Not split (false): a single
 // part; fewer than 16 rows a part (the partial results would outgrow the input); integer means of 64-bit
 // elements, whose exact sums a part's 64-bit result would not hold.
 bool Group::reduce_cols(const ReducePerCall& call) const {
@@ -169,8 +170,12 @@ bool Group::reduce_cols(const ReducePerCall& call) const {
   if (in.cols == 0 || in.rows < 16 * D || in.rows >= (std::size_t(1) << 31)) return false;
   if (call.op == Op::mean && info(in.dtype).integer && size_of(in.dtype) == 8) return false;
   if (chunks && in.rows <= kChunkRows) return false;
-  std::vector<std::size_t> rows =
-      bounds_by_shard(in.in_buffer ? in.allocation : nullptr, size_of(in.dtype), in.offset, in.ld, in.rows, D);
+  // (Float sums and products outside deterministic mode: Buffers' rows by index, as in Group::reduce.)
+  const bool by_index = in.in_buffer && !call.deterministic &&
+                        canonical::in_canonical_order(info(call.op).computed_as, in.dtype) && split_by_index();
+  std::vector<std::size_t> rows = by_index ? bounds_by_index(in.ld, in.rows, D)
+                                           : bounds_by_shard(in.in_buffer ? in.allocation : nullptr, size_of(in.dtype),
+                                                             in.offset, in.ld, in.rows, D);
   if (chunks)
     for (std::size_t d = 1; d < D; ++d) rows[d] = rows[d] / kChunkRows * kChunkRows;
   std::size_t parts = 0;

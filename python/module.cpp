@@ -88,11 +88,6 @@ Input PyEngine::input(const py::object& x) const {
     throw tandem::value_error("tandem: this is a GPU array but the engine runs on the " + backend() +
                               "; use tandem.Engine('cuda'), or copy the array to the host first (e.g. cupy.asnumpy, "
                               "tensor.cpu())");
-#ifndef TANDEM_LAB_KERNELS
-  if (several_devices_)  // (not yet run on GPUs: lab builds read them where they lie, see below)
-    throw tandem::value_error(
-        "tandem: an engine over several GPUs takes host arrays; pass GPU arrays to an engine of one GPU");
-#endif
   if (device < 0) device = pointer_device(x);  // (another library's array: by DLPack, or its memory's GPU)
   if (device < 0) device = device_;
   if (std::find(gpus_.begin(), gpus_.end(), device) == gpus_.end())

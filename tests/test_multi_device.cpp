@@ -198,6 +198,61 @@ void check_engine(Backend backend, int devices) {
       CHECK(test::same_bits(cpu.sum(x, det), want));
     }
   }
+  SUBCASE("outside deterministic mode the bits never depend on where a Buffer's data lies (run_to_run)") {
+    // The same values at element offsets that move the shard boundaries through the data: float sums, per-
+    // column sums and products, each with the bits of offset 0 (and the value of a double reference).
+    // (GPUs: in lab builds only, until run there; other builds check the values.)
+#ifdef TANDEM_LAB_KERNELS
+    const bool address_free = true;
+#else
+    const bool address_free = backend == Backend::cpu;
+#endif
+    const std::size_t D = std::size_t(devices), n = 2 * 4096 * D + 77, rows = 1500 * D + 3, cols = 6;
+    const std::size_t m = 67, k = 259, nn = 45;
+    const auto x = values_for<float>(std::max(n, rows * cols), 5), a = values_for<float>(m * k, 6),
+               b = values_for<float>(k * nn, 7);
+    const double want_sum = std::accumulate(x.begin(), x.begin() + std::ptrdiff_t(n), 0.0);
+    std::vector<float> want_c(m * nn);
+    tandem_verify::fma_chain_matmul<float>({a.data(), m, k, k}, {b.data(), k, nn, nn}, {want_c.data(), m, nn, nn});
+    // `v` placed after `offset` elements of poison in a Buffer of the engine.
+    auto placed = [&](const test::Vector<float>& v, std::size_t offset) {
+      test::Vector<float> padded(offset + v.size(), std::numeric_limits<float>::quiet_NaN());
+      std::copy(v.begin(), v.end(), padded.begin() + std::ptrdiff_t(offset));
+      return multi.upload(padded);
+    };
+    std::vector<double> first_sums;
+    std::vector<float> first_cols, first_c;
+    for (std::size_t offset : {std::size_t(0), std::size_t(1), std::size_t(3), std::size_t(1023), std::size_t(4097)}) {
+      CAPTURE(offset);
+      const auto xb = placed(x, offset);
+      const std::vector<double> sums = {multi.sum(xb.view(offset, n)), multi.sumsq(xb.view(offset, n)),
+                                        multi.mean(xb.view(offset, n))};
+      CHECK(std::abs(double(sums[0]) - want_sum) <= 1e-3 * (1.0 + std::abs(want_sum)));
+      auto col = multi.buffer<float>(cols);
+      multi.reduce<tandem::Op::sum>(xb.matrix(rows, cols, cols, offset), tandem::Per::col, col);
+      const auto cols_got = col.to_vector();
+      for (std::size_t j = 0; j < cols; ++j) {
+        double w = 0;
+        for (std::size_t r = 0; r < rows; ++r) w += x[r * cols + j];
+        CHECK(std::abs(double(cols_got[j]) - w) <= 1e-4 * (1.0 + std::abs(w)));
+      }
+      const auto ab = placed(a, offset), bb = placed(b, offset + 1);
+      auto cb = placed(std::vector<float>(m * nn, 0.0f), offset + 2);
+      multi.matmul(ab.matrix(m, k, k, offset), bb.matrix(k, nn, nn, offset + 1), cb.matrix(m, nn, nn, offset + 2));
+      const auto all = cb.to_vector();
+      const std::vector<float> c(all.begin() + std::ptrdiff_t(offset + 2), all.end());
+      for (std::size_t i = 0; i < m * nn; ++i)
+        CHECK(std::abs(double(c[i]) - double(want_c[i])) <= 1e-4 * (1.0 + std::abs(double(want_c[i]))));
+      if (!address_free) continue;
+      if (offset == 0) {
+        first_sums = sums, first_cols = std::vector<float>(cols_got.begin(), cols_got.end()), first_c = c;
+        continue;
+      }
+      CHECK(test::same_bits(std::span<const double>(sums), std::span<const double>(first_sums)));
+      CHECK(test::same_bits(std::span<const float>(cols_got), std::span<const float>(first_cols)));
+      CHECK(test::same_bits(std::span<const float>(c), std::span<const float>(first_c)));
+    }
+  }
   SUBCASE("NaN in a later shard: min / argmin see it first") {
     auto x = values_for<float>(3 * 4096 * std::size_t(devices), 3);
     const std::size_t at = x.size() - 10;

@@ -69,6 +69,31 @@ def multi_gpu():
     return rows
 
 
+def multi_gpu_two():
+    r = load("multi_gpu_h200x2.json")
+    rows = [("case", "1 GPU", "2 GPUs", "ratio", "target"), ("---",) * 5]
+    cases = [("sum of 2^31 floats, Buffer", "multi/sum/buffer/float/2147483648", "bytes_per_second", 1e9, "GB/s", None),
+             ("the same, deterministic", "multi/sum_det/buffer/float/2147483648", "bytes_per_second", 1e9, "GB/s",
+              None),
+             ("fp32 GEMM 16384^3, Buffers, B sent in panels", "multi/matmul/float/16384", "flop_per_second", 1e12,
+              "TFLOP/s", 1.9),
+             ("bf16 GEMM 16384^3 (float C), B broadcast first", "multi/matmul/bfloat16/16384", "flop_per_second", 1e12,
+              "TFLOP/s", 1.9),
+             ("per-row sums of a 32768 x 32768 float Buffer", "multi/sum_rows/buffer/float/32768x32768",
+              "bytes_per_second", 1e9, "GB/s", None),
+             ("per-column sums, rows split (lab builds only)", "multi/sum_cols/buffer/float/32768x32768",
+              "bytes_per_second", 1e9, "GB/s", None),
+             ("the same, deterministic (lab builds only)", "multi/sum_cols_det/buffer/float/32768x32768",
+              "bytes_per_second", 1e9, "GB/s", None),
+             ("64 bf16 products 2048^3, Buffers", "multi/matmul_batched/bfloat16/64x2048", "flop_per_second", 1e12,
+              "TFLOP/s", None)]
+    for label, key, counter, scale, unit, target in cases:
+        one, two = (value(r, f"{key}/gpus:{g}", counter) / scale for g in (1, 2))
+        rows.append((f"{label} ({unit})", num(one), num(two), f"**{two / one:.2f}x**",
+                     met(two / one, target) if target else ""))
+    return rows
+
+
 def mpi():
     runs = {p: load(f"mpi_h200x4_cuda_np{p}.json") for p in (1, 2, 4)}
     cpu = {p: load(f"mpi_h200x4_cpu_np{p}.json") for p in (1, 2)}
@@ -110,7 +135,7 @@ def all_reduce():
     return rows
 
 
-TABLES = {"scaling-multi-gpu": multi_gpu, "scaling-mpi": mpi, "scaling-all-reduce": all_reduce}
+TABLES = {"scaling-multi-gpu": multi_gpu, "scaling-multi-gpu-2": multi_gpu_two, "scaling-mpi": mpi, "scaling-all-reduce": all_reduce}
 
 
 def render(rows):

@@ -298,7 +298,7 @@ def multi_gpu_counts(m):
 MULTI_CASES = (("multi/sum/buffer/float/", "sum of {pow2} floats in a Buffer", "GB/s"),
                ("multi/sum_det/buffer/float/", "the same, deterministic", "GB/s"),
                ("multi/sum/host/float/", "sum of {pow2} floats in host memory", "GB/s"),
-               ("multi/matmul/float/", "float GEMM {n}^3 on Buffers, B broadcast included", "TFLOP/s"),
+               ("multi/matmul/float/", "float GEMM {n}^3 on Buffers, B sent to each GPU included", "TFLOP/s"),
                ("multi/matmul/bfloat16/", "bfloat16 GEMM {n}^3 on Buffers", "TFLOP/s"))
 
 
