@@ -177,7 +177,8 @@ std::vector<std::string> hopper_rungs() {
   std::vector<std::string> rungs;
   try {
     for (const auto& k : Engine(tandem::Backend::cuda).matmul_kernels())
-      if (k == "wgmma_tma" || k == "wgmma_warp_specialized" || k == "wgmma_persistent" || k == "wgmma_cluster")
+      if (k == "wgmma_tma" || k == "wgmma_warp_specialized" || k == "wgmma_persistent" || k == "wgmma_cluster" ||
+          k == "wgmma_pingpong")
         rungs.push_back(k);
   } catch (const tandem::Error&) {  // no usable GPU: bench_cuda says so before it runs anything
   }

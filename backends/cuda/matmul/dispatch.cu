@@ -125,6 +125,12 @@ constexpr Stage kStages[] = {
      .needs = Needs::sm90,
      .f32_batch = &launch_hopper_batch<HopperRung::cluster>,
      .storage16 = &hopper_whole<HopperRung::cluster>},
+    {.name = "wgmma_pingpong",
+     .rounding = Precision::tf32,
+     .f32 = &launch_hopper<HopperRung::pingpong>,
+     .needs = Needs::sm90,
+     .f32_batch = &launch_hopper_batch<HopperRung::pingpong>,
+     .storage16 = &hopper_whole<HopperRung::pingpong>},
 #ifdef TANDEM_LAB_KERNELS  // stages that have not yet passed on a GPU (none at present) go here
 #endif
     {.name = "cublas",
@@ -209,15 +215,20 @@ FewOutputsLauncher<T> few_outputs_of(const Stage& s) {
 // wgmma_persistent 304 / 303; 4096 x 64^3 cublas 42 / 43, wgmma_persistent 20 / 20. (An earlier choice of
 // wgmma_persistent rested on runs that timed each stage's repetitions one after the other.) With auto on
 // cuBLAS at 1024^3 (outputs from 2^21 only), auto measured 121 / 123 against the cublas stage's 134 / 137
-// in the same run (cause not found), so 1024^3 runs wgmma_tma (136 / 134). Deterministic mode runs the
-// canonical stage.
+// in the same run (cause not found), so 1024^3 ran wgmma_tma (136 / 134). Then wgmma_pingpong (64-row tiles
+// in turns) measured, interleaved with cuBLAS (medians of 5): 1024^3 141 / 143 against cublasGemmEx's 125 /
+// 128; 4096 x 64^3 43 / 45 against 43 / 42; 2048^3 437 / 440. Three runs on that H200 machine then put
+// wgmma_tma below cuBLAS at 2048^3 (428 / 424 against 503 / 480; 450 / 447 against 504 / 510), against the
+// earlier run's 504 / 528 over 479 / 472: wgmma_tma's window is closed. So products of 2^20 to 2^21 outputs
+// and batches of entries of at most 64 x 64 outputs run wgmma_pingpong, the rest cuBLAS. Deterministic mode
+// runs the canonical stage.
 constexpr std::size_t kAutoStage = row("cublas");
-constexpr std::size_t kAutoStage16 = row("wgmma_tma");
+constexpr std::size_t kAutoStage16Small = row("wgmma_pingpong");
 constexpr std::size_t kAutoStageTf32 = row("cublas_tf32");
 constexpr std::size_t kAutoStageBf16 = row("cublas_bf16");
 constexpr std::size_t kAutoStageBeyondInt32 = row("register_tiled");
 constexpr std::size_t kAutoStageDeterministic = row("register_tiled");
-constexpr std::size_t kAutoStages[] = {kAutoStage,     kAutoStage16,          kAutoStageTf32,
+constexpr std::size_t kAutoStages[] = {kAutoStage,     kAutoStage16Small,     kAutoStageTf32,
                                        kAutoStageBf16, kAutoStageBeyondInt32, kAutoStageDeterministic};
 static_assert(kStages[kAutoStageDeterministic].canonical, "deterministic mode runs a canonical stage");
 
@@ -252,13 +263,16 @@ std::size_t auto_matmul_stage(const detail::MatmulArgs& g) {
   const std::int64_t largest = std::max({g.m, g.k, g.n, g.lda, g.ldb, g.ldc, g.batch});
   if (g.deterministic) return kAutoStageDeterministic;
   if (largest > std::int64_t(INT_MAX)) return kAutoStageBeyondInt32;
-  // 16-bit inputs as stored: wgmma_tma for one product of 2^20 to 2^23 outputs (1024^2 to 2048^2 and a
-  // little past), else cuBLAS.
+  // 16-bit inputs as stored: wgmma_pingpong for one product of 2^20 to 2^21 outputs (1024^2 and a little past)
+  // and for batches of entries of at most 64 x 64 outputs, else cuBLAS.
   if (info(g.dtype).storage) {
+    if (!hopper_runs_here()) return kAutoStage;
     const std::int64_t outputs = g.m * g.n;
-    const bool own = g.batch == 1 && g.m >= 128 && g.n >= 128 && outputs >= (std::int64_t(1) << 20) &&
-                     outputs <= (std::int64_t(1) << 23);
-    return own && hopper_runs_here() ? kAutoStage16 : kAutoStage;
+    const bool single = g.batch == 1 && g.m >= 128 && g.n >= 128;
+    if ((single && outputs >= (std::int64_t(1) << 20) && outputs < (std::int64_t(1) << 21)) ||
+        (g.batch > 1 && g.m <= 64 && g.n <= 64))
+      return kAutoStage16Small;
+    return kAutoStage;
   }
   if (g.dtype == Dtype::f32 && g.precision == Precision::bf16) return kAutoStageBf16;
   if (g.dtype == Dtype::f32 && g.precision == Precision::tf32) return kAutoStageTf32;

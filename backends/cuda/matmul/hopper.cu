@@ -15,6 +15,9 @@
 //   4. wgmma_cluster: wgmma_persistent in clusters of two CTAs on neighbouring SMs, which take two tiles of
 //      one column of C at once: each fetches half of their common tile of B, and the copy engine writes
 //      it into both CTAs' shared memory (TMA multicast), so B is read from L2 once per two tiles.
+//   5. wgmma_pingpong: wgmma_persistent with tiles of 64 rows (and 64 columns where C has no more), each
+//      multiplied by one consumer warpgroup; the two take the block's tiles in turns, so that one stores its
+//      tile while the other multiplies the next (small products and batches of them, whose K is short).
 // In deterministic mode (MatmulArgs::deterministic) C is stored with the canonical epilogue: each element of C
 // is one chain of k-steps over K in increasing k, so wgmma_persistent computes the tensor-core arithmetic of
 // deterministic mode (tensor_core_canonical.cu). Batches are one launch on every rung (tiles of all entries in one
@@ -31,245 +34,14 @@
 
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/matmul/hopper.hpp"
-#include "backends/cuda/matmul/hopper_ptx.cuh"
-#include "backends/cuda/matmul/wgmma_ops.cuh"
+#include "backends/cuda/matmul/hopper_tiles.cuh"
 #include "common/canonical.hpp"
 #include "common/reduce_ops.hpp"
 #include "tandem/float16.hpp"
 
 namespace tandem::cuda::hopper {
 
-struct HopperTf32 {
-  using Element = float;  // tf32 values in float's bits
-  static constexpr CUtensorMapDataType kMapType = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  static constexpr WgmmaType kWgmma = WgmmaType::tf32;
-  __device__ static float convert(float x) {
-    std::uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-    return __uint_as_float(r);
-  }
-};
-struct HopperBf16 {
-  using Element = bfloat16;
-  static constexpr CUtensorMapDataType kMapType = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  static constexpr WgmmaType kWgmma = WgmmaType::bf16;
-  __device__ static bfloat16 convert(bfloat16 x) { return x; }
-};
-struct HopperF16 {
-  using Element = half;
-  static constexpr CUtensorMapDataType kMapType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  static constexpr WgmmaType kWgmma = WgmmaType::f16;
-  __device__ static half convert(half x) { return x; }
-};
-
 namespace {
-
-constexpr int kBlockM = 128;  // rows of C per block: two consumer warpgroups of 64
-constexpr int kRowBytes = 128;
-constexpr int kGroupM = 8;  // tiles visited in groups of 8 tile rows (for the L2 cache)
-template <class In>
-constexpr int kTileK = kRowBytes / int(sizeof(typename In::Element));  // K per k-tile: 32 tf32, 64 16-bit
-template <class In>
-constexpr int kStepK = 32 / int(sizeof(typename In::Element));  // K per wgmma instruction
-
-template <int BN, int Stages>
-struct Shape {
-  static constexpr int kStageBytes = (kBlockM + BN) * kRowBytes;
-  static constexpr int kSharedBytes = Stages * kStageBytes + 1024 + 2 * Stages * 8;  // + alignment, barriers
-  static_assert(kSharedBytes <= 227 * 1024);
-};
-
-// What every block needs besides the tensor maps.
-struct Problem {
-  float* c;
-  std::int64_t ldc, stride_c;
-  int m, n, k_tiles;
-  int tiles_m, tiles_n, batch;
-  float alpha, beta;
-  bool c_pairs;    // C 8-byte aligned, ldc and stride_c even: two neighbouring columns as one float2
-  bool canonical;  // deterministic mode: the canonical epilogue (common/canonical.hpp), NaN canonical
-  // Deterministic mode's chunks of K (common/canonical.hpp) where K > 4096: chunk_tiles k-tiles each, chunks of
-  // them. Each element's chunk values go to values[(chunk * batch + entry) * m * n + row * n + col]. split:
-  // every (tile, chunk) is a work item of its own, which stores its chunk value there (tensor_core_canonical.cu
-  // combines them); otherwise a tile's chunks run one after the other and the tile sums them itself.
-  int chunk_tiles, chunks;
-  bool split;
-  float* values;
-};
-
-struct Tile {
-  int entry, m, n;
-  int k_first, k_end;  // its k-tiles: all of them, or one chunk's (Problem::split)
-  int chunk;
-};
-// Tile t of the whole problem: entries one after the other; inside one, groups of kGroupM tile rows,
-// column-major inside a group.
-__device__ __forceinline__ Tile tile_of(const Problem& p, int t) {
-  const int per_entry = p.tiles_m * p.tiles_n;
-  const int chunk = p.split ? t / (per_entry * p.batch) : 0;
-  t -= chunk * per_entry * p.batch;
-  const int entry = t / per_entry, local = t % per_entry;
-  const int per_group = kGroupM * p.tiles_n;
-  const int first_m = local / per_group * kGroupM;
-  const int group_rows = min(p.tiles_m - first_m, kGroupM);
-  const int k_first = p.split ? chunk * p.chunk_tiles : 0;
-  const int k_end = p.split ? min(p.k_tiles, k_first + p.chunk_tiles) : p.k_tiles;
-  return Tile{entry, first_m + local % per_group % group_rows, local % per_group / group_rows, k_first, k_end, chunk};
-}
-
-// Tile t of a cluster of two (wgmma_cluster): tile_of over pairs of tile rows, CTA `rank` taking row
-// 2 * pair + rank (past the last row of tiles where tiles_m is odd: its loads are zeros, nothing is stored).
-__device__ __forceinline__ Tile pair_tile_of(const Problem& p, int t, std::uint32_t rank) {
-  Problem pairs = p;
-  pairs.tiles_m = (p.tiles_m + 1) / 2;
-  Tile tile = tile_of(pairs, t);
-  tile.m = 2 * tile.m + int(rank);
-  return tile;
-}
-
-// Chunk value d of chunk `chunk` of warpgroup wg's part of the tile (store_tile's layout) into p.values.
-template <int BN>
-__device__ __forceinline__ void store_values(const float (&d)[BN / 2], const Problem& p, const Tile& tile, int wg,
-                                             int t, int chunk) {
-  const int warp = t / 32, lane = t % 32;
-  const std::int64_t row0 = std::int64_t(tile.m) * kBlockM + wg * 64 + warp * 16 + lane / 4;
-  const std::int64_t col0 = std::int64_t(tile.n) * BN + 2 * (lane % 4);
-  float* const v = p.values + (std::int64_t(chunk) * p.batch + tile.entry) * p.m * p.n;
-#pragma unroll
-  for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const std::int64_t row = row0 + 8 * h, col = col0 + 8 * j;
-      if (row >= p.m || col >= p.n) continue;
-      v[row * p.n + col] = d[4 * j + 2 * h];
-      if (col + 1 < p.n) v[row * p.n + col + 1] = d[4 * j + 2 * h + 1];
-    }
-}
-
-// The canonical sum (common/canonical.hpp, lane_tree) of chunks <= 32 values: at[0], at[slab], ..., then last.
-// (Not inlined: one tree for the 128 accumulators of a thread.)
-__device__ __noinline__ float chunk_values_sum(const float* at, std::int64_t slab, int chunks, float last) {
-  return detail::canonical::lane_tree(0, chunks, [&](int c) { return c + 1 < chunks ? at[c * slab] : last; });
-}
-
-// d = the canonical sum of each element's p.chunks chunk values: the earlier ones from p.values, the last one d
-// itself.
-template <int BN>
-__device__ __forceinline__ void sum_chunks(float (&d)[BN / 2], const Problem& p, const Tile& tile, int wg, int t) {
-  const int warp = t / 32, lane = t % 32;
-  const std::int64_t row0 = std::int64_t(tile.m) * kBlockM + wg * 64 + warp * 16 + lane / 4;
-  const std::int64_t col0 = std::int64_t(tile.n) * BN + 2 * (lane % 4);
-  const std::int64_t slab = std::int64_t(p.batch) * p.m * p.n;
-  const float* const v = p.values + std::int64_t(tile.entry) * p.m * p.n;
-#pragma unroll
-  for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-    for (int x = 0; x < 4; ++x) {
-      const std::int64_t row = row0 + 8 * (x / 2), col = col0 + 8 * j + x % 2;
-      if (row >= p.m || col >= p.n) continue;
-      const float last = d[4 * j + x];
-      const float* at = v + row * p.n + col;
-      d[4 * j + x] = chunk_values_sum(at, slab, p.chunks, last);
-    }
-}
-
-// One stage: A's 128 rows of 128 bytes (K-major), then B: BN rows of 128 bytes (K-major) or, MN-major,
-// BN / 64 column blocks of kTileK k-rows of 128 bytes (64 elements of N).
-// In a cluster of two (Cta == 2: wgmma_cluster) the two CTAs hold tiles of C in one column of tiles, so they
-// read the same tile of B: CTA `rank` fetches its half of it (half of the column blocks, or of the rows) once
-// and the copy engine writes it into both CTAs' stages (multicast), each CTA's full barrier counting the
-// whole stage's bytes. (b's box is then half as wide for a K-major B.)
-template <class In, int BN, bool MnMajorB, int Cta = 1>
-__device__ __forceinline__ void load_stage(const CUtensorMap* a, const CUtensorMap* b, std::uint32_t stage,
-                                           std::uint32_t full, int kt, const Tile& t, std::uint32_t rank = 0) {
-  constexpr int kK = kTileK<In>;
-  mbarrier_arrive_expect_tx(full, (kBlockM + BN) * kRowBytes);
-  tma_load(stage, a, kt * kK, t.m * kBlockM, t.entry, full);
-  const std::uint32_t b_stage = stage + kBlockM * kRowBytes;
-  if constexpr (Cta == 2) {
-    if constexpr (MnMajorB) {
-#pragma unroll
-      for (int j = 0; j < BN / 128; ++j) {
-        const int block = int(rank) * (BN / 128) + j;
-        tma_load_multicast(b_stage + block * kK * kRowBytes, b, t.n * BN + block * 64, kt * kK, t.entry, full, 0x3);
-      }
-    } else {
-      tma_load_multicast(b_stage + rank * (BN / 2) * kRowBytes, b, kt * kK, t.n * BN + int(rank) * (BN / 2), t.entry,
-                         full, 0x3);
-    }
-  } else if constexpr (MnMajorB) {
-#pragma unroll
-    for (int j = 0; j < BN / 64; ++j)
-      tma_load(b_stage + j * kK * kRowBytes, b, t.n * BN + j * 64, kt * kK, t.entry, full);
-  } else {
-    tma_load(b_stage, b, kt * kK, t.n * BN, t.entry, full);
-  }
-}
-
-// Warpgroup wg's 64 x BN part of the tile times one k-tile: four instructions of 32 bytes of K each.
-template <class In, int BN, bool MnMajorB>
-__device__ __forceinline__ void multiply_stage(float (&d)[BN / 2], std::uint32_t stage, int wg) {
-  const std::uint32_t a = stage + wg * 64 * kRowBytes, b = stage + kBlockM * kRowBytes;
-  fence_registers(d);
-  wgmma_fence();
-#pragma unroll
-  for (int step = 0; step < 4; ++step) {
-    const std::uint64_t a_desc = descriptor(a + step * 32, 16, 1024);
-    const std::uint64_t b_desc = MnMajorB ? descriptor(b + step * kStepK<In> * kRowBytes, kTileK<In> * kRowBytes, 1024)
-                                          : descriptor(b + step * 32, 16, 1024);
-    wgmma_ss<In::kWgmma, BN, MnMajorB>(d, a_desc, b_desc);
-  }
-  wgmma_commit();
-}
-
-// C = alpha * d + beta * C for warpgroup wg's part (thread t of 128); C is not read when beta is 0.
-// Accumulator layout (per warp, 16 rows): d[4j + {0,1}] at row lane / 4, columns 8j + 2 (lane % 4) + {0,1};
-// d[4j + {2,3}] the same 8 rows further down. The bounds and the mode are settled once per thread, and a
-// plain store (beta 0, C pairs aligned) writes each pair as one float2: the epilogue is the tile's whole
-// work when K is short (a batch of 64^3 products spent 0.6 of its time in the earlier per-element checks).
-template <int BN>
-__device__ __forceinline__ void store_tile(const float (&d)[BN / 2], const Problem& p, const Tile& tile, int wg,
-                                           int t) {
-  const int warp = t / 32, lane = t % 32;
-  const int row0 = tile.m * kBlockM + wg * 64 + warp * 16 + lane / 4, col0 = tile.n * BN + 2 * (lane % 4);
-  if (row0 >= p.m) return;  // (and row0 + 8 is the thread's other row)
-  const bool second = row0 + 8 < p.m;
-  const int cols_left = p.n - col0;  // columns of C from the thread's first one
-  float* const c = p.c + tile.entry * p.stride_c + std::int64_t(row0) * p.ldc + col0;
-  const std::int64_t down = 8 * p.ldc;
-  const bool plain = !p.canonical && p.beta == 0.0f && p.c_pairs;
-#pragma unroll
-  for (int j = 0; j < BN / 8; ++j) {
-    if (8 * j >= cols_left) break;
-    const bool both = 8 * j + 1 < cols_left;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      if (h == 1 && !second) break;
-      float* const out = c + (h == 1 ? down : 0) + 8 * j;
-      const float x0 = d[4 * j + 2 * h], x1 = d[4 * j + 2 * h + 1];
-      if (plain && both) {
-        *reinterpret_cast<float2*>(out) = make_float2(p.alpha * x0, p.alpha * x1);
-        continue;
-      }
-      float v0 = p.alpha * x0, v1 = p.alpha * x1;
-      if (p.canonical) {
-        v0 = detail::canonical_nan(
-            detail::canonical::gemm_epilogue(x0, p.beta != 0.0f ? out[0] : 0.0f, p.alpha, p.beta));
-        v1 = detail::canonical_nan(
-            detail::canonical::gemm_epilogue(x1, p.beta != 0.0f && both ? out[1] : 0.0f, p.alpha, p.beta));
-      } else if (p.beta != 0.0f) {
-        v0 += p.beta * out[0];
-        if (both) v1 += p.beta * out[1];
-      }
-      if (both && p.c_pairs) {
-        *reinterpret_cast<float2*>(out) = make_float2(v0, v1);
-      } else {
-        out[0] = v0;
-        if (both) out[1] = v1;
-      }
-    }
-  }
-}
 
 __device__ __forceinline__ std::uint32_t aligned_base(unsigned char* raw) {
   return (shared_address(raw) + 1023) & ~1023u;
@@ -325,12 +97,15 @@ __global__ void __launch_bounds__(256, 1)
 // multicast (load_stage); a stage is refilled once the consumers of both CTAs are done with it, so each
 // consumer warp releases it in its own CTA and in the other (one arrival each: 16 per stage), and both CTAs
 // meet before they exit, so that no arrival or copy reaches a CTA that has ended.
-template <class In, int BN, int Stages, bool MnMajorB, bool Persistent, int Cta = 1>
+// BM == 64 (wgmma_pingpong, persistent): tiles of 64 rows, each multiplied by one consumer, in turns
+// (pingpong_consumers below).
+template <class In, int BN, int Stages, bool MnMajorB, bool Persistent, int Cta = 1, int BM = kBlockM>
 __global__ void __launch_bounds__(384, 1)
     specialized_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                        const Problem p) {
   static_assert(Cta == 1 || (Cta == 2 && Persistent));
-  using S = Shape<BN, Stages>;
+  static_assert(BM == kBlockM || (BM == 64 && Persistent && Cta == 1));
+  using S = Shape<BN, Stages, BM>;
   extern __shared__ unsigned char shared_raw[];
   const std::uint32_t base = aligned_base(shared_raw), bars = base + Stages * S::kStageBytes;
   auto stage = [&](int s) { return base + s * S::kStageBytes; };
@@ -341,8 +116,9 @@ __global__ void __launch_bounds__(384, 1)
   if (tid == 0) {
     for (int s = 0; s < Stages; ++s) {
       mbarrier_init(full(s), 1);
-      // every consumer thread releases the stage; in a cluster, each consumer warp of both CTAs
-      mbarrier_init(empty(s), Cta == 2 ? 16 : 256);
+      // every consumer thread releases the stage (of 64-row tiles: one consumer's); in a cluster, each
+      // consumer warp of both CTAs
+      mbarrier_init(empty(s), Cta == 2 ? 16 : BM == 64 ? 128 : 256);
     }
     fence_barrier_init();
   }
@@ -371,7 +147,7 @@ __global__ void __launch_bounds__(384, 1)
         for (int kt = tile.k_first; kt < tile.k_end; ++kt, ++it) {
           const int s = it % Stages;
           mbarrier_wait(empty(s), ((it / Stages) & 1) ^ 1);
-          load_stage<In, BN, MnMajorB, Cta>(&a_map, &b_map, stage(s), full(s), kt, tile, rank);
+          load_stage<In, BN, MnMajorB, Cta, BM>(&a_map, &b_map, stage(s), full(s), kt, tile, rank);
         }
       }
     }
@@ -390,6 +166,40 @@ __global__ void __launch_bounds__(384, 1)
       mbarrier_arrive(empty(s));
     }
   };
+  if constexpr (BM == 64) {  // wgmma_pingpong: this block's tiles i = 0, 1, ... (t = first + i * step) in turns
+    // Tile i is consumer i % 2's. The main loops run in tile order, one consumer's at a time (named barrier 1
+    // gives consumer 0 its turn, 2 consumer 1), so the stages are taken in the order the producer fills them
+    // (a consumer that waited on a stage out of turn could read a phase too early); each consumer's stores
+    // then overlap the other's main loop. Every tile has all of K (no chunks): tile i's k-tiles are
+    // it = i * k_tiles, ...
+    const int count = (tiles - first + step - 1) / step, rounds = (count + 1) / 2;
+    for (int r = 0; r < rounds; ++r) {
+      const int i = 2 * r + cw;
+      if (cw == 1 || r > 0) named_barrier_sync(1 + cw, 256);  // this consumer's turn
+      float d[BN / 2];
+#pragma unroll
+      for (int x = 0; x < BN / 2; ++x) d[x] = 0.0f;
+      Tile tile{};
+      if (i < count) {
+        tile = tile_of(p, first + i * step);
+        int it = i * p.k_tiles;
+        for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
+          const int s = it % Stages;
+          mbarrier_wait(full(s), (it / Stages) & 1);
+          multiply_stage<In, BN, MnMajorB, BM>(d, stage(s), 0);
+          wgmma_wait<1>();
+          fence_registers(d);
+          if (kt > 0) release((it - 1) % Stages);
+        }
+        wgmma_wait<0>();
+        fence_registers(d);
+        release((it - 1) % Stages);
+      }
+      if (cw == 0 || r + 1 < rounds) named_barrier_arrive(2 - cw, 256);  // the other consumer's turn
+      if (i < count) store_tile<BN, BM>(d, p, tile, 0, tid % 128);
+    }
+    return;
+  }
   int it = 0;
   for (int t = first; t < tiles; t += step) {
     const Tile tile = tile_at(t);
@@ -513,7 +323,8 @@ const char* rung_name(HopperRung r) {
   return r == HopperRung::tma                ? "wgmma_tma"
          : r == HopperRung::warp_specialized ? "wgmma_warp_specialized"
          : r == HopperRung::persistent       ? "wgmma_persistent"
-                                             : "wgmma_cluster";
+         : r == HopperRung::cluster          ? "wgmma_cluster"
+                                             : "wgmma_pingpong";
 }
 
 template <class In, int BN, int Stages, bool MnMajorB>
@@ -551,6 +362,17 @@ void launch(HopperRung rung, const CUtensorMap& a, const CUtensorMap& b, const P
     config.gridDim = dim3(unsigned(2 * std::max(1, std::min(pairs, fit))));
     TANDEM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a, b, p));
   }
+  TANDEM_CUDA_CHECK_LAUNCH();
+}
+
+// wgmma_pingpong: 64-row tiles, at most one block per SM.
+template <class In, int BN, int Stages, bool MnMajorB>
+void launch_pingpong(const CUtensorMap& a, const CUtensorMap& b, const Problem& p, cudaStream_t stream) {
+  using S = Shape<BN, Stages, 64>;
+  const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, true, 1, 64>;
+  allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
+  const int tiles = p.tiles_m * p.tiles_n * p.batch;
+  kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, S::kSharedBytes, stream>>>(a, b, p);
   TANDEM_CUDA_CHECK_LAUNCH();
 }
 
@@ -608,8 +430,14 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
     b = View{scratch + a_bytes, g.n, g.k, pitch, g.n * pitch};
   }
 
-  const std::int64_t tiles_m = (g.m + kBlockM - 1) / kBlockM;
-  const int block_n = choose_block_n(tiles_m * g.batch, g.n, multiprocessor_count());
+  const bool pingpong = rung == HopperRung::pingpong;
+  if (pingpong && chunks != nullptr)
+    throw Error("tandem: internal error: deterministic mode's chunks of K on wgmma_pingpong");
+  const int block_m = pingpong ? 64 : kBlockM;
+  const std::int64_t tiles_m = (g.m + block_m - 1) / block_m;
+  // (wgmma_pingpong: 64 columns where C has no more, else 128)
+  const int block_n =
+      pingpong ? (g.n <= 64 ? 64 : 128) : choose_block_n(tiles_m * g.batch, g.n, multiprocessor_count());
   const std::int64_t tiles_n = (g.n + block_n - 1) / block_n;
   if (tiles_m * tiles_n * g.batch > 0x7FFFFFFF)
     throw Error(std::string("matmul kernel '") + name + "': too many tiles of C for one grid");
@@ -637,7 +465,22 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
         "tandem: internal error: chunks of K for a Hopper product that is not deterministic, or without memory");
   if (std::int64_t(tiles_m) * tiles_n * g.batch * (p.split ? p.chunks : 1) > 0x7FFFFFFF)
     throw Error(std::string("matmul kernel '") + name + "': too many tiles of C for one grid");
-  const CUtensorMap a_map = tensor_map(In::kMapType, E, a, g.batch, kTileK<In>, kBlockM);
+  const CUtensorMap a_map = tensor_map(In::kMapType, E, a, g.batch, kTileK<In>, block_m);
+  if (pingpong) {
+    auto run_pingpong = [&]<int BN, int Stages>() {
+      if constexpr (!std::is_same_v<In, HopperTf32>) {
+        if (b_mn_major)
+          return launch_pingpong<In, BN, Stages, true>(a_map, tensor_map(In::kMapType, E, b, g.batch, 64, kTileK<In>),
+                                                       p, stream);
+      }
+      launch_pingpong<In, BN, Stages, false>(a_map, tensor_map(In::kMapType, E, b, g.batch, kTileK<In>, BN), p, stream);
+    };
+    if (block_n == 64)
+      run_pingpong.template operator()<64, 12>();
+    else
+      run_pingpong.template operator()<128, 8>();
+    return;
+  }
   auto run_width = [&]<int BN, int Stages>() {
     if constexpr (!std::is_same_v<In, HopperTf32>) {
       if (b_mn_major)

@@ -5,6 +5,8 @@
 //   wgmma_persistent        one block per SM walks the tiles of every batch entry; loads of the next tile
 //                           overlap the stores of this one
 //   wgmma_cluster           clusters of two CTAs share each tile of B: each fetches half, multicast to both
+//   wgmma_pingpong          wgmma_persistent with tiles of 64 rows, the two consumers taking them in turns, so
+//                           that one's stores overlap the other's products (small products and batches)
 // Each takes float (tf32 inputs), bfloat16 and half (read as stored), every form (transposes, alpha / beta,
 // batches in one launch), C float.
 #pragma once
@@ -16,7 +18,7 @@
 
 namespace tandem::cuda {
 
-enum class HopperRung { tma, warp_specialized, persistent, cluster };
+enum class HopperRung { tma, warp_specialized, persistent, cluster, pingpong };
 
 // Deterministic mode's chunks of K (K > 4096, common/canonical.hpp) on wgmma_persistent: memory for their
 // values, q * batch * m * n floats (q = the number of chunks, at most 32 unless split), and how they are

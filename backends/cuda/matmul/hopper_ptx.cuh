@@ -60,6 +60,14 @@ __device__ __forceinline__ std::uint32_t cluster_rank() {
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
   return r;
 }
+// Named barrier `id` (1 .. 15: 0 is __syncthreads') of `threads` threads: wait there until all have arrived,
+// or arrive without waiting (wgmma_pingpong's consumers hand their turn over with them).
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
 // Every thread of every CTA of the cluster meets here (release / acquire: shared-memory writes and barrier
 // initialisations before it are visible to the cluster after it).
 __device__ __forceinline__ void cluster_sync() {
