@@ -50,7 +50,7 @@ Report run(const Options& o) {
   std::vector<Part> parts;  // (the longest first)
   if (o.reductions) parts.push_back(run_reductions);
   if (o.matmul) std::ranges::copy(matmul_parts(), std::back_inserter(parts));
-  if (o.reductions) parts.insert(parts.end(), {run_addresses, run_moments, run_masks});
+  if (o.reductions) parts.insert(parts.end(), {run_addresses, run_moments, run_masks, run_topk});
   if (o.matmul) parts.push_back(run_matmul_addresses);
   std::mutex failures;  // one failure reported at a time
   std::vector<Report> reports(parts.size());

@@ -18,6 +18,10 @@
 //   masks       ReduceOptions::where and initial: every op x element type x data x size x form (span, stride 3,
 //               stride 0, per row, per column) x mask (none, some, none kept) x initial x kernel x mode: the op
 //               over the kept elements with initial first, deterministic floats bit for bit
+//   topk        topk and argsort: element type x data (ties, random, NaN / inf / signed zeros) x length x k
+//               x largest / smallest x form (span, stride 3, stride 0, per row, per column with padded inputs
+//               and outputs): exactly the documented order's indices, the elements' bits, padding untouched;
+//               k = 0 and k past the length refused
 //   matmul      element type x shape (tails, K = 0) x transpose pair x alpha / beta (beta = 0 over a NaN
 //               C) x layout (packed, ld > cols poisoned, batches with gaps, stride-0 B, misaligned) x
 //               form (host, Buffer) x every kernel x deterministic off / on; and one product with A, B
@@ -86,6 +90,7 @@ void run_reductions(const tandem::Engine& eng, Report& report);
 void run_addresses(const tandem::Engine& eng, Report& report);
 void run_moments(const tandem::Engine& eng, Report& report);  // var and std (moment_cases.cpp)
 void run_masks(const tandem::Engine& eng, Report& report);    // where and initial (mask_cases.cpp)
+void run_topk(const tandem::Engine& eng, Report& report);     // topk and argsort (topk_cases.cpp)
 // The matmul part, one part per element type (so that they run side by side).
 using Part = std::function<void(const tandem::Engine&, Report&)>;
 std::vector<Part> matmul_parts();

@@ -23,7 +23,9 @@ StridedView, Buffer, BufferView, *_into, per row and per column from host memory
 kernel of the backend's KernelInfo table, deterministic mode off and on. Matmul: every element type
 it takes, shapes with tails and K = 0, every transpose pair, alpha and beta (beta = 0 over a NaN C),
 packed and padded operands, batches with gaps and one B for every entry, misaligned starts, host and
-Buffer forms, every kernel, deterministic off and on.
+Buffer forms, every kernel, deterministic off and on. topk and argsort: every element type, ties, NaN,
+infinities and signed zeros, k from 1 to the length, largest and smallest, vectors (strided, stride 0)
+and per row / per column of padded matrices into padded outputs; k out of range refused.
 
 A case the kernel's KernelInfo does not take and an empty input of an op that has no value for one must
 throw tandem::Error; every other case must match the independent reference within
