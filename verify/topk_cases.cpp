@@ -32,8 +32,7 @@ bool is_nan(T v) {
 template <class T>
 Vector<T> elements(Kind kind, std::size_t n, std::uint64_t seed) {
   SplitMix64 g{seed};
-  if (kind == Kind::random)
-    return random_vector<T>(n, g, std::is_integral_v<T> ? Values::full_range : Values::uniform);
+  if (kind == Kind::random) return random_vector<T>(n, g, std::is_integral_v<T> ? Values::full_range : Values::uniform);
   Vector<T> x = random_vector<T>(n, g, Values::small_integers);  // (17 values: many ties)
   if constexpr (std::is_same_v<T, bool>) {
     return x;
@@ -94,7 +93,7 @@ std::string judge_line(std::size_t k, const std::vector<std::int64_t>& want, At&
 template <class T>
 void cases(const tandem::Engine& eng, Report& report) {
   const std::string backend = backend_name(eng), type = type_name<T>();
-  const tandem::KernelInfo& kernel = eng.reduce_kernel_info().front();
+  const tandem::KernelInfo kernel = eng.reduce_kernel_info().front();  // (a copy: the table is a temporary)
   const bool quick = report.options.quick;
   const std::vector<std::size_t> lengths =
       quick ? std::vector<std::size_t>{1, 7, 4097} : std::vector<std::size_t>{1, 2, 7, 64, 4097};
@@ -139,9 +138,9 @@ void cases(const tandem::Engine& eng, Report& report) {
                 },
                 [&](int) -> std::string {
                   if (!same_bits(values[k], pad) || indices[k] != -7) return "wrote past its k results";
-                  return judge_line<T>(k, reference<T>(n, at, false, largest), at,
-                                       [&](std::size_t v) { return indices[v]; },
-                                       [&](std::size_t v) { return values[v]; });
+                  return judge_line<T>(
+                      k, reference<T>(n, at, false, largest), at, [&](std::size_t v) { return indices[v]; },
+                      [&](std::size_t v) { return values[v]; });
                 });
           }
           // Per row (3 x k results, ld k + 1) and per column (k x 3 results, ld 4).
@@ -153,9 +152,9 @@ void cases(const tandem::Engine& eng, Report& report) {
             one_case(
                 report, eng, what + (by_row ? " (per row)" : " (per column)"), false, kernel,
                 [&] {
-                  const tandem::MatrixView<const T> a =
-                      by_row ? tandem::MatrixView<const T>{rows.data(), lines, n, ldr}
-                             : tandem::MatrixView<const T>{cols.data(), n, lines, ldc};
+                  const tandem::MatrixView<const T> a = by_row
+                                                            ? tandem::MatrixView<const T>{rows.data(), lines, n, ldr}
+                                                            : tandem::MatrixView<const T>{cols.data(), n, lines, ldc};
                   const std::size_t oc = by_row ? k : lines;
                   eng.topk(a, per, k, tandem::MatrixView<T>{values.data(), out_rows, oc, out_ld},
                            tandem::MatrixView<std::int64_t>{indices.data(), out_rows, oc, out_ld}, o);
@@ -168,9 +167,10 @@ void cases(const tandem::Engine& eng, Report& report) {
                     if (!used && (!same_bits(values[p], pad) || indices[p] != -7)) return "wrote into the padding";
                   }
                   return first_wrong(lines, slice_name(per), [&](std::size_t l) {
-                    return judge_line<T>(k, reference<T>(n, line(l), false, largest), line(l),
-                                         [&](std::size_t v) { return indices[slot(l, v)]; },
-                                         [&](std::size_t v) { return values[slot(l, v)]; });
+                    return judge_line<T>(
+                        k, reference<T>(n, line(l), false, largest), line(l),
+                        [&](std::size_t v) { return indices[slot(l, v)]; },
+                        [&](std::size_t v) { return values[slot(l, v)]; });
                   });
                 });
           }
@@ -180,8 +180,8 @@ void cases(const tandem::Engine& eng, Report& report) {
           Vector<T> values(k + 1, pad);
           Vector<std::int64_t> indices(k + 1, -7);
           one_case(
-              report, eng, data + " k=" + std::to_string(k) + (largest ? " largest" : " smallest") + " (refused)",
-              true, kernel,
+              report, eng, data + " k=" + std::to_string(k) + (largest ? " largest" : " smallest") + " (refused)", true,
+              kernel,
               [&] {
                 eng.topk(std::span<const T>(x.data(), n), k, std::span<T>(values.data(), k),
                          std::span<std::int64_t>(indices.data(), k), o);
@@ -200,8 +200,7 @@ void cases(const tandem::Engine& eng, Report& report) {
             [&] {
               const tandem::MatrixView<const T> a = by_row ? tandem::MatrixView<const T>{rows.data(), lines, n, ldr}
                                                            : tandem::MatrixView<const T>{cols.data(), n, lines, ldc};
-              eng.argsort(a, per,
-                          tandem::MatrixView<std::int64_t>{out.data(), out_rows, by_row ? n : lines, out_ld});
+              eng.argsort(a, per, tandem::MatrixView<std::int64_t>{out.data(), out_rows, by_row ? n : lines, out_ld});
               return 0;
             },
             [&](int) -> std::string {
