@@ -10,6 +10,9 @@
 //                                           not for the 16-bit types)
 //   baseline/eigen_sum/sum/...              Eigen::Map(p, n).sum() on one thread (not for the 16-bit types)
 //   matmul/cpu/<kernel>/<type>/<size>       every matmul kernel, float/double, 512, 1024, 2048, 1000; float 4096
+//   matmul16/cpu/auto/<type>/<m>x<k>x<n>     16-bit products (bfloat16, float16; C float) beside the float
+//                                           product of the same shape (float): a batch-1 product with a
+//                                           4096 x 14336 B (a weight matrix), 64 x 4096 x 4096 and 512^3
 //   baseline/eigen_gemm/<type>/<size>       c.noalias() = a * b on one thread: Eigen threads only through
 //                                           OpenMP, which tandem builds without (EIGEN_DONT_PARALLELIZE),
 //                                           so this is the one-core GEMM that eigen_tbb runs per block
@@ -320,6 +323,34 @@ void register_matmul_group(Suite& suite, const std::vector<Shape>& shapes) {
   }
 }
 
+// 16-bit products against the float product of the same shape (the 16-bit inputs are converted as they are
+// read: no widened copy of B).
+template <class T>
+void register_matmul16(Suite& suite, const Shape& s) {
+  const std::string name = "matmul16/cpu/auto/" + std::string(type_name<T>()) + "/" + shape_label(s);
+  benchmark::RegisterBenchmark(
+      name.c_str(), guarded([&suite, s](State& state) {
+        std::vector<T> a(s.m * s.k), b(s.k * s.n);
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = T(float(i % 7) - 3.0f);
+        for (std::size_t i = 0; i < b.size(); ++i) b[i] = T(float(i % 5) - 2.0f);
+        std::vector<float> c(s.m * s.n);
+        auto run = [&] {
+          suite.eng.matmul<T>({a.data(), s.m, s.k, s.k}, {b.data(), s.k, s.n, s.n}, {c.data(), s.m, s.n, s.n});
+        };
+        run();
+        double want = 0;  // (small integers: every sum exact)
+        for (std::size_t p = 0; p < s.k; ++p) want += double(float(a[p])) * double(float(b[p * s.n + s.n - 1]));
+        if (double(c[s.n - 1]) != want) throw std::runtime_error("matmul16: wrong result");
+        for (auto _ : state) {
+          run();
+          benchmark::ClobberMemory();
+        }
+        set_flop_counter(state, s);
+      }))
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -349,6 +380,11 @@ int main(int argc, char** argv) {
   float_shapes.push_back({4096, 4096, 4096});  // issue #14's second size against Eigen's own threading
   register_matmul_group<float>(suite, float_shapes);
   register_matmul_group<double>(suite, shapes);
+  for (const Shape& s : {Shape{1, 4096, 14336}, Shape{64, 4096, 4096}, Shape{512, 512, 512}}) {
+    register_matmul16<float>(suite, s);
+    register_matmul16<tandem::bfloat16>(suite, s);
+    register_matmul16<tandem::half>(suite, s);
+  }
 
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -490,6 +490,52 @@ void check_padded(const tandem::Engine& eng) {
   }
 }
 
+// The CPU converts one product's op(B) on load, a panel per block of C (backends/cpu/matmul.cpp): the bits
+// of the float product of the converted matrices for every transpose pair, alpha / beta and padded operand,
+// with C cut into several blocks (m past one 256-row block, n past two 256-column ones).
+template <class H>
+void check_converted_on_load(const tandem::Engine& eng) {
+  const std::size_t m = 300, k = 40, n = 530, pad = 3;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (const auto& scalars : {std::pair{1.0, 0.0}, std::pair{-0.5, 2.0}}) {
+        const double alpha = scalars.first, beta = scalars.second;
+        CAPTURE(ta);
+        CAPTURE(tb);
+        CAPTURE(alpha);
+        const std::size_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+        const std::size_t lda = ac + pad, ldb = bc + pad, ldc = n + pad;
+        const auto a = random16<H>(ar * lda, 11 + ar), b = random16<H>(br * ldb, 13 + br);
+        const auto af = widen(a), bf = widen(b);
+        std::vector<float> c0(m * ldc);
+        for (std::size_t i = 0; i < c0.size(); ++i) c0[i] = float(i % 9) - 4.0f;
+        for (const auto& info : eng.matmul_kernel_info()) {
+          CAPTURE(info.name);
+          tandem::MatmulOptions o{info.name};
+          o.trans_a = ta, o.trans_b = tb, o.alpha = alpha, o.beta = beta;
+          std::vector<float> c = c0, cf = c0;
+          eng.matmul<H>({a.data(), ar, ac, lda}, {b.data(), br, bc, ldb}, {c.data(), m, n, ldc}, o);
+          eng.matmul<float>({af.data(), ar, ac, lda}, {bf.data(), br, bc, ldb}, {cf.data(), m, n, ldc}, o);
+          CHECK(test::same_bits(std::span<const float>(c), std::span<const float>(cf)));
+          // (and a value: the first row against a double dot product)
+          for (std::size_t j = 0; j < n; j += 97) {
+            double dot = 0;
+            for (std::size_t p = 0; p < k; ++p)
+              dot += double(af[ta ? p * lda : p]) * double(bf[tb ? j * ldb + p : p * ldb + j]);
+            const double want = alpha * dot + beta * double(c0[j]);
+            CHECK(std::fabs(double(c[j]) - want) <= 1e-4 * (1.0 + std::fabs(want)));
+          }
+        }
+      }
+}
+
+TEST_CASE("cpu: 16-bit products convert op(B) on load, with the float product's bits" * doctest::test_suite("cpu")) {
+  const tandem::Engine eng(tandem::Backend::cpu);
+  test::for_each_type([&]<class T>() {
+    if constexpr (tandem::is_storage_type_v<T>) check_converted_on_load<T>(eng);
+  });
+}
+
 TANDEM_BACKEND_TEST(matmul_of_16_bit_padded,
                     "float16: matmul of bfloat16 and half stored with ld > cols and batch gaps") {
   test::for_each_type([&]<class T>() {

@@ -14,6 +14,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/blocked_range2d.h>
 #include <tbb/blocked_range3d.h>
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
 #include "common/table_check.hpp"
@@ -30,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cpu/leaves.hpp"
 #include "common/canonical.hpp"
 #include "common/dispatch.hpp"
 #include "common/operands.hpp"
@@ -480,34 +482,84 @@ void matmul_typed(const MatmulArgs& g, bool serial) {
   });
 }
 
-// A 16-bit operand as packed floats (operands.hpp: ld = cols, entries rows * cols apart; exact
-// conversions; padding and gaps are not copied).
+// `count` 16-bit elements from x (apart by `step`) as floats into out: contiguous ones 16 at a time (the
+// leaves' widen: F16C / a shift, vectorised), exact either way.
 template <class T>
-std::vector<float> widened(const T* x, const OperandLayout& o) {
-  std::vector<float> w(std::size_t(std::max<std::int64_t>(o.elements(), 1)));  // never empty: a valid pointer
+void widen_run(const T* x, std::int64_t step, std::int64_t count, float* out) {
+  std::int64_t j = 0;
+  if (step == 1)
+    for (; j + 16 <= count; j += 16) cpu_leaves::widen<16>(x + j, out + j);
+  for (; j < count; ++j) out[j] = float(x[j * step]);
+}
+
+// A 16-bit operand as packed floats (operands.hpp: ld = cols, entries rows * cols apart; exact
+// conversions; padding and gaps are not copied; no pass to zero the copy first).
+template <class T>
+std::unique_ptr<float[]> widened(const T* x, const OperandLayout& o) {
+  std::unique_ptr<float[]> w(new float[std::size_t(std::max<std::int64_t>(o.elements(), 1))]);  // never empty
   const OperandLayout p = o.packed();
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, o.count * o.rows, 64),
                     [&](const tbb::blocked_range<std::int64_t>& r) {
                       for (std::int64_t er = r.begin(); er < r.end(); ++er) {
                         const std::int64_t e = er / o.rows, i = er % o.rows;
-                        for (std::int64_t j = 0; j < o.cols; ++j)
-                          w[std::size_t(e * p.stride + i * p.ld + j)] = float(x[e * o.stride + i * o.ld + j]);
+                        widen_run(x + e * o.stride + i * o.ld, 1, o.cols, w.get() + e * p.stride + i * p.ld);
                       }
                     });
   return w;
 }
 
-// 16-bit A and B (float C): both are widened to packed floats (exact), then the float product runs, so
-// every kernel and deterministic mode give what they give for the converted matrices.
+// One 16-bit product outside deterministic mode (k > 0, alpha != 0): op(A) widened once, op(B) converted on
+// load: each block of C (eigen_entry's blocks, so the same Eigen calls on the same values: the float
+// product's bits) converts the columns of op(B) it needs into a buffer of its thread, reused across its
+// blocks. No widened copy of B (a batch-1 product with a 4096 x 14336 B made one of 235 MB per call).
+template <class T, bool kTransA, bool kTransB>
+void storage16_entry(const MatmulArgs& g, bool serial) {
+  const auto a = widened(static_cast<const T*>(g.a), operand_a(g));
+  MatmulArgs f = on_packed_operands(g, Dtype::f32, a.get(), nullptr);
+  const T* b = static_cast<const T*>(g.b);
+  float* c = static_cast<float*>(g.c);
+  tbb::enumerable_thread_specific<std::vector<float>> panels;
+  auto block = [&](std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
+    const std::int64_t w = c1 - c0;
+    std::vector<float>& panel = panels.local();
+    if (panel.size() < std::size_t(w * g.k)) panel.resize(std::size_t(w * g.k));
+    if constexpr (kTransB)  // op(B)'s columns c0 .. c1 - 1: rows of the stored n x k B, w x k here
+      for (std::int64_t j = 0; j < w; ++j) widen_run(b + (c0 + j) * g.ldb, 1, g.k, panel.data() + j * g.k);
+    else  // columns of the stored k x n B: k rows of w here
+      for (std::int64_t kk = 0; kk < g.k; ++kk) widen_run(b + kk * g.ldb + c0, 1, w, panel.data() + kk * w);
+    MatmulArgs one = f;
+    one.b = panel.data(), one.ldb = kTransB ? g.k : w, one.n = w;
+    eigen_block<float, kTransA, kTransB>(one, static_cast<const float*>(f.a), panel.data(), c + c0, r0, r1, 0, w);
+  };
+  if (serial) return block(0, g.m, 0, g.n);
+  constexpr std::int64_t kBlock = 256;  // (eigen_entry's blocks and partitioner)
+  tbb::parallel_for(
+      tbb::blocked_range2d<std::int64_t>(0, g.m, kBlock, 0, g.n, kBlock),
+      [&](const tbb::blocked_range2d<std::int64_t>& r) {
+        block(r.rows().begin(), r.rows().end(), r.cols().begin(), r.cols().end());
+      },
+      tbb::simple_partitioner());
+}
+
+// 16-bit A and B (float C): the float product of the converted matrices, so every kernel and deterministic
+// mode give what they give for them: one product converts op(B) on load (storage16_entry), batches and
+// deterministic mode widen both operands to packed floats first.
 template <bool kSerial>
 void run_eigen(const MatmulArgs& g) {
   visit(
       g.dtype,
       [&]<class T>(std::type_identity<T>) {
         if constexpr (is_storage_type_v<T>) {
-          const std::vector<float> a = widened(static_cast<const T*>(g.a), operand_a(g));
-          const std::vector<float> b = widened(static_cast<const T*>(g.b), operand_b(g));
-          matmul_typed<float>(on_packed_operands(g, Dtype::f32, a.data(), b.data()), kSerial);
+          if (g.batch == 1 && !g.deterministic && g.k > 0 && g.alpha != 0.0 && g.m > 0 && g.n > 0) {
+            if (g.trans_a)
+              return g.trans_b ? storage16_entry<T, true, true>(g, kSerial)
+                               : storage16_entry<T, true, false>(g, kSerial);
+            return g.trans_b ? storage16_entry<T, false, true>(g, kSerial)
+                             : storage16_entry<T, false, false>(g, kSerial);
+          }
+          const auto a = widened(static_cast<const T*>(g.a), operand_a(g));
+          const auto b = widened(static_cast<const T*>(g.b), operand_b(g));
+          matmul_typed<float>(on_packed_operands(g, Dtype::f32, a.get(), b.get()), kSerial);
         } else {
           matmul_typed<T>(g, kSerial);
         }
