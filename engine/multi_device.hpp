@@ -11,7 +11,8 @@
 //   split by index instead (bounds_by_index: as the shards of a Buffer of exactly that operand would
 //   split it; a part no shard holds whole is staged), so that the bits never depend on the address (on
 //   GPUs in TANDEM_LAB_KERNELS builds only, until run there: split_by_index).
-// - Matmul splits C and op(A) into row blocks (host: even blocks; Buffers: C's shards), every device
+// - Matmul splits C and op(A) into row blocks (host: even blocks; Buffers: C's shards, or by index where
+//   split_by_index()), every device
 //   gets all of B (host: copied from the host over each device's link; Buffers: broadcast with NCCL from
 //   the devices that hold it) and computes its rows.
 // - Matmul of Buffers (not deterministic) sends B in panels on side streams beside the products

@@ -163,7 +163,8 @@ bool Group::reduce_cols(const ReducePerCall& call) const {
   const MatrixInput& in = call.in;
   const std::size_t D = members_.size();
 #ifndef TANDEM_LAB_KERNELS
-  // (Not yet run on GPUs: CUDA engines keep per-column reductions on the first GPU, outside lab builds.)
+  // (CUDA engines keep per-column reductions on the first GPU outside lab builds: on two GPUs the split ran
+  // slower than one GPU, its partial results being combined on the host.)
   if (first()->kind() != Backend::cpu) return false;
 #endif
   const bool chunks = parts::by_chunks(call.op, in.dtype, call.deterministic);

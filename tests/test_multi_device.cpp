@@ -208,7 +208,7 @@ void check_engine(Backend backend, int devices) {
     const bool address_free = backend == Backend::cpu;
 #endif
     const std::size_t D = std::size_t(devices), n = 2 * 4096 * D + 77, rows = 1500 * D + 3, cols = 6;
-    const std::size_t m = 67, k = 259, nn = 45;
+    const std::size_t m = 300, k = 259, nn = 45;  // (C past 3 chunks: its rows split over the devices)
     const auto x = values_for<float>(std::max(n, rows * cols), 5), a = values_for<float>(m * k, 6),
                b = values_for<float>(k * nn, 7);
     const double want_sum = std::accumulate(x.begin(), x.begin() + std::ptrdiff_t(n), 0.0);

@@ -512,6 +512,8 @@ std::unique_ptr<float[]> widened(const T* x, const OperandLayout& o) {
 // load: each block of C (eigen_entry's blocks, so the same Eigen calls on the same values: the float
 // product's bits) converts the columns of op(B) it needs into a buffer of its thread, reused across its
 // blocks. No widened copy of B (a batch-1 product with a 4096 x 14336 B made one of 235 MB per call).
+// (With one row of C, Eigen runs a matrix-vector product whose grouping of K depends on B's row stride,
+// here the panel's: the float product's value, not always its bits.)
 template <class T, bool kTransA, bool kTransB>
 void storage16_entry(const MatmulArgs& g, bool serial) {
   const auto a = widened(static_cast<const T*>(g.a), operand_a(g));

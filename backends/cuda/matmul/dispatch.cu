@@ -263,14 +263,15 @@ std::size_t auto_matmul_stage(const detail::MatmulArgs& g) {
   const std::int64_t largest = std::max({g.m, g.k, g.n, g.lda, g.ldb, g.ldc, g.batch});
   if (g.deterministic) return kAutoStageDeterministic;
   if (largest > std::int64_t(INT_MAX)) return kAutoStageBeyondInt32;
-  // 16-bit inputs as stored: wgmma_pingpong for one product of 2^20 to 2^21 outputs (1024^2 and a little past)
-  // and for batches of entries of at most 64 x 64 outputs, else cuBLAS.
+  // 16-bit inputs as stored: wgmma_pingpong for products (or entries) of 2^20 to 2^21 outputs (1024^2 and a
+  // little past) and of at most 64 x 64 outputs with K up to 4096 (the rung does not split K), else cuBLAS.
+  // The choice depends on an entry's shape alone, never on the batch's count: an engine over several GPUs
+  // gives each a share of a batch's entries, and an entry's bits must not depend on how many it got.
   if (info(g.dtype).storage) {
     if (!hopper_runs_here()) return kAutoStage;
     const std::int64_t outputs = g.m * g.n;
-    const bool single = g.batch == 1 && g.m >= 128 && g.n >= 128;
-    if ((single && outputs >= (std::int64_t(1) << 20) && outputs < (std::int64_t(1) << 21)) ||
-        (g.batch > 1 && g.m <= 64 && g.n <= 64))
+    if ((g.m >= 128 && g.n >= 128 && outputs >= (std::int64_t(1) << 20) && outputs < (std::int64_t(1) << 21)) ||
+        (g.m <= 64 && g.n <= 64 && g.k <= 4096))
       return kAutoStage16Small;
     return kAutoStage;
   }

@@ -126,7 +126,7 @@ __device__ __forceinline__ void store_values(const float (&d)[BN / 2], const Pro
 
 // The canonical sum (common/canonical.hpp, lane_tree) of chunks <= 32 values: at[0], at[slab], ..., then last.
 // (Not inlined: one tree for the 128 accumulators of a thread.)
-__device__ __noinline__ float chunk_values_sum(const float* at, std::int64_t slab, int chunks, float last) {
+static __device__ __noinline__ float chunk_values_sum(const float* at, std::int64_t slab, int chunks, float last) {
   return detail::canonical::lane_tree(0, chunks, [&](int c) { return c + 1 < chunks ? at[c * slab] : last; });
 }
 
