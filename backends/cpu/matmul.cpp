@@ -497,6 +497,7 @@ void widen_run(const T* x, std::int64_t step, std::int64_t count, float* out) {
 template <class T>
 std::unique_ptr<float[]> widened(const T* x, const OperandLayout& o) {
   std::unique_ptr<float[]> w(new float[std::size_t(std::max<std::int64_t>(o.elements(), 1))]);  // never empty
+  if (o.elements() == 0) return w;  // (an empty operand may come as a null x: nothing to offset)
   const OperandLayout p = o.packed();
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, o.count * o.rows, 64),
                     [&](const tbb::blocked_range<std::int64_t>& r) {
