@@ -49,6 +49,22 @@ std::vector<std::size_t> bounds_by_shard(const Allocation* a, std::size_t e, std
 // alone, for results whose bits depend on it (float sums and products: never on where the data lies).
 std::vector<std::size_t> bounds_by_index(std::size_t step, std::size_t count, std::size_t D);
 
+// Elements from the first to the last of a (checked) matrix or batch.
+std::size_t extent_of(const MatrixInput& v);
+
+// Joins the side streams (Collectives::join_side) if a pipelined exchange unwinds on an error, so that the
+// temporaries declared before it, which the side streams may still read or write, are freed after them.
+struct JoinOnUnwind {
+  Collectives& c;
+  bool armed = true;
+  ~JoinOnUnwind() {
+    if (armed) try {
+        c.join_side();
+      } catch (...) {  // (the error being thrown says what went wrong)
+      }
+  }
+};
+
 class Group final : public Executor {
  public:
   Group(Backend backend, const std::vector<int>& devices);
