@@ -166,6 +166,10 @@ bool Group::split_by_index() const noexcept {
 #endif
 }
 
+bool Group::reduction_by_index(Op local, Dtype dtype, bool deterministic, bool in_buffer) const {
+  return in_buffer && !deterministic && canonical::in_canonical_order(local, dtype) && split_by_index();
+}
+
 bool Group::owns(const Allocation& a) const noexcept {
   return &a.impl() == first().get() && (a.sharded() || a.bytes() == 0);
 }
@@ -369,8 +373,7 @@ void Group::reduce(const ReduceCall& call, void* result) const {
   // so that the bits never depend on where the data lies (run_to_run); a part no shard holds is staged.
   std::unique_lock lock(collective_mutex_, std::defer_lock);
   std::vector<Staged> keep;
-  const bool by_index =
-      in.in_buffer && !call.deterministic && canonical::in_canonical_order(local, in.dtype) && split_by_index();
+  const bool by_index = reduction_by_index(local, in.dtype, call.deterministic, in.in_buffer);
   if (by_index) lock.lock();
   const std::vector<Part> pieces = split(in, by_index ? &keep : nullptr);
   // A part's reduction on its member: the checked call's kernel and mode on the part (op: local, or an

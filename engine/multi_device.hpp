@@ -83,10 +83,10 @@ class Group final : public Executor {
   void synchronize() const override;
 
  private:
-  // A part of a reduction's input: the device (member) that reduces it, the part as that member's
-  // input, and the global index of its first element.
   // Elements of a Buffer operand in one member's memory (see multi_device.cpp).
   struct Staged;
+  // A part of a reduction's input: the device (member) that reduces it, the part as that member's
+  // input, and the global index of its first element.
   struct Part {
     int member;
     ReduceInput in;
@@ -96,6 +96,9 @@ class Group final : public Executor {
   // depend on the address: on CPU stand-ins, and on GPUs in TANDEM_LAB_KERNELS builds until run there
   // (other GPU builds split by shard, in place, and those bits can change with the address).
   bool split_by_index() const noexcept;
+  // Whether a reduction (op `local`, as the backends run it) splits by index: a Buffer's float sums and
+  // products outside deterministic mode, where split_by_index().
+  bool reduction_by_index(Op local, Dtype dtype, bool deterministic, bool in_buffer) const;
   // By shard (each part in place), or with `keep` by index: the host's parts, each staged into `keep` onto
   // one member unless a shard holds it (sums and products whose bits must not depend on the address).
   std::vector<Part> split(const ReduceInput& in, std::vector<Staged>* keep = nullptr) const;

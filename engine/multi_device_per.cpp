@@ -172,8 +172,7 @@ bool Group::reduce_cols(const ReducePerCall& call) const {
   if (call.op == Op::mean && info(in.dtype).integer && size_of(in.dtype) == 8) return false;
   if (chunks && in.rows <= kChunkRows) return false;
   // (Float sums and products outside deterministic mode: Buffers' rows by index, as in Group::reduce.)
-  const bool by_index = in.in_buffer && !call.deterministic &&
-                        canonical::in_canonical_order(info(call.op).computed_as, in.dtype) && split_by_index();
+  const bool by_index = reduction_by_index(info(call.op).computed_as, in.dtype, call.deterministic, in.in_buffer);
   std::vector<std::size_t> rows = by_index ? bounds_by_index(in.ld, in.rows, D)
                                            : bounds_by_shard(in.in_buffer ? in.allocation : nullptr, size_of(in.dtype),
                                                              in.offset, in.ld, in.rows, D);

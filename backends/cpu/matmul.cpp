@@ -434,31 +434,45 @@ void eigen_block(const MatmulArgs& g, const T* a, const T* b, T* c, std::int64_t
   }
 }
 
+// eigen_block with g's transposes.
+template <class T>
+void eigen_block_of(const MatmulArgs& g, const T* a, const T* b, T* c, std::int64_t r0, std::int64_t r1,
+                    std::int64_t c0, std::int64_t c1) {
+  if (g.trans_a)
+    g.trans_b ? eigen_block<T, true, true>(g, a, b, c, r0, r1, c0, c1)
+              : eigen_block<T, true, false>(g, a, b, c, r0, r1, c0, c1);
+  else
+    g.trans_b ? eigen_block<T, false, true>(g, a, b, c, r0, r1, c0, c1)
+              : eigen_block<T, false, false>(g, a, b, c, r0, r1, c0, c1);
+}
+
+// block(r0, r1, c0, c1) for the blocks of an m x n C: the whole of it when serial, else blocks of at most
+// 256 x 256, every one on its own task. Both products walk C this way (eigen_entry, and storage16_entry,
+// whose bits are those of eigen_entry's float product because its blocks are the same).
+// Blocks of 256 x 256 keep each task large enough for Eigen's GEMM to reach its speed, while a tall or wide C
+// still splits into enough tasks for every core. simple_partitioner: C is cut into the same blocks on every
+// call, so Eigen blocks each the same way and the bits are the same from run to run (auto_partitioner's
+// blocks, and so the bits, varied).
+template <class Block>
+void for_each_c_block(std::int64_t m, std::int64_t n, bool serial, Block&& block) {
+  if (serial) return block(std::int64_t(0), m, std::int64_t(0), n);
+  constexpr std::int64_t kBlock = 256;
+  tbb::parallel_for(
+      tbb::blocked_range2d<std::int64_t>(0, m, kBlock, 0, n, kBlock),
+      [&](const tbb::blocked_range2d<std::int64_t>& r) {
+        block(r.rows().begin(), r.rows().end(), r.cols().begin(), r.cols().end());
+      },
+      tbb::simple_partitioner());
+}
+
 template <class T>
 void eigen_entry(const MatmulArgs& g, const T* a, const T* b, T* c, bool serial) {
   const T alpha = T(g.alpha), beta = T(g.beta);
   if (g.k == 0 || alpha == T(0))
     return for_each_c(c, g.m, g.n, g.ldc, [&](T v, auto, auto) { return canonical::gemm_scale(v, beta); });
-  auto block = [&](std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
-    if (g.trans_a)
-      g.trans_b ? eigen_block<T, true, true>(g, a, b, c, r0, r1, c0, c1)
-                : eigen_block<T, true, false>(g, a, b, c, r0, r1, c0, c1);
-    else
-      g.trans_b ? eigen_block<T, false, true>(g, a, b, c, r0, r1, c0, c1)
-                : eigen_block<T, false, false>(g, a, b, c, r0, r1, c0, c1);
-  };
-  if (serial) return block(0, g.m, 0, g.n);
-  // Blocks of 256 x 256 keep each task large enough for Eigen's GEMM to reach its speed, while a
-  // tall or wide C still splits into enough tasks for every core.
-  // simple_partitioner: C is cut into the same blocks on every call, so Eigen blocks each the same way and
-  // the bits are the same from run to run (auto_partitioner's blocks, and so the bits, varied).
-  constexpr std::int64_t kBlock = 256;
-  tbb::parallel_for(
-      tbb::blocked_range2d<std::int64_t>(0, g.m, kBlock, 0, g.n, kBlock),
-      [&](const tbb::blocked_range2d<std::int64_t>& r) {
-        block(r.rows().begin(), r.rows().end(), r.cols().begin(), r.cols().end());
-      },
-      tbb::simple_partitioner());
+  for_each_c_block(g.m, g.n, serial, [&](std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
+    eigen_block_of(g, a, b, c, r0, r1, c0, c1);
+  });
 }
 
 template <class T>
@@ -482,14 +496,13 @@ void matmul_typed(const MatmulArgs& g, bool serial) {
   });
 }
 
-// `count` 16-bit elements from x (apart by `step`) as floats into out: contiguous ones 16 at a time (the
-// leaves' widen: F16C / a shift, vectorised), exact either way.
+// `count` contiguous 16-bit elements from x as floats into out, 16 at a time where they fill 16 (the leaves'
+// widen: F16C / a shift, vectorised), exact either way.
 template <class T>
-void widen_run(const T* x, std::int64_t step, std::int64_t count, float* out) {
+void widen_run(const T* x, std::int64_t count, float* out) {
   std::int64_t j = 0;
-  if (step == 1)
-    for (; j + 16 <= count; j += 16) cpu_leaves::widen<16>(x + j, out + j);
-  for (; j < count; ++j) out[j] = float(x[j * step]);
+  for (; j + 16 <= count; j += 16) cpu_leaves::widen<16>(x + j, out + j);
+  for (; j < count; ++j) out[j] = float(x[j]);
 }
 
 // A 16-bit operand as packed floats (operands.hpp: ld = cols, entries rows * cols apart; exact
@@ -503,7 +516,7 @@ std::unique_ptr<float[]> widened(const T* x, const OperandLayout& o) {
                     [&](const tbb::blocked_range<std::int64_t>& r) {
                       for (std::int64_t er = r.begin(); er < r.end(); ++er) {
                         const std::int64_t e = er / o.rows, i = er % o.rows;
-                        widen_run(x + e * o.stride + i * o.ld, 1, o.cols, w.get() + e * p.stride + i * p.ld);
+                        widen_run(x + e * o.stride + i * o.ld, o.cols, w.get() + e * p.stride + i * p.ld);
                       }
                     });
   return w;
@@ -515,33 +528,25 @@ std::unique_ptr<float[]> widened(const T* x, const OperandLayout& o) {
 // blocks. No widened copy of B (a batch-1 product with a 4096 x 14336 B made one of 235 MB per call).
 // (With one row of C, Eigen runs a matrix-vector product whose grouping of K depends on B's row stride,
 // here the panel's: the float product's value, not always its bits.)
-template <class T, bool kTransA, bool kTransB>
+template <class T>
 void storage16_entry(const MatmulArgs& g, bool serial) {
   const auto a = widened(static_cast<const T*>(g.a), operand_a(g));
-  MatmulArgs f = on_packed_operands(g, Dtype::f32, a.get(), nullptr);
+  const MatmulArgs f = on_packed_operands(g, Dtype::f32, a.get(), nullptr);
   const T* b = static_cast<const T*>(g.b);
   float* c = static_cast<float*>(g.c);
   tbb::enumerable_thread_specific<std::vector<float>> panels;
-  auto block = [&](std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
+  for_each_c_block(g.m, g.n, serial, [&](std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
     const std::int64_t w = c1 - c0;
     std::vector<float>& panel = panels.local();
     if (panel.size() < std::size_t(w * g.k)) panel.resize(std::size_t(w * g.k));
-    if constexpr (kTransB)  // op(B)'s columns c0 .. c1 - 1: rows of the stored n x k B, w x k here
-      for (std::int64_t j = 0; j < w; ++j) widen_run(b + (c0 + j) * g.ldb, 1, g.k, panel.data() + j * g.k);
+    if (g.trans_b)  // op(B)'s columns c0 .. c1 - 1: rows of the stored n x k B, w x k here
+      for (std::int64_t j = 0; j < w; ++j) widen_run(b + (c0 + j) * g.ldb, g.k, panel.data() + j * g.k);
     else  // columns of the stored k x n B: k rows of w here
-      for (std::int64_t kk = 0; kk < g.k; ++kk) widen_run(b + kk * g.ldb + c0, 1, w, panel.data() + kk * w);
+      for (std::int64_t kk = 0; kk < g.k; ++kk) widen_run(b + kk * g.ldb + c0, w, panel.data() + kk * w);
     MatmulArgs one = f;
-    one.b = panel.data(), one.ldb = kTransB ? g.k : w, one.n = w;
-    eigen_block<float, kTransA, kTransB>(one, static_cast<const float*>(f.a), panel.data(), c + c0, r0, r1, 0, w);
-  };
-  if (serial) return block(0, g.m, 0, g.n);
-  constexpr std::int64_t kBlock = 256;  // (eigen_entry's blocks and partitioner)
-  tbb::parallel_for(
-      tbb::blocked_range2d<std::int64_t>(0, g.m, kBlock, 0, g.n, kBlock),
-      [&](const tbb::blocked_range2d<std::int64_t>& r) {
-        block(r.rows().begin(), r.rows().end(), r.cols().begin(), r.cols().end());
-      },
-      tbb::simple_partitioner());
+    one.ldb = g.trans_b ? g.k : w;
+    eigen_block_of(one, a.get(), panel.data(), c + c0, r0, r1, 0, w);
+  });
 }
 
 // 16-bit A and B (float C): the float product of the converted matrices, so every kernel and deterministic
@@ -553,13 +558,8 @@ void run_eigen(const MatmulArgs& g) {
       g.dtype,
       [&]<class T>(std::type_identity<T>) {
         if constexpr (is_storage_type_v<T>) {
-          if (g.batch == 1 && !g.deterministic && g.k > 0 && g.alpha != 0.0 && g.m > 0 && g.n > 0) {
-            if (g.trans_a)
-              return g.trans_b ? storage16_entry<T, true, true>(g, kSerial)
-                               : storage16_entry<T, true, false>(g, kSerial);
-            return g.trans_b ? storage16_entry<T, false, true>(g, kSerial)
-                             : storage16_entry<T, false, false>(g, kSerial);
-          }
+          if (g.batch == 1 && !g.deterministic && g.k > 0 && g.alpha != 0.0 && g.m > 0 && g.n > 0)
+            return storage16_entry<T>(g, kSerial);
           const auto a = widened(static_cast<const T*>(g.a), operand_a(g));
           const auto b = widened(static_cast<const T*>(g.b), operand_b(g));
           matmul_typed<float>(on_packed_operands(g, Dtype::f32, a.get(), b.get()), kSerial);
