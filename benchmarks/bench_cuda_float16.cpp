@@ -10,6 +10,8 @@
 //                                                  /trans_b, B stored n x k (no transposing pass)
 //   baseline/cublas_gemm_ex/matmul/<dtype>/<shape> cublasGemmEx / cublasGemmStridedBatchedEx, 16-bit A
 //                                                  and B, float C, CUBLAS_COMPUTE_32F
+//   mixed/cuda/<kernel>/matmul/floatxbfloat16/<shape>  float A, bfloat16 B (float C): a mixed product,
+//   mixed/cuda/<kernel>/matmul/float/<shape>       beside the same product of float A and B
 //   float16/cuda/auto/sum/<dtype>/<n>              eng.sum_into() of a Buffer (float result)
 //   baseline/cub/sum/<dtype>/<n>                   cub::DeviceReduce::TransformReduce to float
 // <shape>: m x k x n, or batch:<count>/<m>x<k>x<n>. Timed with CUDA events on the engine's stream
@@ -49,13 +51,18 @@ std::string label(const MatmulCase& c) {
   return (c.batch == 1 ? shape : "batch:" + std::to_string(c.batch) + "/" + shape) + (c.trans_b ? "/trans_b" : "");
 }
 
-// baseline: cublasGemmEx on the same data too (16-bit A and B only).
-template <class H>
-void register_matmul(const MatmulCase& c, const std::vector<std::string>& kernels, bool baseline = true) {
+// baseline: cublasGemmEx on the same data too (16-bit A and B only). A of H, B of HB: a mixed product where
+// they differ (the mixed/cuda family).
+// family: the name's first part (float16, or mixed for the mixed products and their float references).
+template <class H, class HB = H>
+void register_matmul(const MatmulCase& c, const std::vector<std::string>& kernels, bool baseline = true,
+                     const char* family = std::is_same_v<H, HB> ? "float16" : "mixed") {
+  constexpr bool kMixed = !std::is_same_v<H, HB>;
   struct Operands {
     StreamTimer s;
     Engine eng{tandem::Backend::cuda, tandem::EngineOptions{.stream = s.stream}};
-    Buffer<H> a, b;
+    Buffer<H> a;
+    Buffer<HB> b;
     Buffer<float> out;
   };
   auto ops = std::make_shared<std::unique_ptr<Operands>>();
@@ -64,7 +71,7 @@ void register_matmul(const MatmulCase& c, const std::vector<std::string>& kernel
       *ops = std::make_unique<Operands>();
       Operands& o = **ops;
       o.a = o.eng.template upload<H>(random16<H>(c.m * c.k * c.batch, 21));
-      o.b = o.eng.template upload<H>(random16<H>(c.k * c.n * c.batch, 22));
+      o.b = o.eng.template upload<HB>(random16<HB>(c.k * c.n * c.batch, 22));
       o.out = o.eng.template buffer<float>(c.m * c.n * c.batch);
     }
     return **ops;
@@ -72,9 +79,11 @@ void register_matmul(const MatmulCase& c, const std::vector<std::string>& kernel
   auto tflops = [c](benchmark::State& state) {
     set_flop_counter(state, 2.0 * double(c.m) * double(c.k) * double(c.n) * double(c.batch));
   };
-  const std::string tail = std::string("/matmul/") + tandem::dtype_traits<H>::name + "/" + label(c);
+  const std::string types = kMixed ? std::string(tandem::dtype_traits<H>::name) + "x" + tandem::dtype_traits<HB>::name
+                                   : std::string(tandem::dtype_traits<H>::name);
+  const std::string tail = "/matmul/" + types + "/" + label(c);
   for (const std::string& kernel : kernels) {
-    const std::string name = "float16/cuda/" + kernel + tail;
+    const std::string name = std::string(family) + "/cuda/" + kernel + tail;
     benchmark::RegisterBenchmark(
         name.c_str(), guarded([get, c, kernel, tflops](benchmark::State& state) {
           Operands& o = get();
@@ -92,6 +101,7 @@ void register_matmul(const MatmulCase& c, const std::vector<std::string>& kernel
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
+  if constexpr (kMixed) return;
   if (!baseline) return;
   const std::string name = "baseline/cublas_gemm_ex" + tail;
   benchmark::RegisterBenchmark(
@@ -205,6 +215,14 @@ void register_cuda_float16() {
   for (const MatmulCase c : {MatmulCase{64, 64, 64, 4096}, MatmulCase{512, 512, 512, 64}}) {
     register_matmul<tandem::bfloat16>(c, with_rungs({"auto", "cublas"}));
     register_matmul<tandem::half>(c, with_rungs({"auto", "cublas"}));
+  }
+  // Mixed input types (float activations, 16-bit weights): beside the same product of float inputs, auto and
+  // register_tiled (full precision), wgmma_persistent (tf32).
+  for (const MatmulCase c :
+       {MatmulCase{1, 4096, 14336, 1}, MatmulCase{64, 4096, 4096, 1}, MatmulCase{4096, 4096, 4096, 1}}) {
+    const std::vector<std::string> kernels = {"auto", "register_tiled", "wgmma_persistent"};
+    register_matmul<float, tandem::bfloat16>(c, kernels, false);
+    register_matmul<float>(c, kernels, false, "mixed");
   }
   for (std::size_t n : {std::size_t(1) << 20, std::size_t(1) << 28}) {
     register_sum<tandem::bfloat16>(n);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +71,9 @@ struct MatrixReduceArgs {
 struct MatmulArgs {
   KernelId kernel;
   Dtype dtype;  // A's and B's, a dtype with dtype_traits<T>::matmul; C is compute_t<T> (float for 16-bit A, B)
+  // B's type where it differs from A's (a mixed product: A and B two of float, bfloat16 and half, C float).
+  // The result is the float product of the converted operands (b_type(), mixed()).
+  std::optional<Dtype> mixed_b;
   const void* a;
   const void* b;
   void* c;
@@ -82,6 +86,8 @@ struct MatmulArgs {
   Precision precision = Precision::full;  // the lowest precision "auto" may pick
   std::int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
 
+  Dtype b_type() const { return mixed_b.value_or(dtype); }
+  bool mixed() const { return mixed_b.has_value() && *mixed_b != dtype; }
   // The plain product C = A * B of one entry: the form every stage computes.
   bool plain() const { return !trans_a && !trans_b && alpha == 1.0 && beta == 0.0 && batch == 1; }
 };

@@ -34,8 +34,27 @@ inline MatmulArgs on_packed_operands(const MatmulArgs& g, Dtype dtype, const voi
   MatmulArgs f = g;
   const OperandLayout pa = operand_a(g).packed(), pb = operand_b(g).packed();
   f.dtype = dtype;
+  f.mixed_b.reset();
   f.a = a, f.lda = pa.ld, f.stride_a = pa.stride;
   f.b = b, f.ldb = pb.ld, f.stride_b = pb.stride;
+  return f;
+}
+
+// A mixed product (g.mixed(): A and B two of float, bfloat16 and half) as the float product it defines: each
+// 16-bit operand replaced by its packed float copy (a, b: the copies' first elements, laid out as
+// operand_x(g).packed()), a float operand kept as stored (its copy argument is ignored).
+inline MatmulArgs as_float_product(const MatmulArgs& g, const void* a, const void* b) {
+  MatmulArgs f = g;
+  f.dtype = Dtype::f32;
+  f.mixed_b.reset();
+  if (g.dtype != Dtype::f32) {
+    const OperandLayout pa = operand_a(g).packed();
+    f.a = a, f.lda = pa.ld, f.stride_a = pa.stride;
+  }
+  if (g.b_type() != Dtype::f32) {
+    const OperandLayout pb = operand_b(g).packed();
+    f.b = b, f.ldb = pb.ld, f.stride_b = pb.stride;
+  }
   return f;
 }
 

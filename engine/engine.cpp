@@ -178,6 +178,13 @@ void Engine::run_matmul(const detail::MatrixInput& a, const detail::MatrixInput&
   exec_->matmul(detail::check_matmul(*exec_, a, b, c, opts));
 }
 
+void Engine::run_matmul_grouped(const detail::MatrixInput& a, const detail::MatrixInput& b,
+                                const detail::MatrixInput& c, std::span<const std::size_t> group_sizes,
+                                const MatmulOptions& opts) const {
+  for (const detail::MatmulCall& call : detail::check_matmul_grouped(*exec_, a, b, c, group_sizes, opts))
+    exec_->matmul(call);  // (each group one product, in order: on CUDA, each on the engine's stream)
+}
+
 void Engine::synchronize() const { exec_->synchronize(); }
 
 std::shared_ptr<detail::Allocation> Engine::wrap_memory(void* data, std::size_t count, std::size_t element_size) const {

@@ -76,7 +76,7 @@ void Group::matmul_batches(const MatmulCall& call) const {
 void Group::matmul_rows(const MatmulCall& call) const {
   const MatrixInput &a = call.a, &b = call.b, &c = call.c;
   const std::size_t m = call.m, k = call.k, D = members_.size();
-  const std::size_t e = size_of(a.dtype), ce = size_of(c.dtype);
+  const std::size_t e = size_of(a.dtype), eb = size_of(b.dtype), ce = size_of(c.dtype);
   // Member d computes rows [rows[d], rows[d + 1]): even blocks for host matrices; for Buffers in
   // deterministic mode the rows that start in the member's shard of C, so that its block of C is in place;
   // otherwise a split by index (the rows of each shard of a Buffer of exactly C; staged where they are not
@@ -127,11 +127,11 @@ void Group::matmul_rows(const MatmulCall& call) const {
     cd[d] = on_member(y, int(d), keep);
     if (keep.back().copy) c_staged[d] = keep.size() - 1;
   }
-  const std::size_t b_bytes = extent_of(b) * e;
+  const std::size_t b_bytes = extent_of(b) * eb;
   // Panels for float and double inputs only: with 16-bit inputs the products are so fast that the
   // transfers' kernels (NCCL's, which take SMs) cost them more than they save (bf16 16384^3 on 4 H200s:
   // 1.95x one GPU in panels against 2.81x after one broadcast; fp32: 3.73x against 3.59x).
-  if (!call.deterministic && k > 0 && call.alpha != 0 && b_bytes > 0 && e >= 4) {
+  if (!call.deterministic && k > 0 && call.alpha != 0 && b_bytes > 0 && e >= 4 && eb >= 4) {
     matmul_panels(call, rows, ad, cd);
   } else {  // B on every member (one group of NCCL broadcasts, each from the member holding that piece), then
             // the products
@@ -139,7 +139,7 @@ void Group::matmul_rows(const MatmulCall& call) const {
     std::vector<void*> dst(D);
     std::vector<Collectives::Piece> pieces;
     if (b_bytes > 0) {
-      const std::size_t b0 = b.offset * e;
+      const std::size_t b0 = b.offset * eb;
       for (const Allocation::Shard& sh : b.allocation->shards()) {
         const auto [lo, hi] = bytes_in(sh, b0, b_bytes);
         if (lo < hi)
@@ -151,7 +151,7 @@ void Group::matmul_rows(const MatmulCall& call) const {
     collectives_->broadcast(pieces, dst);
     for (std::size_t d = 0; d < D; ++d) {
       if (rows[d] == rows[d + 1]) continue;
-      MatrixInput bd{b.dtype, dst[d], b.rows, b.cols, b.ld, true, nullptr, 0, b_bytes / e};
+      MatrixInput bd{b.dtype, dst[d], b.rows, b.cols, b.ld, true, nullptr, 0, b_bytes / eb};
       if (b_bytes > 0) {
         b_views[d] = std::make_shared<Allocation>(members_[d].first(), dst[d], b_bytes);
         bd.allocation = b_views[d].get();

@@ -71,6 +71,7 @@ void SingleDevice::matmul(const MatmulCall& call) const {
   if (call.m == 0 || call.n == 0) return;
   const MatmulArgs args{.kernel = call.kernel,
                         .dtype = a.dtype,
+                        .mixed_b = b.dtype != a.dtype ? std::optional<Dtype>(b.dtype) : std::nullopt,
                         .a = first_element(a),
                         .b = first_element(b),
                         .c = const_cast<void*>(first_element(c)),

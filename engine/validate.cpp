@@ -280,7 +280,14 @@ MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixIn
                     ec = checked_matrix(ex, c, Arg::c, "matmul: C");
   const auto& table = ex.first()->kernel_tables().matmul;
   const KernelId kernel = find_kernel(table, opts.kernel, "matmul", ex.first()->kind());
+  // One type, or two different ones among float, bfloat16 and half (a mixed product: C float).
+  const bool mixed = b.dtype != dtype;
+  auto floating = [](Dtype d) { return d == Dtype::f32 || d == Dtype::bf16 || d == Dtype::f16; };
+  if (mixed && !(floating(dtype) && floating(b.dtype)))
+    throw type_error(Arg::b, Message("matmul: ", Arg::a, " holds ", dtype, " but ", Arg::b, " holds ", b.dtype),
+                     Message("give ", Arg::a, " and ", Arg::b, " one type, or two of float, bfloat16 and half"));
   check_kernel_accepts(kernel_info(table, kernel), dtype, nullptr, opts.deterministic, "matmul");
+  if (mixed) check_kernel_accepts(kernel_info(table, kernel), b.dtype, nullptr, opts.deterministic, "matmul");
   // op(A) is m x k, op(B) is k x n.
   const std::size_t m = opts.trans_a ? a.cols : a.rows, k = opts.trans_a ? a.rows : a.cols;
   const std::size_t kb = opts.trans_b ? b.cols : b.rows, n = opts.trans_b ? b.rows : b.cols;
@@ -310,7 +317,10 @@ MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixIn
         std::isfinite(opts.alpha) ? Arg::beta : Arg::alpha,
         Message("matmul: ", Arg::alpha, " and ", Arg::beta, " must be finite numbers (got ",
                 Setting{Arg::alpha, number(opts.alpha)}, ", ", Setting{Arg::beta, number(opts.beta)}, ")"));
-  if (c.dtype != info(dtype).compute)
+  if (mixed && c.dtype != Dtype::f32)
+    throw type_error(Arg::c, Message("matmul: ", Arg::c, " must hold float for ", dtype, " ", Arg::a, " and ", b.dtype,
+                                     " ", Arg::b, ", not ", c.dtype));
+  if (!mixed && c.dtype != info(dtype).compute)
     throw type_error(Arg::c, Message("matmul: ", Arg::c, " must hold ", info(dtype).compute, " for ", dtype, " ",
                                      Arg::a, " and ", Arg::b, ", not ", c.dtype));
   const Region rc = region(c.in_buffer, c.allocation, c.data, c.offset, size_of(c.dtype), ec);
@@ -324,6 +334,60 @@ MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixIn
   call.alpha = opts.alpha, call.beta = opts.beta;
   call.precision = opts.precision;
   return call;
+}
+
+std::vector<MatmulCall> check_matmul_grouped(const Executor& ex, const MatrixInput& a, const MatrixInput& b,
+                                             const MatrixInput& c, std::span<const std::size_t> group_sizes,
+                                             const MatmulOptions& opts) {
+  const std::size_t groups = group_sizes.size(), m = opts.trans_a ? a.cols : a.rows;
+  const std::size_t eb = checked_matrix(ex, b, Arg::b, "matmul_grouped: B"),
+                    ec = checked_matrix(ex, c, Arg::c, "matmul_grouped: C");
+  std::size_t total = 0;
+  for (std::size_t s : group_sizes) {
+    if (s > m - std::min(total, m))
+      throw value_error(Arg::a,
+                        Message("matmul_grouped: the group sizes add up to more than op(", Arg::a, ")'s ", m, " rows"),
+                        Message("give one size per group, adding up to op(", Arg::a, ")'s rows"));
+    total += s;
+  }
+  if (total != m)
+    throw value_error(
+        Arg::a, Message("matmul_grouped: the group sizes add up to ", total, " but op(", Arg::a, ") has ", m, " rows"),
+        Message("give one size per group, adding up to op(", Arg::a, ")'s rows"));
+  if (b.count != groups && b.stride != 0)
+    throw value_error(Arg::b, Message("matmul_grouped: ", Arg::b, " has ", b.count, " entries for ", groups, " groups"),
+                      Message("give ", Arg::b, " one entry per group, or stride 0 for one matrix for every group"));
+  if (overlaps(region(c.in_buffer, c.allocation, c.data, c.offset, size_of(c.dtype), ec),
+               region(b.in_buffer, b.allocation, b.data, b.offset, size_of(b.dtype), eb)))
+    throw value_error(Arg::c, Message("matmul_grouped: ", Arg::c, " overlaps an entry of ", Arg::b),
+                      Message("the output must be separate memory"));
+  // The whole call as one product with B's first entry: types, kernel, shapes, C apart from A.
+  MatrixInput b0 = b;
+  b0.count = 1, b0.stride = 0;
+  const MatmulCall whole = check_matmul(ex, a, b0, c, opts);
+  // Group g: op(A)'s rows r0 .. r1 - 1 (with trans_a, columns of the stored A), B's entry g, C's rows.
+  auto part = [](const MatrixInput& v, std::size_t first, std::size_t rows, std::size_t cols) {
+    MatrixInput x = v;
+    x.rows = rows, x.cols = cols, x.count = 1, x.stride = 0;
+    if (x.in_buffer)
+      x.offset += first;
+    else if (x.data != nullptr && rows > 0 && cols > 0)
+      x.data = static_cast<const char*>(x.data) + first * size_of(x.dtype);
+    return x;
+  };
+  std::vector<MatmulCall> calls;
+  std::size_t r0 = 0;
+  for (std::size_t g = 0; g < groups; r0 += group_sizes[g], ++g) {
+    const std::size_t rows = group_sizes[g];
+    if (rows == 0 || whole.n == 0) continue;  // (nothing to compute or write)
+    MatmulCall one = whole;
+    one.a = opts.trans_a ? part(a, r0, a.rows, rows) : part(a, r0 * a.ld, rows, a.cols);
+    one.b = part(b, g * (b.count == 1 ? 0 : b.stride), b.rows, b.cols);
+    one.c = part(c, r0 * c.ld, rows, c.cols);
+    one.m = rows;
+    calls.push_back(one);
+  }
+  return calls;
 }
 
 // ---- topk and argsort -------------------------------------------------------------------------------

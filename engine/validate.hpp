@@ -4,6 +4,7 @@
 // Group only splits a checked call among its members and combines their results.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ ReducePerCall check_reduce_per(const Executor& ex, Op op, Per per, const MatrixI
 MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixInput& b, const MatrixInput& c,
                         const MatmulOptions& opts);
 
+// A grouped product (Engine::matmul_grouped): the whole call checked (group sizes adding up to op(A)'s rows, B
+// one entry per group or stride 0, C apart from A and every entry of B), then one checked product per non-empty
+// group, in order.
+std::vector<MatmulCall> check_matmul_grouped(const Executor& ex, const MatrixInput& a, const MatrixInput& b,
+                                             const MatrixInput& c, std::span<const std::size_t> group_sizes,
+                                             const MatmulOptions& opts);
 // topk of each row / column of `a` (host memory), k of them: 1 <= k <= the row's / column's length; the
 // outputs hold the results (values: `values_size` elements from its start, rows x cols where given).
 void check_topk(Per per, const MatrixInput& a, std::size_t k, const void* values, std::size_t values_size,

@@ -78,6 +78,9 @@ class PyEngine {
   // var (root: std) with NumPy's ddof, in two passes (python/moments.cpp).
   py::object moment(bool root, const py::object& x, const ReduceArgs& r, double ddof) const;
   py::object matmul(const py::object& a, const py::object& b, const MatmulArgs& m) const;
+  // Engine.matmul_grouped (python/matmul.cpp): one matmul per non-empty group, on views of a, b and out.
+  py::object matmul_grouped(const py::object& a, const py::object& b, const py::object& group_sizes,
+                            const MatmulArgs& m) const;
 
   // x as an Input: a host array on this engine; a device array (on one of this engine's GPUs) on an engine
   // of its GPU alone, over its library's current stream.

@@ -3,6 +3,7 @@
 // that broadcast as NumPy's do, empty operands, out= in C or Fortran order; plus tandem's transposes,
 // alpha / beta, kernel, deterministic mode and precision.
 #include <algorithm>
+#include <type_traits>
 
 #include "common/dispatch.hpp"
 #include "python/engine.hpp"
@@ -106,8 +107,11 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const Ma
     if (!tandem::info(x->dtype).matmul)
       throw tandem::type_error("tandem.matmul takes " + dtype_names(true) + ", not " +
                                tandem::info(x->dtype).array_name);
-  if (a.dtype != b.dtype) {  // NumPy's promotion: float64 with anything is float64, else float32 (the
-    // 16-bit types with float32 or with each other); the other operand converted first
+  // NumPy's promotion: two of float32, bfloat16 and float16 make float32, computed as one mixed product (the
+  // 16-bit operand converted as it is read: Engine::matmul); float64 with anything is float64, any other pair
+  // float32, the operands converted first.
+  auto floating = [](Dtype d) { return d == Dtype::f32 || d == Dtype::bf16 || d == Dtype::f16; };
+  if (a.dtype != b.dtype && !(floating(a.dtype) && floating(b.dtype))) {
     const Dtype to = a.dtype == Dtype::f64 || b.dtype == Dtype::f64 ? Dtype::f64 : Dtype::f32;
     if (a.dtype != to) a = converted(a, to, ia.stream);
     if (b.dtype != to) b = converted(b, to, ib.stream);
@@ -142,7 +146,7 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const Ma
   std::vector<std::int64_t> given_shape = shape;
   if (vec_b) given_shape.pop_back();
   if (vec_a) given_shape.erase(given_shape.end() - (vec_b ? 1 : 2));
-  const Dtype cd = tandem::info(a.dtype).compute;
+  const Dtype cd = a.dtype == b.dtype ? tandem::info(a.dtype).compute : Dtype::f32;
   Array c;
   bool via_copy = false;  // out= that cannot be written in place: computed into a new array, then copied
   if (m.out.is_none()) {
@@ -155,7 +159,9 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const Ma
                                 shape_text(given_shape));
     if (c.dtype != cd)
       throw tandem::type_error(std::string("tandem.matmul: out= must hold ") + tandem::info(cd).array_name + " for " +
-                               tandem::info(a.dtype).array_name + " inputs, not " + tandem::info(c.dtype).array_name);
+                               tandem::info(a.dtype).array_name +
+                               (a.dtype == b.dtype ? "" : std::string(" and ") + tandem::info(b.dtype).array_name) +
+                               " inputs, not " + tandem::info(c.dtype).array_name);
     c.shape = shape, c.strides.resize(c.shape.size() - (vec_a ? 1 : 0) - (vec_b ? 1 : 0));
     if (vec_b) c.strides.push_back(1);
     if (vec_a) c.strides.insert(c.strides.end() - 1, 0);
@@ -192,35 +198,103 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const Ma
   const Array& bx = swapped ? a : b;
   tandem::MatmulOptions o{m.kernel, m.deterministic, ta, tb, m.alpha, m.beta, parse_precision(m.precision)};
   const tandem::Engine& eng = *ia.eng;
-  tandem::detail::visit(
-      a.dtype,
-      [&]<class T>(std::type_identity<T>) {
-        using CT = tandem::compute_t<T>;
-        auto sz = [](std::int64_t v) { return std::size_t(v); };
-        if (!ax.device) {
-          py::gil_scoped_release unlocked;
-          eng.matmul(tandem::BatchView<const T>{static_cast<const T*>(ax.data), sz(A.rows), sz(A.cols), sz(A.ld),
-                                                sz(A.count), sz(A.stride)},
-                     tandem::BatchView<const T>{static_cast<const T*>(bx.data), sz(B.rows), sz(B.cols), sz(B.ld),
-                                                sz(B.count), sz(B.stride)},
-                     tandem::BatchView<CT>{static_cast<CT*>(c.data), sz(C.rows), sz(C.cols), sz(C.ld), sz(C.count),
-                                           sz(C.stride)},
-                     o);
-          return;
-        }
-        const auto ab = eng.wrap(static_cast<T*>(ax.data), sz(ax.extent()));
-        const auto bb = eng.wrap(static_cast<T*>(bx.data), sz(bx.extent()));
-        const auto cb = eng.wrap(static_cast<CT*>(c.data), sz(c.extent()));
-        py::gil_scoped_release unlocked;
-        eng.matmul(ab.batch(sz(A.rows), sz(A.cols), sz(A.count), sz(A.stride), sz(A.ld)),
-                   bb.batch(sz(B.rows), sz(B.cols), sz(B.count), sz(B.stride), sz(B.ld)),
-                   cb.batch(sz(C.rows), sz(C.cols), sz(C.count), sz(C.stride), sz(C.ld)), o);
-      },
-      tandem::detail::matmul_types{});
+  // A product of TA and TB inputs (one type, or a mixed pair: C float).
+  auto product = [&]<class TA, class TB>(std::type_identity<TA>, std::type_identity<TB>) {
+    using CT = std::conditional_t<std::is_same_v<TA, TB>, tandem::compute_t<TA>, float>;
+    auto sz = [](std::int64_t v) { return std::size_t(v); };
+    if (!ax.device) {
+      py::gil_scoped_release unlocked;
+      eng.matmul(
+          tandem::BatchView<const TA>{static_cast<const TA*>(ax.data), sz(A.rows), sz(A.cols), sz(A.ld), sz(A.count),
+                                      sz(A.stride)},
+          tandem::BatchView<const TB>{static_cast<const TB*>(bx.data), sz(B.rows), sz(B.cols), sz(B.ld), sz(B.count),
+                                      sz(B.stride)},
+          tandem::BatchView<CT>{static_cast<CT*>(c.data), sz(C.rows), sz(C.cols), sz(C.ld), sz(C.count), sz(C.stride)},
+          o);
+      return;
+    }
+    const auto ab = eng.wrap(static_cast<TA*>(ax.data), sz(ax.extent()));
+    const auto bb = eng.wrap(static_cast<TB*>(bx.data), sz(bx.extent()));
+    const auto cb = eng.wrap(static_cast<CT*>(c.data), sz(c.extent()));
+    py::gil_scoped_release unlocked;
+    eng.matmul(ab.batch(sz(A.rows), sz(A.cols), sz(A.count), sz(A.stride), sz(A.ld)),
+               bb.batch(sz(B.rows), sz(B.cols), sz(B.count), sz(B.stride), sz(B.ld)),
+               cb.batch(sz(C.rows), sz(C.cols), sz(C.count), sz(C.stride), sz(C.ld)), o);
+  };
+  if (ax.dtype == bx.dtype) {
+    tandem::detail::visit(
+        ax.dtype, [&]<class T>(std::type_identity<T> t) { product(t, t); }, tandem::detail::matmul_types{});
+  } else {
+    using Floating = tandem::type_list<float, tandem::bfloat16, tandem::half>;
+    tandem::detail::visit(
+        ax.dtype,
+        [&]<class TA>(std::type_identity<TA> ta) {
+          tandem::detail::visit(
+              bx.dtype,
+              [&]<class TB>(std::type_identity<TB> tb) {
+                if constexpr (tandem::is_mixed_matmul_v<TA, TB>) product(ta, tb);
+              },
+              Floating{});
+        },
+        Floating{});
+  }
   if (via_copy)
     library_copy(m.out, given_shape == shape ? c.keep : c.keep.attr("reshape")(to_tuple(given_shape)), a.lib);
   if (ia.wait) eng.synchronize();
   return result();
+}
+
+py::object PyEngine::matmul_grouped(const py::object& ao, const py::object& bo, const py::object& sizes_o,
+                                    const MatmulArgs& m) const {
+  const Input ia = input(ao), ib = input(bo);
+  const Array &a = ia.a, &b = ib.a;
+  if (a.ndim() != 2 || (b.ndim() != 2 && b.ndim() != 3))
+    throw tandem::value_error(
+        "tandem.matmul_grouped: a must be 2-D (rows x k) and b 3-D (one k x n matrix per "
+        "group) or 2-D (one for every group); got a " +
+        shape_text(a.shape) + " and b " + shape_text(b.shape));
+  std::vector<std::int64_t> sizes;
+  for (const py::handle h : py::iter(sizes_o)) {
+    if (!py::isinstance<py::int_>(h) && !py::hasattr(h, "__index__"))
+      throw tandem::type_error("tandem.matmul_grouped: group_sizes must be a sequence of integers");
+    const std::int64_t s = py::int_(py::reinterpret_borrow<py::object>(h).attr("__index__")()).cast<std::int64_t>();
+    if (s < 0) throw tandem::value_error("tandem.matmul_grouped: group size " + std::to_string(s) + " is negative");
+    sizes.push_back(s);
+  }
+  const std::int64_t rows = m.trans_a ? a.shape[1] : a.shape[0];
+  std::int64_t total = 0;
+  for (std::int64_t s : sizes) total += s;
+  if (total != rows)
+    throw tandem::value_error("tandem.matmul_grouped: the group sizes add up to " + std::to_string(total) +
+                              " but op(a) has " + std::to_string(rows) + " rows");
+  const std::int64_t groups = std::int64_t(sizes.size());
+  if (b.ndim() == 3 && b.shape[0] != groups)
+    throw tandem::value_error("tandem.matmul_grouped: b has " + std::to_string(b.shape[0]) + " matrices for " +
+                              std::to_string(groups) + " groups");
+  const std::int64_t n = m.trans_b ? b.shape[b.ndim() - 2] : b.shape[b.ndim() - 1];
+  py::object out = m.out;
+  if (out.is_none()) {
+    if (m.beta != 0) throw tandem::value_error("tandem.matmul_grouped: beta != 0 reads out; pass it as out=");
+    auto floating = [](Dtype d) { return d == Dtype::f32 || d == Dtype::bf16 || d == Dtype::f16; };
+    const Dtype cd = a.dtype == Dtype::f64 || b.dtype == Dtype::f64 ? Dtype::f64
+                     : floating(a.dtype) && floating(b.dtype)       ? Dtype::f32
+                                                                    : tandem::info(a.dtype).compute;
+    out = new_array_like(a, {rows, n}, cd).keep;
+  }
+  // Group g: rows r0 .. r0 + size - 1 of op(a) (columns of a with trans_a) and of out, b's matrix g.
+  std::int64_t r0 = 0;
+  for (std::int64_t g = 0; g < groups; r0 += sizes[std::size_t(g)], ++g) {
+    const std::int64_t s = sizes[std::size_t(g)];
+    if (s == 0) continue;
+    const py::slice part(r0, r0 + s, 1);
+    const py::object ag =
+        m.trans_a ? ao[py::make_tuple(py::slice(py::none(), py::none(), py::none()), part)] : ao[part];
+    const py::object bg = b.ndim() == 3 ? bo[py::int_(g)] : bo;
+    MatmulArgs one = m;
+    one.out = out[part];
+    matmul(ag, bg, one);
+  }
+  return out;
 }
 
 }  // namespace tandem_python

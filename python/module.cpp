@@ -281,6 +281,28 @@ const Signature& matmul_signature() {
   return s;
 }
 
+// matmul's, with group_sizes after a and b.
+const Signature& matmul_grouped_signature() {
+  static const Signature s = [] {
+    Signature g = matmul_signature();
+    g.method = "matmul_grouped";
+    g.positional.insert(g.positional.begin() + 2, Param{"group_sizes"});
+    return g;
+  }();
+  return s;
+}
+
+// matmul's keyword arguments, from v[first] (out) on.
+MatmulArgs matmul_args(const std::vector<py::object>& v, std::size_t first) {
+  MatmulArgs m{object_arg(v[first])};
+  m.trans_a = flag_arg(v[first + 1], "trans_a", false), m.trans_b = flag_arg(v[first + 2], "trans_b", false);
+  m.alpha = real_arg(v[first + 3], "alpha", 1.0), m.beta = real_arg(v[first + 4], "beta", 0.0);
+  m.kernel = name_arg(v[first + 5], "kernel", "auto", "a name of Engine.matmul_kernels()");
+  m.deterministic = flag_arg(v[first + 6], "deterministic", false);
+  m.precision = name_arg(v[first + 7], "precision", "full", "'full', 'tf32' or 'bf16'");
+  return m;
+}
+
 // The Python module's words for the terms of tandem::Error's messages: keywords for the C++ API's options,
 // tandem.Engine('cpu') for Backend::cpu, NumPy's names of the element types.
 class PythonWords final : public tandem::Words {
@@ -581,13 +603,7 @@ PYBIND11_MODULE(tandem, m) {
       [](const PyEngine& s, const py::args& args, const py::kwargs& kwargs) {
         using namespace tandem_python;
         const std::vector<py::object> v = matmul_signature().bind(args, kwargs);
-        MatmulArgs m{object_arg(v[2])};
-        m.trans_a = flag_arg(v[3], "trans_a", false), m.trans_b = flag_arg(v[4], "trans_b", false);
-        m.alpha = real_arg(v[5], "alpha", 1.0), m.beta = real_arg(v[6], "beta", 0.0);
-        m.kernel = name_arg(v[7], "kernel", "auto", "a name of Engine.matmul_kernels()");
-        m.deterministic = flag_arg(v[8], "deterministic", false);
-        m.precision = name_arg(v[9], "precision", "full", "'full', 'tf32' or 'bf16'");
-        return s.matmul(v[0], v[1], m);
+        return s.matmul(v[0], v[1], matmul_args(v, 2));
       },
       (new std::string(
            tandem_python::matmul_signature().line() +  // (kept: pybind11 keeps the pointer)
@@ -595,12 +611,29 @@ PYBIND11_MODULE(tandem, m) {
            "when trans_x, following np.matmul: 2-D operands; a 1-D a is one row and a 1-D b one column, "
            "that dimension leaving the result; leading (batch) dimensions broadcast as NumPy's; empty "
            "operands give an empty result (k = 0: zeros). float32, float64, float16 and bfloat16 "
-           "inputs; a and b of two types are promoted as NumPy's (float64 with anything: float64, else "
-           "float32), the other operand converted first; two 16-bit operands of one type give float32. "
+           "inputs; a and b of two types are promoted as NumPy's: two of float32, float16 and bfloat16 are one "
+           "mixed product into float32 (the float product of the converted operands, nothing copied), "
+           "float64 with anything is float64 (the other operand converted first); two 16-bit operands of one "
+           "type give float32. "
            "out=None makes a new array of the inputs' library (beta must then be 0); out in C or "
            "Fortran order is written in place. Operands are read in place where their rows or columns "
            "have unit stride, else copied. Host arrays, or GPU arrays (CUDA engine; enqueued on the "
            "library's current stream, nothing waits), not mixed. precision: the lowest precision 'auto' "
            "may pick ('full', 'tf32', 'bf16')."))
+          ->c_str());
+  e.def(
+      "matmul_grouped",
+      [](const PyEngine& s, const py::args& args, const py::kwargs& kwargs) {
+        using namespace tandem_python;
+        const std::vector<py::object> v = matmul_grouped_signature().bind(args, kwargs);
+        return s.matmul_grouped(v[0], v[1], v[2], matmul_args(v, 3));
+      },
+      (new std::string(
+           tandem_python::matmul_grouped_signature().line() +  // (kept: pybind11 keeps the pointer)
+           "\n\nGrouped (expert) products: op(a)'s rows split into consecutive groups of group_sizes[g] rows "
+           "(adding up to op(a)'s rows; a group may be empty), group g multiplied by b[g] (b 3-D, one matrix "
+           "per group; 2-D: one for every group): out[rows of group g] = alpha * op(a)[rows of group g] @ "
+           "op(b[g]) + beta * out[rows of group g]. Each group is exactly what matmul gives for it alone; "
+           "types, options, out= and libraries as matmul (a 2-D, out 2-D)."))
           ->c_str());
 }

@@ -76,3 +76,6 @@ class Engine:
     def matmul(self, a: Any, b: Any, out: Any = None, trans_a: bool = False, trans_b: bool = False,
                alpha: float = 1.0, beta: float = 0.0, kernel: str = "auto", deterministic: bool = False,
                precision: str = "full") -> Any: ...
+    def matmul_grouped(self, a: Any, b: Any, group_sizes: Any, out: Any = None, trans_a: bool = False,
+                       trans_b: bool = False, alpha: float = 1.0, beta: float = 0.0, kernel: str = "auto",
+                       deterministic: bool = False, precision: str = "full") -> Any: ...

@@ -94,6 +94,8 @@ void run_topk(const tandem::Engine& eng, Report& report);     // topk and argsor
 // The matmul part, one part per element type (so that they run side by side).
 using Part = std::function<void(const tandem::Engine&, Report&)>;
 std::vector<Part> matmul_parts();
+// The grouped products (grouped_cases.cpp), one part per element type and two mixed pairs.
+std::vector<Part> grouped_parts();
 void run_matmul_addresses(const tandem::Engine& eng, Report& report);
 
 }  // namespace tandem_verify::conformance

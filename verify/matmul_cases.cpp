@@ -2,6 +2,7 @@
 // data x shape x transpose pair x alpha / beta x layout x form x kernel x deterministic mode.
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 
 #include "verify/bounds.hpp"
 #include "verify/cases.hpp"
@@ -55,9 +56,13 @@ T value(bool exact, SplitMix64& g) {
   return value_from_bits<T>(g.next(), exact ? Values::small_integers : Values::uniform);
 }
 
-template <class T>
+// A of TA and B of TB: one type, or a mixed pair (two of float, bfloat16 and half: the float product of the
+// converted operands).
+template <class TA, class TB>
 void matmul_cases(const tandem::Engine& eng, Report& report) {
-  using C = tandem::compute_t<T>;  // C's type and the products' (float for 16-bit A and B)
+  constexpr bool kMixed = !std::is_same_v<TA, TB>;
+  // C's type and the products' (float for 16-bit A and B, and for mixed ones)
+  using C = std::conditional_t<kMixed, float, tandem::compute_t<TA>>;
   const bool quick = report.options.quick;
   // (K > 4096: deterministic mode's chunks of K, combined by the canonical sum; 3 * 4096 + 5: four chunk values)
   std::vector<Shape> shapes = {{1, 1, 1}, {4, 0, 3}, {17, 33, 9}, {3, 4097, 2}};
@@ -65,7 +70,8 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
   std::vector<Scalars> scalars = {{1, 0}, {-2, 0}, {0.5, 1.5}};
   if (!quick) scalars.push_back({0, 0.5});
   const auto infos = eng.matmul_kernel_info();
-  const std::string backend = backend_name(eng), type = type_name<T>();
+  const std::string backend = backend_name(eng), type = kMixed ? std::string(type_name<TA>()) + " x " + type_name<TB>()
+                                                               : std::string(type_name<TA>());
   for (bool exact : {true, false})
     for (const Shape& s : shapes)
       for (bool ta : {false, true})
@@ -77,17 +83,17 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
                                           (tb ? " B^T" : " B") + " alpha " + show(sc.alpha) + " beta " + show(sc.beta);
               // A and B as stored (op(A) = A^T with ta: A is k x m), C m x n; every entry's values drawn
               // from its own stream, so that an entry is the same problem in every layout.
-              Operand<T> a = operand(ta ? s.k : s.m, ta ? s.m : s.k, l.count, l, poison<T>(l.huge));
-              Operand<T> b = operand(tb ? s.n : s.k, tb ? s.k : s.n, l.shared_b ? 1 : l.count, l, poison<T>(l.huge));
+              Operand<TA> a = operand(ta ? s.k : s.m, ta ? s.m : s.k, l.count, l, poison<TA>(l.huge));
+              Operand<TB> b = operand(tb ? s.n : s.k, tb ? s.k : s.n, l.shared_b ? 1 : l.count, l, poison<TB>(l.huge));
               const C sentinel = C(12345);
               Operand<C> c0 = operand(s.m, s.n, l.count, l, sentinel);
               for (std::size_t e = 0; e < l.count; ++e) {
                 SplitMix64 g{1 + e * 7919 + s.m * 31 + s.k * 17 + s.n};
                 for (std::size_t i = 0; i < a.rows; ++i)
-                  for (std::size_t j = 0; j < a.cols; ++j) a.at(e, i, j) = value<T>(exact, g);
+                  for (std::size_t j = 0; j < a.cols; ++j) a.at(e, i, j) = value<TA>(exact, g);
                 if (e == 0 || !l.shared_b)
                   for (std::size_t i = 0; i < b.rows; ++i)
-                    for (std::size_t j = 0; j < b.cols; ++j) b.at(e, i, j) = value<T>(exact, g);
+                    for (std::size_t j = 0; j < b.cols; ++j) b.at(e, i, j) = value<TB>(exact, g);
                 for (std::size_t i = 0; i < s.m; ++i)  // beta = 0 must not read C: NaN there must not leak
                   for (std::size_t j = 0; j < s.n; ++j)
                     c0.at(e, i, j) = sc.beta == 0 ? std::numeric_limits<C>::quiet_NaN() : C(int(g.below(9)) - 4);
@@ -103,7 +109,8 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
               // References: in long double with sum |a b| (the bound), and deterministic mode's chunked fma
               // chains, their canonical sum and the epilogue (common/canonical.hpp's formula, written out here:
               // one fma chain from +0.0 per 4096 k, the chunk values summed by the test-support canonical_sum;
-              // 16-bit inputs: the chains of tensor-core k-steps, tensor_core_chain).
+              // 16-bit inputs of one type: the chains of tensor-core k-steps, tensor_core_chain; a mixed product:
+              // float's chains on the converted operands).
               std::vector<long double> want(c0.arena.size()), bound(c0.arena.size());
               Vector<C> chain(c0.arena.size());
               for (std::size_t e = 0; e < l.count; ++e)
@@ -119,9 +126,9 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
                       if ((p + 1) % 4096 == 0 || p + 1 == s.k) chunks.push_back(chunk), chunk = C(0);
                     }
                     C fma_acc = canonical_sum<C>(std::span<const C>(chunks));
-                    if constexpr (tandem::is_storage_type_v<T>)  // 16-bit inputs: the tensor-core chain instead
+                    if constexpr (!kMixed && tandem::is_storage_type_v<TA>)  // 16-bit: the tensor-core chain
                       fma_acc = tensor_core_chain(
-                          s.k, 16, std::is_same_v<T, tandem::half> ? -14 : -126,
+                          s.k, 16, std::is_same_v<TA, tandem::half> ? -14 : -126,
                           [&](std::size_t p) { return double(opa(e, i, p)); },
                           [&](std::size_t p) { return double(opb(e, p, j)); });
                     const std::size_t at = c0.first + e * c0.stride + i * c0.ld + j;
@@ -140,7 +147,8 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
               for (const tandem::KernelInfo& k : infos)
                 for (bool det : {false, true})
                   for (bool in_buffer : {false, true}) {
-                    const bool refused = !k.accepts(tandem::dtype_of<T>) || (det && !k.deterministic);
+                    const bool refused = !k.accepts(tandem::dtype_of<TA>) || !k.accepts(tandem::dtype_of<TB>) ||
+                                         (det && !k.deterministic);
                     const std::string what = backend + ": matmul " + problem + " " + l.name +
                                              (in_buffer ? " Buffer" : " host") + " kernel " + k.name +
                                              (det ? " deterministic" : "");
@@ -151,21 +159,22 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
                         [&] {
                           Vector<C> c = c0.arena;
                           if (in_buffer) {
-                            const auto da = eng.upload<T>(a.arena), db = eng.upload<T>(b.arena);
+                            const auto da = eng.upload<TA>(a.arena);
+                            const auto db = eng.upload<TB>(b.arena);
                             const auto dc = eng.upload<C>(c);
                             eng.matmul(da.batch(a.rows, a.cols, a.count, a.stride, a.ld, a.first),
                                        db.batch(b.rows, b.cols, b.count, b.stride, b.ld, b.first),
                                        dc.batch(s.m, s.n, l.count, c0.stride, c0.ld, c0.first), o);
                             c = dc.to_vector();
                           } else if (l.count == 1) {
-                            eng.matmul<T>({a.arena.data() + a.first, a.rows, a.cols, a.ld},
-                                          {b.arena.data() + b.first, b.rows, b.cols, b.ld},
-                                          {c.data() + c0.first, s.m, s.n, c0.ld}, o);
+                            eng.matmul(tandem::MatrixView<const TA>{a.arena.data() + a.first, a.rows, a.cols, a.ld},
+                                       tandem::MatrixView<const TB>{b.arena.data() + b.first, b.rows, b.cols, b.ld},
+                                       tandem::MatrixView<C>{c.data() + c0.first, s.m, s.n, c0.ld}, o);
                           } else {
-                            eng.matmul(tandem::BatchView<const T>{a.arena.data() + a.first, a.rows, a.cols, a.ld,
-                                                                  a.count, a.stride},
-                                       tandem::BatchView<const T>{b.arena.data() + b.first, b.rows, b.cols, b.ld,
-                                                                  b.count, b.stride},
+                            eng.matmul(tandem::BatchView<const TA>{a.arena.data() + a.first, a.rows, a.cols, a.ld,
+                                                                   a.count, a.stride},
+                                       tandem::BatchView<const TB>{b.arena.data() + b.first, b.rows, b.cols, b.ld,
+                                                                   b.count, b.stride},
                                        tandem::BatchView<C>{c.data() + c0.first, s.m, s.n, c0.ld, l.count, c0.stride},
                                        o);
                           }
@@ -222,7 +231,15 @@ void matmul_cases(const tandem::Engine& eng, Report& report) {
 std::vector<Part> matmul_parts() {
   std::vector<Part> parts;
   for_each_type<tandem::matmul_element_types>([&]<class T>() {
-    parts.push_back([](const tandem::Engine& eng, Report& report) { matmul_cases<T>(eng, report); });
+    parts.push_back([](const tandem::Engine& eng, Report& report) { matmul_cases<T, T>(eng, report); });
+  });
+  // Mixed input types: every ordered pair of float, bfloat16 and half.
+  using Floating = tandem::type_list<float, tandem::bfloat16, tandem::half>;
+  for_each_type<Floating>([&]<class TA>() {
+    for_each_type<Floating>([&]<class TB>() {
+      if constexpr (!std::is_same_v<TA, TB>)
+        parts.push_back([](const tandem::Engine& eng, Report& report) { matmul_cases<TA, TB>(eng, report); });
+    });
   });
   return parts;
 }

@@ -522,17 +522,20 @@ std::unique_ptr<float[]> widened(const T* x, const OperandLayout& o) {
   return w;
 }
 
-// One 16-bit product outside deterministic mode (k > 0, alpha != 0): op(A) widened once, op(B) converted on
-// load: each block of C (eigen_entry's blocks, so the same Eigen calls on the same values: the float
-// product's bits) converts the columns of op(B) it needs into a buffer of its thread, reused across its
-// blocks. No widened copy of B (a batch-1 product with a 4096 x 14336 B made one of 235 MB per call).
+// One product with a 16-bit B outside deterministic mode (k > 0, alpha != 0; A of TA, B of TB: 16-bit, or a
+// mixed product's float A): op(A) widened once (a float A is read in place), op(B) converted on load: each
+// block of C (eigen_entry's blocks, so the same Eigen calls on the same values: the float product's bits)
+// converts the columns of op(B) it needs into a buffer of its thread, reused across its blocks. No widened copy
+// of B (a batch-1 product with a 4096 x 14336 B made one of 235 MB per call).
 // (With one row of C, Eigen runs a matrix-vector product whose grouping of K depends on B's row stride,
 // here the panel's: the float product's value, not always its bits.)
-template <class T>
+template <class TA, class TB>
 void storage16_entry(const MatmulArgs& g, bool serial) {
-  const auto a = widened(static_cast<const T*>(g.a), operand_a(g));
-  const MatmulArgs f = on_packed_operands(g, Dtype::f32, a.get(), nullptr);
-  const T* b = static_cast<const T*>(g.b);
+  std::unique_ptr<float[]> wide_a;
+  if constexpr (!std::is_same_v<TA, float>) wide_a = widened(static_cast<const TA*>(g.a), operand_a(g));
+  const MatmulArgs f = as_float_product(g, wide_a.get(), nullptr);
+  const auto* a = static_cast<const float*>(f.a);
+  const TB* b = static_cast<const TB*>(g.b);
   float* c = static_cast<float*>(g.c);
   tbb::enumerable_thread_specific<std::vector<float>> panels;
   for_each_c_block(g.m, g.n, serial, [&](std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
@@ -545,21 +548,54 @@ void storage16_entry(const MatmulArgs& g, bool serial) {
       for (std::int64_t kk = 0; kk < g.k; ++kk) widen_run(b + kk * g.ldb + c0, w, panel.data() + kk * w);
     MatmulArgs one = f;
     one.ldb = g.trans_b ? g.k : w;
-    eigen_block_of(one, a.get(), panel.data(), c + c0, r0, r1, 0, w);
+    eigen_block_of(one, a, panel.data(), c + c0, r0, r1, 0, w);
   });
 }
 
-// 16-bit A and B (float C): the float product of the converted matrices, so every kernel and deterministic
-// mode give what they give for them: one product converts op(B) on load (storage16_entry), batches and
-// deterministic mode widen both operands to packed floats first.
+// An operand of type T as floats: a 16-bit one widened to packed floats (kept in `keep`), a float one as stored.
+template <class T>
+const void* as_floats(const void* x, const OperandLayout& o, std::unique_ptr<float[]>& keep) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else {
+    keep = widened(static_cast<const T*>(x), o);
+    return keep.get();
+  }
+}
+
+// 16-bit A and B (float C), or a mixed product (A and B two of float, bfloat16 and half): the float product
+// of the converted matrices, so every kernel and deterministic mode give what they give for them: one product
+// converts a 16-bit op(B) on load (storage16_entry); batches, deterministic mode and a float B widen the
+// 16-bit operands to packed floats first, and the float product runs (cpu_matmul: deterministic mode's
+// tensor-core format of float inputs included).
 template <bool kSerial>
 void run_eigen(const MatmulArgs& g) {
+  if (g.mixed()) {
+    constexpr type_list<float, bfloat16, half> kFloating{};
+    return visit(
+        g.dtype,
+        [&]<class TA>(std::type_identity<TA>) {
+          visit(
+              g.b_type(),
+              [&]<class TB>(std::type_identity<TB>) {
+                if constexpr (!std::is_same_v<TB, float>)
+                  if (g.batch == 1 && !g.deterministic && g.k > 0 && g.alpha != 0.0 && g.m > 0 && g.n > 0)
+                    return storage16_entry<TA, TB>(g, kSerial);
+                std::unique_ptr<float[]> wa, wb;
+                const void* a = as_floats<TA>(g.a, operand_a(g), wa);
+                const void* b = as_floats<TB>(g.b, operand_b(g), wb);
+                cpu_matmul(as_float_product(g, a, b));
+              },
+              kFloating);
+        },
+        kFloating);
+  }
   visit(
       g.dtype,
       [&]<class T>(std::type_identity<T>) {
         if constexpr (is_storage_type_v<T>) {
           if (g.batch == 1 && !g.deterministic && g.k > 0 && g.alpha != 0.0 && g.m > 0 && g.n > 0)
-            return storage16_entry<T>(g, kSerial);
+            return storage16_entry<T, T>(g, kSerial);
           const auto a = widened(static_cast<const T*>(g.a), operand_a(g));
           const auto b = widened(static_cast<const T*>(g.b), operand_b(g));
           matmul_typed<float>(on_packed_operands(g, Dtype::f32, a.get(), b.get()), kSerial);
@@ -613,7 +649,7 @@ std::vector<KernelInfo> cpu_matmul_kernel_info() {
 }
 
 void cpu_matmul(const MatmulArgs& g) {
-  if (cpu_tensor_core_matmul(g)) return;
+  if (!g.mixed() && cpu_tensor_core_matmul(g)) return;  // (a mixed product: as its float product, run_eigen)
   (g.kernel.is_auto() ? kAutoMatmul : kMatmulKernels[g.kernel.stage]).run(g);
 }
 

@@ -211,7 +211,7 @@ class CudaBackend final : public detail::BackendImpl {
     auto stage_for = [&](const MatmulArgs& on_gpu) {
       return g.kernel.is_auto() ? auto_matmul_stage(on_gpu) : std::size_t(g.kernel.stage);
     };
-    const cuda::MatmulWorkspaces forms{form_a_, form_b_, form_c_, wide_a_, wide_b_};
+    const cuda::MatmulWorkspaces forms{form_a_, form_b_, form_c_, wide_a_, wide_b_, mixed_a_, mixed_b_};
     finish_on_error([&] {
       if (!cublas_) create_cublas();
       if (g.resident)
@@ -219,20 +219,20 @@ class CudaBackend final : public detail::BackendImpl {
       // Host matrices, one entry at a time: stage A and B as stored, compactly (ld = stored cols; an
       // entry of stride 0 once), and C when beta reads it; compute into a compact C and copy its rows
       // back with the caller's ld, so C's padding is never touched.
-      // (e: A's and B's element size; ec: C's, the compute type's.)
-      const std::size_t e = size_of(g.dtype), ec = size_of(info(g.dtype).compute);
+      // (e, eb: A's and B's element sizes; ec: C's.)
+      const std::size_t e = size_of(g.dtype), eb = size_of(g.b_type()), ec = size_of(info(g.dtype).compute);
       const std::int64_t a_rows = g.trans_a ? g.k : g.m, a_cols = g.trans_a ? g.m : g.k;
       const std::int64_t b_rows = g.trans_b ? g.n : g.k, b_cols = g.trans_b ? g.k : g.n;
       void* da = staging_a_.get(std::size_t(g.m * g.k) * e);
-      void* db = staging_b_.get(std::size_t(g.k * g.n) * e);
+      void* db = staging_b_.get(std::size_t(g.k * g.n) * eb);
       void* dc = staging_c_.get(std::size_t(g.m * g.n) * ec);
       for (std::int64_t i = 0; i < g.batch; ++i) {
         // (k == 0: A and B are empty, null pointers that are neither offset nor read.)
         const auto* a = g.k > 0 ? static_cast<const char*>(g.a) + i * g.stride_a * std::int64_t(e) : nullptr;
-        const auto* b = g.k > 0 ? static_cast<const char*>(g.b) + i * g.stride_b * std::int64_t(e) : nullptr;
+        const auto* b = g.k > 0 ? static_cast<const char*>(g.b) + i * g.stride_b * std::int64_t(eb) : nullptr;
         auto* c = static_cast<char*>(g.c) + i * g.stride_c * std::int64_t(ec);
         if (g.k > 0 && (i == 0 || g.stride_a != 0)) staging_.upload_rows(da, a, a_rows, a_cols, g.lda, e);
-        if (g.k > 0 && (i == 0 || g.stride_b != 0)) staging_.upload_rows(db, b, b_rows, b_cols, g.ldb, e);
+        if (g.k > 0 && (i == 0 || g.stride_b != 0)) staging_.upload_rows(db, b, b_rows, b_cols, g.ldb, eb);
         if (g.beta != 0) staging_.upload_rows(dc, c, g.m, g.n, g.ldc, ec);
         MatmulArgs one = g;
         one.a = da, one.b = db, one.c = dc;
@@ -516,9 +516,10 @@ class CudaBackend final : public detail::BackendImpl {
   Workspace scratch_, result_, staging_a_, staging_b_, staging_c_;
   Workspace form_a_, form_b_, form_c_;  // op(A), op(B) and the product of the GEMM forms (matmul/forms.cuh)
   Workspace wide_a_, wide_b_;           // 16-bit A and B widened to float (matmul/storage16.cuh)
-  std::array<Workspace*, 10> workspaces() {
-    return {&scratch_, &result_, &staging_a_, &staging_b_, &staging_c_,
-            &form_a_,  &form_b_, &form_c_,    &wide_a_,    &wide_b_};
+  Workspace mixed_a_, mixed_b_;         // a mixed product's 16-bit operand widened (storage16.cuh, mixed_as_float)
+  std::array<Workspace*, 12> workspaces() {
+    return {&scratch_, &result_, &staging_a_, &staging_b_, &staging_c_, &form_a_,
+            &form_b_,  &form_c_, &wide_a_,    &wide_b_,    &mixed_a_,   &mixed_b_};
   }
 };
 

@@ -83,6 +83,10 @@ struct MatmulWorkspaces {
   Workspace& product;
   Workspace& wide_a;  // 16-bit A and B widened to float (matmul/storage16.cuh)
   Workspace& wide_b;
+  // A mixed product's 16-bit operand widened to float (mixed_as_float): apart from every workspace above, which
+  // the float product it becomes may use (deterministic mode's tf32 packing writes into wide_a / wide_b).
+  Workspace& mixed_a;
+  Workspace& mixed_b;
 };
 // C = alpha * op(A) * op(B) + beta * C for every entry of g (device memory; m, n, batch >= 1, k >= 0) with
 // `stage`: stages with batch launchers take the whole problem, the others one plain product per entry

@@ -163,6 +163,23 @@ inline constexpr bool is_matmul_type_v = [] {
     return false;
 }();
 
+// Two different element types of one matrix product: A and B any two of float, bfloat16 and half (C is
+// float): the float product of the converted operands (Engine::matmul).
+template <class A, class B>
+inline constexpr bool is_mixed_matmul_v = [] {
+  using TA = std::remove_cv_t<A>;
+  using TB = std::remove_cv_t<B>;
+  constexpr auto floating = []<class T>(std::type_identity<T>) {
+    return std::is_same_v<T, float> || std::is_same_v<T, bfloat16> || std::is_same_v<T, half>;
+  };
+  return !std::is_same_v<TA, TB> && floating(std::type_identity<TA>{}) && floating(std::type_identity<TB>{});
+}();
+
+// C's type of a product of A of TA and B of TB: compute_t<TA> for one type, float for a mixed pair.
+template <class TA, class TB>
+using matmul_result_t = std::conditional_t<std::is_same_v<std::remove_cv_t<TA>, std::remove_cv_t<TB>>,
+                                           typename dtype_traits<std::remove_cv_t<TA>>::compute_type, float>;
+
 // The type T's values are computed in: min / max results, matmul's C. T itself, float for 16-bit types.
 template <Element T>
 using compute_t = typename dtype_traits<std::remove_cv_t<T>>::compute_type;

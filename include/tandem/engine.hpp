@@ -286,6 +286,52 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
     run_matmul(detail::buffer_batch(a), detail::buffer_batch(b), detail::buffer_batch(c), o);
   }
 
+  // Mixed input types: A and B any two different types of float, bfloat16 and half (weights in 16 bits,
+  // activations in float, say), C float. The result is the float product of the converted operands (each
+  // conversion is exact): every kernel, form, precision and mode gives what it gives for the same product of
+  // float matrices holding those values. The 16-bit operand is converted as it is read where the kernel
+  // allows it (the CPU's products; see docs/API.md). Views of const elements, as for one type.
+  template <class TA, class TB>
+  requires is_mixed_matmul_v<TA, TB>
+  void matmul(MatrixView<const TA> a, MatrixView<const TB> b, MatrixView<float> c, const MatmulOptions& o = {}) const {
+    run_matmul(detail::host_matrix(a), detail::host_matrix(b), detail::host_matrix(c), o);
+  }
+  template <class TA, class TB>
+  requires is_mixed_matmul_v<TA, TB>
+  void matmul(BufferMatrix<TA> a, BufferMatrix<TB> b, BufferMatrix<float> c, const MatmulOptions& o = {}) const {
+    run_matmul(detail::buffer_matrix(a), detail::buffer_matrix(b), detail::buffer_matrix(c), o);
+  }
+  template <class TA, class TB>
+  requires is_mixed_matmul_v<TA, TB>
+  void matmul(BatchView<const TA> a, BatchView<const TB> b, BatchView<float> c, const MatmulOptions& o = {}) const {
+    run_matmul(detail::host_batch(a), detail::host_batch(b), detail::host_batch(c), o);
+  }
+  template <class TA, class TB>
+  requires is_mixed_matmul_v<TA, TB>
+  void matmul(BufferBatch<TA> a, BufferBatch<TB> b, BufferBatch<float> c, const MatmulOptions& o = {}) const {
+    run_matmul(detail::buffer_batch(a), detail::buffer_batch(b), detail::buffer_batch(c), o);
+  }
+
+  // Grouped (expert) products: op(A)'s rows split into consecutive groups of group_sizes[g] rows, in order
+  // (the sizes add up to op(A)'s rows; a group may be empty), and group g multiplied by B's entry g:
+  //   C's rows of group g = alpha * (op(A)'s rows of group g) * op(B[g]) + beta * (C's rows of group g).
+  // b has one entry per group (count == group_sizes.size()), or stride 0 (one matrix for every group). A and B
+  // of one type or a mixed pair (C: matmul_result_t<TA, TB>), every MatmulOptions as for matmul (with trans_a,
+  // a group is columns of the stored A). Each group's rows of C are exactly what matmul gives for that group
+  // alone (the same bits). C must not overlap A or any entry of B.
+  template <class TA, class TB = TA>
+  requires(is_matmul_type_v<TA> && (std::is_same_v<TA, TB> || is_mixed_matmul_v<TA, TB>)) void matmul_grouped(
+      MatrixView<const TA> a, BatchView<const TB> b, MatrixView<matmul_result_t<TA, TB>> c,
+      std::span<const std::size_t> group_sizes, const MatmulOptions& o = {}) const {
+    run_matmul_grouped(detail::host_matrix(a), detail::host_batch(b), detail::host_matrix(c), group_sizes, o);
+  }
+  template <class TA, class TB = TA>
+  requires(is_matmul_type_v<TA> && (std::is_same_v<TA, TB> || is_mixed_matmul_v<TA, TB>)) void matmul_grouped(
+      BufferMatrix<TA> a, BufferBatch<TB> b, BufferMatrix<matmul_result_t<TA, TB>> c,
+      std::span<const std::size_t> group_sizes, const MatmulOptions& o = {}) const {
+    run_matmul_grouped(detail::buffer_matrix(a), detail::buffer_batch(b), detail::buffer_matrix(c), group_sizes, o);
+  }
+
   // Top-k and argsort of host memory (engine/topk.cpp; computed on the host, on oneTBB's threads, whatever
   // the backend). topk: the k largest (TopkOptions::largest) or k smallest elements of a vector, or of each
   // row / column of a matrix, and their indices, most extreme first; equal values by index (the first index
@@ -398,6 +444,8 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
                   const ReduceOptions& opts) const;
   void run_matmul(const detail::MatrixInput& a, const detail::MatrixInput& b, const detail::MatrixInput& c,
                   const MatmulOptions& opts) const;
+  void run_matmul_grouped(const detail::MatrixInput& a, const detail::MatrixInput& b, const detail::MatrixInput& c,
+                          std::span<const std::size_t> group_sizes, const MatmulOptions& o) const;
   // ReduceOptions::where / initial of a vector and per row / column (engine/masked.cpp).
   void masked_entry(Op op, const detail::ReduceInput& in, const ReduceOptions& opts, void* result) const;
   void masked_per(Op op, Per per, const detail::MatrixInput& a, const detail::ReduceOutput& out,

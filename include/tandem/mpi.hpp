@@ -75,6 +75,19 @@ class Engine : public detail::VectorReductions<Engine> {
     check_matmul(o);
     if (a.rows > 0) local_->matmul(a, b, c, o);
   }
+  // Mixed input types (Engine::matmul): A and B two different types of float, bfloat16 and half, C float.
+  template <class TA, class TB>
+  requires is_mixed_matmul_v<TA, TB>
+  void matmul(MatrixView<const TA> a, MatrixView<const TB> b, MatrixView<float> c, const MatmulOptions& o = {}) const {
+    check_matmul(o);
+    if (a.rows > 0) local_->matmul(a, b, c, o);
+  }
+  template <class TA, class TB>
+  requires is_mixed_matmul_v<TA, TB>
+  void matmul(BufferMatrix<TA> a, BufferMatrix<TB> b, BufferMatrix<float> c, const MatmulOptions& o = {}) const {
+    check_matmul(o);
+    if (a.rows > 0) local_->matmul(a, b, c, o);
+  }
 
   // Sums x elementwise over the ranks, in place (collective): every rank passes a vector of the same length
   // and type (float, double, bfloat16, half) and every rank gets the same sum. x is a host span or vector,

@@ -125,3 +125,67 @@ def test_matmul_mixed_types_promote_as_numpy(eng, a_type, b_type):
     out = np.zeros((5, 4), want)
     assert eng.matmul(a, b, out=out) is out
     check_matmul(out, a.astype(want), b.astype(want), want)
+
+
+MIXED_PAIRS = [(a, b) for a in MATMUL_DTYPES for b in MATMUL_DTYPES
+               if a != b and a.itemsize <= 4 and b.itemsize <= 4]
+
+
+@pytest.mark.parametrize("a_type,b_type", [pytest.param(a, b, id=f"{a.name}-{b.name}") for a, b in MIXED_PAIRS])
+def test_matmul_mixed_types_are_the_float_product(eng, a_type, b_type):
+    """Two different types of float32, float16 and bfloat16: one mixed product (nothing converted by the
+    module), defined as the float32 product of the converted operands: deterministic mode gives its bits, in
+    every layout (transposed and strided views, broadcast batches, out= in Fortran order); otherwise its value."""
+    rng = np.random.default_rng(7)
+    cases = [((7, 5), (5, 9)), ((3, 6, 40), (40, 2)), ((2, 1, 6, 4), (3, 4, 5)), ((9,), (9, 4))]
+    for shape_a, shape_b in cases:
+        a = rng.standard_normal(shape_a).astype(a_type)
+        b = rng.standard_normal(shape_b).astype(b_type)
+        a32, b32 = a.astype(np.float32), b.astype(np.float32)
+        for det in (False, True):
+            got = eng.matmul(a, b, deterministic=det)
+            assert got.dtype == np.float32
+            want = eng.matmul(a32, b32, deterministic=det)
+            if det:
+                np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+            exact = np.matmul(a.astype(np.float64), b.astype(np.float64))
+            np.testing.assert_allclose(got, exact, rtol=1e-5, atol=1e-5 * shape_a[-1])
+    # Views read in place: a transposed A, a strided B, out= in Fortran order.
+    a = rng.standard_normal((30, 20)).astype(a_type)
+    b = rng.standard_normal((30, 50)).astype(b_type)[:, ::2]
+    out = np.zeros((20, 25), np.float32, order="F")
+    assert eng.matmul(a.T, b, out=out, deterministic=True) is out
+    want = eng.matmul(np.ascontiguousarray(a.T, np.float32), np.ascontiguousarray(b, np.float32), deterministic=True)
+    np.testing.assert_array_equal(out.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("a_type,b_type", [pytest.param(np.dtype(np.float32), np.dtype(np.float32), id="float32"),
+                                           pytest.param(np.dtype(np.float64), np.dtype(np.float64), id="float64")]
+                         + [pytest.param(a, b, id=f"{a.name}-{b.name}") for a, b in MIXED_PAIRS[:2]])
+def test_matmul_grouped(eng, a_type, b_type, trans_a):
+    """matmul_grouped: group g's rows of op(a) times b[g], each exactly matmul's product of that group alone."""
+    rng = np.random.default_rng(11)
+    sizes = [3, 0, 5, 1, 0, 8]
+    m, k, n = sum(sizes), 7, 4
+    a = rng.integers(-4, 5, (k, m) if trans_a else (m, k)).astype(a_type)
+    b = rng.integers(-4, 5, (len(sizes), k, n)).astype(b_type)
+    got = eng.matmul_grouped(a, b, sizes, trans_a=trans_a)
+    op_a = a.T if trans_a else a
+    want = np.zeros((m, n))
+    r0 = 0
+    for g, s in enumerate(sizes):
+        want[r0:r0 + s] = op_a[r0:r0 + s].astype(np.float64) @ b[g].astype(np.float64)
+        if s:
+            one = eng.matmul(op_a[r0:r0 + s], b[g])
+            np.testing.assert_array_equal(got[r0:r0 + s], one)
+        r0 += s
+    np.testing.assert_array_equal(got, want)
+    # out= with alpha and beta; one b for every group
+    out = np.ones((m, n), got.dtype)
+    assert eng.matmul_grouped(a, b[0], sizes, out=out, trans_a=trans_a, alpha=2.0, beta=0.5) is out
+    np.testing.assert_array_equal(out, 2.0 * (op_a.astype(np.float64) @ b[0].astype(np.float64)) + 0.5)
+    with pytest.raises(ValueError, match="add up to 16 but"):
+        eng.matmul_grouped(a, b, sizes[:-1] + [7], trans_a=trans_a)
+    with pytest.raises(ValueError, match="6 matrices for 5 groups"):
+        eng.matmul_grouped(a, b, sizes[:-2] + [8], trans_a=trans_a)

@@ -260,6 +260,11 @@ std::vector<KernelInfo> matmul_stage_info(bool on_device) {
 }
 
 std::size_t auto_matmul_stage(const detail::MatmulArgs& g) {
+  if (g.mixed()) {  // the float product of the converted operands: float's choice
+    detail::MatmulArgs f = g;
+    f.dtype = Dtype::f32, f.mixed_b.reset();
+    return auto_matmul_stage(f);
+  }
   const std::int64_t largest = std::max({g.m, g.k, g.n, g.lda, g.ldb, g.ldc, g.batch});
   if (g.deterministic) return kAutoStageDeterministic;
   if (largest > std::int64_t(INT_MAX)) return kAutoStageBeyondInt32;
@@ -298,6 +303,7 @@ void matmul(std::size_t stage, const detail::MatmulArgs& g, Workspace& ws, const
             cublasHandle_t cublas, cudaStream_t stream) {
   const Stage& s = kStages[stage];
   const GemmContext ctx{ws, cublas, stream};
+  if (g.mixed()) return matmul(stage, mixed_as_float(g, forms, stream), ws, forms, cublas, stream);
   if (detail::tensor_core::Format f; g.deterministic && g.k > 0 && float(g.alpha) != 0.0f &&
                                      detail::tensor_core::canonical_format(g.dtype, g.precision, f))
     return tensor_core_matmul(g, ws, forms, stream);

@@ -9,6 +9,8 @@
 //   in place where its rows allow), without float copies.
 // - Every other stage and form: A and B are widened to float (exact) into packed scratch memory, and the
 //   stage's float product runs on them.
+// - Mixed products (A and B two of float, bfloat16 and half): the 16-bit operand is widened, the float one
+//   read as stored, and the stage's float product runs (mixed_as_float), on every stage.
 // Either way a stage's results (deterministic mode's bits included) are those of its float product of the
 // converted matrices, as on the CPU.
 #pragma once
@@ -76,6 +78,23 @@ detail::MatmulArgs widened_problem(const detail::MatmulArgs& g, const MatmulWork
   if (!product) a.rows = b.rows = 0;
   return detail::on_packed_operands(g, Dtype::f32, widened(static_cast<const In*>(g.a), a, forms.wide_a, stream),
                                     widened(static_cast<const In*>(g.b), b, forms.wide_b, stream));
+}
+
+// A mixed product (g.mixed(): A and B two of float, bfloat16 and half) as the float product it defines
+// (detail::as_float_product): each 16-bit operand widened into forms.mixed_a / mixed_b (workspaces that the
+// float product never uses itself), a float one read as stored. Where no product is computed, nothing is
+// widened.
+inline detail::MatmulArgs mixed_as_float(const detail::MatmulArgs& g, const MatmulWorkspaces& forms,
+                                         cudaStream_t stream) {
+  const bool product = g.k > 0 && float(g.alpha) != 0.0f;
+  auto wide = [&](Dtype dtype, const void* x, detail::OperandLayout o, Workspace& ws) -> const void* {
+    if (!product) o.rows = 0;
+    if (dtype == Dtype::bf16) return widened(static_cast<const bfloat16*>(x), o, ws, stream);
+    if (dtype == Dtype::f16) return widened(static_cast<const half*>(x), o, ws, stream);
+    return x;  // float: as stored
+  };
+  return detail::as_float_product(g, wide(g.dtype, g.a, detail::operand_a(g), forms.mixed_a),
+                                  wide(g.b_type(), g.b, detail::operand_b(g), forms.mixed_b));
 }
 
 // The cublas stage on 16-bit A and B (C float): the whole problem in one cuBLAS call, C^T = op(B)^T
