@@ -2,7 +2,8 @@
 """The two charts of docs/TUTORIAL.md that docs/perf/ does not have: each ladder beside its classic.
 
     /usr/bin/python3 tools/tutorial_charts.py [--json docs/perf/json/bench_cuda_h200.json]
-        [--matmul16 docs/perf/json/bench_matmul16_h200.json] [--out docs/perf]
+        [--gemm-json docs/perf/json/bench_matmul_h200.json] [--matmul16 docs/perf/json/bench_matmul16_h200.json]
+        [--out docs/perf]
 
 writes
   tutorial_reduce_classic.png  the reduction ladder against Mark Harris's seven kernels: speed-up over the
@@ -207,6 +208,8 @@ def chart_gemm(plt, rates, rates16, run, out):
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", default=os.path.join(ROOT, "docs", "perf", "json", "bench_cuda_h200.json"))
+    parser.add_argument("--gemm-json", default=os.path.join(ROOT, "docs", "perf", "json", "bench_matmul_h200.json"),
+                        help="bench_cuda JSON of the matmul families for the GEMM chart (the main JSON if absent)")
     parser.add_argument("--matmul16", default=os.path.join(ROOT, "docs", "perf", "json", "bench_matmul16_h200.json"),
                         help="bench_cuda_float16 JSON for stages the main JSON lacks (skipped if absent)")
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "perf"))
@@ -219,8 +222,9 @@ def main(argv):
     import matplotlib.pyplot as plt
 
     rates, run = load_rates(args.json)
+    gemm_rates, gemm_run = load_rates(args.gemm_json) if os.path.exists(args.gemm_json) else (rates, run)
     rates16 = load_rates(args.matmul16)[0] if os.path.exists(args.matmul16) else {}
-    for path in (chart_reduce(plt, rates, run, args.out), chart_gemm(plt, rates, rates16, run, args.out)):
+    for path in (chart_reduce(plt, rates, run, args.out), chart_gemm(plt, gemm_rates, rates16, gemm_run, args.out)):
         print("tutorial_charts: wrote " + os.path.relpath(path, os.getcwd()))
     return 0
 
