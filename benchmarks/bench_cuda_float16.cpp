@@ -182,14 +182,13 @@ void register_sum(std::size_t n) {
 
 }  // namespace
 
-// The Hopper rungs (backends/cuda/matmul/hopper.hpp) where this build offers them (TANDEM_LAB_KERNELS).
+// The own stages that multiply 16-bit inputs as stored (KernelInfo::native_16bit: the Hopper rungs of
+// backends/cuda/matmul/hopper.hpp) where this build offers them.
 std::vector<std::string> hopper_rungs() {
   std::vector<std::string> rungs;
   try {
-    for (const auto& k : Engine(tandem::Backend::cuda).matmul_kernels())
-      if (k == "wgmma_tma" || k == "wgmma_warp_specialized" || k == "wgmma_persistent" || k == "wgmma_cluster" ||
-          k == "wgmma_pingpong")
-        rungs.push_back(k);
+    for (const auto& k : Engine(tandem::Backend::cuda).matmul_kernel_info())
+      if (k.native_16bit && !k.baseline && k.name != "auto") rungs.push_back(k.name);
   } catch (const tandem::Error&) {  // no usable GPU: bench_cuda says so before it runs anything
   }
   return rungs;

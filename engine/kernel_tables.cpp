@@ -13,12 +13,13 @@ namespace tandem {
 namespace {
 
 // "auto": every dtype and op any stage takes, deterministic, full precision, and the weakest determinism
-// of the stages it may pick.
+// of the stages it may pick (native_16bit: whether one of those multiplies 16-bit inputs as stored).
 KernelInfo auto_info(const std::vector<KernelInfo>& stages) {
   KernelInfo a{
       .name = "auto", .precision = Precision::full, .deterministic = true, .determinism = Determinism::every_backend};
   for (const KernelInfo& k : stages) {
     if (k.auto_pick) a.determinism = std::min(a.determinism, k.determinism);
+    if (k.auto_pick && k.native_16bit) a.native_16bit = true;  // ("auto" may run it on 16-bit inputs)
     for (Dtype d : k.dtypes)
       if (!a.accepts(d)) a.dtypes.push_back(d);
     for (Op o : k.ops)

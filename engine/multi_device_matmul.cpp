@@ -241,7 +241,9 @@ void Group::matmul_panels(const MatmulCall& call, const std::vector<std::size_t>
           one.a.cols = p1 - p0, one.a.offset += p0;
         if (!first) one.beta = 1.0;
       }
-      one.a.data = one.a.allocation ? static_cast<const char*>(one.a.allocation->data()) + one.a.offset * e : nullptr;
+      one.a.data = one.a.allocation
+                       ? static_cast<const char*>(one.a.allocation->data()) + one.a.offset * size_of(one.a.dtype)
+                       : nullptr;
       one.c.data = static_cast<const char*>(one.c.allocation->data()) + one.c.offset * size_of(one.c.dtype);
       first = false;
       members_[d].matmul(one);  // enqueued on the member's stream

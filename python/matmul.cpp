@@ -91,31 +91,56 @@ bool operand(Array& x, const std::vector<std::int64_t>& batch, bool& trans, std:
   }
 }
 
-}  // namespace
-
-py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const MatmulArgs& m) const {
-  Input ia = input(ao), ib = input(bo);
+// a and b of one call: both host arrays or both of one GPU, library and stream; matmul's types; NumPy's
+// promotion: two of float32, bfloat16 and float16 stay as they are (one mixed product: the 16-bit operand is
+// converted as it is read, Engine::matmul), float64 with anything is float64, any other pair float32, the
+// operands converted first.
+void matching_operands(const std::string& call, Input& ia, Input& ib) {
   Array &a = ia.a, &b = ib.a;
-  if (a.device != b.device)
-    throw tandem::value_error("tandem.matmul: a and b must both be host arrays or both GPU arrays");
+  if (a.device != b.device) throw tandem::value_error(call + ": a and b must both be host arrays or both GPU arrays");
   if (a.device && a.device_id != b.device_id)
-    throw tandem::value_error("tandem.matmul: a is on GPU " + std::to_string(a.device_id) + " and b on GPU " +
+    throw tandem::value_error(call + ": a is on GPU " + std::to_string(a.device_id) + " and b on GPU " +
                               std::to_string(b.device_id) + "; move them to one GPU (the product runs there)");
   if (a.device && (a.lib != b.lib || ia.stream != ib.stream))
-    throw tandem::value_error("tandem.matmul: a and b are GPU arrays of different libraries or streams; use one");
+    throw tandem::value_error(call + ": a and b are GPU arrays of different libraries or streams; use one");
   for (const Array* x : {&a, &b})
     if (!tandem::info(x->dtype).matmul)
-      throw tandem::type_error("tandem.matmul takes " + dtype_names(true) + ", not " +
-                               tandem::info(x->dtype).array_name);
-  // NumPy's promotion: two of float32, bfloat16 and float16 make float32, computed as one mixed product (the
-  // 16-bit operand converted as it is read: Engine::matmul); float64 with anything is float64, any other pair
-  // float32, the operands converted first.
+      throw tandem::type_error(call + " takes " + dtype_names(true) + ", not " + tandem::info(x->dtype).array_name);
   auto floating = [](Dtype d) { return d == Dtype::f32 || d == Dtype::bf16 || d == Dtype::f16; };
   if (a.dtype != b.dtype && !(floating(a.dtype) && floating(b.dtype))) {
     const Dtype to = a.dtype == Dtype::f64 || b.dtype == Dtype::f64 ? Dtype::f64 : Dtype::f32;
     if (a.dtype != to) a = converted(a, to, ia.stream);
     if (b.dtype != to) b = converted(b, to, ib.stream);
   }
+}
+
+// f(std::type_identity<TA>{}, std::type_identity<TB>{}) for A and B of types a and b: one type of matmul's, or a
+// mixed pair of float, bfloat16 and half (matching_operands leaves no other).
+template <class F>
+void visit_pair(Dtype a, Dtype b, F&& f) {
+  if (a == b)
+    return tandem::detail::visit(
+        a, [&]<class T>(std::type_identity<T> t) { f(t, t); }, tandem::detail::matmul_types{});
+  using Floating = tandem::type_list<float, tandem::bfloat16, tandem::half>;
+  tandem::detail::visit(
+      a,
+      [&]<class TA>(std::type_identity<TA> ta) {
+        tandem::detail::visit(
+            b,
+            [&]<class TB>(std::type_identity<TB> tb) {
+              if constexpr (tandem::is_mixed_matmul_v<TA, TB>) f(ta, tb);
+            },
+            Floating{});
+      },
+      Floating{});
+}
+
+}  // namespace
+
+py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const MatmulArgs& m) const {
+  Input ia = input(ao), ib = input(bo);
+  matching_operands("tandem.matmul", ia, ib);
+  Array &a = ia.a, &b = ib.a;
   if (a.ndim() == 0 || b.ndim() == 0)
     throw tandem::value_error("tandem.matmul: a and b must have 1 or more dimensions (a scalar is not a matrix)");
   bool trans_a = m.trans_a, trans_b = m.trans_b;
@@ -221,23 +246,7 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const Ma
                bb.batch(sz(B.rows), sz(B.cols), sz(B.count), sz(B.stride), sz(B.ld)),
                cb.batch(sz(C.rows), sz(C.cols), sz(C.count), sz(C.stride), sz(C.ld)), o);
   };
-  if (ax.dtype == bx.dtype) {
-    tandem::detail::visit(
-        ax.dtype, [&]<class T>(std::type_identity<T> t) { product(t, t); }, tandem::detail::matmul_types{});
-  } else {
-    using Floating = tandem::type_list<float, tandem::bfloat16, tandem::half>;
-    tandem::detail::visit(
-        ax.dtype,
-        [&]<class TA>(std::type_identity<TA> ta) {
-          tandem::detail::visit(
-              bx.dtype,
-              [&]<class TB>(std::type_identity<TB> tb) {
-                if constexpr (tandem::is_mixed_matmul_v<TA, TB>) product(ta, tb);
-              },
-              Floating{});
-        },
-        Floating{});
-  }
+  visit_pair(ax.dtype, bx.dtype, product);
   if (via_copy)
     library_copy(m.out, given_shape == shape ? c.keep : c.keep.attr("reshape")(to_tuple(given_shape)), a.lib);
   if (ia.wait) eng.synchronize();
@@ -246,55 +255,78 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const Ma
 
 py::object PyEngine::matmul_grouped(const py::object& ao, const py::object& bo, const py::object& sizes_o,
                                     const MatmulArgs& m) const {
-  const Input ia = input(ao), ib = input(bo);
-  const Array &a = ia.a, &b = ib.a;
+  const std::string call = "tandem.matmul_grouped";
+  Input ia = input(ao), ib = input(bo);
+  matching_operands(call, ia, ib);
+  Array &a = ia.a, &b = ib.a;
   if (a.ndim() != 2 || (b.ndim() != 2 && b.ndim() != 3))
-    throw tandem::value_error(
-        "tandem.matmul_grouped: a must be 2-D (rows x k) and b 3-D (one k x n matrix per "
-        "group) or 2-D (one for every group); got a " +
-        shape_text(a.shape) + " and b " + shape_text(b.shape));
-  std::vector<std::int64_t> sizes;
+    throw tandem::value_error(call +
+                              ": a must be 2-D (rows x k) and b 3-D (one k x n matrix per group) or 2-D (one "
+                              "for every group); got a " +
+                              shape_text(a.shape) + " and b " + shape_text(b.shape));
+  // group_sizes: a sequence of integers >= 0 (Python ints or NumPy integers, not bools).
+  std::vector<std::size_t> sizes;
   for (const py::handle h : py::iter(sizes_o)) {
-    if (!py::isinstance<py::int_>(h) && !py::hasattr(h, "__index__"))
-      throw tandem::type_error("tandem.matmul_grouped: group_sizes must be a sequence of integers");
-    const std::int64_t s = py::int_(py::reinterpret_borrow<py::object>(h).attr("__index__")()).cast<std::int64_t>();
-    if (s < 0) throw tandem::value_error("tandem.matmul_grouped: group size " + std::to_string(s) + " is negative");
-    sizes.push_back(s);
+    if (py::isinstance<py::bool_>(h) || !py::hasattr(h, "__index__"))
+      throw tandem::type_error(call + ": group_sizes must be a sequence of integers");
+    const py::int_ v(py::reinterpret_borrow<py::object>(h).attr("__index__")());
+    if (v < py::int_(0) || v >= py::int_(std::int64_t(1) << 62))
+      throw tandem::value_error(call + ": group size " + py::repr(v).cast<std::string>() + " is out of range");
+    sizes.push_back(v.cast<std::size_t>());
   }
   const std::int64_t rows = m.trans_a ? a.shape[1] : a.shape[0];
-  std::int64_t total = 0;
-  for (std::int64_t s : sizes) total += s;
-  if (total != rows)
-    throw tandem::value_error("tandem.matmul_grouped: the group sizes add up to " + std::to_string(total) +
-                              " but op(a) has " + std::to_string(rows) + " rows");
-  const std::int64_t groups = std::int64_t(sizes.size());
-  if (b.ndim() == 3 && b.shape[0] != groups)
-    throw tandem::value_error("tandem.matmul_grouped: b has " + std::to_string(b.shape[0]) + " matrices for " +
-                              std::to_string(groups) + " groups");
-  const std::int64_t n = m.trans_b ? b.shape[b.ndim() - 2] : b.shape[b.ndim() - 1];
-  py::object out = m.out;
-  if (out.is_none()) {
-    if (m.beta != 0) throw tandem::value_error("tandem.matmul_grouped: beta != 0 reads out; pass it as out=");
-    auto floating = [](Dtype d) { return d == Dtype::f32 || d == Dtype::bf16 || d == Dtype::f16; };
-    const Dtype cd = a.dtype == Dtype::f64 || b.dtype == Dtype::f64 ? Dtype::f64
-                     : floating(a.dtype) && floating(b.dtype)       ? Dtype::f32
-                                                                    : tandem::info(a.dtype).compute;
-    out = new_array_like(a, {rows, n}, cd).keep;
+  const std::size_t rb = b.ndim() - 2;
+  const std::int64_t n = m.trans_b ? b.shape[rb] : b.shape[rb + 1];
+  const Dtype cd = a.dtype == b.dtype ? tandem::info(a.dtype).compute : Dtype::f32;
+  Array c;
+  bool via_copy = false;  // out= that cannot be written in place as row-major: computed apart, then copied
+  if (m.out.is_none()) {
+    if (m.beta != 0) throw tandem::value_error(call + ": beta != 0 reads out; pass it as out=");
+    c = new_array_like(a, {rows, n}, cd);
+  } else {
+    c = output(m.out, ia);
+    if (c.shape != std::vector<std::int64_t>{rows, n})
+      throw tandem::value_error(call + ": out= has shape " + shape_text(c.shape) + " but the result has shape " +
+                                shape_text({rows, n}));
+    if (c.dtype != cd)
+      throw tandem::type_error(call + ": out= must hold " + tandem::info(cd).array_name + ", not " +
+                               tandem::info(c.dtype).array_name);
+    via_copy = c.data == nullptr;
   }
-  // Group g: rows r0 .. r0 + size - 1 of op(a) (columns of a with trans_a) and of out, b's matrix g.
-  std::int64_t r0 = 0;
-  for (std::int64_t g = 0; g < groups; r0 += sizes[std::size_t(g)], ++g) {
-    const std::int64_t s = sizes[std::size_t(g)];
-    if (s == 0) continue;
-    const py::slice part(r0, r0 + s, 1);
-    const py::object ag =
-        m.trans_a ? ao[py::make_tuple(py::slice(py::none(), py::none(), py::none()), part)] : ao[part];
-    const py::object bg = b.ndim() == 3 ? bo[py::int_(g)] : bo;
-    MatmulArgs one = m;
-    one.out = out[part];
-    matmul(ag, bg, one);
+  bool ta = m.trans_a, tb = m.trans_b, tc = false;
+  Operand A, B, C;
+  operand(a, {}, ta, ia.stream, A);
+  operand(b, b.ndim() == 3 ? std::vector<std::int64_t>{b.shape[0]} : std::vector<std::int64_t>{}, tb, ib.stream, B);
+  if (via_copy || !operand(c, {}, tc, ia.stream, C, false) || tc) {
+    via_copy = true, tc = false;
+    c = new_array_like(a, {rows, n}, cd);
+    if (m.beta != 0) library_copy(c.keep, m.out, a.lib);
+    operand(c, {}, tc, ia.stream, C);
   }
-  return out;
+  tandem::MatmulOptions o{m.kernel, m.deterministic, ta, tb, m.alpha, m.beta, parse_precision(m.precision)};
+  const tandem::Engine& eng = *ia.eng;
+  auto sz = [](std::int64_t v) { return std::size_t(v); };
+  visit_pair(a.dtype, b.dtype, [&]<class TA, class TB>(std::type_identity<TA>, std::type_identity<TB>) {
+    using CT = tandem::matmul_result_t<TA, TB>;
+    if (!a.device) {
+      py::gil_scoped_release unlocked;
+      eng.matmul_grouped(tandem::MatrixView<const TA>{static_cast<const TA*>(a.data), sz(A.rows), sz(A.cols), sz(A.ld)},
+                         tandem::BatchView<const TB>{static_cast<const TB*>(b.data), sz(B.rows), sz(B.cols), sz(B.ld),
+                                                     sz(B.count), sz(B.stride)},
+                         tandem::MatrixView<CT>{static_cast<CT*>(c.data), sz(C.rows), sz(C.cols), sz(C.ld)}, sizes, o);
+      return;
+    }
+    const auto ab = eng.wrap(static_cast<TA*>(a.data), sz(a.extent()));
+    const auto bb = eng.wrap(static_cast<TB*>(b.data), sz(b.extent()));
+    const auto cb = eng.wrap(static_cast<CT*>(c.data), sz(c.extent()));
+    py::gil_scoped_release unlocked;
+    eng.matmul_grouped(ab.matrix(sz(A.rows), sz(A.cols), sz(A.ld)),
+                       bb.batch(sz(B.rows), sz(B.cols), sz(B.count), sz(B.stride), sz(B.ld)),
+                       cb.matrix(sz(C.rows), sz(C.cols), sz(C.ld)), sizes, o);
+  });
+  if (via_copy && !m.out.is_none()) library_copy(m.out, c.keep, a.lib);
+  if (ia.wait) eng.synchronize();
+  return m.out.is_none() ? c.keep : m.out;
 }
 
 }  // namespace tandem_python

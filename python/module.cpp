@@ -158,6 +158,7 @@ py::dict kernel_dict(const tandem::KernelInfo& k) {
   d["deterministic"] = k.deterministic, d["determinism"] = tandem::to_string(k.determinism);
   d["auto_pick"] = k.auto_pick, d["baseline"] = k.baseline;
   d["per_row_col"] = k.per_row_col, d["requirement"] = k.requirement, d["runs_here"] = k.runs_here;
+  d["native_16bit"] = k.native_16bit;
   return d;
 }
 
@@ -523,7 +524,7 @@ PYBIND11_MODULE(tandem, m) {
       },
       "What each kernel takes and promises: {'reduce': [...], 'matmul': [...]}, dicts of name, dtypes, ops, "
       "precision, precisions (per element type), deterministic, determinism, auto_pick, baseline, per_row_col, "
-      "requirement, runs_here ('auto' first). "
+      "requirement, runs_here, native_16bit ('auto' first). "
       "tandem.kernel_info(backend) gives the same without an engine.");
   e.def("__repr__", &PyEngine::repr);
   tandem_python::bind_topk(e);
@@ -612,7 +613,7 @@ PYBIND11_MODULE(tandem, m) {
            "that dimension leaving the result; leading (batch) dimensions broadcast as NumPy's; empty "
            "operands give an empty result (k = 0: zeros). float32, float64, float16 and bfloat16 "
            "inputs; a and b of two types are promoted as NumPy's: two of float32, float16 and bfloat16 are one "
-           "mixed product into float32 (the float product of the converted operands, nothing copied), "
+           "mixed product into float32 (the float product of the converted operands; the module converts neither), "
            "float64 with anything is float64 (the other operand converted first); two 16-bit operands of one "
            "type give float32. "
            "out=None makes a new array of the inputs' library (beta must then be 0); out in C or "

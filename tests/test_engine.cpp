@@ -453,7 +453,7 @@ TEST_CASE("KernelInfo::accepts lists exactly its dtypes and ops" * doctest::test
   CHECK(test::kernel_json(k, "reduce", "cpu") ==
         R"({"backend":"cpu","kind":"reduce","name":"x","dtypes":["float"],"ops":["min","max"],"precision":"full",)"
         R"("precisions":{"float":"full"},"deterministic":false,"determinism":"not_guaranteed","auto_pick":false,)"
-        R"("baseline":false,"requirement":"","per_row_col":false,"runs_here":true})");
+        R"("baseline":false,"requirement":"","per_row_col":false,"runs_here":true,"native_16bit":false})");
 }
 
 // ---- KernelInfo of each engine, and what the engine refuses by it ------------------------------------

@@ -356,10 +356,7 @@ void check_plain(const tandem::Engine& eng, std::size_t m, std::size_t k, std::s
     // instructions, 16 products per step, where float inputs take tf32 ones, 8 per step; "auto" runs
     // cuBLAS) computes the float product of the widened inputs, bit for bit, whether it widens them first
     // or reads them as stored (wgmma_bf16).
-    const bool native16 = info.name == "wgmma_tma" || info.name == "wgmma_warp_specialized" ||
-                          info.name == "wgmma_persistent" || info.name == "wgmma_cluster" ||
-                          info.name == "wgmma_pingpong";
-    if (info.baseline || info.name == "auto" || native16 || !info.accepts(tandem::Dtype::f32)) continue;
+    if (info.baseline || info.name == "auto" || info.native_16bit || !info.accepts(tandem::Dtype::f32)) continue;
     std::vector<float> cf(m * n);
     eng.matmul<float>({af.data(), m, k, k}, {bf.data(), k, n, n}, {cf.data(), m, n, n}, o);
     CHECK(test::same_bits(std::span<const float>(c), std::span<const float>(cf)));

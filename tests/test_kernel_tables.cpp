@@ -68,10 +68,12 @@ void check_table(const std::vector<KernelInfo>& infos, Kind kind) {
       CHECK_FALSE(k.ops.empty());
       CHECK(std::set<tandem::Op>(k.ops.begin(), k.ops.end()).size() == k.ops.size());
       CHECK(k.precision == tandem::Precision::full);  // reductions round no input
+      CHECK_FALSE(k.native_16bit);                    // (a matmul kernel's property)
     } else {
       CHECK(k.ops.empty());
       for (tandem::Dtype d : k.dtypes) CHECK(tandem::info(d).matmul);
       CHECK_FALSE(k.per_row_col);  // (per row / per column is a reduction's form)
+      if (k.native_16bit) CHECK((k.accepts(tandem::Dtype::bf16) && k.accepts(tandem::Dtype::f16)));
     }
     if (k.requirement.empty()) CHECK(k.runs_here);  // a kernel that needs nothing more runs wherever its backend does
   }
@@ -86,6 +88,10 @@ void check_table(const std::vector<KernelInfo>& infos, Kind kind) {
   CHECK_FALSE(a.auto_pick);
   CHECK_FALSE(a.baseline);
   if (kind == Kind::reduce) CHECK(a.per_row_col);  // per-row / per-column reductions run "auto" on every backend
+  // "auto" multiplies 16-bit inputs as stored exactly where a stage it may pick does.
+  bool native = false;
+  for (const KernelInfo& k : infos) native = native || (k.auto_pick && k.native_16bit);
+  CHECK(a.native_16bit == native);
   std::set<tandem::Dtype> dtypes;
   std::set<tandem::Op> ops;
   tandem::Determinism weakest = tandem::Determinism::every_backend;

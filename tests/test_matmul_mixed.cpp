@@ -225,7 +225,7 @@ void check_grouped(const tandem::Engine& eng, const std::vector<std::size_t>& si
                tandem::MatrixView<C>{want.data() + r0 * ldc, rows, n, ldc}, o);
   }
   CHECK(test::same_bits(std::span<const C>(c), std::span<const C>(want)));
-  // and the values of the first group's first row, by a dot product in double (the integers are exact)
+  // and the values of each group's first row, by a dot product in double (the integers are exact)
   r0 = 0;
   for (std::size_t g = 0; g < G; r0 += sizes[g], ++g)
     if (sizes[g] > 0)

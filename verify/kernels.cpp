@@ -84,6 +84,7 @@ std::string kernel_json(const tandem::KernelInfo& k, std::string_view kind, std:
   field("requirement", json_string(k.requirement));
   field("per_row_col", json_bool(k.per_row_col));
   field("runs_here", json_bool(k.runs_here));
+  field("native_16bit", json_bool(k.native_16bit));
   s += '}';
   return s;
 }

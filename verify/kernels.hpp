@@ -30,7 +30,7 @@ std::string json_string(std::string_view s);
 // One kernel as a JSON object on one line:
 //   {"backend":"cpu","kind":"reduce","name":"auto","dtypes":["int32",...],"ops":["sum",...],
 //    "precision":"full","deterministic":true,"determinism":"run_to_run","auto_pick":false,"baseline":false,
-//    "requirement":"","per_row_col":false}
+//    "requirement":"","per_row_col":false,"runs_here":true,"native_16bit":false}
 // kind is "reduce" or "matmul"; "backend" is left out when backend is empty.
 std::string kernel_json(const tandem::KernelInfo& k, std::string_view kind, std::string_view backend = {});
 

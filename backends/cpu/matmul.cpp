@@ -579,7 +579,7 @@ void run_eigen(const MatmulArgs& g) {
               g.b_type(),
               [&]<class TB>(std::type_identity<TB>) {
                 if constexpr (!std::is_same_v<TB, float>)
-                  if (g.batch == 1 && !g.deterministic && g.k > 0 && g.alpha != 0.0 && g.m > 0 && g.n > 0)
+                  if (g.batch == 1 && !g.deterministic && g.k > 0 && float(g.alpha) != 0.0f && g.m > 0 && g.n > 0)
                     return storage16_entry<TA, TB>(g, kSerial);
                 std::unique_ptr<float[]> wa, wb;
                 const void* a = as_floats<TA>(g.a, operand_a(g), wa);
@@ -594,7 +594,7 @@ void run_eigen(const MatmulArgs& g) {
       g.dtype,
       [&]<class T>(std::type_identity<T>) {
         if constexpr (is_storage_type_v<T>) {
-          if (g.batch == 1 && !g.deterministic && g.k > 0 && g.alpha != 0.0 && g.m > 0 && g.n > 0)
+          if (g.batch == 1 && !g.deterministic && g.k > 0 && float(g.alpha) != 0.0f && g.m > 0 && g.n > 0)
             return storage16_entry<T, T>(g, kSerial);
           const auto a = widened(static_cast<const T*>(g.a), operand_a(g));
           const auto b = widened(static_cast<const T*>(g.b), operand_b(g));

@@ -280,6 +280,10 @@ struct KernelInfo {
   // tandem::Error naming the requirement); in tables read without a device (tandem::reduce_kernel_info(
   // Backend)), whether it needs nothing beyond the backend (requirement is empty).
   bool runs_here = true;
+  // Matmul kernels: whether it multiplies bfloat16 and half inputs as stored, in the tensor cores' 16-bit
+  // format (its 16-bit products' bits need not be its float products' on the same values); false: its 16-bit
+  // products are the float product of the converted values (the CPU's, and the stages that widen first).
+  bool native_16bit = false;
 
   bool accepts(Dtype d) const {
     for (Dtype x : dtypes)

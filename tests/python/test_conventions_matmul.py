@@ -187,5 +187,34 @@ def test_matmul_grouped(eng, a_type, b_type, trans_a):
     np.testing.assert_array_equal(out, 2.0 * (op_a.astype(np.float64) @ b[0].astype(np.float64)) + 0.5)
     with pytest.raises(ValueError, match="add up to 16 but"):
         eng.matmul_grouped(a, b, sizes[:-1] + [7], trans_a=trans_a)
-    with pytest.raises(ValueError, match="6 matrices for 5 groups"):
+    with pytest.raises(ValueError, match="6 entries for 5 groups"):
         eng.matmul_grouped(a, b, sizes[:-2] + [8], trans_a=trans_a)
+    # out= in Fortran order, computed apart and copied into
+    out = np.zeros((m, n), got.dtype, order="F")
+    assert eng.matmul_grouped(a, b, sizes, out=out, trans_a=trans_a) is out
+    np.testing.assert_array_equal(out, got)
+
+
+def test_matmul_grouped_refusals(eng):
+    """The whole call is checked before any group runs: out= of the wrong shape or type, out= over a, group
+    sizes that are not non-negative integers; nothing is written then."""
+    x = np.arange(32, dtype=np.float32).reshape(8, 4)
+    b = np.ones((3, 4, 4), np.float32)
+    with pytest.raises(ValueError, match="overlaps"):
+        eng.matmul_grouped(x[:6], b, [2, 2, 2], out=x[2:])
+    for rows in (5, 9):
+        out = np.full((rows, 4), 7.0, np.float32)
+        with pytest.raises(ValueError, match="shape"):
+            eng.matmul_grouped(x[:6], b, [2, 2, 2], out=out)
+        assert (out == 7.0).all()
+    with pytest.raises(TypeError):
+        eng.matmul_grouped(x[:6], b, [2, 2, 2], out=np.zeros((6, 4), np.float64))
+    with pytest.raises(TypeError):
+        eng.matmul_grouped(x[:6], b, [True, 2, 3])
+    with pytest.raises(ValueError, match="out of range"):
+        eng.matmul_grouped(x[:6], b, [2, -1, 5])
+    with pytest.raises(ValueError, match="out of range"):
+        eng.matmul_grouped(x[:6], b, [2**63, 2, 2])
+    # NumPy integers and a nested list with trans_a are fine
+    got = eng.matmul_grouped(x[:6].T.tolist(), b, np.array([2, 2, 2]), trans_a=True)
+    np.testing.assert_array_equal(got, x[:6] @ np.ones((4, 4), np.float32))

@@ -28,6 +28,7 @@ def check_shape(tables):
     for kind, kernels in tables.items():
         assert kernels[0]["name"] == "auto"
         assert kernels[0]["per_row_col"] == (kind == "reduce")
+        assert kernels[0]["native_16bit"] == any(k["auto_pick"] and k["native_16bit"] for k in kernels)
         names = [k["name"] for k in kernels]
         assert len(set(names)) == len(names) > 1
         for k in kernels:

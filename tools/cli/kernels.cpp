@@ -32,7 +32,7 @@ options:
                                 {"backend", "usable", "kind": "reduce"|"matmul", "name", "dtypes": [...],
                                  "ops": [...], "precision", "precisions": {dtype: precision},
                                  "deterministic", "determinism", "auto_pick", "baseline",
-                                 "requirement", "per_row_col", "runs_here"}
+                                 "requirement", "per_row_col", "runs_here", "native_16bit"}
                                 ("usable": whether the backend can run here; backends listed without
                                 a usable device, and those not listed, are named on stderr)
 )";

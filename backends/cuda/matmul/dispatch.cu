@@ -242,14 +242,16 @@ std::vector<KernelInfo> matmul_stage_info(bool on_device) {
     const Stage& s = kStages[i];
     // register_tiled's default is the canonical fma chain itself; the others have a fixed tiling per GPU
     // model and shape (cuBLAS: the same bits for the same GPU model and library version).
-    KernelInfo k{.name = s.name,
-                 .precision = s.rounding,
-                 .deterministic = s.canonical,
-                 .determinism = s.canonical ? Determinism::every_backend : Determinism::run_to_run,
-                 .auto_pick = std::find(std::begin(kAutoStages), std::end(kAutoStages), i) != std::end(kAutoStages),
-                 .baseline = s.baseline,
-                 .requirement = words(s.needs),
-                 .runs_here = runs_here(s, on_device)};
+    KernelInfo k{
+        .name = s.name,
+        .precision = s.rounding,
+        .deterministic = s.canonical,
+        .determinism = s.canonical ? Determinism::every_backend : Determinism::run_to_run,
+        .auto_pick = std::find(std::begin(kAutoStages), std::end(kAutoStages), i) != std::end(kAutoStages),
+        .baseline = s.baseline,
+        .requirement = words(s.needs),
+        .runs_here = runs_here(s, on_device),
+        .native_16bit = s.storage16 != nullptr};  // (storage16_plain: wgmma_bf16's bits are the float product's)
     if (s.f32) k.dtypes.push_back(Dtype::f32);
     if (s.f64) k.dtypes.push_back(Dtype::f64);
     if (s.f32) k.dtypes.insert(k.dtypes.end(), {Dtype::bf16, Dtype::f16});
