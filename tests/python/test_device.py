@@ -145,6 +145,27 @@ def test_errors(lib):
         cpu.sum(to_device(lib, np.zeros(4, np.float32)))
 
 
+def test_matmul_grouped_and_mixed_in_place(lib):
+    """matmul_grouped on the library's arrays (a group per expert, one matrix each), and a mixed product of a
+    float32 activation and a float16 weight stored transposed (x @ w.T, as a linear layer)."""
+    eng = tandem.Engine("cuda")
+    rng = np.random.default_rng(5)
+    sizes = [3, 0, 6, 1]
+    a = rng.integers(-4, 5, (10, 12)).astype(np.float32)
+    b = rng.integers(-4, 5, (4, 12, 7)).astype(np.float32)
+    c = eng.matmul_grouped(to_device(lib, a), to_device(lib, b), sizes)
+    assert type(c).__module__.split(".")[0] == lib.__name__
+    want = np.concatenate([a[r0:r0 + s] @ b[g] for g, (r0, s) in enumerate(zip(np.cumsum([0] + sizes), sizes))])
+    np.testing.assert_array_equal(to_host(lib, c), want)
+    out = to_device(lib, np.zeros((10, 7), np.float32))
+    assert eng.matmul_grouped(to_device(lib, a), to_device(lib, b), sizes, out=out) is out
+    np.testing.assert_array_equal(to_host(lib, out), want)
+    x = rng.standard_normal((5, 64)).astype(np.float32)
+    w = rng.standard_normal((48, 64)).astype(np.float16)
+    y = eng.matmul(to_device(lib, x), to_device(lib, w).T)
+    np.testing.assert_allclose(to_host(lib, y), x.astype(np.float64) @ w.astype(np.float64).T, rtol=1e-5, atol=1e-4)
+
+
 def test_torch_bfloat16_in_place():
     torch = pytest.importorskip("torch")
     eng = tandem.Engine("cuda")
