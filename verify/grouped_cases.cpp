@@ -80,7 +80,8 @@ void grouped_cases(const tandem::Engine& eng, Report& report) {
                         Vector<C> c = c0;
                         const std::size_t count = shared ? 1 : G, stride = shared ? 0 : sb;
                         if (in_buffer) {
-                          const auto da = eng.upload<TA>(a), db = eng.upload<TB>(b);
+                          const auto da = eng.upload<TA>(a);
+                          const auto db = eng.upload<TB>(b);
                           const auto dc = eng.upload<C>(c);
                           eng.matmul_grouped(da.matrix(ar, ac, lda), db.batch(br, bc, count, stride, ldb),
                                              dc.matrix(m, n, ldc), sizes, o);
