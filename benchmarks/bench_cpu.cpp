@@ -12,7 +12,8 @@
 //   matmul/cpu/<kernel>/<type>/<size>       every matmul kernel, float/double, 512, 1024, 2048, 1000; float 4096
 //   matmul16/cpu/auto/<type>/<m>x<k>x<n>     16-bit products (bfloat16, float16; C float) beside the float
 //                                           product of the same shape (float): a batch-1 product with a
-//                                           4096 x 14336 B (a weight matrix), 64 x 4096 x 4096 and 512^3
+//                                           4096 x 14336 B (a weight matrix), 64 x 4096 x 4096 and 512^3;
+//                                           <type> floatxbfloat16: a mixed product, float A and bfloat16 B
 //   baseline/eigen_gemm/<type>/<size>       c.noalias() = a * b on one thread: Eigen threads only through
 //                                           OpenMP, which tandem builds without (EIGEN_DONT_PARALLELIZE),
 //                                           so this is the one-core GEMM that eigen_tbb runs per block
@@ -325,28 +326,35 @@ void register_matmul_group(Suite& suite, const std::vector<Shape>& shapes) {
 
 // 16-bit products against the float product of the same shape (the 16-bit inputs are converted as they are
 // read: no widened copy of B).
-template <class T>
+// A of T, B of TB: a mixed product where they differ (float activations, 16-bit weights), named
+// matmul16/cpu/auto/<T>x<TB>/<shape>.
+template <class T, class TB = T>
 void register_matmul16(Suite& suite, const Shape& s) {
-  const std::string name = "matmul16/cpu/auto/" + std::string(type_name<T>()) + "/" + shape_label(s);
-  benchmark::RegisterBenchmark(
-      name.c_str(), guarded([&suite, s](State& state) {
-        std::vector<T> a(s.m * s.k), b(s.k * s.n);
-        for (std::size_t i = 0; i < a.size(); ++i) a[i] = T(float(i % 7) - 3.0f);
-        for (std::size_t i = 0; i < b.size(); ++i) b[i] = T(float(i % 5) - 2.0f);
-        std::vector<float> c(s.m * s.n);
-        auto run = [&] {
-          suite.eng.matmul<T>({a.data(), s.m, s.k, s.k}, {b.data(), s.k, s.n, s.n}, {c.data(), s.m, s.n, s.n});
-        };
-        run();
-        double want = 0;  // (small integers: every sum exact)
-        for (std::size_t p = 0; p < s.k; ++p) want += double(float(a[p])) * double(float(b[p * s.n + s.n - 1]));
-        if (double(c[s.n - 1]) != want) throw std::runtime_error("matmul16: wrong result");
-        for (auto _ : state) {
-          run();
-          benchmark::ClobberMemory();
-        }
-        set_flop_counter(state, s);
-      }))
+  const std::string types =
+      std::is_same_v<T, TB> ? std::string(type_name<T>()) : std::string(type_name<T>()) + "x" + type_name<TB>();
+  const std::string name = "matmul16/cpu/auto/" + types + "/" + shape_label(s);
+  benchmark::RegisterBenchmark(name.c_str(), guarded([&suite, s](State& state) {
+                                 std::vector<T> a(s.m * s.k);
+                                 std::vector<TB> b(s.k * s.n);
+                                 for (std::size_t i = 0; i < a.size(); ++i) a[i] = T(float(i % 7) - 3.0f);
+                                 for (std::size_t i = 0; i < b.size(); ++i) b[i] = TB(float(i % 5) - 2.0f);
+                                 std::vector<float> c(s.m * s.n);
+                                 auto run = [&] {
+                                   suite.eng.matmul(tandem::MatrixView<const T>{a.data(), s.m, s.k, s.k},
+                                                    tandem::MatrixView<const TB>{b.data(), s.k, s.n, s.n},
+                                                    tandem::MatrixView<float>{c.data(), s.m, s.n, s.n});
+                                 };
+                                 run();
+                                 double want = 0;  // (small integers: every sum exact)
+                                 for (std::size_t p = 0; p < s.k; ++p)
+                                   want += double(float(a[p])) * double(float(b[p * s.n + s.n - 1]));
+                                 if (double(c[s.n - 1]) != want) throw std::runtime_error("matmul16: wrong result");
+                                 for (auto _ : state) {
+                                   run();
+                                   benchmark::ClobberMemory();
+                                 }
+                                 set_flop_counter(state, s);
+                               }))
       ->UseRealTime()
       ->Unit(benchmark::kMillisecond);
 }
@@ -384,6 +392,7 @@ int main(int argc, char** argv) {
     register_matmul16<float>(suite, s);
     register_matmul16<tandem::bfloat16>(suite, s);
     register_matmul16<tandem::half>(suite, s);
+    register_matmul16<float, tandem::bfloat16>(suite, s);
   }
 
   benchmark::RunSpecifiedBenchmarks();
