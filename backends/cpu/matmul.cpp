@@ -567,43 +567,35 @@ const void* as_floats(const void* x, const OperandLayout& o, std::unique_ptr<flo
 // of the converted matrices, so every kernel and deterministic mode give what they give for them: one product
 // converts a 16-bit op(B) on load (storage16_entry); batches, deterministic mode and a float B widen the
 // 16-bit operands to packed floats first, and the float product runs (cpu_matmul: deterministic mode's
-// tensor-core format of float inputs included).
+// tensor-core format of float inputs included; a same-type 16-bit deterministic product took the tensor-core
+// arithmetic in cpu_matmul before it came here).
 template <bool kSerial>
 void run_eigen(const MatmulArgs& g) {
-  if (g.mixed()) {
-    constexpr type_list<float, bfloat16, half> kFloating{};
+  if (!g.mixed() && !info(g.dtype).storage)
     return visit(
         g.dtype,
-        [&]<class TA>(std::type_identity<TA>) {
-          visit(
-              g.b_type(),
-              [&]<class TB>(std::type_identity<TB>) {
-                if constexpr (!std::is_same_v<TB, float>)
-                  if (g.batch == 1 && !g.deterministic && g.k > 0 && float(g.alpha) != 0.0f && g.m > 0 && g.n > 0)
-                    return storage16_entry<TA, TB>(g, kSerial);
-                std::unique_ptr<float[]> wa, wb;
-                const void* a = as_floats<TA>(g.a, operand_a(g), wa);
-                const void* b = as_floats<TB>(g.b, operand_b(g), wb);
-                cpu_matmul(as_float_product(g, a, b));
-              },
-              kFloating);
+        [&]<class T>(std::type_identity<T>) {
+          if constexpr (!is_storage_type_v<T>) matmul_typed<T>(g, kSerial);
         },
-        kFloating);
-  }
+        matmul_types{});
+  constexpr type_list<float, bfloat16, half> kFloating{};
   visit(
       g.dtype,
-      [&]<class T>(std::type_identity<T>) {
-        if constexpr (is_storage_type_v<T>) {
-          if (g.batch == 1 && !g.deterministic && g.k > 0 && float(g.alpha) != 0.0f && g.m > 0 && g.n > 0)
-            return storage16_entry<T, T>(g, kSerial);
-          const auto a = widened(static_cast<const T*>(g.a), operand_a(g));
-          const auto b = widened(static_cast<const T*>(g.b), operand_b(g));
-          matmul_typed<float>(on_packed_operands(g, Dtype::f32, a.get(), b.get()), kSerial);
-        } else {
-          matmul_typed<T>(g, kSerial);
-        }
+      [&]<class TA>(std::type_identity<TA>) {
+        visit(
+            g.b_type(),
+            [&]<class TB>(std::type_identity<TB>) {
+              if constexpr (!std::is_same_v<TB, float>)
+                if (g.batch == 1 && !g.deterministic && g.k > 0 && float(g.alpha) != 0.0f && g.m > 0 && g.n > 0)
+                  return storage16_entry<TA, TB>(g, kSerial);
+              std::unique_ptr<float[]> wa, wb;
+              const void* a = as_floats<TA>(g.a, operand_a(g), wa);
+              const void* b = as_floats<TB>(g.b, operand_b(g), wb);
+              cpu_matmul(as_float_product(g, a, b));  // (a float product now: no way back here)
+            },
+            kFloating);
       },
-      matmul_types{});
+      kFloating);
 }
 
 // The table: one row per kernel, with the function that runs it (every entry of the batch; deterministic
