@@ -175,7 +175,9 @@ void Engine::reduce_per(Op op, Per per, const detail::MatrixInput& in, const det
 
 void Engine::run_matmul(const detail::MatrixInput& a, const detail::MatrixInput& b, const detail::MatrixInput& c,
                         const MatmulOptions& opts) const {
-  exec_->matmul(detail::check_matmul(*exec_, a, b, c, opts));
+  const detail::MatmulCall call = detail::check_matmul(*exec_, a, b, c, opts);
+  if (call.c.outer_count == 1) return exec_->matmul(call);
+  for (const detail::MatmulCall& run : detail::batch_runs(call)) exec_->matmul(run);  // (in order, on one stream)
 }
 
 void Engine::run_matmul_grouped(const detail::MatrixInput& a, const detail::MatrixInput& b,

@@ -79,7 +79,8 @@ class HostCollectives final : public Collectives {
 
 std::size_t extent_of(const MatrixInput& v) {
   const std::size_t e = size_of(v.dtype);
-  return batch_extent(matrix_extent(v.rows, v.cols, v.ld, e, "", true), v.count, v.stride, e, "");
+  return batch_extent(batch_extent(matrix_extent(v.rows, v.cols, v.ld, e, "", true), v.count, v.stride, e, ""),
+                      v.outer_count, v.outer_stride, e, "");
 }
 
 std::vector<std::size_t> bounds_by_shard(const Allocation* a, std::size_t e, std::size_t base, std::size_t step,

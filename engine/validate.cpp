@@ -116,9 +116,11 @@ void check_input(const Executor& ex, const ReduceInput& in, const std::string& n
 // `repeat`: ld 0 repeats the first row (reductions; matmul operands need ld >= cols).
 std::size_t checked_matrix(const Executor& ex, const MatrixInput& v, Arg arg, const std::string& what,
                            bool repeat = false) {
-  if (v.count == 0) throw value_error(arg, Message(what, ": the batch has count 0; a batch needs count >= 1"));
+  if (v.count == 0 || v.outer_count == 0)
+    throw value_error(arg, Message(what, ": the batch has count 0; a batch needs count >= 1 (and outer count >= 1)"));
   const std::size_t one = matrix_extent(v.rows, v.cols, v.ld, size_of(v.dtype), what, repeat);
-  const std::size_t ext = batch_extent(one, v.count, v.stride, size_of(v.dtype), what);
+  const std::size_t ext = batch_extent(batch_extent(one, v.count, v.stride, size_of(v.dtype), what), v.outer_count,
+                                       v.outer_stride, size_of(v.dtype), what);
   if (!v.in_buffer) {
     if (ext > 0 && v.data == nullptr)
       throw value_error(arg, Message(what, ": data is null but it has ", v.rows, "x", v.cols, " elements"));
@@ -300,18 +302,40 @@ MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixIn
                 ")'s rows x op(", Arg::b, ")'s columns"));
   const MatrixInput* operands[] = {&a, &b};
   const Arg args[] = {Arg::a, Arg::b};
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < 2; ++i) {
     if (operands[i]->count != c.count && operands[i]->stride != 0)
       throw value_error(
           args[i],
           Message("matmul: batch ", args[i], " has count ", operands[i]->count, " but ", Arg::c, " has ", c.count),
           Message("give it C's count, or stride 0 to use one ", args[i], " for every entry"));
-  const std::size_t c_one = c.rows == 0 || c.cols == 0 ? 0 : (c.rows - 1) * c.ld + c.cols;
-  if (c.count > 1 && c_one > 0 && c.stride < c_one)
-    throw value_error(Arg::c,
-                      Message("matmul: the batch entries of ", Arg::c, " overlap (stride ", c.stride, " < ", c_one,
-                              " elements of one entry)"),
-                      Message("each entry of ", Arg::c, " needs its own memory"));
+    if (operands[i]->outer_count != c.outer_count && operands[i]->outer_stride != 0)
+      throw value_error(args[i],
+                        Message("matmul: batch ", args[i], " has outer count ", operands[i]->outer_count, " but ",
+                                Arg::c, " has ", c.outer_count),
+                        Message("give it C's outer count, or outer stride 0 to use one batch of ", args[i],
+                                " for every outer entry"));
+  }
+  // C's elements apart: its dimensions (columns, rows, the batch's two) ordered by stride, each one's stride
+  // past the elements of all those before it (entries may interleave, as a permuted NumPy array's do).
+  if (c.rows > 0 && c.cols > 0) {
+    std::pair<std::size_t, std::size_t> dims[] = {
+        {1, c.cols}, {c.ld, c.rows}, {c.stride, c.count}, {c.outer_stride, c.outer_count}};
+    std::sort(std::begin(dims), std::end(dims));
+    std::size_t span = 1;  // (elements from the first to the last of the dimensions so far; no overflow: checked)
+    for (const auto& [stride, count] : dims) {
+      if (count <= 1) continue;
+      if (stride < span)
+        throw value_error(
+            Arg::c,
+            Message("matmul: the entries of ", Arg::c, " overlap (", c.rows, "x", c.cols, ", ld ", c.ld, ", count ",
+                    c.count, ", stride ", c.stride,
+                    c.outer_count > 1 ? Message(", outer count ", c.outer_count, ", outer stride ", c.outer_stride)
+                                      : Message(),
+                    ")"),
+            Message("each entry of ", Arg::c, " needs its own memory"));
+      span += (count - 1) * stride;
+    }
+  }
   if (!std::isfinite(opts.alpha) || !std::isfinite(opts.beta))
     throw value_error(
         std::isfinite(opts.alpha) ? Arg::beta : Arg::alpha,
@@ -336,10 +360,62 @@ MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixIn
   return call;
 }
 
+namespace {
+// v from `elements` elements on (host memory, or a Buffer's offset).
+MatrixInput shifted(MatrixInput v, std::size_t elements) {
+  if (v.in_buffer)
+    v.offset += elements;
+  else if (v.data != nullptr && elements > 0)
+    v.data = static_cast<const char*>(v.data) + elements * size_of(v.dtype);
+  return v;
+}
+// One batch dimension of count entries `stride` apart (count 1: stride 0), no outer one.
+MatrixInput one_dimension(MatrixInput v, std::size_t count, std::size_t stride) {
+  v.count = count, v.stride = count > 1 ? stride : 0;
+  v.outer_count = 1, v.outer_stride = 0;
+  return v;
+}
+}  // namespace
+
+std::vector<MatmulCall> batch_runs(const MatmulCall& call) {
+  const std::size_t inner = call.c.count, outer = call.c.outer_count;
+  MatrixInput MatmulCall::*const operands[] = {&MatmulCall::a, &MatmulCall::b, &MatmulCall::c};
+  // Each operand's stride along each of C's dimensions (0: broadcast).
+  auto stride_of = [](const MatrixInput& v, bool outer_dim) {
+    return outer_dim ? (v.outer_count > 1 ? v.outer_stride : 0) : (v.count > 1 ? v.stride : 0);
+  };
+  MatmulCall one = call;
+  if (outer == 1 || inner == 1) {  // one dimension: that one
+    for (auto x : operands) (one.*x) = one_dimension(call.*x, inner * outer, stride_of(call.*x, inner == 1));
+    return {one};
+  }
+  // Both: one run where every operand's outer stride is its inner run (or both are broadcasts).
+  bool merges = true;
+  for (auto x : operands) {
+    const std::size_t s = stride_of(call.*x, false), so = stride_of(call.*x, true);
+    merges = merges && so == s * inner;
+  }
+  if (merges) {
+    for (auto x : operands) (one.*x) = one_dimension(call.*x, inner * outer, stride_of(call.*x, false));
+    return {one};
+  }
+  // Else one product per entry of the shorter dimension, the longer one its batch.
+  const bool loop_outer = outer <= inner;
+  std::vector<MatmulCall> runs(loop_outer ? outer : inner, call);
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (auto x : operands)
+      (runs[i].*x) = one_dimension(shifted(call.*x, i * stride_of(call.*x, loop_outer)), loop_outer ? inner : outer,
+                                   stride_of(call.*x, !loop_outer));
+  return runs;
+}
+
 std::vector<MatmulCall> check_matmul_grouped(const Executor& ex, const MatrixInput& a, const MatrixInput& b,
                                              const MatrixInput& c, std::span<const std::size_t> group_sizes,
                                              const MatmulOptions& opts) {
   const std::size_t groups = group_sizes.size(), m = opts.trans_a ? a.cols : a.rows;
+  if (b.outer_count != 1)
+    throw value_error(Arg::b, Message("matmul_grouped: ", Arg::b, " has an outer batch dimension"),
+                      Message("give ", Arg::b, " one entry per group in one batch dimension"));
   const std::size_t eb = checked_matrix(ex, b, Arg::b, "matmul_grouped: B"),
                     ec = checked_matrix(ex, c, Arg::c, "matmul_grouped: C");
   std::size_t total = 0;
@@ -367,12 +443,8 @@ std::vector<MatmulCall> check_matmul_grouped(const Executor& ex, const MatrixInp
   const MatmulCall whole = check_matmul(ex, a, b0, c, opts);
   // Group g: op(A)'s rows r0 .. r1 - 1 (with trans_a, columns of the stored A), B's entry g, C's rows.
   auto part = [](const MatrixInput& v, std::size_t first, std::size_t rows, std::size_t cols) {
-    MatrixInput x = v;
-    x.rows = rows, x.cols = cols, x.count = 1, x.stride = 0;
-    if (x.in_buffer)
-      x.offset += first;
-    else if (x.data != nullptr && rows > 0 && cols > 0)
-      x.data = static_cast<const char*>(x.data) + first * size_of(x.dtype);
+    MatrixInput x = one_dimension(shifted(v, first), 1, 0);
+    x.rows = rows, x.cols = cols;
     return x;
   };
   std::vector<MatmulCall> calls;

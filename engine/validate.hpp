@@ -32,6 +32,11 @@ ReducePerCall check_reduce_per(const Executor& ex, Op op, Per per, const MatrixI
 MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixInput& b, const MatrixInput& c,
                         const MatmulOptions& opts);
 
+// A checked product whose batches have two dimensions (BatchView::outer) as products of one batch dimension
+// each: one, where every operand's two dimensions merge into one run (or C has only one), else one per entry
+// of C's shorter dimension, its longer one their batch. Every entry is computed as it would be alone.
+std::vector<MatmulCall> batch_runs(const MatmulCall& call);
+
 // A grouped product (Engine::matmul_grouped): the whole call checked (group sizes adding up to op(A)'s rows, B
 // one entry per group or stride 0, C apart from A and every entry of B), then one checked product per non-empty
 // group, in order.

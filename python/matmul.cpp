@@ -22,9 +22,13 @@ tandem::Precision parse_precision(const std::string& p) {
   throw tandem::value_error("tandem.matmul: precision must be 'full', 'tf32' or 'bf16' (got '" + p + "')");
 }
 
-// One operand (or out) as tandem sees it: count matrices of rows x cols, rows ld apart, stride apart.
+// One operand (or out) as tandem sees it: rows x cols, rows ld apart; its batch strides, one per dimension of the
+// batch shape (0: broadcast); and those as at most two batch dimensions (merged()): count matrices stride apart,
+// outer_count runs of them outer_stride apart (BatchView::outer).
 struct Operand {
-  std::int64_t count = 1, rows = 0, cols = 0, ld = 0, stride = 0;
+  std::int64_t rows = 0, cols = 0, ld = 0;
+  std::vector<std::int64_t> strides;
+  std::int64_t count = 1, stride = 0, outer_count = 1, outer_stride = 0;
 };
 
 // NumPy's broadcast of two batch shapes.
@@ -41,54 +45,79 @@ std::vector<std::int64_t> broadcast(std::vector<std::int64_t> x, std::vector<std
   return x;
 }
 
-// x (2 or more dimensions) as an Operand `op` over the batch shape `batch`: read in place when its batch
-// dimensions form one run (or it is one matrix for every entry) and its rows or columns have unit stride
-// (columns: read as the transpose, `trans` flipped); else, with may_copy, copied (repeated to the batch
-// shape) by its library, or false.
+// x (2 or more dimensions) as an Operand `op` over the batch shape `batch`: read in place when its batch strides
+// are not negative and its rows or columns have unit stride (columns: read as the transpose, `trans` flipped);
+// else, with may_copy, copied (C order, its own shape) by its library, or false.
 bool operand(Array& x, const std::vector<std::int64_t>& batch, bool& trans, std::uintptr_t stream, Operand& result,
              bool may_copy = true) {
   for (int attempt = 0;; ++attempt) {
-    const std::size_t r = x.shape.size() - 2;
+    const std::size_t r = x.shape.size() - 2, skip = batch.size() - r;  // (x's batch dimensions are the last r)
     Operand op;
-    std::int64_t own = 1;
-    for (std::size_t d = 0; d < r; ++d) own *= x.shape[d];
     bool ok = true;
-    for (std::int64_t n : batch) op.count *= n;
-    if (own == 1) {
-      op.stride = 0;  // one matrix for every entry
-    } else {
-      // The batch dimensions as the broadcast shape's, one run.
-      ok = x.shape.size() - 2 == batch.size() && std::equal(batch.begin(), batch.end(), x.shape.begin());
-      std::int64_t n = 1, stride = 0;
-      for (std::size_t d = 0; ok && d < r; ++d) {
-        if (x.shape[d] == 1) continue;
-        ok = n == 1 || stride == x.strides[d] * x.shape[d];
-        n *= x.shape[d], stride = x.strides[d];
-      }
-      op.stride = stride;
-    }
+    op.strides.assign(batch.size(), 0);
+    for (std::size_t d = 0; d < r; ++d)
+      if (x.shape[d] != 1) op.strides[skip + d] = x.strides[d], ok = ok && x.strides[d] >= 0;
     std::int64_t rows = x.shape[r], cols = x.shape[r + 1], s0 = x.strides[r], s1 = x.strides[r + 1];
     bool flip = false;
     if (!(s1 == 1 || cols <= 1) && (s0 == 1 || rows <= 1)) std::swap(rows, cols), std::swap(s0, s1), flip = true;
     op.rows = rows, op.cols = cols, op.ld = rows > 1 ? s0 : std::max<std::int64_t>(cols, 1);
-    ok = ok && (s1 == 1 || cols <= 1) && op.ld >= cols && (op.count == 1 || op.stride == 0 || op.stride > 0);
+    ok = ok && (s1 == 1 || cols <= 1) && op.ld >= cols;
     if (ok) {
       if (flip) trans = !trans;
-      if (op.count == 1) op.stride = 0;
       result = op;
       return true;
     }
     if (!may_copy) return false;
     if (attempt > 0) throw tandem::value_error("tandem.matmul: internal layout error (please report it)");
-    std::vector<std::int64_t> full = batch;
-    full.push_back(x.shape[r]), full.push_back(x.shape[r + 1]);
-    const std::vector<std::int64_t> shape = own == 1 ? x.shape : full;
-    x = own == 1 ? (x.device ? contiguous_device_copy(x, stream) : contiguous_copy(x))
-                 : broadcast_copy(x, full, stream);
+    const std::vector<std::int64_t> shape = x.shape;
+    x = x.device ? contiguous_device_copy(x, stream) : contiguous_copy(x);
     // (A vector's copy is 1-D: the dimension matmul gave it comes back, in C order.)
     x.shape = shape, x.strides.assign(shape.size(), 1);
     for (std::size_t d = shape.size() - 1; d > 0; --d) x.strides[d - 1] = x.strides[d] * shape[d];
   }
+}
+
+// The batch shape as at most two dimensions for every operand at once: neighbouring dimensions merge where each
+// operand's outer stride is its inner run (broadcasts: 0 and 0), dimensions of length 1 drop out. False where
+// more than two remain (the operands are left as they were).
+bool merged(const std::vector<std::int64_t>& batch, std::initializer_list<Operand*> ops) {
+  std::vector<std::int64_t> counts;  // (innermost first)
+  std::vector<std::vector<std::int64_t>> strides(ops.size());
+  for (std::size_t d = batch.size(); d-- > 0;) {
+    if (batch[d] == 1) continue;
+    bool joins = !counts.empty();
+    std::size_t i = 0;
+    for (const Operand* op : ops) joins = joins && op->strides[d] == strides[i++].back() * counts.back();
+    if (joins) {
+      counts.back() *= batch[d];
+      continue;
+    }
+    counts.push_back(batch[d]);
+    i = 0;
+    for (const Operand* op : ops) strides[i++].push_back(op->strides[d]);
+  }
+  if (counts.size() > 2) return false;
+  std::size_t i = 0;
+  for (Operand* op : ops) {
+    op->count = counts.size() > 0 ? counts[0] : 1, op->stride = counts.size() > 0 ? strides[i][0] : 0;
+    op->outer_count = counts.size() > 1 ? counts[1] : 1, op->outer_stride = counts.size() > 1 ? strides[i][1] : 0;
+    ++i;
+  }
+  return true;
+}
+
+// Whether out's elements are apart (the engine's rule: its dimensions ordered by stride, each past those before).
+bool apart(const Operand& c) {
+  std::pair<std::int64_t, std::int64_t> dims[] = {
+      {1, c.cols}, {c.ld, c.rows}, {c.stride, c.count}, {c.outer_stride, c.outer_count}};
+  std::sort(std::begin(dims), std::end(dims));
+  std::int64_t span = 1;
+  for (const auto& [stride, count] : dims) {
+    if (count <= 1) continue;
+    if (stride < span) return false;
+    span += (count - 1) * stride;
+  }
+  return true;
 }
 
 // a and b of one call: both host arrays or both of one GPU, library and stream; matmul's types; NumPy's
@@ -207,17 +236,37 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const Ma
   Operand A, B, C;
   operand(a, batch, trans_a, ia.stream, A);
   operand(b, batch, trans_b, ib.stream, B);
-  bool ta = trans_a, tb = trans_b;
   // out in Fortran order (columns of unit stride): its transpose is row-major, and out^T = op(b)^T op(a)^T.
   bool swapped = false;
-  // (out= in place needs its entries apart: a batch stride past one entry's elements.)
-  if (via_copy || !operand(c, batch, swapped, ia.stream, C, false) ||
-      (C.count > 1 && C.stride < (C.rows - 1) * C.ld + C.cols)) {
+  auto new_out = [&] {
     via_copy = true, swapped = false;
     c = new_array_like(a, shape, cd);
     if (m.beta != 0) library_copy(c.keep, m.out.attr("reshape")(to_tuple(shape)), a.lib);
     operand(c, batch, swapped, ia.stream, C);
+  };
+  if (via_copy || !operand(c, batch, swapped, ia.stream, C, false)) new_out();
+  // The batch as at most two dimensions, read in place; else (three or more that do not merge) a and b
+  // repeated to the batch shape (one run each; one matrix for every entry stays as it is) and out, where it is
+  // not one run, computed apart.
+  if (!merged(batch, {&A, &B, &C})) {
+    std::vector<std::int64_t> full = batch;
+    full.push_back(0), full.push_back(0);
+    for (auto [x, op, t, given, stream] :
+         {std::tuple{&a, &A, &trans_a, m.trans_a, ia.stream}, std::tuple{&b, &B, &trans_b, m.trans_b, ib.stream}}) {
+      if (std::ranges::all_of(op->strides, [](std::int64_t v) { return v == 0; })) continue;  // (one matrix)
+      full[full.size() - 2] = x->shape[x->shape.size() - 2], full.back() = x->shape.back();
+      *x = broadcast_copy(*x, full, stream);
+      *t = given;  // (the copy is in C order: read as it is)
+      operand(*x, batch, *t, stream, *op);
+    }
+    if (!merged(batch, {&A, &B, &C})) new_out();
+    merged(batch, {&A, &B, &C});
   }
+  if (!apart(C)) {  // (out= whose entries share elements)
+    new_out();
+    merged(batch, {&A, &B, &C});
+  }
+  bool ta = trans_a, tb = trans_b;
   if (swapped) std::swap(A, B), ta = !trans_b, tb = !trans_a;
   const Array& ax = swapped ? b : a;
   const Array& bx = swapped ? a : b;
@@ -228,23 +277,27 @@ py::object PyEngine::matmul(const py::object& ao, const py::object& bo, const Ma
     using CT = std::conditional_t<std::is_same_v<TA, TB>, tandem::compute_t<TA>, float>;
     auto sz = [](std::int64_t v) { return std::size_t(v); };
     if (!ax.device) {
+      auto view = [&]<class T>(const void* data, const Operand& x, std::type_identity<T>) {
+        return tandem::BatchView<T>{
+            static_cast<T*>(const_cast<void*>(data)), sz(x.rows), sz(x.cols), sz(x.ld), sz(x.count), sz(x.stride)}
+            .outer(sz(x.outer_count), sz(x.outer_stride));
+      };
+      const tandem::BatchView<const TA> va = view(ax.data, A, std::type_identity<const TA>{});
+      const tandem::BatchView<const TB> vb = view(bx.data, B, std::type_identity<const TB>{});
+      const tandem::BatchView<CT> vc = view(c.data, C, std::type_identity<CT>{});
       py::gil_scoped_release unlocked;
-      eng.matmul(
-          tandem::BatchView<const TA>{static_cast<const TA*>(ax.data), sz(A.rows), sz(A.cols), sz(A.ld), sz(A.count),
-                                      sz(A.stride)},
-          tandem::BatchView<const TB>{static_cast<const TB*>(bx.data), sz(B.rows), sz(B.cols), sz(B.ld), sz(B.count),
-                                      sz(B.stride)},
-          tandem::BatchView<CT>{static_cast<CT*>(c.data), sz(C.rows), sz(C.cols), sz(C.ld), sz(C.count), sz(C.stride)},
-          o);
+      eng.matmul(va, vb, vc, o);
       return;
     }
     const auto ab = eng.wrap(static_cast<TA*>(ax.data), sz(ax.extent()));
     const auto bb = eng.wrap(static_cast<TB*>(bx.data), sz(bx.extent()));
     const auto cb = eng.wrap(static_cast<CT*>(c.data), sz(c.extent()));
+    auto batch_of = [&](const auto& buffer, const Operand& x) {
+      return buffer.batch(sz(x.rows), sz(x.cols), sz(x.count), sz(x.stride), sz(x.ld))
+          .outer(sz(x.outer_count), sz(x.outer_stride));
+    };
     py::gil_scoped_release unlocked;
-    eng.matmul(ab.batch(sz(A.rows), sz(A.cols), sz(A.count), sz(A.stride), sz(A.ld)),
-               bb.batch(sz(B.rows), sz(B.cols), sz(B.count), sz(B.stride), sz(B.ld)),
-               cb.batch(sz(C.rows), sz(C.cols), sz(C.count), sz(C.stride), sz(C.ld)), o);
+    eng.matmul(batch_of(ab, A), batch_of(bb, B), batch_of(cb, C), o);
   };
   visit_pair(ax.dtype, bx.dtype, product);
   if (via_copy)
@@ -295,8 +348,11 @@ py::object PyEngine::matmul_grouped(const py::object& ao, const py::object& bo, 
   }
   bool ta = m.trans_a, tb = m.trans_b, tc = false;
   Operand A, B, C;
+  const std::vector<std::int64_t> groups =
+      b.ndim() == 3 ? std::vector<std::int64_t>{b.shape[0]} : std::vector<std::int64_t>{};
   operand(a, {}, ta, ia.stream, A);
-  operand(b, b.ndim() == 3 ? std::vector<std::int64_t>{b.shape[0]} : std::vector<std::int64_t>{}, tb, ib.stream, B);
+  operand(b, groups, tb, ib.stream, B);
+  merged(groups, {&B});
   if (via_copy || !operand(c, {}, tc, ia.stream, C, false) || tc) {
     via_copy = true, tc = false;
     c = new_array_like(a, {rows, n}, cd);

@@ -53,6 +53,7 @@ Report run(const Options& o) {
   if (o.reductions) parts.insert(parts.end(), {run_addresses, run_moments, run_masks, run_topk});
   if (o.matmul) parts.push_back(run_matmul_addresses);
   if (o.matmul) std::ranges::copy(grouped_parts(), std::back_inserter(parts));
+  if (o.matmul) std::ranges::copy(batch_parts(), std::back_inserter(parts));
   std::mutex failures;  // one failure reported at a time
   std::vector<Report> reports(parts.size());
   for (Report& r : reports) {

@@ -96,6 +96,8 @@ using Part = std::function<void(const tandem::Engine&, Report&)>;
 std::vector<Part> matmul_parts();
 // The grouped products (grouped_cases.cpp), one part per element type and two mixed pairs.
 std::vector<Part> grouped_parts();
+// Batches of two dimensions (batch_cases.cpp), one part per element type and two mixed pairs.
+std::vector<Part> batch_parts();
 void run_matmul_addresses(const tandem::Engine& eng, Report& report);
 
 }  // namespace tandem_verify::conformance

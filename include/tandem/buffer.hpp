@@ -85,10 +85,20 @@ struct BufferMatrix {
 
 // `count` row-major matrices stored in a Buffer, the first from element `offset` on, `stride` elements
 // apart (0: one matrix repeated for every entry).
+// A second, outer batch dimension as in BatchView: entry (o, e) starts at element
+// offset + o * outer_stride + e * stride. Set it with .outer(count, stride).
 template <class T>
 struct BufferBatch {
   const Buffer<T>* buffer;
   std::size_t offset, rows, cols, ld, count, stride;
+  std::size_t outer_count = 1, outer_stride = 0;
+
+  // This batch as each entry of an outer dimension of `n` entries, `step` elements apart (0: a broadcast).
+  BufferBatch outer(std::size_t n, std::size_t step) const {
+    BufferBatch v = *this;
+    v.outer_count = n, v.outer_stride = step;
+    return v;
+  }
 };
 
 // A typed array in a backend's memory. Create it with Engine::buffer<T>(n) or Engine::upload(span).

@@ -47,6 +47,7 @@ struct MatrixInput {
   const Allocation* allocation = nullptr;
   std::size_t offset = 0, buffer_size = 0;
   std::size_t count = 1, stride = 0;
+  std::size_t outer_count = 1, outer_stride = 0;  // (a batch's outer dimension: BatchView::outer)
 };
 
 // Where a per-row / per-column reduction writes its results: `size` elements of `element_size` bytes,
@@ -72,7 +73,8 @@ MatrixInput host_matrix(MatrixView<T> m) {
 }
 template <class T>
 MatrixInput host_batch(BatchView<T> m) {
-  return {dtype_of<T>, m.data, m.rows, m.cols, m.ld, false, nullptr, 0, 0, m.count, m.stride};
+  return {dtype_of<T>, m.data, m.rows,  m.cols,   m.ld,          false,         nullptr,
+          0,           0,      m.count, m.stride, m.outer_count, m.outer_stride};
 }
 template <class T>
 MatrixInput buffer_batch(BufferBatch<T> m) {
@@ -87,7 +89,9 @@ MatrixInput buffer_batch(BufferBatch<T> m) {
           m.offset,
           has ? m.buffer->size() : 0,
           m.count,
-          m.stride};
+          m.stride,
+          m.outer_count,
+          m.outer_stride};
 }
 template <class T>
 MatrixInput buffer_matrix(BufferMatrix<T> m) {

@@ -123,12 +123,25 @@ struct MatrixView {
 // `count` row-major matrices of host memory, `stride` elements apart: matrix e starts at
 // data + e * stride, and its element (i, j) is data[e * stride + i * ld + j]. stride 0 repeats one matrix
 // for every entry of a batch (A and B only).
+// A second, outer batch dimension (NumPy's batch shapes of two dimensions, e.g. a permuted or broadcast
+// batch whose strides do not merge into one): outer_count runs of `count` matrices, outer_stride elements
+// apart; entry (o, e) starts at data + o * outer_stride + e * stride. Set it with .outer(count, stride).
 template <class T>
 struct BatchView {
   T* data;
   std::size_t rows, cols, ld, count, stride;
+  std::size_t outer_count = 1, outer_stride = 0;
 
-  operator BatchView<const T>() const requires(!std::is_const_v<T>) { return {data, rows, cols, ld, count, stride}; }
+  // This batch as each entry of an outer dimension of `n` entries, `step` elements apart (0: the same
+  // batch for every outer entry, a broadcast).
+  BatchView outer(std::size_t n, std::size_t step) const {
+    BatchView v = *this;
+    v.outer_count = n, v.outer_stride = step;
+    return v;
+  }
+  operator BatchView<const T>() const requires(!std::is_const_v<T>) {
+    return {data, rows, cols, ld, count, stride, outer_count, outer_stride};
+  }
 };
 
 // `count` elements of host memory, `stride` elements apart: data[0], data[stride], ... (stride 0:

@@ -15,6 +15,8 @@ MATMUL_SHAPES = [
     ((3,), (3, 4)), ((5, 3), (3,)), ((3,), (3,)),  # vectors: a row, a column, a dot product (0-d)
     ((7, 1, 5, 3), (2, 3, 4)), ((4, 5, 3), (4, 3, 2)), ((1, 5, 3), (6, 3, 2)), ((2, 5, 3), (3,)),
     ((3,), (2, 3, 4)), ((2, 1, 3), (3, 1)),  # batches broadcasting as np.matmul's
+    ((3, 1, 5, 3), (1, 4, 3, 2)), ((2, 3, 4, 5, 3), (4, 3, 2)),  # two batch dimensions that do not merge
+    ((2, 1, 3, 5, 3), (1, 4, 1, 3, 2)),  # three: copied to one run
     ((0, 3), (3, 4)), ((5, 3), (3, 0)), ((5, 0), (0, 4)), ((0, 5, 3), (3, 4)), ((0,), (0,)),  # empty
 ]
 
@@ -218,3 +220,34 @@ def test_matmul_grouped_refusals(eng):
     # NumPy integers and a nested list with trans_a are fine
     got = eng.matmul_grouped(x[:6].T.tolist(), b, np.array([2, 2, 2]), trans_a=True)
     np.testing.assert_array_equal(got, x[:6] @ np.ones((4, 4), np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.float32), np.dtype(np.float64)], ids=lambda d: d.name)
+def test_matmul_batch_dimensions_in_place(eng, dtype):
+    """Batches whose strides merge into at most two dimensions are read in place (no copy of a or b: a
+    broadcast of P a's over Q b's allocates only the result), and out= in a permuted layout is written in place;
+    every entry against np.matmul in float64."""
+    import tracemalloc
+    rng = np.random.default_rng(5)
+    P, Q, m, k, n = 6, 5, 40, 64, 3
+    a = rng.integers(-3, 4, (P, 1, m, k)).astype(dtype)
+    b = rng.integers(-3, 4, (1, Q, k, n)).astype(dtype)
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    eng.matmul(a, b)  # (warm: the engine's own first-call allocations)
+    tracemalloc.start()
+    got = eng.matmul(a, b)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    np.testing.assert_array_equal(got, want)
+    assert peak < got.nbytes + a.nbytes // 2, f"peak {peak} bytes: a or b was copied (result {got.nbytes})"
+    # a permuted a (stored [P][m][Q][k], read as P x Q matrices) and out= stored [Q][m][P][n]
+    ap = np.ascontiguousarray(rng.integers(-3, 4, (P, m, Q, k)).astype(dtype)).transpose(0, 2, 1, 3)
+    bq = rng.integers(-3, 4, (Q, k, n)).astype(dtype)
+    store = np.full((Q, m, P, n), 7, dtype)
+    out = store.transpose(2, 0, 1, 3)
+    assert eng.matmul(ap, bq, out=out, alpha=2.0, beta=-1.0) is out
+    np.testing.assert_array_equal(out, 2 * np.matmul(ap.astype(np.float64), bq.astype(np.float64)) - 7)
+    # the same with a transposed b (read as trans_b) and an a broadcast over P
+    bt = np.swapaxes(rng.integers(-3, 4, (P, Q, n, k)).astype(dtype), -1, -2)
+    a1 = rng.integers(-3, 4, (Q, m, k)).astype(dtype)
+    np.testing.assert_array_equal(eng.matmul(a1, bt), np.matmul(a1.astype(np.float64), bt.astype(np.float64)))
