@@ -59,6 +59,19 @@ void Group::matmul_batches(const MatmulCall& call) const {
   }
   std::lock_guard lock(collective_mutex_);
   std::vector<Staged> keep;
+  // C's entries interleaving (a permuted batch: its stride below one entry's elements): the extents staged for
+  // two members share bytes, so each member is staged, run and written back before the next is staged.
+  const std::size_t c_one = c.rows == 0 || c.cols == 0 ? 0 : (c.rows - 1) * c.ld + c.cols;
+  if (c.stride < c_one) {
+    for (std::size_t d = 0; d < D; ++d) {
+      if (entries[d] == entries[d + 1]) continue;
+      calls[d].a = on_member(calls[d].a, int(d), keep), calls[d].b = on_member(calls[d].b, int(d), keep);
+      calls[d].c = on_member(calls[d].c, int(d), keep);
+      members_[d].matmul(calls[d]);
+      write_back(keep.back());
+    }
+    return;
+  }
   std::vector<std::size_t> c_staged(D, SIZE_MAX);
   for (std::size_t d = 0; d < D; ++d) {
     if (entries[d] == entries[d + 1]) continue;

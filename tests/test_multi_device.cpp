@@ -370,6 +370,23 @@ void check_engine(Backend backend, int devices) {
     single.matmul(single.upload(a).batch(m, k, count, m * k), single.upload(b).batch(k, n, count, k * n),
                   cs.batch(m, n, count, m * n), det);
     CHECK(test::same_bits(std::span<const float>(cm.to_vector()), std::span<const float>(cs.to_vector())));
+    {  // C permuted (stored [rows][count][cols]: its entries interleave by rows; they start in two shards,
+       // and each member's extent of C spans the others'), alpha and beta
+      const std::size_t rows = 2, inner = 5, cols = 2000;
+      const auto pa = values_for<float>(count * rows * inner, 11), pb = values_for<float>(count * inner * cols, 12);
+      tandem::MatmulOptions o = det;
+      o.alpha = -1.5, o.beta = 0.5;
+      const auto c0 = values_for<float>(count * rows * cols, 10);
+      auto cpm = multi.upload(c0);
+      auto cps = single.upload(c0);
+      multi.matmul(multi.upload(pa).batch(rows, inner, count, rows * inner),
+                   multi.upload(pb).batch(inner, cols, count, inner * cols),
+                   cpm.batch(rows, cols, count, cols, count * cols), o);
+      single.matmul(single.upload(pa).batch(rows, inner, count, rows * inner),
+                    single.upload(pb).batch(inner, cols, count, inner * cols),
+                    cps.batch(rows, cols, count, cols, count * cols), o);
+      CHECK(test::same_bits(std::span<const float>(cpm.to_vector()), std::span<const float>(cps.to_vector())));
+    }
     {  // B broadcast (stride 0), C at an offset with alpha and beta; and host batches (entries per device)
       tandem::MatmulOptions o = det;
       o.alpha = 0.5, o.beta = 2.0;
