@@ -115,6 +115,22 @@ struct SelectArgs {
   unsigned char fill[8] = {};
 };
 
+// Top-k of resident data (Engine::topk of Buffers): `lines` lines of `length` elements of `dtype`, element i of
+// line l at data[l * line_step + i * step]; the k most extreme of each (largest, or smallest) in topk's order
+// (engine/topk.cpp: NaN first, then by value, equal values by index), most extreme first: result r of line l
+// into values[l * values_line + r * values_step] (the elements themselves) and indices[...] (int64, the same
+// layout with the indices' steps). All of it backend memory, ordered on the backend's stream without waiting.
+struct TopkArgs {
+  Dtype dtype;
+  const void* data;
+  std::int64_t lines, length, line_step, step, k;
+  bool largest;
+  void* values;
+  std::int64_t values_line, values_step;
+  std::int64_t* indices;
+  std::int64_t indices_line, indices_step;
+};
+
 // The element types of the dtype table, all of them or those matmul takes; every op. For the kernel
 // tables of the backends.
 inline std::vector<Dtype> every_dtype() {
@@ -188,6 +204,13 @@ class BackendImpl {
   // The elementwise pass of SelectArgs: on the host for the CPU (host_select, common/select.cpp), on its
   // device for a device backend.
   virtual void select(const SelectArgs& args) = 0;
+
+  // Top-k of resident data on the device; false where this backend does not take it (the engine then
+  // computes it on the host, engine/topk.cpp). The default: false.
+  virtual bool topk(const TopkArgs& args) {
+    (void)args;
+    return false;
+  }
 
   // Waits for everything the backend enqueued; throws tandem::Error for a failure of that work.
   virtual void synchronize() = 0;

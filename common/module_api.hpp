@@ -16,7 +16,7 @@
 
 namespace tandem::detail {
 
-inline constexpr std::uint32_t kModuleInterface = 5;
+inline constexpr std::uint32_t kModuleInterface = 6;
 
 #define TANDEM_MODULE_STR2(x) #x
 #define TANDEM_MODULE_STR(x) TANDEM_MODULE_STR2(x)

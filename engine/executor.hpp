@@ -59,6 +59,13 @@ class Executor {
   virtual void reduce_into(const ReduceCall& call, const OutSlot& out) const = 0;
   virtual void reduce_per(const ReducePerCall& call) const = 0;
   virtual void matmul(const MatmulCall& call) const = 0;
+  // topk of checked Buffers (check_topk_buffers) on the device, enqueued; false where the backend does not
+  // take it (the engine computes it on the host). The default: false.
+  virtual bool topk(Per per, const MatrixInput& a, std::size_t k, bool largest, const MatrixInput& values,
+                    const MatrixInput& indices) const {
+    (void)per, (void)a, (void)k, (void)largest, (void)values, (void)indices;
+    return false;
+  }
   // count * element_size fits in the address space, and data is not null when count > 0 (Engine checks).
   virtual std::shared_ptr<Allocation> allocate(std::size_t count, std::size_t element_size) const = 0;
   virtual std::shared_ptr<Allocation> wrap(void* data, std::size_t count, std::size_t element_size) const = 0;
@@ -76,6 +83,8 @@ class SingleDevice final : public Executor {
   void reduce_into(const ReduceCall& call, const OutSlot& out) const override;
   void reduce_per(const ReducePerCall& call) const override;
   void matmul(const MatmulCall& call) const override;
+  bool topk(Per per, const MatrixInput& a, std::size_t k, bool largest, const MatrixInput& values,
+            const MatrixInput& indices) const override;
   std::shared_ptr<Allocation> allocate(std::size_t count, std::size_t element_size) const override;
   std::shared_ptr<Allocation> wrap(void* data, std::size_t count, std::size_t element_size) const override;
   void synchronize() const override;

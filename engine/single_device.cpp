@@ -95,6 +95,29 @@ void SingleDevice::matmul(const MatmulCall& call) const {
   impl_->matmul(args);
 }
 
+bool SingleDevice::topk(Per per, const MatrixInput& a, std::size_t k, bool largest, const MatrixInput& values,
+                        const MatrixInput& indices) const {
+  // Line l, element i: a row (per row) or a column; result r of line l likewise in the outputs.
+  const bool rows = per == Per::row;
+  auto line = [rows](const MatrixInput& v) { return rows ? std::int64_t(v.ld) : 1; };
+  auto step = [rows](const MatrixInput& v) { return rows ? 1 : std::int64_t(v.ld); };
+  TopkArgs args{a.dtype,
+                first_element(a),
+                std::int64_t(rows ? a.rows : a.cols),
+                std::int64_t(rows ? a.cols : a.rows),
+                line(a),
+                step(a),
+                std::int64_t(k),
+                largest,
+                const_cast<void*>(first_element(values)),
+                line(values),
+                step(values),
+                static_cast<std::int64_t*>(const_cast<void*>(first_element(indices))),
+                line(indices),
+                step(indices)};
+  return impl_->topk(args);
+}
+
 void SingleDevice::synchronize() const { impl_->synchronize(); }
 
 std::shared_ptr<Allocation> SingleDevice::wrap(void* data, std::size_t count, std::size_t element_size) const {

@@ -18,6 +18,7 @@
 
 #include "common/dispatch.hpp"
 #include "common/reduce_ops.hpp"
+#include "engine/extent.hpp"
 #include "engine/validate.hpp"
 #include "tandem/engine.hpp"
 
@@ -110,6 +111,32 @@ void Engine::topk_entry(Per per, const detail::MatrixInput& a, std::size_t k, vo
       }
     });
   });
+}
+
+// Buffers: on the device where the backend takes it (CUDA, one engine), else as host memory: the input's and the
+// outputs' extents downloaded (the outputs' too: their padding is written back as it was), the host topk, the
+// outputs uploaded.
+void Engine::topk_buffer_entry(Per per, const detail::MatrixInput& a, std::size_t k, const detail::MatrixInput& values,
+                               const detail::MatrixInput& indices, const TopkOptions& o) const {
+  detail::check_topk_buffers(*exec_, per, a, k, values, indices);
+  if (exec_->topk(per, a, k, o.largest, values, indices)) return;
+  auto on_host = [](const detail::MatrixInput& v, std::vector<unsigned char>& bytes) {
+    const std::size_t e = size_of(v.dtype);
+    bytes.resize(detail::matrix_extent(v.rows, v.cols, v.ld, e, "", true) * e);
+    if (!bytes.empty()) v.allocation->download(v.offset * e, bytes.data(), bytes.size());
+    detail::MatrixInput h = v;
+    h.in_buffer = false, h.allocation = nullptr, h.offset = 0, h.buffer_size = 0;
+    h.data = bytes.empty() ? nullptr : bytes.data();
+    return h;
+  };
+  std::vector<unsigned char> ha, hv, hi;
+  const detail::MatrixInput in = on_host(a, ha), vals = on_host(values, hv), idx = on_host(indices, hi);
+  topk_entry(per, in, k, const_cast<void*>(vals.data), 0, vals.ld,
+             static_cast<std::int64_t*>(const_cast<void*>(idx.data)), 0, idx.ld, o, vals.rows, vals.cols, idx.rows,
+             idx.cols);
+  const_cast<detail::Allocation*>(values.allocation)
+      ->upload(values.offset * size_of(values.dtype), hv.data(), hv.size());
+  const_cast<detail::Allocation*>(indices.allocation)->upload(indices.offset * 8, hi.data(), hi.size());
 }
 
 void Engine::argsort_entry(Per per, const detail::MatrixInput& a, std::int64_t* out, std::size_t rows, std::size_t cols,

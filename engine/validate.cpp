@@ -515,6 +515,40 @@ void check_topk(Per per, const MatrixInput& a, std::size_t k, const void* values
   check_out("topk", "indices", indices, indices_size, indices_rows, indices_cols, indices_ld, want_rows, want_cols);
 }
 
+void check_topk_buffers(const Executor& ex, Per per, const MatrixInput& a, std::size_t k, const MatrixInput& values,
+                        const MatrixInput& indices) {
+  const std::size_t ea = checked_matrix(ex, a, Arg::input, "topk: the input", true);
+  const std::size_t lines = per == Per::row ? a.rows : a.cols, length = per == Per::row ? a.cols : a.rows;
+  if (k == 0 || k > length)
+    throw value_error(
+        Arg::none,
+        Message("topk: k = ", k, " for ", per == Per::row ? "rows" : "vectors or columns", " of ", length, " elements"),
+        Message("pass 1 <= k <= ", length));
+  const std::size_t want_rows = per == Per::row ? lines : k, want_cols = per == Per::row ? k : lines;
+  const std::pair<const MatrixInput*, const char*> outs[] = {{&values, "values"}, {&indices, "indices"}};
+  const Region ra = region(true, a.allocation, a.data, a.offset, size_of(a.dtype), ea);
+  Region written[2];
+  for (int i = 0; i < 2; ++i) {
+    const auto& [out, what] = outs[i];
+    const Dtype want = i == 0 ? a.dtype : Dtype::i64;
+    if (out->dtype != want)
+      throw type_error(Arg::output, Message("topk: ", what, " must hold ", want, ", not ", out->dtype));
+    if (out->rows != want_rows || out->cols != want_cols)
+      throw value_error(Arg::output,
+                        Message("topk: ", what, " is ", out->rows, " x ", out->cols, " but the results are ", want_rows,
+                                " x ", want_cols),
+                        Message("pass a ", want_rows, " x ", want_cols, " matrix (a vector's: k elements)"));
+    const std::size_t e = checked_matrix(ex, *out, Arg::output, std::string("topk: ") + what);
+    written[i] = region(true, out->allocation, out->data, out->offset, size_of(out->dtype), e);
+    if (overlaps(written[i], ra))
+      throw value_error(Arg::output, Message("topk: ", what, " overlaps the input"),
+                        Message("the outputs must be separate memory"));
+  }
+  if (overlaps(written[0], written[1]))
+    throw value_error(Arg::output, Message("topk: the values overlap the indices"),
+                      Message("the outputs must be separate memory"));
+}
+
 void check_argsort(const MatrixInput& a, const void* out, std::size_t rows, std::size_t cols, std::size_t ld) {
   check_host_matrix(a, "argsort");
   check_out("argsort", "the output", out, 0, rows, cols, ld, a.rows, a.cols);

@@ -48,6 +48,10 @@ std::vector<MatmulCall> check_matmul_grouped(const Executor& ex, const MatrixInp
 void check_topk(Per per, const MatrixInput& a, std::size_t k, const void* values, std::size_t values_size,
                 std::size_t values_rows, std::size_t values_cols, std::size_t values_ld, const void* indices,
                 std::size_t indices_size, std::size_t indices_rows, std::size_t indices_cols, std::size_t indices_ld);
+// topk of Buffers: `a` and the outputs Buffers of ex's engine within their Buffers, values of a's type and
+// indices int64 of the results' shape, neither overlapping the input or each other.
+void check_topk_buffers(const Executor& ex, Per per, const MatrixInput& a, std::size_t k, const MatrixInput& values,
+                        const MatrixInput& indices);
 // argsort of each row / column of `a` (host memory) into out, a rows x cols matrix of a's shape.
 void check_argsort(const MatrixInput& a, const void* out, std::size_t rows, std::size_t cols, std::size_t ld);
 

@@ -1,6 +1,7 @@
 // tandem.Engine.topk and argsort (Engine::topk / argsort, engine/topk.cpp): NumPy arrays (anything
 // np.asarray takes), along one axis; the axis is moved last and the array made C-contiguous (a copy where it
-// is not already), so that each line along it is a row.
+// is not already), so that each line along it is a row. topk also takes CuPy and PyTorch GPU arrays (the
+// Buffer topk on their GPU).
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
@@ -53,7 +54,63 @@ py::object restored(const py::array& out, const Rows& r, std::int64_t last) {
   return py::module_::import("numpy").attr("moveaxis")(out.attr("reshape")(to_tuple(shape)), -1, r.axis);
 }
 
+// A CuPy / PyTorch array on the GPU: the axis moved last and made C-contiguous by its library (a copy where it is
+// not already), the Buffer topk on the library's stream into new arrays of its library (nothing waits, as for
+// its own operations), the axis moved back by the library.
+py::tuple topk_device(const PyEngine& s, const py::object& x, std::int64_t k, std::int64_t axis, bool largest) {
+  Input in = s.input(x);
+  Array& a = in.a;
+  const auto nd = std::int64_t(a.ndim());
+  if (nd == 0) throw tandem::value_error("tandem.topk: a 0-d array has no axis to order along");
+  if (axis < -nd || axis >= nd)
+    raise_axis_error("tandem: axis " + std::to_string(axis) + " is out of bounds for an array of dimension " +
+                     std::to_string(nd));
+  const std::int64_t ax = axis < 0 ? axis + nd : axis, n = a.shape[std::size_t(ax)];
+  if (k < 1 || k > n)
+    throw tandem::value_error("tandem.topk: k = " + std::to_string(k) + " along an axis of " + std::to_string(n) +
+                              " elements; pass 1 <= k <= " + std::to_string(n));
+  std::vector<std::int64_t> perm;
+  for (std::int64_t d = 0; d < nd; ++d)
+    if (d != ax) perm.push_back(d);
+  perm.push_back(ax);
+  std::vector<std::int64_t> shape;  // (with the axis last)
+  for (std::int64_t d : perm) shape.push_back(a.shape[std::size_t(d)]);
+  bool packed = true;  // C-contiguous with the axis last, as it is
+  std::int64_t expect = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    packed = packed && (shape[d] == 1 || a.strides[std::size_t(perm[d])] == expect);
+    expect *= shape[d];
+  }
+  Array copy;
+  if (!packed) copy = permuted_copy(a, perm, in.stream);
+  const Array& rows = packed ? a : copy;
+  std::int64_t lines = 1;
+  for (std::size_t d = 0; d + 1 < shape.size(); ++d) lines *= shape[d];
+  std::vector<std::int64_t> out_shape = shape;
+  out_shape.back() = k;
+  Array values = new_array_like(a, out_shape, a.dtype), indices = new_array_like(a, out_shape, tandem::Dtype::i64);
+  if (lines > 0) {
+    tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
+      const auto sz = [](std::int64_t v) { return std::size_t(v); };
+      const auto xb = in.eng->wrap(static_cast<T*>(rows.data), sz(lines * n));
+      const auto vb = in.eng->wrap(static_cast<T*>(values.data), sz(lines * k));
+      const auto ib = in.eng->wrap(static_cast<std::int64_t*>(indices.data), sz(lines * k));
+      py::gil_scoped_release unlocked;
+      in.eng->topk(xb.matrix(sz(lines), sz(n)), tandem::Per::row, sz(k), vb.matrix(sz(lines), sz(k)),
+                   ib.matrix(sz(lines), sz(k)), tandem::TopkOptions{largest});
+    });
+    if (in.wait) in.eng->synchronize();
+  }
+  // The axis back where it was: a view made by the library (moveaxis / movedim).
+  auto restore = [&](const Array& r) -> py::object {
+    if (ax == nd - 1) return r.keep;
+    return a.lib == Lib::torch ? r.keep.attr("movedim")(-1, ax) : a.library.attr("moveaxis")(r.keep, -1, ax);
+  };
+  return py::make_tuple(restore(values), restore(indices));
+}
+
 py::tuple topk(const PyEngine& s, const py::object& x, std::int64_t k, std::int64_t axis, bool largest) {
+  if (is_device_array(x)) return topk_device(s, x, k, axis, largest);
   const Rows r = rows_of(x, axis, "topk");
   if (k < 1 || k > r.n)
     throw tandem::value_error("tandem.topk: k = " + std::to_string(k) + " along an axis of " + std::to_string(r.n) +
@@ -91,8 +148,9 @@ py::object argsort(const PyEngine& s, const py::object& x, std::int64_t axis) {
 void bind_topk(py::class_<PyEngine>& e) {
   e.def("topk", &topk, py::arg("x"), py::arg("k"), py::arg("axis") = -1, py::arg("largest") = true,
         "The k largest (largest=True) or smallest elements along an axis and their indices, as (values, "
-        "indices) NumPy arrays with the axis of length k: most extreme first, equal values by index, NaN first "
-        "(as argmax / argmin take the first NaN). NumPy arrays only; computed on the host.");
+        "indices) arrays with the axis of length k: most extreme first, equal values by index, NaN first "
+        "(as argmax / argmin take the first NaN). NumPy arrays are computed on the host; CuPy and PyTorch GPU "
+        "arrays on their GPU, on the library's current stream, into arrays of the library.");
   e.def("argsort", &argsort, py::arg("x"), py::arg("axis") = -1,
         "The indices that sort x along an axis: ascending, equal values by index, NaN last (NumPy's "
         "np.argsort(x, axis, kind='stable')). NumPy arrays only; computed on the host.");

@@ -139,7 +139,92 @@ void check_type(const tandem::Engine& eng) {
   }
 }
 
+// Buffers (on CUDA a kernel of its own for k <= 1024, else the host's): rows, columns and vector views, lines
+// whose keys fit in a GPU block's shared memory and lines that do not, k from 1 past 1024; values with many
+// ties (data()) and, for floats, distinct random ones. Against reference(), outputs' padding untouched.
+template <class T>
+void check_buffers(const tandem::Engine& eng, bool distinct) {
+  CAPTURE(std::string(test::type_name<T>()));
+  CAPTURE(distinct);
+  struct Shape {
+    std::size_t rows, cols;
+    Per per;
+  };
+  const std::vector<Shape> shapes =
+      test::quick() ? std::vector<Shape>{{3, 5000, Per::row}, {300, 37, Per::row}}
+                    : std::vector<Shape>{{3, 40000, Per::row}, {2, 70001, Per::row}, {300, 37, Per::row},
+                                         {1, 1, Per::row},     {4097, 3, Per::col},  {1500, 2, Per::col}};
+  for (const Shape& sh : shapes) {
+    const std::size_t ld = sh.cols + 3, lines = sh.per == Per::row ? sh.rows : sh.cols,
+                      length = sh.per == Per::row ? sh.cols : sh.rows;
+    CAPTURE(sh.rows);
+    CAPTURE(sh.cols);
+    auto m = data<T>(sh.rows * ld, sh.rows + 3 * sh.cols);
+    if constexpr (std::is_floating_point_v<T>)
+      if (distinct) {
+        test::SplitMix64 g{sh.rows * 5 + sh.cols};
+        for (auto& v : m) v = T(std::ldexp(double(g.below(1u << 30)) - double(1u << 29), -int(g.below(40))));
+      }
+    const auto in = eng.upload<T>(m);
+    auto elem = [&](std::size_t line, std::size_t i) {
+      return sh.per == Per::row ? m[line * ld + i] : m[i * ld + line];
+    };
+    for (std::size_t k : {std::size_t(1), std::size_t(2), std::size_t(64), std::size_t(1025), length}) {
+      if (k > length) continue;
+      CAPTURE(k);
+      const std::size_t vr = sh.per == Per::row ? lines : k, vc = sh.per == Per::row ? k : lines, vld = vc + 2;
+      for (bool largest : {true, false}) {
+        CAPTURE(largest);
+        const test::Vector<T> v0(vr * vld, make<T>(7));
+        const std::vector<std::int64_t> i0(vr * vld, -5);
+        auto vb = eng.upload<T>(v0);
+        auto ib = eng.upload<std::int64_t>(i0);
+        eng.topk(in.matrix(sh.rows, sh.cols, ld), sh.per, k, vb.matrix(vr, vc, vld), ib.matrix(vr, vc, vld), {largest});
+        const auto values = vb.to_vector();
+        const auto indices = ib.to_vector();
+        std::size_t bad = 0;
+        for (std::size_t line = 0; line < lines; ++line) {
+          const auto want = reference(
+              length, [&](std::size_t i) { return as_double(elem(line, i)); }, false, largest);
+          for (std::size_t r = 0; r < k; ++r) {
+            const std::size_t at = sh.per == Per::row ? line * vld + r : r * vld + line;
+            bad += indices[at] != want[r] || !test::same_bits(values[at], elem(line, std::size_t(want[r])));
+          }
+        }
+        for (std::size_t at = 0; at < vr * vld; ++at)
+          if (at % vld >= vc) bad += indices[at] != -5 || !test::same_bits(values[at], v0[at]);
+        CHECK(bad == 0);
+      }
+    }
+  }
+  // A vector view (every other element from 1) into views of k elements.
+  const std::size_t n = 9001, k = 100;
+  const auto x = data<T>(2 * n + 1, 77);
+  const auto xb = eng.upload<T>(x);
+  auto vb = eng.buffer<T>(k + 5);
+  auto ib = eng.buffer<std::int64_t>(k + 5);
+  eng.topk(xb.view(1, n, 2), k, vb.view(5, k), ib.view(5, k));
+  const auto want = reference(
+      n, [&](std::size_t i) { return as_double(x[1 + 2 * i]); }, false, true);
+  const auto got = ib.to_vector();
+  std::size_t bad = 0;
+  for (std::size_t r = 0; r < k; ++r) bad += got[5 + r] != want[r];
+  CHECK(bad == 0);
+}
+
 }  // namespace
+
+TANDEM_BACKEND_TEST(topk_buffers, "topk of Buffers: rows, columns, vectors; long lines, k past 1024; every type") {
+  check_buffers<float>(eng, false);
+  check_buffers<float>(eng, true);
+  check_buffers<double>(eng, true);
+  check_buffers<tandem::bfloat16>(eng, false);
+  check_buffers<tandem::half>(eng, false);
+  check_buffers<std::int32_t>(eng, false);
+  check_buffers<std::int64_t>(eng, false);
+  check_buffers<std::uint8_t>(eng, false);
+  check_buffers<bool>(eng, false);
+}
 
 TANDEM_BACKEND_TEST(topk_and_argsort, "topk and argsort: every type, vectors, views, rows and columns") {
   check_type<float>(eng);
@@ -180,4 +265,23 @@ TANDEM_BACKEND_TEST(topk_errors, "topk and argsort: k out of range, outputs too 
           eng.argsort(tandem::MatrixView<const float>{x.data(), 2, 3, 2}, Per::row,
                       tandem::MatrixView<std::int64_t>{i.data(), 2, 3, 3});
         }) == K::value);  // ld < cols
+  // Buffers: k out of range, misshapen outputs, outputs over the input or each other, past their Buffer
+  const auto xb = eng.upload<float>(x);
+  auto vb = eng.buffer<float>(4);
+  auto ib = eng.buffer<std::int64_t>(4);
+  const auto am = xb.matrix(2, 2);
+  CHECK(test::contains(test::message_of([&] { eng.topk(am, Per::row, 3, vb.matrix(2, 3), ib.matrix(2, 3)); }),
+                       "1 <= k <= 2"));
+  CHECK(test::contains(test::message_of([&] { eng.topk(am, Per::row, 1, vb.matrix(1, 2), ib.matrix(2, 1)); }),
+                       "values is 1 x 2 but the results are 2 x 1"));
+  CHECK(test::contains(test::message_of([&] { eng.topk(am, Per::row, 1, xb.matrix(2, 1, 1, 2), ib.matrix(2, 1)); }),
+                       "overlaps the input"));
+  CHECK(test::kind_of([&] { eng.topk(am, Per::row, 1, vb.matrix(2, 1, 1, 3), ib.matrix(2, 1)); }) == K::value);
+  CHECK(test::kind_of([&] { eng.topk(xb.view(0, 4), 5, vb.view(0, 4), ib.view(0, 4)); }) == K::value);
+  CHECK(test::kind_of([&] { eng.topk(xb.view(0, 4), 2, vb.view(0, 1), ib.view(0, 2)); }) == K::value);
+  const tandem::Engine other(eng.backend());
+  const auto ob = other.upload<float>(x);
+  CHECK(test::contains(
+      test::message_of([&] { eng.topk(ob.matrix(2, 2), Per::row, 1, vb.matrix(2, 1), ib.matrix(2, 1)); }),
+      "another engine"));
 }

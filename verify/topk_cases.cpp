@@ -1,8 +1,9 @@
 // topk and argsort in the conformance matrix (conformance.hpp): element type x data (ties from a small set;
 // random or full-range; NaN, inf and signed zeros among ties) x length (1, 2, 7, 64, 4097) x k (1, 2,
 // n / 2 + 1, n) x order (largest, smallest) x form (span, StridedView with stride 3 and 0, per row and per
-// column of a matrix with ld > cols into outputs with ld > their width, their padding poisoned), and argsort
-// per row and per column, on the engine's backend (they run on the host for every backend). Each result is
+// column of a matrix with ld > cols into outputs with ld > their width, their padding poisoned; host memory and
+// Buffers, which CUDA runs on the GPU), and argsort per row and per column (on the host for every backend).
+// Each result is
 // judged against a reference written here from the documented order (include/tandem/engine.hpp): topk takes
 // NaN first (by index), then the values from the most extreme, equal values by index; argsort ascending,
 // equal values by index, NaN last. The indices must be exactly the reference's, the values the elements'
@@ -143,37 +144,49 @@ void cases(const tandem::Engine& eng, Report& report) {
                       [&](std::size_t v) { return values[v]; });
                 });
           }
-          // Per row (3 x k results, ld k + 1) and per column (k x 3 results, ld 4).
-          for (tandem::Per per : {tandem::Per::row, tandem::Per::col}) {
-            const bool by_row = per == tandem::Per::row;
-            const std::size_t out_ld = by_row ? k + 1 : lines + 1, out_rows = by_row ? lines : k;
-            Vector<T> values(out_rows * out_ld, pad);
-            Vector<std::int64_t> indices(out_rows * out_ld, -7);
-            one_case(
-                report, eng, what + (by_row ? " (per row)" : " (per column)"), false, kernel,
-                [&] {
-                  const tandem::MatrixView<const T> a = by_row
-                                                            ? tandem::MatrixView<const T>{rows.data(), lines, n, ldr}
-                                                            : tandem::MatrixView<const T>{cols.data(), n, lines, ldc};
-                  const std::size_t oc = by_row ? k : lines;
-                  eng.topk(a, per, k, tandem::MatrixView<T>{values.data(), out_rows, oc, out_ld},
-                           tandem::MatrixView<std::int64_t>{indices.data(), out_rows, oc, out_ld}, o);
-                  return 0;
-                },
-                [&](int) -> std::string {
-                  auto slot = [&](std::size_t l, std::size_t v) { return by_row ? l * out_ld + v : v * out_ld + l; };
-                  for (std::size_t p = 0; p < values.size(); ++p) {
-                    const bool used = by_row ? p % out_ld < k : p % out_ld < lines;
-                    if (!used && (!same_bits(values[p], pad) || indices[p] != -7)) return "wrote into the padding";
-                  }
-                  return first_wrong(lines, slice_name(per), [&](std::size_t l) {
-                    return judge_line<T>(
-                        k, reference<T>(n, line(l), false, largest), line(l),
-                        [&](std::size_t v) { return indices[slot(l, v)]; },
-                        [&](std::size_t v) { return values[slot(l, v)]; });
+          // Per row (3 x k results, ld k + 1) and per column (k x 3 results, ld 4), of host memory and of
+          // Buffers (on CUDA a kernel of its own).
+          for (tandem::Per per : {tandem::Per::row, tandem::Per::col})
+            for (bool in_buffer : {false, true}) {
+              const bool by_row = per == tandem::Per::row;
+              const std::size_t out_ld = by_row ? k + 1 : lines + 1, out_rows = by_row ? lines : k;
+              Vector<T> values(out_rows * out_ld, pad);
+              Vector<std::int64_t> indices(out_rows * out_ld, -7);
+              one_case(
+                  report, eng, what + (by_row ? " (per row" : " (per column") + (in_buffer ? ", Buffers)" : ")"), false,
+                  kernel,
+                  [&] {
+                    const tandem::MatrixView<const T> a = by_row
+                                                              ? tandem::MatrixView<const T>{rows.data(), lines, n, ldr}
+                                                              : tandem::MatrixView<const T>{cols.data(), n, lines, ldc};
+                    const std::size_t oc = by_row ? k : lines;
+                    if (in_buffer) {
+                      const auto ab = eng.upload<T>(std::span<const T>(a.data, (a.rows - 1) * a.ld + a.cols));
+                      auto vb = eng.upload<T>(values);
+                      auto ib = eng.upload<std::int64_t>(indices);
+                      eng.topk(ab.matrix(a.rows, a.cols, a.ld), per, k, vb.matrix(out_rows, oc, out_ld),
+                               ib.matrix(out_rows, oc, out_ld), o);
+                      vb.download(values), ib.download(indices);
+                      return 0;
+                    }
+                    eng.topk(a, per, k, tandem::MatrixView<T>{values.data(), out_rows, oc, out_ld},
+                             tandem::MatrixView<std::int64_t>{indices.data(), out_rows, oc, out_ld}, o);
+                    return 0;
+                  },
+                  [&](int) -> std::string {
+                    auto slot = [&](std::size_t l, std::size_t v) { return by_row ? l * out_ld + v : v * out_ld + l; };
+                    for (std::size_t p = 0; p < values.size(); ++p) {
+                      const bool used = by_row ? p % out_ld < k : p % out_ld < lines;
+                      if (!used && (!same_bits(values[p], pad) || indices[p] != -7)) return "wrote into the padding";
+                    }
+                    return first_wrong(lines, slice_name(per), [&](std::size_t l) {
+                      return judge_line<T>(
+                          k, reference<T>(n, line(l), false, largest), line(l),
+                          [&](std::size_t v) { return indices[slot(l, v)]; },
+                          [&](std::size_t v) { return values[slot(l, v)]; });
+                    });
                   });
-                });
-          }
+            }
         }
         // k = 0 and k past the length: errors.
         for (std::size_t k : {std::size_t(0), n + 1}) {

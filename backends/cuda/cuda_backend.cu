@@ -301,6 +301,15 @@ class CudaBackend final : public detail::BackendImpl {
     finish_on_error([&] { cuda::select(a, stream_); });
   }
 
+  // Top-k of Buffers (backends/cuda/topk.cu), no wait.
+  bool topk(const detail::TopkArgs& a) override {
+    std::lock_guard lock(mutex_);
+    DeviceGuard guard(device_);
+    bool taken = false;
+    finish_on_error([&] { taken = cuda::topk(a, stream_); });
+    return taken;
+  }
+
   void synchronize() override {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);

@@ -3,11 +3,13 @@ same call on the same arrays. Prints one table (ratio: > 1 means tandem is faste
 writes the rows for the docs' results tables.
 
   host    NumPy arrays: per-call cost of a 64-element sum; every op over every axis of 10^5..10^7 elements;
-          the k-means step (per-row argmin / min of a 200000 x 16 float32 matrix)
+          the k-means step (per-row argmin / min of a 200000 x 16 float32 matrix); topk (k = 8, 64) of
+          1024 x 32000 float32 against np.argpartition + sort
   device  PyTorch / CuPy GPU arrays (CUDA engine): per-call cost of a 64-element sum (calls enqueued back to
           back, then one synchronize: what a Python loop pays per call); sum and argmax of 2^28 floats; row
           and column sums of 2^14 x 2^14; the k-means step on the GPU (per-row argmin / min / sum of 200000 x 16
-          float32); bf16 and fp16 matmul 8192^3 against `a @ b`
+          float32); bf16 and fp16 matmul 8192^3 against `a @ b`; topk (k = 1, 8, 64, 1024) of 4096 x 32000
+          float32 logits against torch.topk
 
 Run: PYTHONPATH=build/python /usr/bin/python3 benchmarks/python/bench_python.py [--json results.json] [--quick]
 (the interpreter the module was built for; device rows need a GPU and CuPy / PyTorch). Times are medians."""
@@ -92,7 +94,14 @@ def device_rows():
                 row("torch", f"{str(dt)[6:]} matmul {k}^3", "TFLOP/s",
                     flop / median_seconds(lambda: gpu.matmul(a, b), 5, sync) / 1e12, "a @ b",
                     flop / median_seconds(lambda: a @ b, 5, sync) / 1e12)
-            del y, mat, a, b
+            # top-k of a vocabulary-sized row: 4096 x 32000 float32 logits, k <= 64 (and 1024)
+            rows_, vocab = (512, 32000) if args.quick else (4096, 32000)
+            logits = torch.randn(rows_, vocab, device="cuda")
+            for kk in (1, 8, 64, 1024):
+                row("torch", f"topk k={kk} of {rows_} x {vocab} float32", "ms",
+                    median_seconds(lambda: gpu.topk(logits, kk), 20, sync) * 1e3, "torch.topk",
+                    median_seconds(lambda: torch.topk(logits, kk), 20, sync) * 1e3)
+            del y, mat, a, b, logits
             torch.cuda.empty_cache()
         except ImportError:
             pass
@@ -129,6 +138,18 @@ def host_rows():
                 mine = median_seconds(lambda: getattr(cpu, op)(m, axis=axis), 3) * 1e3
                 base = median_seconds(lambda: theirs(m, axis), 3) * 1e3
                 row("numpy", f"{op} of {m.size:.0e} float32, axis={axis}", "ms", mine, f"numpy {op}", base)
+    logits = rng.standard_normal((256 if args.quick else 1024, 32000)).astype(np.float32)
+
+    def numpy_topk(x, k):  # argpartition, then the k sorted (most extreme first)
+        part = np.argpartition(-x, k - 1, axis=1)[:, :k]
+        vals = np.take_along_axis(x, part, axis=1)
+        order = np.argsort(-vals, axis=1, kind="stable")
+        return np.take_along_axis(vals, order, axis=1), np.take_along_axis(part, order, axis=1)
+
+    for kk in (8, 64):
+        row("numpy", f"topk k={kk} of {logits.shape[0]} x 32000 float32", "ms",
+            median_seconds(lambda: cpu.topk(logits, kk), 3) * 1e3, "np.argpartition + sort",
+            median_seconds(lambda: numpy_topk(logits, kk), 3) * 1e3)
     km = rng.uniform(-1, 1, (200000, 16)).astype(np.float32)
     for op in ("argmin", "min", "sum"):
         row("numpy", f"k-means step: {op} per row of 200000 x 16 float32", "ms",

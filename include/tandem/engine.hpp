@@ -337,8 +337,8 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   }
 
   // Top-k and argsort of host memory (engine/topk.cpp; computed on the host, on oneTBB's threads, whatever
-  // the backend). topk: the k largest (TopkOptions::largest) or k smallest elements of a vector, or of each
-  // row / column of a matrix, and their indices, most extreme first; equal values by index (the first index
+  // the backend; for Buffers below). topk: the k largest (TopkOptions::largest) or k smallest elements of a vector, or
+  // of each row / column of a matrix, and their indices, most extreme first; equal values by index (the first index
   // first); NaN is more extreme than any number, as in argmax / argmin (the first NaN wins), so NaNs come
   // first, by index. Values are the elements themselves, indices int64 into the vector (or within the row /
   // column). 1 <= k <= the vector's (row's, column's) length. Per::row writes rows x k matrices (row i's
@@ -361,6 +361,25 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
             const TopkOptions& o = {}) const {
     topk_entry(per, detail::host_matrix(a), k, values.data, values.rows * values.cols, values.ld, indices.data,
                indices.rows * indices.cols, indices.ld, o, values.rows, values.cols, indices.rows, indices.cols);
+  }
+  // The same of Buffers, results into Buffers (values: k elements of T from their view's start for a
+  // vector; matrices as above). On CUDA a kernel of its own for k <= 1024, enqueued on the engine's stream
+  // without waiting; otherwise (the CPU, a larger k, a multi-device engine) computed as for host memory, the
+  // call waiting for the results.
+  template <Element T>
+  void topk(BufferView<T> x, std::size_t k, BufferView<T> values, BufferView<std::int64_t> indices,
+            const TopkOptions& o = {}) const {
+    auto column = [](const auto& v, std::size_t rows) {  // (a vector as a column: its stride the ld)
+      return detail::buffer_matrix(BufferMatrix{v.buffer, v.offset, rows, std::size_t(1), v.stride});
+    };
+    topk_buffer_entry(Per::col, column(x, x.count), k, column(values, std::min(values.count, k)),
+                      column(indices, std::min(indices.count, k)), o);
+  }
+  template <Element T>
+  void topk(BufferMatrix<T> a, Per per, std::size_t k, BufferMatrix<T> values, BufferMatrix<std::int64_t> indices,
+            const TopkOptions& o = {}) const {
+    topk_buffer_entry(per, detail::buffer_matrix(a), k, detail::buffer_matrix(values), detail::buffer_matrix(indices),
+                      o);
   }
   // Each row's (Per::row) or column's indices in ascending order of its values, equal values by index (a
   // stable sort), NaN last: NumPy's np.argsort(kind='stable'). out: a MatrixView of a's shape.
@@ -465,6 +484,8 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
                   std::size_t values_ld, std::int64_t* indices, std::size_t indices_size, std::size_t indices_ld,
                   const TopkOptions& o, std::size_t values_rows = 0, std::size_t values_cols = 0,
                   std::size_t indices_rows = 0, std::size_t indices_cols = 0) const;
+  void topk_buffer_entry(Per per, const detail::MatrixInput& a, std::size_t k, const detail::MatrixInput& values,
+                         const detail::MatrixInput& indices, const TopkOptions& o) const;
   void argsort_entry(Per per, const detail::MatrixInput& a, std::int64_t* out, std::size_t rows, std::size_t cols,
                      std::size_t ld) const;
   std::shared_ptr<detail::Allocation> allocate(std::size_t count, std::size_t element_size) const;

@@ -166,6 +166,34 @@ def test_matmul_grouped_and_mixed_in_place(lib):
     np.testing.assert_allclose(to_host(lib, y), x.astype(np.float64) @ w.astype(np.float64).T, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
+def test_topk_on_the_gpu(lib, dtype):
+    """topk of the library's arrays on their GPU (the Buffer topk's kernel), every axis, largest and smallest,
+    k from 1 past 1024, against the host topk of the same data (one documented order: the same results)."""
+    eng = tandem.Engine("cuda")
+    host = tandem.Engine("cpu")
+    rng = np.random.default_rng(9)
+    x = rng.integers(-50, 50, (3, 2000, 5)).astype(dtype)  # (ties)
+    if np.issubdtype(dtype, np.floating):
+        x[0, 7, 1] = np.nan
+        x[1, ::97, 2] = -0.0
+    for axis in (-1, 1, 0):
+        n = x.shape[axis]
+        for k in sorted({1, 2, min(64, n), min(1100, n), n}):
+            for largest in (True, False):
+                v, i = eng.topk(to_device(lib, x), k, axis=axis, largest=largest)
+                assert type(v).__module__.split(".")[0] == lib.__name__
+                wv, wi = host.topk(x, k, axis=axis, largest=largest)
+                np.testing.assert_array_equal(to_host(lib, i), wi)
+                np.testing.assert_array_equal(to_host(lib, v), wv)
+    # a transposed view (copied with the axis last by the library) and a row of a vocabulary's size
+    logits = rng.standard_normal((4, 32000)).astype(np.float32)
+    v, i = eng.topk(to_device(lib, logits.T).T, 50)
+    wv, wi = host.topk(logits, 50)
+    np.testing.assert_array_equal(to_host(lib, i), wi)
+    np.testing.assert_array_equal(to_host(lib, v), wv)
+
+
 def test_torch_bfloat16_in_place():
     torch = pytest.importorskip("torch")
     eng = tandem.Engine("cuda")

@@ -1,0 +1,254 @@
+// Top-k of resident data on the GPU (TopkArgs, common/backend.hpp): one block per line, a radix select.
+//   1. Each element becomes an unsigned key whose order is topk's (a larger key is more extreme; NaN the
+//      largest of all, every NaN the same key; -0.0 and +0.0 the same key): the line's keys are kept in
+//      shared memory where they fit (one read of the line), else computed again from global memory in
+//      every pass.
+//   2. Radix select, 8 bits a pass from the top: a 256-bin histogram of the keys that match the digits found
+//      so far (lanes of a warp with the same bin add once: __match_any_sync), and the bin where the k-th
+//      largest key falls. After the last pass `threshold` is the k-th largest key, and `ties` how many of the
+//      keys equal to it are among the k.
+//   3. One ordered pass collects the keys above the threshold (any order) and the first `ties` keys equal
+//      to it by index (a block-wide scan over the line in index order), k in all.
+//   4. A bitonic sort of the k (key descending, then index ascending: topk's order), and the elements
+//      themselves and their indices written out.
+// k <= 1024 (the sort is in shared memory); a larger k is left to the engine (the host).
+#include <algorithm>
+#include <cstdint>
+#include <cub/block/block_scan.cuh>
+#include <type_traits>
+
+#include "backends/cuda/kernels.hpp"
+#include "common/dispatch.hpp"
+#include "tandem/float16.hpp"
+
+namespace tandem::cuda {
+
+using detail::Index;
+
+namespace {
+
+constexpr int kMaxK = 1024;
+constexpr int kItems = 8;  // elements per thread per step of the ordered pass (3.)
+
+// The key type: 32 bits for elements of up to 4 bytes, else 64.
+template <class T>
+using KeyOf = std::conditional_t<(sizeof(T) > 4), std::uint64_t, std::uint32_t>;
+
+// The key of x in ascending order of value (-0.0 as +0.0), NaN the largest key; `largest` false inverts it
+// but for NaN (the most extreme either way).
+template <class T>
+__device__ KeyOf<T> key_of(T x, bool largest) {
+  using K = KeyOf<T>;
+  constexpr K top = K(1) << (sizeof(K) * 8 - 1);
+  K asc;
+  if constexpr (std::is_same_v<T, double>) {
+    if (x != x) return ~K(0);
+    const K b = K(__double_as_longlong(x == 0.0 ? 0.0 : x));
+    asc = (b & top) ? ~b : b | top;
+  } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, bfloat16> || std::is_same_v<T, half>) {
+    const float f = float(x);
+    if (f != f) return ~K(0);
+    const K b = K(__float_as_uint(f == 0.0f ? 0.0f : f));
+    asc = (b & top) ? ~b : b | top;
+  } else if constexpr (std::is_signed_v<T>) {
+    using S = std::make_signed_t<K>;
+    asc = K(S(x)) ^ top;
+  } else {
+    asc = K(x);  // (unsigned integers, bool)
+  }
+  return largest ? asc : ~asc;
+}
+
+struct Params {
+  Index lines, length, line_step, step, k;
+  bool largest;
+  Index values_line, values_step, indices_line, indices_step;
+};
+
+template <class K, int kThreads>
+struct Shared {
+  using Scan = cub::BlockScan<unsigned, kThreads>;
+  typename Scan::TempStorage scan;
+  unsigned hist[256];
+  K sel_key[kMaxK];
+  std::int64_t sel_index[kMaxK];
+  K prefix;
+  Index want;      // keys still to find in the current bin
+  unsigned above;  // keys above the threshold collected so far (3.)
+};
+
+// topk's order of two (key, index) pairs: a larger key first, then a smaller index.
+template <class K>
+__device__ bool before(K ka, std::int64_t ia, K kb, std::int64_t ib) {
+  return ka > kb || (ka == kb && ia < ib);
+}
+
+template <class T, int kThreads, bool kCached>
+__global__ void __launch_bounds__(kThreads)
+    topk_kernel(const T* __restrict__ x, Params p, T* __restrict__ values, std::int64_t* __restrict__ indices) {
+  using K = KeyOf<T>;
+  using S = Shared<K, kThreads>;
+  __shared__ S s;
+  extern __shared__ __align__(16) unsigned char dynamic[];
+  K* cached = reinterpret_cast<K*>(dynamic);
+  const int tid = int(threadIdx.x);
+  for (Index line = blockIdx.x; line < p.lines; line += gridDim.x) {
+    const T* in = x + line * p.line_step;
+    if constexpr (kCached) {  // 1. the keys, read once (kItems loads in flight per thread)
+      for (Index base = 0; base < p.length; base += Index(kThreads) * kItems) {
+        T v[kItems];
+#pragma unroll
+        for (int u = 0; u < kItems; ++u) {
+          const Index i = base + Index(u) * kThreads + tid;
+          if (i < p.length) v[u] = in[i * p.step];
+        }
+#pragma unroll
+        for (int u = 0; u < kItems; ++u) {
+          const Index i = base + Index(u) * kThreads + tid;
+          if (i < p.length) cached[i] = key_of(v[u], p.largest);
+        }
+      }
+    }
+    auto key = [&](Index i) -> K {
+      if constexpr (kCached)
+        return cached[i];
+      else
+        return key_of(in[i * p.step], p.largest);
+    };
+    // 2. radix select
+    if (tid == 0) s.prefix = 0, s.want = p.k, s.above = 0;
+    K mask = 0;
+    for (int shift = int(sizeof(K)) * 8 - 8; shift >= 0; shift -= 8) {
+      for (int b = tid; b < 256; b += kThreads) s.hist[b] = 0;
+      __syncthreads();
+      const K prefix = s.prefix;
+      for (Index base = 0; base < p.length; base += kThreads) {
+        const Index i = base + tid;
+        const K kk = i < p.length ? key(i) : K(0);
+        const bool counts = i < p.length && (kk & mask) == prefix;
+        const unsigned active = __ballot_sync(0xffffffffu, counts);
+        if (counts) {
+          const unsigned bin = unsigned(kk >> shift) & 255u;
+          const unsigned same = __match_any_sync(active, bin);
+          if ((tid & 31) == __ffs(same) - 1) atomicAdd(&s.hist[bin], unsigned(__popc(same)));
+        }
+      }
+      __syncthreads();
+      // The bin of the want-th largest matching key: bins from the top, their counts summed.
+      const unsigned count = tid < 256 ? s.hist[255 - tid] : 0u;
+      unsigned inclusive;
+      typename S::Scan(s.scan).InclusiveSum(count, inclusive);
+      const Index want = s.want;
+      __syncthreads();  // (every thread has read s.want)
+      if (tid < 256 && Index(inclusive) >= want && Index(inclusive - count) < want) {
+        s.prefix = prefix | (K(255 - tid) << shift);
+        s.want = want - Index(inclusive - count);
+      }
+      mask |= K(255) << shift;
+      __syncthreads();
+    }
+    const K threshold = s.prefix;
+    const Index ties = s.want;  // keys equal to the threshold among the k: the first `ties` of them by index
+    const Index k_above = p.k - ties;
+    // 3. the k: keys above the threshold anywhere in [0, k_above), the ties in index order after them
+    Index tie_base = 0;
+    for (Index base = 0; base < p.length; base += Index(kThreads) * kItems) {
+      const Index first = base + Index(tid) * kItems;
+      unsigned ties_here = 0;
+#pragma unroll
+      for (int u = 0; u < kItems; ++u) {
+        const Index i = first + u;
+        if (i < p.length) {
+          const K kk = key(i);
+          if (kk > threshold) {
+            const unsigned slot = atomicAdd(&s.above, 1u);
+            s.sel_key[slot] = kk, s.sel_index[slot] = i;
+          }
+          ties_here += kk == threshold;
+        }
+      }
+      unsigned offset, total;
+      typename S::Scan(s.scan).ExclusiveSum(ties_here, offset, total);
+      if (ties_here > 0 && tie_base + Index(offset) < ties) {
+        Index at = tie_base + Index(offset);
+        for (int u = 0; u < kItems && at < ties; ++u) {
+          const Index i = first + u;
+          if (i < p.length && key(i) == threshold) {
+            s.sel_key[k_above + at] = threshold, s.sel_index[k_above + at] = i;
+            ++at;
+          }
+        }
+      }
+      tie_base += Index(total);
+      __syncthreads();  // (the scan's storage is used again)
+    }
+    // 4. sort the k (padded to a power of two with pairs that sort last), write them out
+    int size = 1;
+    while (size < int(p.k)) size *= 2;
+    for (int i = int(p.k) + tid; i < size; i += kThreads) s.sel_key[i] = 0, s.sel_index[i] = INT64_MAX;
+    __syncthreads();
+    for (int width = 2; width <= size; width *= 2)
+      for (int half_width = width / 2; half_width > 0; half_width /= 2) {
+        for (int i = tid; i < size; i += kThreads) {
+          const int j = i ^ half_width;
+          if (j > i) {
+            const bool ascending = (i & width) == 0;  // (this run in topk's order, or reversed)
+            const bool swap = before(s.sel_key[j], s.sel_index[j], s.sel_key[i], s.sel_index[i]) == ascending;
+            if (swap) {
+              const K tk = s.sel_key[i];
+              const std::int64_t ti = s.sel_index[i];
+              s.sel_key[i] = s.sel_key[j], s.sel_index[i] = s.sel_index[j];
+              s.sel_key[j] = tk, s.sel_index[j] = ti;
+            }
+          }
+        }
+        __syncthreads();
+      }
+    for (Index r = tid; r < p.k; r += kThreads) {
+      const std::int64_t i = s.sel_index[r];
+      values[line * p.values_line + r * p.values_step] = in[i * p.step];
+      indices[line * p.indices_line + r * p.indices_step] = i;
+    }
+    __syncthreads();  // (before the next line reuses the shared memory)
+  }
+}
+
+template <class T, int kThreads, bool kCached>
+void launch(const detail::TopkArgs& a, const Params& p, std::size_t dynamic, cudaStream_t stream) {
+  auto kernel = topk_kernel<T, kThreads, kCached>;
+  if (sizeof(Shared<KeyOf<T>, kThreads>) + dynamic > 48 * 1024)  // (past the default limit: opted in)
+    TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic)));
+  const Index blocks = std::min<Index>(p.lines, Index(multiprocessor_count()) * 64);
+  kernel<<<unsigned(blocks), kThreads, dynamic, stream>>>(static_cast<const T*>(a.data), p, static_cast<T*>(a.values),
+                                                          a.indices);
+  TANDEM_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+bool topk(const detail::TopkArgs& a, cudaStream_t stream) {
+  if (a.k > kMaxK || a.length > Index(UINT32_MAX)) return false;  // (the histograms count in 32 bits)
+  if (a.lines == 0 || a.k == 0) return true;
+  const Params p{a.lines,   a.length,      a.line_step,   a.step,         a.k,
+                 a.largest, a.values_line, a.values_step, a.indices_line, a.indices_step};
+  int device = current_device(), optin = 0;
+  TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
+    const std::size_t keys = std::size_t(a.length) * sizeof(KeyOf<T>);
+    // Long lines: 1024 threads; short ones 256 (more lines at a time on an SM).
+    auto run = [&]<int kThreads>(std::integral_constant<int, kThreads>) {
+      const std::size_t fixed = sizeof(Shared<KeyOf<T>, kThreads>);
+      if (fixed + keys + 1024 <= std::size_t(optin))
+        launch<T, kThreads, true>(a, p, keys, stream);
+      else
+        launch<T, kThreads, false>(a, p, 0, stream);
+    };
+    if (a.length > 4096)
+      run(std::integral_constant<int, 1024>{});
+    else
+      run(std::integral_constant<int, 256>{});
+  });
+  return true;
+}
+
+}  // namespace tandem::cuda
