@@ -77,4 +77,11 @@ void on_type_part(Dtype d, F&& f) {
   (std::make_index_sequence<kTypeParts>{});
 }
 
+// Whether A and B of these types make a mixed product (two different types of float, bfloat16 and half:
+// is_mixed_matmul_v at run time).
+constexpr bool is_mixed_matmul(Dtype a, Dtype b) {
+  auto floating = [](Dtype d) { return d == Dtype::f32 || d == Dtype::bf16 || d == Dtype::f16; };
+  return a != b && floating(a) && floating(b);
+}
+
 }  // namespace tandem::detail

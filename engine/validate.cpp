@@ -10,6 +10,7 @@
 #include <limits>
 #include <string_view>
 
+#include "common/dispatch.hpp"
 #include "engine/extent.hpp"
 #include "engine/registry.hpp"
 
@@ -284,8 +285,7 @@ MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixIn
   const KernelId kernel = find_kernel(table, opts.kernel, "matmul", ex.first()->kind());
   // One type, or two different ones among float, bfloat16 and half (a mixed product: C float).
   const bool mixed = b.dtype != dtype;
-  auto floating = [](Dtype d) { return d == Dtype::f32 || d == Dtype::bf16 || d == Dtype::f16; };
-  if (mixed && !(floating(dtype) && floating(b.dtype)))
+  if (mixed && !is_mixed_matmul(dtype, b.dtype))
     throw type_error(Arg::b, Message("matmul: ", Arg::a, " holds ", dtype, " but ", Arg::b, " holds ", b.dtype),
                      Message("give ", Arg::a, " and ", Arg::b, " one type, or two of float, bfloat16 and half"));
   check_kernel_accepts(kernel_info(table, kernel), dtype, nullptr, opts.deterministic, "matmul");

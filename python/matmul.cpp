@@ -135,8 +135,7 @@ void matching_operands(const std::string& call, Input& ia, Input& ib) {
   for (const Array* x : {&a, &b})
     if (!tandem::info(x->dtype).matmul)
       throw tandem::type_error(call + " takes " + dtype_names(true) + ", not " + tandem::info(x->dtype).array_name);
-  auto floating = [](Dtype d) { return d == Dtype::f32 || d == Dtype::bf16 || d == Dtype::f16; };
-  if (a.dtype != b.dtype && !(floating(a.dtype) && floating(b.dtype))) {
+  if (a.dtype != b.dtype && !tandem::detail::is_mixed_matmul(a.dtype, b.dtype)) {
     const Dtype to = a.dtype == Dtype::f64 || b.dtype == Dtype::f64 ? Dtype::f64 : Dtype::f32;
     if (a.dtype != to) a = converted(a, to, ia.stream);
     if (b.dtype != to) b = converted(b, to, ib.stream);
