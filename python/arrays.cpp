@@ -79,7 +79,16 @@ struct Cache {
   const py::object& dtype(Dtype d) {
     py::object& o = np_dtype[std::size_t(d)];
     if (!o) {  // bfloat16 comes from ml_dtypes, imported when first used
-      o = py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+      py::module_ ml;
+      try {
+        ml = py::module_::import("ml_dtypes");
+      } catch (const py::error_already_set& e) {
+        if (!e.matches(PyExc_ImportError)) throw;
+        throw tandem::type_error(
+            "tandem: bfloat16 NumPy arrays need the ml_dtypes package, which is not installed (pip install "
+            "ml_dtypes); or use float32 or float16");
+      }
+      o = py::dtype::from_args(ml.attr("bfloat16"));
       scalar_type[std::size_t(d)] = o.attr("type");
     }
     return o;

@@ -326,6 +326,11 @@ py::object PyEngine::matmul_grouped(const py::object& ao, const py::object& bo, 
       throw tandem::value_error(call + ": group size " + py::repr(v).cast<std::string>() + " is out of range");
     sizes.push_back(v.cast<std::size_t>());
   }
+  if (b.ndim() == 3 && std::size_t(b.shape[0]) != sizes.size())
+    throw tandem::value_error(call + ": b has " + std::to_string(b.shape[0]) + " matrices for " +
+                              std::to_string(sizes.size()) +
+                              " groups; give b one matrix per group (3-D), or a 2-D b for one matrix shared by every "
+                              "group");
   const std::int64_t rows = m.trans_a ? a.shape[1] : a.shape[0];
   const std::size_t rb = b.ndim() - 2;
   const std::int64_t n = m.trans_b ? b.shape[rb] : b.shape[rb + 1];

@@ -100,3 +100,15 @@ def test_int64_mean_does_not_wrap(eng, dtype):
     np.testing.assert_array_equal(eng.mean(y, axis=1), np.full(3, 1.7e18))
     np.testing.assert_array_equal(eng.mean(y, axis=0), np.full(6, 1.7e18))
     assert eng.sum(x) == np.sum(x)  # (the sum itself wraps modulo 2^64, as NumPy's)
+
+
+def test_bfloat16_without_ml_dtypes_is_a_clear_type_error(eng):
+    """A bfloat16 result asked for where ml_dtypes (NumPy's bfloat16) is not installed: tandem.TypeError saying
+    what to install, not a bare ModuleNotFoundError."""
+    try:
+        import ml_dtypes  # noqa: F401
+        pytest.skip("ml_dtypes is installed: bfloat16 arrays are available")
+    except ImportError:
+        pass
+    with pytest.raises(TypeError, match="ml_dtypes"):
+        eng.sum(np.ones(3, np.float32), dtype="bfloat16")
