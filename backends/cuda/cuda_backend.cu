@@ -306,7 +306,7 @@ class CudaBackend final : public detail::BackendImpl {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);
     bool taken = false;
-    finish_on_error([&] { taken = cuda::topk(a, stream_); });
+    finish_on_error([&] { taken = cuda::topk(a, scratch_, stream_); });
     return taken;
   }
 

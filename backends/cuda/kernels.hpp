@@ -51,9 +51,9 @@ void fill_empty_results(Op op, Dtype dtype, void* out, std::int64_t count, cudaS
 
 // The engine's elementwise pass of SelectArgs (common/backend.hpp) on `stream` (backends/cuda/select.cu).
 void select(const detail::SelectArgs& args, cudaStream_t stream);
-// Top-k of TopkArgs on `stream` (backends/cuda/topk.cu); false (nothing enqueued) for k > 1024 or lines
-// longer than 2^32 elements.
-bool topk(const detail::TopkArgs& args, cudaStream_t stream);
+// Top-k of TopkArgs on `stream` (backends/cuda/topk.cu; ws: the pieces' results of lines longer than shared
+// memory holds); false (nothing enqueued) for k > 1024 or lines longer than 2^32 elements.
+bool topk(const detail::TopkArgs& args, Workspace& ws, cudaStream_t stream);
 
 // Step 1-3 of the canonical order only: the value of every 4096-element chunk of x (n elements, stride)
 // into values[0 .. ceil(n / 4096)). A host input staged in pieces whose lengths are multiples of 4096

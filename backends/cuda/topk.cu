@@ -1,8 +1,7 @@
 // Top-k of resident data on the GPU (TopkArgs, common/backend.hpp): one block per line, a radix select.
 //   1. Each element becomes an unsigned key whose order is topk's (a larger key is more extreme; NaN the
 //      largest of all, every NaN the same key; -0.0 and +0.0 the same key): the line's keys are kept in
-//      shared memory where they fit (one read of the line), else computed again from global memory in
-//      every pass.
+//      shared memory (one read of the line).
 //   2. Radix select, 8 bits a pass from the top: a 256-bin histogram of the keys that match the digits found
 //      so far (lanes of a warp with the same bin add once: __match_any_sync), and the bin where the k-th
 //      largest key falls. After the last pass `threshold` is the k-th largest key, and `ties` how many of the
@@ -11,7 +10,9 @@
 //      to it by index (a block-wide scan over the line in index order), k in all.
 //   4. A bitonic sort of the k (key descending, then index ascending: topk's order), and the elements
 //      themselves and their indices written out.
-// k <= 1024 (the sort is in shared memory); a larger k is left to the engine (the host).
+// A line whose keys do not fit in shared memory is cut into pieces that do: the k of each piece into a workspace,
+// then the k of those (ties still by index: each piece's results are in index order among equal keys, and the
+// pieces in order). k <= 1024 (the sort is in shared memory); a larger k is left to the engine (the host).
 #include <algorithm>
 #include <cstdint>
 #include <cub/block/block_scan.cuh>
@@ -63,6 +64,13 @@ struct Params {
   Index lines, length, line_step, step, k;
   bool largest;
   Index values_line, values_step, indices_line, indices_step;
+  // Each line cut into `chunks` pieces of chunk_len elements (the last may be shorter, never below k), a block
+  // each: piece c's k results at slots c * k + r (a line longer than a block's shared memory holds: first the
+  // k of each piece, then the k of those).
+  Index chunks = 1, chunk_len = 0;
+  // Where given, element i of line l is element gather[l * length + i] of the data (the second step's input,
+  // the pieces' results in order: equal values still by index).
+  const std::int64_t* gather = nullptr;
 };
 
 template <class K, int kThreads>
@@ -83,7 +91,7 @@ __device__ bool before(K ka, std::int64_t ia, K kb, std::int64_t ib) {
   return ka > kb || (ka == kb && ia < ib);
 }
 
-template <class T, int kThreads, bool kCached>
+template <class T, int kThreads>
 __global__ void __launch_bounds__(kThreads)
     topk_kernel(const T* __restrict__ x, Params p, T* __restrict__ values, std::int64_t* __restrict__ indices) {
   using K = KeyOf<T>;
@@ -92,29 +100,26 @@ __global__ void __launch_bounds__(kThreads)
   extern __shared__ __align__(16) unsigned char dynamic[];
   K* cached = reinterpret_cast<K*>(dynamic);
   const int tid = int(threadIdx.x);
-  for (Index line = blockIdx.x; line < p.lines; line += gridDim.x) {
-    const T* in = x + line * p.line_step;
-    if constexpr (kCached) {  // 1. the keys, read once (kItems loads in flight per thread)
-      for (Index base = 0; base < p.length; base += Index(kThreads) * kItems) {
+  for (Index task = blockIdx.x; task < p.lines * p.chunks; task += gridDim.x) {
+    const Index line = task / p.chunks, piece = task - line * p.chunks, begin = piece * p.chunk_len;
+    const Index length = p.chunks == 1 ? p.length : std::min(p.chunk_len, p.length - begin);
+    const T* in = x + line * p.line_step + begin * p.step;
+    {  // 1. the keys, read once (kItems loads in flight per thread)
+      for (Index base = 0; base < length; base += Index(kThreads) * kItems) {
         T v[kItems];
 #pragma unroll
         for (int u = 0; u < kItems; ++u) {
           const Index i = base + Index(u) * kThreads + tid;
-          if (i < p.length) v[u] = in[i * p.step];
+          if (i < length) v[u] = in[i * p.step];
         }
 #pragma unroll
         for (int u = 0; u < kItems; ++u) {
           const Index i = base + Index(u) * kThreads + tid;
-          if (i < p.length) cached[i] = key_of(v[u], p.largest);
+          if (i < length) cached[i] = key_of(v[u], p.largest);
         }
       }
     }
-    auto key = [&](Index i) -> K {
-      if constexpr (kCached)
-        return cached[i];
-      else
-        return key_of(in[i * p.step], p.largest);
-    };
+    auto key = [&](Index i) -> K { return cached[i]; };
     // 2. radix select
     if (tid == 0) s.prefix = 0, s.want = p.k, s.above = 0;
     K mask = 0;
@@ -122,10 +127,10 @@ __global__ void __launch_bounds__(kThreads)
       for (int b = tid; b < 256; b += kThreads) s.hist[b] = 0;
       __syncthreads();
       const K prefix = s.prefix;
-      for (Index base = 0; base < p.length; base += kThreads) {
+      for (Index base = 0; base < length; base += kThreads) {
         const Index i = base + tid;
-        const K kk = i < p.length ? key(i) : K(0);
-        const bool counts = i < p.length && (kk & mask) == prefix;
+        const K kk = i < length ? key(i) : K(0);
+        const bool counts = i < length && (kk & mask) == prefix;
         const unsigned active = __ballot_sync(0xffffffffu, counts);
         if (counts) {
           const unsigned bin = unsigned(kk >> shift) & 255u;
@@ -152,13 +157,13 @@ __global__ void __launch_bounds__(kThreads)
     const Index k_above = p.k - ties;
     // 3. the k: keys above the threshold anywhere in [0, k_above), the ties in index order after them
     Index tie_base = 0;
-    for (Index base = 0; base < p.length; base += Index(kThreads) * kItems) {
+    for (Index base = 0; base < length; base += Index(kThreads) * kItems) {
       const Index first = base + Index(tid) * kItems;
       unsigned ties_here = 0;
 #pragma unroll
       for (int u = 0; u < kItems; ++u) {
         const Index i = first + u;
-        if (i < p.length) {
+        if (i < length) {
           const K kk = key(i);
           if (kk > threshold) {
             const unsigned slot = atomicAdd(&s.above, 1u);
@@ -173,7 +178,7 @@ __global__ void __launch_bounds__(kThreads)
         Index at = tie_base + Index(offset);
         for (int u = 0; u < kItems && at < ties; ++u) {
           const Index i = first + u;
-          if (i < p.length && key(i) == threshold) {
+          if (i < length && key(i) == threshold) {
             s.sel_key[k_above + at] = threshold, s.sel_index[k_above + at] = i;
             ++at;
           }
@@ -206,49 +211,80 @@ __global__ void __launch_bounds__(kThreads)
       }
     for (Index r = tid; r < p.k; r += kThreads) {
       const std::int64_t i = s.sel_index[r];
-      values[line * p.values_line + r * p.values_step] = in[i * p.step];
-      indices[line * p.indices_line + r * p.indices_step] = i;
+      const Index slot = piece * p.k + r;
+      values[line * p.values_line + slot * p.values_step] = in[i * p.step];
+      indices[line * p.indices_line + slot * p.indices_step] = p.gather ? p.gather[line * p.length + i] : begin + i;
     }
     __syncthreads();  // (before the next line reuses the shared memory)
   }
 }
 
-template <class T, int kThreads, bool kCached>
-void launch(const detail::TopkArgs& a, const Params& p, std::size_t dynamic, cudaStream_t stream) {
-  auto kernel = topk_kernel<T, kThreads, kCached>;
+template <class T, int kThreads>
+void launch(const T* x, const Params& p, std::size_t dynamic, T* values, std::int64_t* indices, cudaStream_t stream) {
+  auto kernel = topk_kernel<T, kThreads>;
   if (sizeof(Shared<KeyOf<T>, kThreads>) + dynamic > 48 * 1024)  // (past the default limit: opted in)
     TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic)));
-  const Index blocks = std::min<Index>(p.lines, Index(multiprocessor_count()) * 64);
-  kernel<<<unsigned(blocks), kThreads, dynamic, stream>>>(static_cast<const T*>(a.data), p, static_cast<T*>(a.values),
-                                                          a.indices);
+  const Index blocks = std::min<Index>(p.lines * p.chunks, Index(multiprocessor_count()) * 64);
+  kernel<<<unsigned(blocks), kThreads, dynamic, stream>>>(x, p, values, indices);
   TANDEM_CUDA_CHECK_LAUNCH();
+}
+
+// One launch over lines of p.length elements whose keys fit in a block's shared memory (max_cached of them):
+// 256 threads for short lines (more lines at a time on an SM), else 1024.
+template <class T>
+void launch_cached(const T* x, const Params& p, T* values, std::int64_t* indices, cudaStream_t stream) {
+  const Index length = p.chunks == 1 ? p.length : p.chunk_len;
+  const std::size_t keys = std::size_t(length) * sizeof(KeyOf<T>);
+  if (length <= 4096)
+    launch<T, 256>(x, p, keys, values, indices, stream);
+  else
+    launch<T, 1024>(x, p, keys, values, indices, stream);
 }
 
 }  // namespace
 
-bool topk(const detail::TopkArgs& a, cudaStream_t stream) {
+bool topk(const detail::TopkArgs& a, Workspace& ws, cudaStream_t stream) {
   if (a.k > kMaxK || a.length > Index(UINT32_MAX)) return false;  // (the histograms count in 32 bits)
   if (a.lines == 0 || a.k == 0) return true;
   const Params p{a.lines,   a.length,      a.line_step,   a.step,         a.k,
                  a.largest, a.values_line, a.values_step, a.indices_line, a.indices_step};
   int device = current_device(), optin = 0;
   TANDEM_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  bool taken = true;
   detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
-    const std::size_t keys = std::size_t(a.length) * sizeof(KeyOf<T>);
-    // Long lines: 1024 threads; short ones 256 (more lines at a time on an SM).
-    auto run = [&]<int kThreads>(std::integral_constant<int, kThreads>) {
-      const std::size_t fixed = sizeof(Shared<KeyOf<T>, kThreads>);
-      if (fixed + keys + 1024 <= std::size_t(optin))
-        launch<T, kThreads, true>(a, p, keys, stream);
-      else
-        launch<T, kThreads, false>(a, p, 0, stream);
-    };
-    if (a.length > 4096)
-      run(std::integral_constant<int, 1024>{});
-    else
-      run(std::integral_constant<int, 256>{});
+    using K = KeyOf<T>;
+    const auto* x = static_cast<const T*>(a.data);
+    auto* values = static_cast<T*>(a.values);
+    const Index max_cached = (Index(optin) - Index(sizeof(Shared<K, 1024>)) - 1024) / Index(sizeof(K));
+    if (a.length <= max_cached) return launch_cached(x, p, values, a.indices, stream);
+    // A longer line: pieces of at most max_cached elements (each at least max_cached / 2 > k), the k of each
+    // into the workspace (values and global indices, piece by piece), then the k of those; as many lines at a
+    // time as 1 GiB of workspace holds (a line whose pieces' results pass it: the host's).
+    const Index chunks = (a.length + max_cached - 1) / max_cached, chunk_len = (a.length + chunks - 1) / chunks;
+    const Index candidates = chunks * a.k, per_line = candidates * Index(sizeof(T) + sizeof(std::int64_t));
+    const Index at_once = std::min(a.lines, (Index(1) << 30) / per_line);
+    if (at_once == 0) {
+      taken = false;
+      return;
+    }
+    const std::size_t value_bytes = (std::size_t(at_once * candidates) * sizeof(T) + 255) / 256 * 256;
+    auto* base = static_cast<unsigned char*>(ws.get(value_bytes + std::size_t(at_once * candidates) * 8));
+    T* cand_values = reinterpret_cast<T*>(base);
+    auto* cand_indices = reinterpret_cast<std::int64_t*>(base + value_bytes);
+    for (Index first = 0; first < a.lines; first += at_once) {
+      Params pieces = p;
+      pieces.lines = std::min(at_once, a.lines - first);
+      pieces.chunks = chunks, pieces.chunk_len = chunk_len;
+      pieces.values_line = pieces.indices_line = candidates, pieces.values_step = pieces.indices_step = 1;
+      launch_cached(x + first * a.line_step, pieces, cand_values, cand_indices, stream);
+      Params merge = p;
+      merge.lines = pieces.lines;
+      merge.length = candidates, merge.line_step = candidates, merge.step = 1, merge.gather = cand_indices;
+      launch_cached(static_cast<const T*>(cand_values), merge, values + first * a.values_line,
+                    a.indices + first * a.indices_line, stream);
+    }
   });
-  return true;
+  return taken;
 }
 
 }  // namespace tandem::cuda
