@@ -369,8 +369,8 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   template <Element T>
   void topk(BufferView<T> x, std::size_t k, BufferView<T> values, BufferView<std::int64_t> indices,
             const TopkOptions& o = {}) const {
-    auto column = [](const auto& v, std::size_t rows) {  // (a vector as a column: its stride the ld)
-      return detail::buffer_matrix(BufferMatrix{v.buffer, v.offset, rows, std::size_t(1), v.stride});
+    auto column = []<class E>(const BufferView<E>& v, std::size_t rows) {  // (a vector as a column: stride = ld)
+      return detail::buffer_matrix(BufferMatrix<E>{v.buffer, v.offset, rows, std::size_t(1), v.stride});
     };
     topk_buffer_entry(Per::col, column(x, x.count), k, column(values, std::min(values.count, k)),
                       column(indices, std::min(indices.count, k)), o);
