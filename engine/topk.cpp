@@ -134,9 +134,11 @@ void Engine::topk_buffer_entry(Per per, const detail::MatrixInput& a, std::size_
   topk_entry(per, in, k, const_cast<void*>(vals.data), 0, vals.ld,
              static_cast<std::int64_t*>(const_cast<void*>(idx.data)), 0, idx.ld, o, vals.rows, vals.cols, idx.rows,
              idx.cols);
-  const_cast<detail::Allocation*>(values.allocation)
-      ->upload(values.offset * size_of(values.dtype), hv.data(), hv.size());
-  const_cast<detail::Allocation*>(indices.allocation)->upload(indices.offset * 8, hi.data(), hi.size());
+  if (!hv.empty())  // (empty outputs may have no Buffer)
+    const_cast<detail::Allocation*>(values.allocation)
+        ->upload(values.offset * size_of(values.dtype), hv.data(), hv.size());
+  if (!hi.empty())
+    const_cast<detail::Allocation*>(indices.allocation)->upload(indices.offset * 8, hi.data(), hi.size());
 }
 
 void Engine::argsort_entry(Per per, const detail::MatrixInput& a, std::int64_t* out, std::size_t rows, std::size_t cols,

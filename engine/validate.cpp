@@ -517,7 +517,8 @@ void check_topk(Per per, const MatrixInput& a, std::size_t k, const void* values
 
 void check_topk_buffers(const Executor& ex, Per per, const MatrixInput& a, std::size_t k, const MatrixInput& values,
                         const MatrixInput& indices) {
-  const std::size_t ea = checked_matrix(ex, a, Arg::input, "topk: the input", true);
+  // (ld >= cols as for host memory; a vector's stride, its ld, may be 0)
+  const std::size_t ea = checked_matrix(ex, a, Arg::input, "topk: the input", a.cols == 1);
   const std::size_t lines = per == Per::row ? a.rows : a.cols, length = per == Per::row ? a.cols : a.rows;
   if (k == 0 || k > length)
     throw value_error(

@@ -227,6 +227,26 @@ TANDEM_BACKEND_TEST(topk_buffers, "topk of Buffers: rows, columns, vectors; long
   check_buffers<bool>(eng, false);
 }
 
+TANDEM_BACKEND_TEST_UNLESS(topk_long_row_large_k,
+                           "topk of Buffers: a row of 3,000,000 floats with k = 1024 (on CUDA: more pieces than shared "
+                           "memory holds the results of: the host's)",
+                           test::quick()) {
+  const std::size_t n = 3000000, k = 1024;
+  test::Vector<float> x(n);
+  test::SplitMix64 g{99};
+  for (auto& v : x) v = float(int(g.below(1u << 20)) - (1 << 19));  // (ties)
+  const auto xb = eng.upload<float>(x);
+  auto vb = eng.buffer<float>(k);
+  auto ib = eng.buffer<std::int64_t>(k);
+  eng.topk(xb.matrix(1, n), Per::row, k, vb.matrix(1, k), ib.matrix(1, k));
+  const auto want = reference(
+      n, [&](std::size_t i) { return double(x[i]); }, false, true);
+  const auto got = ib.to_vector();
+  std::size_t bad = 0;
+  for (std::size_t r = 0; r < k; ++r) bad += got[r] != want[r];
+  CHECK(bad == 0);
+}
+
 TANDEM_BACKEND_TEST(topk_and_argsort, "topk and argsort: every type, vectors, views, rows and columns") {
   check_type<float>(eng);
   check_type<double>(eng);
@@ -280,6 +300,17 @@ TANDEM_BACKEND_TEST(topk_errors, "topk and argsort: k out of range, outputs too 
   CHECK(test::kind_of([&] { eng.topk(am, Per::row, 1, vb.matrix(2, 1, 1, 3), ib.matrix(2, 1)); }) == K::value);
   CHECK(test::kind_of([&] { eng.topk(xb.view(0, 4), 5, vb.view(0, 4), ib.view(0, 4)); }) == K::value);
   CHECK(test::kind_of([&] { eng.topk(xb.view(0, 4), 2, vb.view(0, 1), ib.view(0, 2)); }) == K::value);
+  // ld 0 (every row the first) is refused on every backend, as for host memory; a vector of stride 0 is taken
+  CHECK(test::kind_of([&] {
+          eng.topk(tandem::BufferMatrix<float>{&xb, 0, 2, 2, 0}, Per::row, 1, vb.matrix(2, 1), ib.matrix(2, 1));
+        }) == K::value);
+  eng.topk(xb.view(1, 3, 0), 2, vb.view(0, 2), ib.view(0, 2));
+  CHECK(ib.to_vector()[0] == 0);
+  CHECK(ib.to_vector()[1] == 1);
+  // No lines: nothing to write, outputs without a Buffer
+  const tandem::Buffer<float> none_v;
+  const tandem::Buffer<std::int64_t> none_i;
+  CHECK_NOTHROW(eng.topk(xb.matrix(0, 4), Per::row, 3, none_v.matrix(0, 3), none_i.matrix(0, 3)));
   const tandem::Engine other(eng.backend());
   const auto ob = other.upload<float>(x);
   CHECK(test::contains(

@@ -220,10 +220,14 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <class T, int kThreads>
-void launch(const T* x, const Params& p, std::size_t dynamic, T* values, std::int64_t* indices, cudaStream_t stream) {
+void launch(const T* x, const Params& p, std::size_t dynamic, T* values, std::int64_t* indices, int optin,
+            cudaStream_t stream) {
   auto kernel = topk_kernel<T, kThreads>;
-  if (sizeof(Shared<KeyOf<T>, kThreads>) + dynamic > 48 * 1024)  // (past the default limit: opted in)
-    TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dynamic)));
+  // Past the default limit: opted in, to the most the device allows (always that value, so that engines on
+  // other streams and threads setting it at the same time agree).
+  if (sizeof(Shared<KeyOf<T>, kThreads>) + dynamic > 48 * 1024)
+    TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           optin - int(sizeof(Shared<KeyOf<T>, kThreads>))));
   const Index blocks = std::min<Index>(p.lines * p.chunks, Index(multiprocessor_count()) * 64);
   kernel<<<unsigned(blocks), kThreads, dynamic, stream>>>(x, p, values, indices);
   TANDEM_CUDA_CHECK_LAUNCH();
@@ -232,13 +236,13 @@ void launch(const T* x, const Params& p, std::size_t dynamic, T* values, std::in
 // One launch over lines of p.length elements whose keys fit in a block's shared memory (max_cached of them):
 // 256 threads for short lines (more lines at a time on an SM), else 1024.
 template <class T>
-void launch_cached(const T* x, const Params& p, T* values, std::int64_t* indices, cudaStream_t stream) {
+void launch_cached(const T* x, const Params& p, T* values, std::int64_t* indices, int optin, cudaStream_t stream) {
   const Index length = p.chunks == 1 ? p.length : p.chunk_len;
   const std::size_t keys = std::size_t(length) * sizeof(KeyOf<T>);
   if (length <= 4096)
-    launch<T, 256>(x, p, keys, values, indices, stream);
+    launch<T, 256>(x, p, keys, values, indices, optin, stream);
   else
-    launch<T, 1024>(x, p, keys, values, indices, stream);
+    launch<T, 1024>(x, p, keys, values, indices, optin, stream);
 }
 
 }  // namespace
@@ -256,14 +260,15 @@ bool topk(const detail::TopkArgs& a, Workspace& ws, cudaStream_t stream) {
     const auto* x = static_cast<const T*>(a.data);
     auto* values = static_cast<T*>(a.values);
     const Index max_cached = (Index(optin) - Index(sizeof(Shared<K, 1024>)) - 1024) / Index(sizeof(K));
-    if (a.length <= max_cached) return launch_cached(x, p, values, a.indices, stream);
-    // A longer line: pieces of at most max_cached elements (each at least max_cached / 2 > k), the k of each
-    // into the workspace (values and global indices, piece by piece), then the k of those; as many lines at a
-    // time as 1 GiB of workspace holds (a line whose pieces' results pass it: the host's).
+    if (a.length <= max_cached) return launch_cached(x, p, values, a.indices, optin, stream);
+    // A longer line: pieces of at most max_cached elements, the k of each into the workspace (values and global
+    // indices, piece by piece), then the k of those; as many lines at a time as 1 GiB of workspace holds. Left
+    // to the host where the pieces' results do not fit in shared memory themselves, or a piece is shorter than
+    // k (a very long line with a large k).
     const Index chunks = (a.length + max_cached - 1) / max_cached, chunk_len = (a.length + chunks - 1) / chunks;
     const Index candidates = chunks * a.k, per_line = candidates * Index(sizeof(T) + sizeof(std::int64_t));
     const Index at_once = std::min(a.lines, (Index(1) << 30) / per_line);
-    if (at_once == 0) {
+    if (candidates > max_cached || a.length - (chunks - 1) * chunk_len < a.k || at_once == 0) {
       taken = false;
       return;
     }
@@ -276,12 +281,12 @@ bool topk(const detail::TopkArgs& a, Workspace& ws, cudaStream_t stream) {
       pieces.lines = std::min(at_once, a.lines - first);
       pieces.chunks = chunks, pieces.chunk_len = chunk_len;
       pieces.values_line = pieces.indices_line = candidates, pieces.values_step = pieces.indices_step = 1;
-      launch_cached(x + first * a.line_step, pieces, cand_values, cand_indices, stream);
+      launch_cached(x + first * a.line_step, pieces, cand_values, cand_indices, optin, stream);
       Params merge = p;
       merge.lines = pieces.lines;
       merge.length = candidates, merge.line_step = candidates, merge.step = 1, merge.gather = cand_indices;
       launch_cached(static_cast<const T*>(cand_values), merge, values + first * a.values_line,
-                    a.indices + first * a.indices_line, stream);
+                    a.indices + first * a.indices_line, optin, stream);
     }
   });
   return taken;
