@@ -498,19 +498,24 @@ void check_out(const char* call, const char* what, const void* data, std::size_t
     throw value_error(Arg::output, Message(call, ": ", what, " is null"), Message("pass memory for the results"));
 }
 
-}  // namespace
-
-void check_topk(Per per, const MatrixInput& a, std::size_t k, const void* values, std::size_t values_size,
-                std::size_t values_rows, std::size_t values_cols, std::size_t values_ld, const void* indices,
-                std::size_t indices_size, std::size_t indices_rows, std::size_t indices_cols, std::size_t indices_ld) {
-  check_host_matrix(a, "topk");
+// The shape of topk's results (rows x k per row, k x cols per column), or throws unless 1 <= k <= a line's length.
+std::pair<std::size_t, std::size_t> topk_results(Per per, const MatrixInput& a, std::size_t k) {
   const std::size_t lines = per == Per::row ? a.rows : a.cols, length = per == Per::row ? a.cols : a.rows;
   if (k == 0 || k > length)
     throw value_error(
         Arg::none,
         Message("topk: k = ", k, " for ", per == Per::row ? "rows" : "vectors or columns", " of ", length, " elements"),
         Message("pass 1 <= k <= ", length));
-  const std::size_t want_rows = per == Per::row ? lines : k, want_cols = per == Per::row ? k : lines;
+  return per == Per::row ? std::pair{lines, k} : std::pair{k, lines};
+}
+
+}  // namespace
+
+void check_topk(Per per, const MatrixInput& a, std::size_t k, const void* values, std::size_t values_size,
+                std::size_t values_rows, std::size_t values_cols, std::size_t values_ld, const void* indices,
+                std::size_t indices_size, std::size_t indices_rows, std::size_t indices_cols, std::size_t indices_ld) {
+  check_host_matrix(a, "topk");
+  const auto [want_rows, want_cols] = topk_results(per, a, k);
   check_out("topk", "values", values, values_size, values_rows, values_cols, values_ld, want_rows, want_cols);
   check_out("topk", "indices", indices, indices_size, indices_rows, indices_cols, indices_ld, want_rows, want_cols);
 }
@@ -519,13 +524,7 @@ void check_topk_buffers(const Executor& ex, Per per, const MatrixInput& a, std::
                         const MatrixInput& indices) {
   // (ld >= cols as for host memory; a vector's stride, its ld, may be 0)
   const std::size_t ea = checked_matrix(ex, a, Arg::input, "topk: the input", a.cols == 1);
-  const std::size_t lines = per == Per::row ? a.rows : a.cols, length = per == Per::row ? a.cols : a.rows;
-  if (k == 0 || k > length)
-    throw value_error(
-        Arg::none,
-        Message("topk: k = ", k, " for ", per == Per::row ? "rows" : "vectors or columns", " of ", length, " elements"),
-        Message("pass 1 <= k <= ", length));
-  const std::size_t want_rows = per == Per::row ? lines : k, want_cols = per == Per::row ? k : lines;
+  const auto [want_rows, want_cols] = topk_results(per, a, k);
   const std::pair<const MatrixInput*, const char*> outs[] = {{&values, "values"}, {&indices, "indices"}};
   const Region ra = region(true, a.allocation, a.data, a.offset, size_of(a.dtype), ea);
   Region written[2];
