@@ -129,6 +129,8 @@ struct TopkArgs {
   std::int64_t values_line, values_step;
   std::int64_t* indices;
   std::int64_t indices_line, indices_step;
+  // argsort: every index of each line in ascending order (NaN last); k is the length, values null, largest unused.
+  bool argsort = false;
 };
 
 // The element types of the dtype table, all of them or those matmul takes; every op. For the kernel
@@ -205,8 +207,8 @@ class BackendImpl {
   // device for a device backend.
   virtual void select(const SelectArgs& args) = 0;
 
-  // Top-k of resident data on the device; false where this backend does not take it (the engine then
-  // computes it on the host, engine/topk.cpp). The default: false.
+  // Top-k (and argsort: args.argsort) of resident data on the device; false where this backend does not take
+  // it (the engine then computes it on the host, engine/topk.cpp). The default: false.
   virtual bool topk(const TopkArgs& args) {
     (void)args;
     return false;

@@ -66,6 +66,11 @@ class Executor {
     (void)per, (void)a, (void)k, (void)largest, (void)values, (void)indices;
     return false;
   }
+  // argsort of checked Buffers (check_argsort_buffers) likewise.
+  virtual bool argsort(Per per, const MatrixInput& a, const MatrixInput& out) const {
+    (void)per, (void)a, (void)out;
+    return false;
+  }
   // count * element_size fits in the address space, and data is not null when count > 0 (Engine checks).
   virtual std::shared_ptr<Allocation> allocate(std::size_t count, std::size_t element_size) const = 0;
   virtual std::shared_ptr<Allocation> wrap(void* data, std::size_t count, std::size_t element_size) const = 0;
@@ -85,6 +90,7 @@ class SingleDevice final : public Executor {
   void matmul(const MatmulCall& call) const override;
   bool topk(Per per, const MatrixInput& a, std::size_t k, bool largest, const MatrixInput& values,
             const MatrixInput& indices) const override;
+  bool argsort(Per per, const MatrixInput& a, const MatrixInput& out) const override;
   std::shared_ptr<Allocation> allocate(std::size_t count, std::size_t element_size) const override;
   std::shared_ptr<Allocation> wrap(void* data, std::size_t count, std::size_t element_size) const override;
   void synchronize() const override;

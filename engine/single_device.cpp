@@ -95,26 +95,40 @@ void SingleDevice::matmul(const MatmulCall& call) const {
   impl_->matmul(args);
 }
 
-bool SingleDevice::topk(Per per, const MatrixInput& a, std::size_t k, bool largest, const MatrixInput& values,
-                        const MatrixInput& indices) const {
-  // Line l, element i: a row (per row) or a column; result r of line l likewise in the outputs.
+namespace {
+
+// The lines of a (rows per row, else columns) and the results' layout (result r of line l likewise in the outputs).
+TopkArgs line_args(Per per, const MatrixInput& a, std::size_t k, bool largest, const MatrixInput* values,
+                   const MatrixInput& indices) {
   const bool rows = per == Per::row;
   auto line = [rows](const MatrixInput& v) { return rows ? std::int64_t(v.ld) : 1; };
   auto step = [rows](const MatrixInput& v) { return rows ? 1 : std::int64_t(v.ld); };
-  TopkArgs args{a.dtype,
-                first_element(a),
-                std::int64_t(rows ? a.rows : a.cols),
-                std::int64_t(rows ? a.cols : a.rows),
-                line(a),
-                step(a),
-                std::int64_t(k),
-                largest,
-                const_cast<void*>(first_element(values)),
-                line(values),
-                step(values),
-                static_cast<std::int64_t*>(const_cast<void*>(first_element(indices))),
-                line(indices),
-                step(indices)};
+  return TopkArgs{a.dtype,
+                  first_element(a),
+                  std::int64_t(rows ? a.rows : a.cols),
+                  std::int64_t(rows ? a.cols : a.rows),
+                  line(a),
+                  step(a),
+                  std::int64_t(k),
+                  largest,
+                  values ? const_cast<void*>(first_element(*values)) : nullptr,
+                  values ? line(*values) : 0,
+                  values ? step(*values) : 0,
+                  static_cast<std::int64_t*>(const_cast<void*>(first_element(indices))),
+                  line(indices),
+                  step(indices)};
+}
+
+}  // namespace
+
+bool SingleDevice::topk(Per per, const MatrixInput& a, std::size_t k, bool largest, const MatrixInput& values,
+                        const MatrixInput& indices) const {
+  return impl_->topk(line_args(per, a, k, largest, &values, indices));
+}
+
+bool SingleDevice::argsort(Per per, const MatrixInput& a, const MatrixInput& out) const {
+  TopkArgs args = line_args(per, a, per == Per::row ? a.cols : a.rows, true, nullptr, out);
+  args.argsort = true;
   return impl_->topk(args);
 }
 

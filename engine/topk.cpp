@@ -1,7 +1,8 @@
-// Engine::topk and Engine::argsort (include/tandem/engine.hpp): computed here, on the host, in front of the
-// executors, for every backend (their inputs are host memory). Each row or column is a line: its elements'
-// indices are put in order by one total order (so the result does not depend on the algorithm or the
-// threads): topk selects the k first of the order with std::nth_element and sorts them, argsort sorts all.
+// Engine::topk and Engine::argsort (include/tandem/engine.hpp): host memory computed here, on the host, in front of
+// the executors, for every backend; Buffers by the backend where it takes them (CUDA), else here too. Each row or
+// column is a line: its elements' indices are put in order by one total order (so the result does not depend on the
+// algorithm or the threads): topk selects the k first of the order with std::nth_element and sorts them, argsort
+// sorts all.
 //   topk, largest:  NaN first (by index), then larger values first, equal values by index;
 //   topk, smallest: NaN first (by index), then smaller values first, equal values by index (argmin's rule);
 //   argsort:        smaller values first, equal values by index, NaN last (NumPy's stable argsort).
@@ -113,6 +114,27 @@ void Engine::topk_entry(Per per, const detail::MatrixInput& a, std::size_t k, vo
   });
 }
 
+namespace {
+
+// A checked Buffer matrix's extent downloaded into `bytes` (empty for no elements), as host memory.
+detail::MatrixInput on_host(const detail::MatrixInput& v, std::vector<unsigned char>& bytes) {
+  const std::size_t e = size_of(v.dtype);
+  bytes.resize(detail::matrix_extent(v.rows, v.cols, v.ld, e, "", true) * e);
+  if (!bytes.empty()) v.allocation->download(v.offset * e, bytes.data(), bytes.size());
+  detail::MatrixInput h = v;
+  h.in_buffer = false, h.allocation = nullptr, h.offset = 0, h.buffer_size = 0;
+  h.data = bytes.empty() ? nullptr : bytes.data();
+  return h;
+}
+
+// `bytes` (on_host's) uploaded back into v's extent (nothing for an empty one: it may have no Buffer).
+void uploaded(const detail::MatrixInput& v, const std::vector<unsigned char>& bytes) {
+  if (!bytes.empty())
+    const_cast<detail::Allocation*>(v.allocation)->upload(v.offset * size_of(v.dtype), bytes.data(), bytes.size());
+}
+
+}  // namespace
+
 // Buffers: on the device where the backend takes it (CUDA, one engine), else as host memory: the input's and the
 // outputs' extents downloaded (the outputs' too: their padding is written back as it was), the host topk, the
 // outputs uploaded.
@@ -120,25 +142,22 @@ void Engine::topk_buffer_entry(Per per, const detail::MatrixInput& a, std::size_
                                const detail::MatrixInput& indices, const TopkOptions& o) const {
   detail::check_topk_buffers(*exec_, per, a, k, values, indices);
   if (exec_->topk(per, a, k, o.largest, values, indices)) return;
-  auto on_host = [](const detail::MatrixInput& v, std::vector<unsigned char>& bytes) {
-    const std::size_t e = size_of(v.dtype);
-    bytes.resize(detail::matrix_extent(v.rows, v.cols, v.ld, e, "", true) * e);
-    if (!bytes.empty()) v.allocation->download(v.offset * e, bytes.data(), bytes.size());
-    detail::MatrixInput h = v;
-    h.in_buffer = false, h.allocation = nullptr, h.offset = 0, h.buffer_size = 0;
-    h.data = bytes.empty() ? nullptr : bytes.data();
-    return h;
-  };
   std::vector<unsigned char> ha, hv, hi;
   const detail::MatrixInput in = on_host(a, ha), vals = on_host(values, hv), idx = on_host(indices, hi);
   topk_entry(per, in, k, const_cast<void*>(vals.data), 0, vals.ld,
              static_cast<std::int64_t*>(const_cast<void*>(idx.data)), 0, idx.ld, o, vals.rows, vals.cols, idx.rows,
              idx.cols);
-  if (!hv.empty())  // (empty outputs may have no Buffer)
-    const_cast<detail::Allocation*>(values.allocation)
-        ->upload(values.offset * size_of(values.dtype), hv.data(), hv.size());
-  if (!hi.empty())
-    const_cast<detail::Allocation*>(indices.allocation)->upload(indices.offset * 8, hi.data(), hi.size());
+  uploaded(values, hv);
+  uploaded(indices, hi);
+}
+
+void Engine::argsort_buffer_entry(Per per, const detail::MatrixInput& a, const detail::MatrixInput& out) const {
+  detail::check_argsort_buffers(*exec_, a, out);
+  if (exec_->argsort(per, a, out)) return;
+  std::vector<unsigned char> ha, ho;
+  const detail::MatrixInput in = on_host(a, ha), o = on_host(out, ho);
+  argsort_entry(per, in, static_cast<std::int64_t*>(const_cast<void*>(o.data)), o.rows, o.cols, o.ld);
+  uploaded(out, ho);
 }
 
 void Engine::argsort_entry(Per per, const detail::MatrixInput& a, std::int64_t* out, std::size_t rows, std::size_t cols,

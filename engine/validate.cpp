@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include "common/dispatch.hpp"
 #include "engine/extent.hpp"
@@ -520,33 +522,54 @@ void check_topk(Per per, const MatrixInput& a, std::size_t k, const void* values
   check_out("topk", "indices", indices, indices_size, indices_rows, indices_cols, indices_ld, want_rows, want_cols);
 }
 
+namespace {
+
+// The outputs of topk or argsort of Buffers (`op`): each of its element type and the results' shape, within its
+// Buffer of ex's engine, apart from the input `in` and from the others.
+void check_line_outputs(const Executor& ex, const char* op, const Region& in,
+                        std::span<const std::pair<const MatrixInput*, const char*>> outs, std::span<const Dtype> types,
+                        std::size_t want_rows, std::size_t want_cols, const char* shape_hint) {
+  std::vector<Region> written;
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    const auto& [out, what] = outs[i];
+    if (out->dtype != types[i])
+      throw type_error(Arg::output, Message(op, ": ", what, " must hold ", types[i], ", not ", out->dtype));
+    if (out->rows != want_rows || out->cols != want_cols)
+      throw value_error(Arg::output,
+                        Message(op, ": ", what, " is ", out->rows, " x ", out->cols, " but the results are ", want_rows,
+                                " x ", want_cols),
+                        Message("pass a ", want_rows, " x ", want_cols, " matrix", shape_hint));
+    const std::size_t e = checked_matrix(ex, *out, Arg::output, std::string(op) + ": " + what);
+    written.push_back(region(true, out->allocation, out->data, out->offset, size_of(out->dtype), e));
+    if (overlaps(written.back(), in))
+      throw value_error(Arg::output, Message(op, ": ", what, " overlaps the input"),
+                        Message("the outputs must be separate memory"));
+    for (std::size_t j = 0; j < i; ++j)
+      if (overlaps(written[j], written[i]))
+        throw value_error(Arg::output, Message(op, ": the ", outs[j].second, " overlap the ", what),
+                          Message("the outputs must be separate memory"));
+  }
+}
+
+}  // namespace
+
 void check_topk_buffers(const Executor& ex, Per per, const MatrixInput& a, std::size_t k, const MatrixInput& values,
                         const MatrixInput& indices) {
   // (ld >= cols as for host memory; a vector's stride, its ld, may be 0)
   const std::size_t ea = checked_matrix(ex, a, Arg::input, "topk: the input", a.cols == 1);
   const auto [want_rows, want_cols] = topk_results(per, a, k);
   const std::pair<const MatrixInput*, const char*> outs[] = {{&values, "values"}, {&indices, "indices"}};
-  const Region ra = region(true, a.allocation, a.data, a.offset, size_of(a.dtype), ea);
-  Region written[2];
-  for (int i = 0; i < 2; ++i) {
-    const auto& [out, what] = outs[i];
-    const Dtype want = i == 0 ? a.dtype : Dtype::i64;
-    if (out->dtype != want)
-      throw type_error(Arg::output, Message("topk: ", what, " must hold ", want, ", not ", out->dtype));
-    if (out->rows != want_rows || out->cols != want_cols)
-      throw value_error(Arg::output,
-                        Message("topk: ", what, " is ", out->rows, " x ", out->cols, " but the results are ", want_rows,
-                                " x ", want_cols),
-                        Message("pass a ", want_rows, " x ", want_cols, " matrix (a vector's: k elements)"));
-    const std::size_t e = checked_matrix(ex, *out, Arg::output, std::string("topk: ") + what);
-    written[i] = region(true, out->allocation, out->data, out->offset, size_of(out->dtype), e);
-    if (overlaps(written[i], ra))
-      throw value_error(Arg::output, Message("topk: ", what, " overlaps the input"),
-                        Message("the outputs must be separate memory"));
-  }
-  if (overlaps(written[0], written[1]))
-    throw value_error(Arg::output, Message("topk: the values overlap the indices"),
-                      Message("the outputs must be separate memory"));
+  const Dtype types[] = {a.dtype, Dtype::i64};
+  check_line_outputs(ex, "topk", region(true, a.allocation, a.data, a.offset, size_of(a.dtype), ea), outs, types,
+                     want_rows, want_cols, " (a vector's: k elements)");
+}
+
+void check_argsort_buffers(const Executor& ex, const MatrixInput& a, const MatrixInput& out) {
+  const std::size_t ea = checked_matrix(ex, a, Arg::input, "argsort: the input");
+  const std::pair<const MatrixInput*, const char*> outs[] = {{&out, "the output"}};
+  const Dtype types[] = {Dtype::i64};
+  check_line_outputs(ex, "argsort", region(true, a.allocation, a.data, a.offset, size_of(a.dtype), ea), outs, types,
+                     a.rows, a.cols, " of int64, the input's shape");
 }
 
 void check_argsort(const MatrixInput& a, const void* out, std::size_t rows, std::size_t cols, std::size_t ld) {

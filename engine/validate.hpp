@@ -54,6 +54,9 @@ void check_topk_buffers(const Executor& ex, Per per, const MatrixInput& a, std::
                         const MatrixInput& indices);
 // argsort of each row / column of `a` (host memory) into out, a rows x cols matrix of a's shape.
 void check_argsort(const MatrixInput& a, const void* out, std::size_t rows, std::size_t cols, std::size_t ld);
+// argsort of Buffers: `a` and `out` Buffers of ex's engine within their Buffers, out int64 of a's shape, apart
+// from a.
+void check_argsort_buffers(const Executor& ex, const MatrixInput& a, const MatrixInput& out);
 
 // The address of a checked input's first element: host memory, or the Buffer's memory at its offset
 // (a single device's Buffer; a Group's are sharded and split first).

@@ -1,7 +1,7 @@
 // tandem.Engine.topk and argsort (Engine::topk / argsort, engine/topk.cpp): NumPy arrays (anything
 // np.asarray takes), along one axis; the axis is moved last and the array made C-contiguous (a copy where it
-// is not already), so that each line along it is a row. topk also takes CuPy and PyTorch GPU arrays (the
-// Buffer topk on their GPU).
+// is not already), so that each line along it is a row. Both also take CuPy and PyTorch GPU arrays (the Buffer topk
+// and argsort on their GPU).
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
@@ -26,10 +26,6 @@ struct Rows {
 };
 
 Rows rows_of(const py::object& x, std::int64_t axis, const char* what) {
-  if (is_device_array(x))
-    throw tandem::value_error(std::string("tandem.") + what +
-                              " takes NumPy (host) arrays; copy a GPU array to the host first (cupy.asnumpy, "
-                              "tensor.cpu())");
   py::module_ np = py::module_::import("numpy");
   py::array a = np.attr("asarray")(x);
   const auto nd = std::int64_t(a.ndim());
@@ -54,59 +50,92 @@ py::object restored(const py::array& out, const Rows& r, std::int64_t last) {
   return py::module_::import("numpy").attr("moveaxis")(out.attr("reshape")(to_tuple(shape)), -1, r.axis);
 }
 
-// A CuPy / PyTorch array on the GPU: the axis moved last and made C-contiguous by its library (a copy where it is
-// not already), the Buffer topk on the library's stream into new arrays of its library (nothing waits, as for
-// its own operations), the axis moved back by the library.
-py::tuple topk_device(const PyEngine& s, const py::object& x, std::int64_t k, std::int64_t axis, bool largest) {
-  Input in = s.input(x);
-  Array& a = in.a;
-  const auto nd = std::int64_t(a.ndim());
-  if (nd == 0) throw tandem::value_error("tandem.topk: a 0-d array has no axis to order along");
-  if (axis < -nd || axis >= nd)
+// A CuPy / PyTorch array on the GPU with the axis moved last and C-contiguous (a copy by its library where it is not
+// already): lines x n, each line a row.
+struct DeviceRows {
+  Input in;
+  Array copy;   // (the library's copy, where one was made)
+  bool packed;  // the array itself is the rows
+  std::int64_t nd, ax, n, lines;
+  std::vector<std::int64_t> shape;  // with the axis last
+  const Array& rows() const { return packed ? in.a : copy; }
+};
+
+DeviceRows device_rows(const PyEngine& s, const py::object& x, std::int64_t axis, const char* what) {
+  DeviceRows d{s.input(x)};
+  const Array& a = d.in.a;
+  d.nd = std::int64_t(a.ndim());
+  if (d.nd == 0) throw tandem::value_error(std::string("tandem.") + what + ": a 0-d array has no axis to order along");
+  if (axis < -d.nd || axis >= d.nd)
     raise_axis_error("tandem: axis " + std::to_string(axis) + " is out of bounds for an array of dimension " +
-                     std::to_string(nd));
-  const std::int64_t ax = axis < 0 ? axis + nd : axis, n = a.shape[std::size_t(ax)];
-  if (k < 1 || k > n)
-    throw tandem::value_error("tandem.topk: k = " + std::to_string(k) + " along an axis of " + std::to_string(n) +
-                              " elements; pass 1 <= k <= " + std::to_string(n));
+                     std::to_string(d.nd));
+  d.ax = axis < 0 ? axis + d.nd : axis, d.n = a.shape[std::size_t(d.ax)];
   std::vector<std::int64_t> perm;
-  for (std::int64_t d = 0; d < nd; ++d)
-    if (d != ax) perm.push_back(d);
-  perm.push_back(ax);
-  std::vector<std::int64_t> shape;  // (with the axis last)
-  for (std::int64_t d : perm) shape.push_back(a.shape[std::size_t(d)]);
-  bool packed = true;  // C-contiguous with the axis last, as it is
+  for (std::int64_t dim = 0; dim < d.nd; ++dim)
+    if (dim != d.ax) perm.push_back(dim);
+  perm.push_back(d.ax);
+  for (std::int64_t dim : perm) d.shape.push_back(a.shape[std::size_t(dim)]);
+  d.packed = true;  // C-contiguous with the axis last, as it is
   std::int64_t expect = 1;
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    packed = packed && (shape[d] == 1 || a.strides[std::size_t(perm[d])] == expect);
-    expect *= shape[d];
+  for (std::size_t dim = d.shape.size(); dim-- > 0;) {
+    d.packed = d.packed && (d.shape[dim] == 1 || a.strides[std::size_t(perm[dim])] == expect);
+    expect *= d.shape[dim];
   }
-  Array copy;
-  if (!packed) copy = permuted_copy(a, perm, in.stream);
-  const Array& rows = packed ? a : copy;
-  std::int64_t lines = 1;
-  for (std::size_t d = 0; d + 1 < shape.size(); ++d) lines *= shape[d];
-  std::vector<std::int64_t> out_shape = shape;
+  if (!d.packed) d.copy = permuted_copy(a, perm, d.in.stream);
+  d.lines = 1;
+  for (std::size_t dim = 0; dim + 1 < d.shape.size(); ++dim) d.lines *= d.shape[dim];
+  return d;
+}
+
+// Results r (lines x last, an array of the input's library) with the axis moved back where it was: a view made by
+// the library (moveaxis / movedim).
+py::object restored(const DeviceRows& d, const Array& r) {
+  if (d.ax == d.nd - 1) return r.keep;
+  return d.in.a.lib == Lib::torch ? r.keep.attr("movedim")(-1, d.ax)
+                                  : d.in.a.library.attr("moveaxis")(r.keep, -1, d.ax);
+}
+
+// GPU arrays: the Buffer topk on the library's stream into new arrays of its library (nothing waits, as for its own
+// operations).
+py::tuple topk_device(const PyEngine& s, const py::object& x, std::int64_t k, std::int64_t axis, bool largest) {
+  const DeviceRows d = device_rows(s, x, axis, "topk");
+  if (k < 1 || k > d.n)
+    throw tandem::value_error("tandem.topk: k = " + std::to_string(k) + " along an axis of " + std::to_string(d.n) +
+                              " elements; pass 1 <= k <= " + std::to_string(d.n));
+  std::vector<std::int64_t> out_shape = d.shape;
   out_shape.back() = k;
-  Array values = new_array_like(a, out_shape, a.dtype), indices = new_array_like(a, out_shape, tandem::Dtype::i64);
-  if (lines > 0) {
-    tandem::detail::visit(a.dtype, [&]<class T>(std::type_identity<T>) {
+  const Array values = new_array_like(d.in.a, out_shape, d.in.a.dtype),
+              indices = new_array_like(d.in.a, out_shape, tandem::Dtype::i64);
+  if (d.lines > 0) {
+    tandem::detail::visit(d.in.a.dtype, [&]<class T>(std::type_identity<T>) {
       const auto sz = [](std::int64_t v) { return std::size_t(v); };
-      const auto xb = in.eng->wrap(static_cast<T*>(rows.data), sz(lines * n));
-      const auto vb = in.eng->wrap(static_cast<T*>(values.data), sz(lines * k));
-      const auto ib = in.eng->wrap(static_cast<std::int64_t*>(indices.data), sz(lines * k));
+      const auto xb = d.in.eng->wrap(static_cast<T*>(d.rows().data), sz(d.lines * d.n));
+      const auto vb = d.in.eng->wrap(static_cast<T*>(values.data), sz(d.lines * k));
+      const auto ib = d.in.eng->wrap(static_cast<std::int64_t*>(indices.data), sz(d.lines * k));
       py::gil_scoped_release unlocked;
-      in.eng->topk(xb.matrix(sz(lines), sz(n)), tandem::Per::row, sz(k), vb.matrix(sz(lines), sz(k)),
-                   ib.matrix(sz(lines), sz(k)), tandem::TopkOptions{largest});
+      d.in.eng->topk(xb.matrix(sz(d.lines), sz(d.n)), tandem::Per::row, sz(k), vb.matrix(sz(d.lines), sz(k)),
+                     ib.matrix(sz(d.lines), sz(k)), tandem::TopkOptions{largest});
     });
-    if (in.wait) in.eng->synchronize();
+    if (d.in.wait) d.in.eng->synchronize();
   }
-  // The axis back where it was: a view made by the library (moveaxis / movedim).
-  auto restore = [&](const Array& r) -> py::object {
-    if (ax == nd - 1) return r.keep;
-    return a.lib == Lib::torch ? r.keep.attr("movedim")(-1, ax) : a.library.attr("moveaxis")(r.keep, -1, ax);
-  };
-  return py::make_tuple(restore(values), restore(indices));
+  return py::make_tuple(restored(d, values), restored(d, indices));
+}
+
+// GPU arrays: the Buffer argsort (each line sorted on the GPU) likewise.
+py::object argsort_device(const PyEngine& s, const py::object& x, std::int64_t axis) {
+  const DeviceRows d = device_rows(s, x, axis, "argsort");
+  const Array out = new_array_like(d.in.a, d.shape, tandem::Dtype::i64);
+  if (d.lines > 0 && d.n > 0) {
+    tandem::detail::visit(d.in.a.dtype, [&]<class T>(std::type_identity<T>) {
+      const auto sz = [](std::int64_t v) { return std::size_t(v); };
+      const auto xb = d.in.eng->wrap(static_cast<T*>(d.rows().data), sz(d.lines * d.n));
+      const auto ob = d.in.eng->wrap(static_cast<std::int64_t*>(out.data), sz(d.lines * d.n));
+      py::gil_scoped_release unlocked;
+      d.in.eng->argsort(xb.matrix(sz(d.lines), sz(d.n)), tandem::Per::row, ob.matrix(sz(d.lines), sz(d.n)));
+    });
+    if (d.in.wait) d.in.eng->synchronize();
+  }
+  return restored(d, out);
 }
 
 py::tuple topk(const PyEngine& s, const py::object& x, std::int64_t k, std::int64_t axis, bool largest) {
@@ -130,6 +159,7 @@ py::tuple topk(const PyEngine& s, const py::object& x, std::int64_t k, std::int6
 }
 
 py::object argsort(const PyEngine& s, const py::object& x, std::int64_t axis) {
+  if (is_device_array(x)) return argsort_device(s, x, axis);
   const Rows r = rows_of(x, axis, "argsort");
   py::array out = new_host_array({r.rows, r.n}, tandem::Dtype::i64);
   tandem::detail::visit(r.dtype, [&]<class T>(std::type_identity<T>) {
@@ -153,7 +183,8 @@ void bind_topk(py::class_<PyEngine>& e) {
         "arrays on their GPU, on the library's current stream, into arrays of the library.");
   e.def("argsort", &argsort, py::arg("x"), py::arg("axis") = -1,
         "The indices that sort x along an axis: ascending, equal values by index, NaN last (NumPy's "
-        "np.argsort(x, axis, kind='stable')). NumPy arrays only; computed on the host.");
+        "np.argsort(x, axis, kind='stable')), as an int64 array of x's shape. NumPy arrays are computed on the host; "
+        "CuPy and PyTorch GPU arrays on their GPU, on the library's current stream, into an array of the library.");
 }
 
 }  // namespace tandem_python

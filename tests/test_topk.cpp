@@ -213,6 +213,43 @@ void check_buffers(const tandem::Engine& eng, bool distinct) {
   CHECK(bad == 0);
 }
 
+// argsort of Buffers (on CUDA each line sorted on the GPU): rows and columns, short and long lines, into an
+// output with padding; against reference(), the padding untouched.
+template <class T>
+void check_argsort_buffers(const tandem::Engine& eng) {
+  CAPTURE(std::string(test::type_name<T>()));
+  struct Shape {
+    std::size_t rows, cols;
+    Per per;
+  };
+  const std::vector<Shape> shapes =
+      test::quick() ? std::vector<Shape>{{2, 5001, Per::row}, {300, 37, Per::row}, {999, 3, Per::col}}
+                    : std::vector<Shape>{{3, 40000, Per::row}, {2, 70001, Per::row}, {300, 37, Per::row},
+                                         {1, 1, Per::row},     {4097, 3, Per::col},  {1500, 2, Per::col}};
+  for (const Shape& sh : shapes) {
+    CAPTURE(sh.rows);
+    CAPTURE(sh.cols);
+    const std::size_t ld = sh.cols + 3, lines = sh.per == Per::row ? sh.rows : sh.cols,
+                      length = sh.per == Per::row ? sh.cols : sh.rows, old = sh.cols + 2;
+    const auto m = data<T>(sh.rows * ld, sh.rows + 5 * sh.cols);
+    const auto in = eng.upload<T>(m);
+    auto ob = eng.upload<std::int64_t>(std::vector<std::int64_t>(sh.rows * old, -5));
+    eng.argsort(in.matrix(sh.rows, sh.cols, ld), sh.per, ob.matrix(sh.rows, sh.cols, old));
+    const auto got = ob.to_vector();
+    std::size_t bad = 0;
+    for (std::size_t line = 0; line < lines; ++line) {
+      const auto want = reference(
+          length, [&](std::size_t i) { return as_double(sh.per == Per::row ? m[line * ld + i] : m[i * ld + line]); },
+          true, true);
+      for (std::size_t r = 0; r < length; ++r)
+        bad += got[sh.per == Per::row ? line * old + r : r * old + line] != want[r];
+    }
+    for (std::size_t at = 0; at < got.size(); ++at)
+      if (at % old >= sh.cols) bad += got[at] != -5;
+    CHECK(bad == 0);
+  }
+}
+
 }  // namespace
 
 TANDEM_BACKEND_TEST(topk_buffers, "topk of Buffers: rows, columns, vectors; long lines, k past 1024; every type") {
@@ -245,6 +282,19 @@ TANDEM_BACKEND_TEST_UNLESS(topk_long_row_large_k,
   std::size_t bad = 0;
   for (std::size_t r = 0; r < k; ++r) bad += got[r] != want[r];
   CHECK(bad == 0);
+}
+
+TANDEM_BACKEND_TEST(argsort_buffers, "argsort of Buffers: rows and columns, long lines, padded output; every type") {
+  check_argsort_buffers<float>(eng);
+  check_argsort_buffers<double>(eng);
+  check_argsort_buffers<tandem::bfloat16>(eng);
+  check_argsort_buffers<tandem::half>(eng);
+  check_argsort_buffers<std::int8_t>(eng);
+  check_argsort_buffers<std::int32_t>(eng);
+  check_argsort_buffers<std::int64_t>(eng);
+  check_argsort_buffers<std::uint8_t>(eng);
+  check_argsort_buffers<std::uint64_t>(eng);
+  check_argsort_buffers<bool>(eng);
 }
 
 TANDEM_BACKEND_TEST(topk_and_argsort, "topk and argsort: every type, vectors, views, rows and columns") {
@@ -311,6 +361,15 @@ TANDEM_BACKEND_TEST(topk_errors, "topk and argsort: k out of range, outputs too 
   const tandem::Buffer<float> none_v;
   const tandem::Buffer<std::int64_t> none_i;
   CHECK_NOTHROW(eng.topk(xb.matrix(0, 4), Per::row, 3, none_v.matrix(0, 3), none_i.matrix(0, 3)));
+  // argsort of Buffers: the output misshapen, of another type's Buffer... (int64 only), over the input
+  auto sb = eng.buffer<std::int64_t>(4);
+  CHECK(test::contains(test::message_of([&] { eng.argsort(am, Per::row, sb.matrix(1, 2)); }),
+                       "argsort: the output is 1 x 2 but the results are 2 x 2"));
+  CHECK(test::kind_of([&] { eng.argsort(am, Per::row, sb.matrix(2, 2, 3)); }) == K::value);  // past its Buffer
+  const auto ib8 = eng.upload<std::int64_t>(std::vector<std::int64_t>{4, 3, 2, 1, 0, 0, 0, 0});
+  CHECK(test::contains(test::message_of([&] { eng.argsort(ib8.matrix(2, 2), Per::row, ib8.matrix(2, 2, 2, 2)); }),
+                       "overlaps the input"));
+  CHECK_NOTHROW(eng.argsort(xb.matrix(0, 4), Per::row, none_i.matrix(0, 4)));
   const tandem::Engine other(eng.backend());
   const auto ob = other.upload<float>(x);
   CHECK(test::contains(

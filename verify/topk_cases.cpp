@@ -2,9 +2,8 @@
 // random or full-range; NaN, inf and signed zeros among ties) x length (1, 2, 7, 64, 4097) x k (1, 2,
 // n / 2 + 1, n) x order (largest, smallest) x form (span, StridedView with stride 3 and 0, per row and per
 // column of a matrix with ld > cols into outputs with ld > their width, their padding poisoned; host memory and
-// Buffers, which CUDA runs on the GPU), and argsort per row and per column (on the host for every backend).
-// Each result is
-// judged against a reference written here from the documented order (include/tandem/engine.hpp): topk takes
+// Buffers, which CUDA runs on the GPU), and argsort per row and per column (host memory and Buffers). Each result
+// is judged against a reference written here from the documented order (include/tandem/engine.hpp): topk takes
 // NaN first (by index), then the values from the most extreme, equal values by index; argsort ascending,
 // equal values by index, NaN last. The indices must be exactly the reference's, the values the elements'
 // bits, the outputs' padding untouched. k = 0 and k past the length must throw tandem::Error.
@@ -203,33 +202,44 @@ void cases(const tandem::Engine& eng, Report& report) {
               [](int) { return std::string(); });
         }
       }
-      // argsort per row (ld n + 3) and per column (ld 4).
-      for (tandem::Per per : {tandem::Per::row, tandem::Per::col}) {
-        const bool by_row = per == tandem::Per::row;
-        const std::size_t out_ld = by_row ? n + 3 : lines + 1, out_rows = by_row ? lines : n;
-        Vector<std::int64_t> out(out_rows * out_ld, -7);
-        one_case(
-            report, eng, data + (by_row ? " argsort (per row)" : " argsort (per column)"), false, kernel,
-            [&] {
-              const tandem::MatrixView<const T> a = by_row ? tandem::MatrixView<const T>{rows.data(), lines, n, ldr}
-                                                           : tandem::MatrixView<const T>{cols.data(), n, lines, ldc};
-              eng.argsort(a, per, tandem::MatrixView<std::int64_t>{out.data(), out_rows, by_row ? n : lines, out_ld});
-              return 0;
-            },
-            [&](int) -> std::string {
-              auto slot = [&](std::size_t l, std::size_t v) { return by_row ? l * out_ld + v : v * out_ld + l; };
-              for (std::size_t p = 0; p < out.size(); ++p)
-                if (p % out_ld >= (by_row ? n : lines) && out[p] != -7) return "wrote into the padding";
-              return first_wrong(lines, slice_name(per), [&](std::size_t l) {
-                const std::vector<std::int64_t> want = reference<T>(n, line(l), true, true);
-                for (std::size_t v = 0; v < n; ++v)
-                  if (out[slot(l, v)] != want[v])
-                    return "position " + std::to_string(v) + ": index " + std::to_string(out[slot(l, v)]) +
-                           ", expected " + std::to_string(want[v]);
-                return std::string();
+      // argsort per row (ld n + 3) and per column (ld 4), of host memory and of Buffers (on CUDA sorted on the GPU).
+      for (tandem::Per per : {tandem::Per::row, tandem::Per::col})
+        for (bool in_buffer : {false, true}) {
+          const bool by_row = per == tandem::Per::row;
+          const std::size_t out_ld = by_row ? n + 3 : lines + 1, out_rows = by_row ? lines : n;
+          Vector<std::int64_t> out(out_rows * out_ld, -7);
+          one_case(
+              report, eng,
+              data + (by_row ? " argsort (per row" : " argsort (per column") + (in_buffer ? ", Buffers)" : ")"), false,
+              kernel,
+              [&] {
+                const tandem::MatrixView<const T> a = by_row ? tandem::MatrixView<const T>{rows.data(), lines, n, ldr}
+                                                             : tandem::MatrixView<const T>{cols.data(), n, lines, ldc};
+                const std::size_t oc = by_row ? n : lines;
+                if (in_buffer) {
+                  const auto ab = eng.upload<T>(std::span<const T>(a.data, (a.rows - 1) * a.ld + a.cols));
+                  auto ob = eng.upload<std::int64_t>(out);
+                  eng.argsort(ab.matrix(a.rows, a.cols, a.ld), per, ob.matrix(out_rows, oc, out_ld));
+                  ob.download(out);
+                  return 0;
+                }
+                eng.argsort(a, per, tandem::MatrixView<std::int64_t>{out.data(), out_rows, oc, out_ld});
+                return 0;
+              },
+              [&](int) -> std::string {
+                auto slot = [&](std::size_t l, std::size_t v) { return by_row ? l * out_ld + v : v * out_ld + l; };
+                for (std::size_t p = 0; p < out.size(); ++p)
+                  if (p % out_ld >= (by_row ? n : lines) && out[p] != -7) return "wrote into the padding";
+                return first_wrong(lines, slice_name(per), [&](std::size_t l) {
+                  const std::vector<std::int64_t> want = reference<T>(n, line(l), true, true);
+                  for (std::size_t v = 0; v < n; ++v)
+                    if (out[slot(l, v)] != want[v])
+                      return "position " + std::to_string(v) + ": index " + std::to_string(out[slot(l, v)]) +
+                             ", expected " + std::to_string(want[v]);
+                  return std::string();
+                });
               });
-            });
-      }
+        }
     }
   }
 }

@@ -301,7 +301,7 @@ class CudaBackend final : public detail::BackendImpl {
     finish_on_error([&] { cuda::select(a, stream_); });
   }
 
-  // Top-k of Buffers (backends/cuda/topk.cu), no wait.
+  // Top-k and argsort of Buffers (backends/cuda/topk.cu, sort_lines.cu), no wait.
   bool topk(const detail::TopkArgs& a) override {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);

@@ -51,9 +51,13 @@ void fill_empty_results(Op op, Dtype dtype, void* out, std::int64_t count, cudaS
 
 // The engine's elementwise pass of SelectArgs (common/backend.hpp) on `stream` (backends/cuda/select.cu).
 void select(const detail::SelectArgs& args, cudaStream_t stream);
-// Top-k of TopkArgs on `stream` (backends/cuda/topk.cu; ws: the pieces' results of lines longer than shared
-// memory holds); false (nothing enqueued) for k > 1024 or lines longer than 2^32 elements.
+// Top-k (and argsort: args.argsort) of TopkArgs on `stream` (backends/cuda/topk.cu: a selection for k <= 1024;
+// ws: the pieces' results of lines longer than shared memory holds); the rest by sort_lines. False (nothing
+// enqueued) for lines longer than sort_lines takes.
 bool topk(const detail::TopkArgs& args, Workspace& ws, cudaStream_t stream);
+// Each line of TopkArgs sorted whole (backends/cuda/sort_lines.cu: CUB's segmented sort), its first k written;
+// false (nothing enqueued) for lines longer than 2^30 elements.
+bool sort_lines(const detail::TopkArgs& args, Workspace& ws, cudaStream_t stream);
 
 // Step 1-3 of the canonical order only: the value of every 4096-element chunk of x (n elements, stride)
 // into values[0 .. ceil(n / 4096)). A host input staged in pieces whose lengths are multiples of 4096

@@ -12,15 +12,16 @@
 //      themselves and their indices written out.
 // A line whose keys do not fit in shared memory is cut into pieces that do: the k of each piece into a workspace,
 // then the k of those (ties still by index: each piece's results are in index order among equal keys, and the
-// pieces in order). k <= 1024 (the sort is in shared memory); a larger k is left to the engine (the host).
+// pieces in order). k <= 1024 (the sort is in shared memory); a larger k, and a very long line with a large k,
+// go to sort_lines.cu (each line sorted whole).
 #include <algorithm>
 #include <cstdint>
 #include <cub/block/block_scan.cuh>
 #include <type_traits>
 
 #include "backends/cuda/kernels.hpp"
+#include "backends/cuda/order_keys.cuh"
 #include "common/dispatch.hpp"
-#include "tandem/float16.hpp"
 
 namespace tandem::cuda {
 
@@ -30,35 +31,6 @@ namespace {
 
 constexpr int kMaxK = 1024;
 constexpr int kItems = 8;  // elements per thread per step of the ordered pass (3.)
-
-// The key type: 32 bits for elements of up to 4 bytes, else 64.
-template <class T>
-using KeyOf = std::conditional_t<(sizeof(T) > 4), std::uint64_t, std::uint32_t>;
-
-// The key of x in ascending order of value (-0.0 as +0.0), NaN the largest key; `largest` false inverts it
-// but for NaN (the most extreme either way).
-template <class T>
-__device__ KeyOf<T> key_of(T x, bool largest) {
-  using K = KeyOf<T>;
-  constexpr K top = K(1) << (sizeof(K) * 8 - 1);
-  K asc;
-  if constexpr (std::is_same_v<T, double>) {
-    if (x != x) return ~K(0);
-    const K b = K(__double_as_longlong(x == 0.0 ? 0.0 : x));
-    asc = (b & top) ? ~b : b | top;
-  } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, bfloat16> || std::is_same_v<T, half>) {
-    const float f = float(x);
-    if (f != f) return ~K(0);
-    const K b = K(__float_as_uint(f == 0.0f ? 0.0f : f));
-    asc = (b & top) ? ~b : b | top;
-  } else if constexpr (std::is_signed_v<T>) {
-    using S = std::make_signed_t<K>;
-    asc = K(S(x)) ^ top;
-  } else {
-    asc = K(x);  // (unsigned integers, bool)
-  }
-  return largest ? asc : ~asc;
-}
 
 struct Params {
   Index lines, length, line_step, step, k;
@@ -248,7 +220,8 @@ void launch_cached(const T* x, const Params& p, T* values, std::int64_t* indices
 }  // namespace
 
 bool topk(const detail::TopkArgs& a, Workspace& ws, cudaStream_t stream) {
-  if (a.k > kMaxK || a.length > Index(UINT32_MAX)) return false;  // (the histograms count in 32 bits)
+  if (a.argsort || a.k > kMaxK || a.length > Index(UINT32_MAX))  // (the histograms count in 32 bits)
+    return sort_lines(a, ws, stream);
   if (a.lines == 0 || a.k == 0) return true;
   const Params p{a.lines,   a.length,      a.line_step,   a.step,         a.k,
                  a.largest, a.values_line, a.values_step, a.indices_line, a.indices_step};
@@ -262,9 +235,9 @@ bool topk(const detail::TopkArgs& a, Workspace& ws, cudaStream_t stream) {
     const Index max_cached = (Index(optin) - Index(sizeof(Shared<K, 1024>)) - 1024) / Index(sizeof(K));
     if (a.length <= max_cached) return launch_cached(x, p, values, a.indices, optin, stream);
     // A longer line: pieces of at most max_cached elements, the k of each into the workspace (values and global
-    // indices, piece by piece), then the k of those; as many lines at a time as 1 GiB of workspace holds. Left
-    // to the host where the pieces' results do not fit in shared memory themselves, or a piece is shorter than
-    // k (a very long line with a large k).
+    // indices, piece by piece), then the k of those; as many lines at a time as 1 GiB of workspace holds. Sorted
+    // whole (sort_lines) where the pieces' results do not fit in shared memory themselves, or a piece is shorter
+    // than k (a very long line with a large k).
     const Index chunks = (a.length + max_cached - 1) / max_cached, chunk_len = (a.length + chunks - 1) / chunks;
     const Index candidates = chunks * a.k, per_line = candidates * Index(sizeof(T) + sizeof(std::int64_t));
     const Index at_once = std::min(a.lines, (Index(1) << 30) / per_line);
@@ -289,7 +262,7 @@ bool topk(const detail::TopkArgs& a, Workspace& ws, cudaStream_t stream) {
                     a.indices + first * a.indices_line, optin, stream);
     }
   });
-  return taken;
+  return taken || sort_lines(a, ws, stream);
 }
 
 }  // namespace tandem::cuda

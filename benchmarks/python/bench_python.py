@@ -8,8 +8,8 @@ writes the rows for the docs' results tables.
   device  PyTorch / CuPy GPU arrays (CUDA engine): per-call cost of a 64-element sum (calls enqueued back to
           back, then one synchronize: what a Python loop pays per call); sum and argmax of 2^28 floats; row
           and column sums of 2^14 x 2^14; the k-means step on the GPU (per-row argmin / min / sum of 200000 x 16
-          float32); bf16 and fp16 matmul 8192^3 against `a @ b`; topk (k = 1, 8, 64, 1024) of 4096 x 32000
-          float32 logits against torch.topk
+          float32); bf16 and fp16 matmul 8192^3 against `a @ b`; topk (k = 1, 8, 64, 1024, 2048) of 4096 x
+          32000 float32 logits against torch.topk, and their argsort against torch.argsort(stable=True)
 
 Run: PYTHONPATH=build/python /usr/bin/python3 benchmarks/python/bench_python.py [--json results.json] [--quick]
 (the interpreter the module was built for; device rows need a GPU and CuPy / PyTorch). Times are medians."""
@@ -97,10 +97,13 @@ def device_rows():
             # top-k of a vocabulary-sized row: 4096 x 32000 float32 logits, k <= 64 (and 1024)
             rows_, vocab = (512, 32000) if args.quick else (4096, 32000)
             logits = torch.randn(rows_, vocab, device="cuda")
-            for kk in (1, 8, 64, 1024):
+            for kk in (1, 8, 64, 1024, 2048):
                 row("torch", f"topk k={kk} of {rows_} x {vocab} float32", "ms",
                     median_seconds(lambda: gpu.topk(logits, kk), 20, sync) * 1e3, "torch.topk",
                     median_seconds(lambda: torch.topk(logits, kk), 20, sync) * 1e3)
+            row("torch", f"argsort of {rows_} x {vocab} float32", "ms",
+                median_seconds(lambda: gpu.argsort(logits), 5, sync) * 1e3, "torch.argsort(stable=True)",
+                median_seconds(lambda: torch.argsort(logits, stable=True), 5, sync) * 1e3)
             del y, mat, a, b, logits
             torch.cuda.empty_cache()
         except ImportError:

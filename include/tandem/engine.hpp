@@ -363,9 +363,10 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
                indices.rows * indices.cols, indices.ld, o, values.rows, values.cols, indices.rows, indices.cols);
   }
   // The same of Buffers, results into Buffers (values: k elements of T from their view's start for a
-  // vector; matrices as above). On CUDA a kernel of its own for k <= 1024, enqueued on the engine's stream
-  // without waiting; otherwise (the CPU, a larger k, a multi-device engine) computed as for host memory, the
-  // call waiting for the results.
+  // vector; matrices as above). On CUDA on the GPU, enqueued on the engine's stream without waiting (a
+  // selection kernel of its own for k <= 1024, each line sorted for a larger k); otherwise (the CPU, a
+  // multi-device engine, lines past 2^30 elements) computed as for host memory, the call waiting for the
+  // results.
   template <Element T>
   void topk(BufferView<T> x, std::size_t k, BufferView<T> values, BufferView<std::int64_t> indices,
             const TopkOptions& o = {}) const {
@@ -386,6 +387,13 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   template <Element T>
   void argsort(MatrixView<const T> a, Per per, MatrixView<std::int64_t> out) const {
     argsort_entry(per, detail::host_matrix(a), out.data, out.rows, out.cols, out.ld);
+  }
+  // The same of a Buffer into a Buffer of a's shape. On CUDA each line is sorted on the GPU (enqueued on the
+  // engine's stream without waiting); otherwise (the CPU, a multi-device engine, lines past 2^30 elements)
+  // computed as for host memory, the call waiting for the results.
+  template <Element T>
+  void argsort(BufferMatrix<T> a, Per per, BufferMatrix<std::int64_t> out) const {
+    argsort_buffer_entry(per, detail::buffer_matrix(a), detail::buffer_matrix(out));
   }
 
   // Memory on this engine's backend (device memory on CUDA). Contents of buffer() are unspecified.
@@ -488,6 +496,7 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
                          const detail::MatrixInput& indices, const TopkOptions& o) const;
   void argsort_entry(Per per, const detail::MatrixInput& a, std::int64_t* out, std::size_t rows, std::size_t cols,
                      std::size_t ld) const;
+  void argsort_buffer_entry(Per per, const detail::MatrixInput& a, const detail::MatrixInput& out) const;
   std::shared_ptr<detail::Allocation> allocate(std::size_t count, std::size_t element_size) const;
   std::shared_ptr<detail::Allocation> wrap_memory(void* data, std::size_t count, std::size_t element_size) const;
   template <class R>

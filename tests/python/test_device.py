@@ -194,6 +194,25 @@ def test_topk_on_the_gpu(lib, dtype):
     np.testing.assert_array_equal(to_host(lib, v), wv)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.uint8])
+def test_argsort_on_the_gpu(lib, dtype):
+    """argsort of the library's arrays on their GPU (each line sorted there), every axis, against NumPy's stable
+    argsort (NaN last, as NumPy's); a line of a vocabulary's size."""
+    eng = tandem.Engine("cuda")
+    rng = np.random.default_rng(10)
+    x = rng.integers(0, 50, (3, 2000, 5)).astype(dtype)  # (ties)
+    if np.issubdtype(dtype, np.floating):
+        x[0, 7, 1] = np.nan
+        x[1, ::97, 2] = -0.0
+    for axis in (-1, 1, 0):
+        got = eng.argsort(to_device(lib, x), axis=axis)
+        assert type(got).__module__.split(".")[0] == lib.__name__
+        np.testing.assert_array_equal(to_host(lib, got), np.argsort(x, axis=axis, kind="stable"))
+    logits = rng.standard_normal((3, 32000)).astype(np.float32)
+    np.testing.assert_array_equal(to_host(lib, eng.argsort(to_device(lib, logits))),
+                                  np.argsort(logits, axis=-1, kind="stable"))
+
+
 def test_torch_bfloat16_in_place():
     torch = pytest.importorskip("torch")
     eng = tandem.Engine("cuda")
