@@ -215,11 +215,13 @@ void register_cuda_float16() {
     register_matmul<tandem::bfloat16>(c, with_rungs({"auto", "cublas"}));
     register_matmul<tandem::half>(c, with_rungs({"auto", "cublas"}));
   }
-  // Mixed input types (float activations, 16-bit weights): beside the same product of float inputs, auto and
-  // register_tiled (full precision), wgmma_persistent (tf32).
+  // Mixed input types (float activations, 16-bit weights): beside the same product of float inputs, auto,
+  // register_tiled and cublas (full precision; cublas on the widened weights), wgmma_persistent (tf32). A batch of
+  // one row against weights stored k x n and n x k (trans_b: a PyTorch Linear's weight).
   for (const MatmulCase c :
-       {MatmulCase{1, 4096, 14336, 1}, MatmulCase{64, 4096, 4096, 1}, MatmulCase{4096, 4096, 4096, 1}}) {
-    const std::vector<std::string> kernels = {"auto", "register_tiled", "wgmma_persistent"};
+       {MatmulCase{1, 4096, 14336, 1}, MatmulCase{1, 4096, 14336, 1, true}, MatmulCase{4, 4096, 14336, 1, true},
+        MatmulCase{64, 4096, 4096, 1}, MatmulCase{4096, 4096, 4096, 1}}) {
+    const std::vector<std::string> kernels = {"auto", "register_tiled", "cublas", "wgmma_persistent"};
     register_matmul<float, tandem::bfloat16>(c, kernels, false);
     register_matmul<float>(c, kernels, false, "mixed");
   }

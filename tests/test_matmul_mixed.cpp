@@ -2,6 +2,7 @@
 // of the converted operands, on every backend, kernel and form.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -90,14 +91,15 @@ void check_values(const tandem::Engine& eng, const tandem::KernelInfo& info, std
   CHECK(bad == 0);
 }
 
-// The bits of a float product of the converted matrices (random values, padded operands): in deterministic mode
-// on every backend (its bits are defined: the same on CPU and GPU), and on the CPU outside it where C has more
-// than one row (the same Eigen products; one row: the value, Eigen's matrix-vector grouping).
+// The bits of a float product of the converted matrices (random values, padded operands, or packed ones: rows of
+// whole 16-byte vectors where the sizes allow): in deterministic mode on every backend (its bits are defined: the
+// same on CPU and GPU), and on the CPU outside it where C has more than one row (the same Eigen products; one row:
+// the value, Eigen's matrix-vector grouping).
 template <class TA, class TB>
 void check_bits(const tandem::Engine& eng, const char* kernel, bool deterministic, tandem::Precision precision,
-                std::size_t m, std::size_t k, std::size_t n, bool ta, bool tb) {
+                std::size_t m, std::size_t k, std::size_t n, bool ta, bool tb, bool packed = false) {
   const std::size_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
-  const std::size_t lda = ac + 2, ldb = bc + 5, ldc = n + 1;
+  const std::size_t lda = packed ? ac : ac + 2, ldb = packed ? bc : bc + 5, ldc = packed ? n : n + 1;
   const auto a = stored<TA>(values(ar * lda, 7 + k, true));
   const auto b = stored<TB>(values(br * ldb, 9 + n, true));
   const std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());  // the converted operands
@@ -162,6 +164,15 @@ TANDEM_BACKEND_TEST(matmul_mixed_bits,
           if (precision == tandem::Precision::full || eng.backend() == tandem::Backend::cpu)
             check_bits<TA, TB>(eng, "auto", true, precision, 1, 5000, 3, ta, tb);
         }
+        // Products with few outputs (CUDA: register_tiled's chunk_dot, the 16-bit operand read as stored), packed
+        // and padded: one row against many columns (the transposed problem), two chunks of K, the small tiles.
+        for (bool packed : {false, true})
+          for (const auto& s : {std::array<std::size_t, 3>{1, 5008, 24}, std::array<std::size_t, 3>{2, 4104, 40},
+                                std::array<std::size_t, 3>{40, 4104, 48}, std::array<std::size_t, 3>{4, 512, 4}}) {
+            CAPTURE(packed);
+            CAPTURE(s[0]);
+            check_bits<TA, TB>(eng, "auto", true, tandem::Precision::full, s[0], s[1], s[2], ta, tb, packed);
+          }
         if (eng.backend() == tandem::Backend::cpu)
           for (const auto& info : eng.matmul_kernel_info())
             check_bits<TA, TB>(eng, info.name.c_str(), false, tandem::Precision::full, 300, 40, 530, ta, tb);

@@ -6,6 +6,9 @@
 // with asynchronous copies into shared memory (cp.async; __pipeline_memcpy_async copies synchronously on GPUs
 // older than sm_80). Operands are read as stored: op(A) = A^T and op(B) = B^T need no transposed copy first. Each
 // element's chain is the same fma chain as register_tiled's, so the bits are the same (the CPU's too).
+// Mixed products (A and B two of float, bfloat16 and half): each operand is copied into shared memory as stored (a
+// 16-bit one at half the bytes) and converted to float as it is read from there (exact), so the chains, and the
+// bits, are those of the float product of the converted operands without a widened copy of either.
 #pragma once
 
 #include <cuda_pipeline.h>
@@ -13,21 +16,26 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "backends/cuda/matmul/chunk_combine.cuh"
 #include "backends/cuda/matmul/forms.cuh"
 #include "backends/cuda/matmul/params.cuh"
 #include "backends/cuda/matmul/register_tiled.cuh"
+#include "common/backend.hpp"
 #include "common/canonical.hpp"
+#include "common/dispatch.hpp"
 
 namespace tandem::cuda::matmul_stages {
 
 // C (m x n) = op(A) (m x k) * op(B) (k x n); op(A)(i, p) = trans_a ? a[p * lda + i] : a[i * lda + p], likewise B.
-// Chunk z's value of C(i, j) goes to out[z * slab + i * out_rs + j * out_cs] (or C itself: one chunk).
-template <class T>
+// Chunk z's value of C(i, j) goes to out[z * slab + i * out_rs + j * out_cs] (or C itself: one chunk). A and B are
+// of TA and TB (T, or a 16-bit type converted to float T on the way).
+template <class T, class TA = T, class TB = T>
 struct DotProblem {
-  const T* a;
-  const T* b;
+  const TA* a;
+  const TB* b;
   T* out;
   std::int64_t m, k, n, lda, ldb;
   std::int64_t out_rs, out_cs, slab;
@@ -54,7 +62,7 @@ using DotSmall = DotShape<T, 32, 32, 2, 2, 128>;  // 256 threads, 2 x 2 elements
 // kPitch; rows past rows_ok and columns past cols_ok are not copied (they feed only outputs outside C, or steps of k
 // past the end, which are skipped). vec: 16-byte copies (src and ld aligned) where a row holds whole vectors.
 template <class T, int kSlow, int kFast, int kPitch, int kThreads>
-__device__ __forceinline__ void copy_stage(T* dst, const T* src, std::int64_t ld, std::int64_t rows_ok,
+__device__ __forceinline__ void copy_stage(T* dst, const T* __restrict__ src, std::int64_t ld, std::int64_t rows_ok,
                                            std::int64_t cols_ok, bool vec) {
   constexpr int kUnit = kFast % (16 / int(sizeof(T))) == 0 ? 16 / int(sizeof(T)) : 1, kUnits = kFast / kUnit;
   for (int v = threadIdx.x; v < kSlow * kUnits; v += kThreads) {
@@ -65,7 +73,12 @@ __device__ __forceinline__ void copy_stage(T* dst, const T* src, std::int64_t ld
       __pipeline_memcpy_async(d, s, 16);
     } else {
       for (int u = 0; u < kUnit; ++u)
-        if (r < rows_ok && c + u < cols_ok) __pipeline_memcpy_async(d + u, s + u, sizeof(T));
+        if (r < rows_ok && c + u < cols_ok) {
+          if constexpr (sizeof(T) >= 4)
+            __pipeline_memcpy_async(d + u, s + u, sizeof(T));
+          else
+            d[u] = s[u];  // (cp.async copies 4, 8 or 16 bytes; a plain store is seen after the stage's barrier too)
+        }
     }
   }
 }
@@ -93,35 +106,65 @@ __device__ __forceinline__ void load_vector(const T* p, T* out) {
   load_n<T, 16 / int(sizeof(T))>(p, out);
 }
 
+// out[0 .. kN) = p[0 .. kN) converted to T: load_n where S is T; 16-bit elements in one 8- or 4-byte load where kN
+// of them make that many aligned bytes.
+template <class T, int kN, class S>
+__device__ __forceinline__ void load_n_as(const S* p, T* out) {
+  if constexpr (std::is_same_v<S, T>) {
+    load_n<T, kN>(p, out);
+  } else if constexpr (sizeof(S) == 2 && (kN == 4 || kN == 2)) {
+    using Word = std::conditional_t<kN == 4, uint2, unsigned>;
+    const Word w = *reinterpret_cast<const Word*>(p);
+    S e[kN];
+    static_assert(sizeof(e) == sizeof(Word));
+    memcpy(e, &w, sizeof(Word));
+#pragma unroll
+    for (int i = 0; i < kN; ++i) out[i] = T(float(e[i]));
+  } else {
+#pragma unroll
+    for (int i = 0; i < kN; ++i) out[i] = T(float(p[i]));
+  }
+}
+
 // out[e][u] = tile[u * kPitch + e] for e < kCount, u < kSteps: kCount consecutive elements of kSteps rows of a
-// k-major tile (kPitch 1: the kSteps values of one column, consecutive).
-template <class T, int kCount, int kSteps, int kPitch>
-__device__ __forceinline__ void load_across(const T* tile, T (&out)[kCount][kSteps]) {
+// k-major tile (kPitch 1: the kSteps values of one column, consecutive), converted to T.
+template <class T, int kCount, int kSteps, int kPitch, class S>
+__device__ __forceinline__ void load_across(const S* tile, T (&out)[kCount][kSteps]) {
   if constexpr (kCount == 1 && kPitch == 1) {
-    load_n<T, kSteps>(tile, out[0]);
+    load_n_as<T, kSteps>(tile, out[0]);
   } else {
 #pragma unroll
     for (int u = 0; u < kSteps; ++u) {
       T w[kCount];
-      load_n<T, kCount>(tile + u * kPitch, w);
+      load_n_as<T, kCount>(tile + u * kPitch, w);
 #pragma unroll
       for (int e = 0; e < kCount; ++e) out[e][u] = w[e];
     }
   }
 }
 
+// The shared memory of one stage of chunk_dot_kernel: op(A) stored k-major (kTransA) as [k][row], else [row][k]
+// (pitch padded by a 16-byte vector, so that a warp's vector reads of different rows fall in different banks); B
+// likewise. Sizes in elements of TA and TB, and the stage's bytes (a multiple of 16).
+template <class T, class S, bool kTransA, bool kTransB, class TA, class TB>
+struct DotStage {
+  static constexpr int kK = S::kStepK, kPitchA = kK + 16 / int(sizeof(TA)), kPitchB = kK + 16 / int(sizeof(TB));
+  static constexpr int kASize = kTransA ? kK * S::kRows : S::kRows * kPitchA;
+  static constexpr int kBSize = kTransB ? S::kCols * kPitchB : kK * S::kCols;
+  static constexpr int kABytes = (kASize * int(sizeof(TA)) + 15) / 16 * 16;
+  static constexpr int kBytes = kABytes + (kBSize * int(sizeof(TB)) + 15) / 16 * 16;
+};
+
 // Block (blockIdx.x, blockIdx.y) computes rows blockIdx.x * kRows.. and columns blockIdx.y * kCols.. of chunk
-// z0 + blockIdx.z. Shared layouts: op(A) stored k-major (kTransA) as [k][row], else [row][k] (pitch padded by a
-// vector, so that a warp's vector reads of different rows fall in different banks); B likewise.
-template <class T, class S, bool kTransA, bool kTransB>
+// z0 + blockIdx.z (DotStage: the shared layouts).
+template <class T, class S, bool kTransA, bool kTransB, class TA = T, class TB = T>
 __global__ void __launch_bounds__(S::kThreads)
-    chunk_dot_kernel(const DotProblem<T> p, std::int64_t z0, bool vec_a, bool vec_b) {
-  constexpr int kWidth = 16 / int(sizeof(T)), kK = S::kStepK, kPitch = kK + kWidth;
-  constexpr int kASize = kTransA ? kK * S::kRows : S::kRows * kPitch;
-  constexpr int kBSize = kTransB ? S::kCols * kPitch : kK * S::kCols;
-  constexpr int kStageSize = kASize + kBSize;
-  extern __shared__ __align__(16) unsigned char dot_smem[];  // kStages * kStageSize elements (dot_smem_bytes)
-  T* const smem = reinterpret_cast<T*>(dot_smem);
+    chunk_dot_kernel(const DotProblem<T, TA, TB> p, std::int64_t z0, bool vec_a, bool vec_b) {
+  using St = DotStage<T, S, kTransA, kTransB, TA, TB>;
+  constexpr int kWidth = 16 / int(sizeof(T)), kK = S::kStepK, kPitchA = St::kPitchA, kPitchB = St::kPitchB;
+  extern __shared__ __align__(16) unsigned char dot_smem[];  // kStages * St::kBytes (dot_smem_bytes)
+  auto stage_a = [](int s) { return reinterpret_cast<TA*>(dot_smem + (s % S::kStages) * St::kBytes); };
+  auto stage_b = [](int s) { return reinterpret_cast<TB*>(dot_smem + (s % S::kStages) * St::kBytes + St::kABytes); };
 
   constexpr int kThreadsAcross = S::kCols / S::kThreadCols;
   const int tc = threadIdx.x % kThreadsAcross, tr = threadIdx.x / kThreadsAcross;
@@ -132,17 +175,17 @@ __global__ void __launch_bounds__(S::kThreads)
   const int steps = (len + kK - 1) / kK;
 
   auto issue = [&](int s) {
-    T* as = smem + (s % S::kStages) * kStageSize;
-    T* bs = as + kASize;
+    TA* as = stage_a(s);
+    TB* bs = stage_b(s);
     const std::int64_t ks = k0 + std::int64_t(s) * kK, k_ok = std::min<std::int64_t>(kK, k0 + len - ks);
     if constexpr (kTransA)  // rows of k, i contiguous
-      copy_stage<T, kK, S::kRows, S::kRows, S::kThreads>(as, p.a + ks * p.lda + i0, p.lda, k_ok, p.m - i0, vec_a);
+      copy_stage<TA, kK, S::kRows, S::kRows, S::kThreads>(as, p.a + ks * p.lda + i0, p.lda, k_ok, p.m - i0, vec_a);
     else
-      copy_stage<T, S::kRows, kK, kPitch, S::kThreads>(as, p.a + i0 * p.lda + ks, p.lda, p.m - i0, k_ok, vec_a);
+      copy_stage<TA, S::kRows, kK, kPitchA, S::kThreads>(as, p.a + i0 * p.lda + ks, p.lda, p.m - i0, k_ok, vec_a);
     if constexpr (kTransB)
-      copy_stage<T, S::kCols, kK, kPitch, S::kThreads>(bs, p.b + j0 * p.ldb + ks, p.ldb, p.n - j0, k_ok, vec_b);
+      copy_stage<TB, S::kCols, kK, kPitchB, S::kThreads>(bs, p.b + j0 * p.ldb + ks, p.ldb, p.n - j0, k_ok, vec_b);
     else
-      copy_stage<T, kK, S::kCols, S::kCols, S::kThreads>(bs, p.b + ks * p.ldb + j0, p.ldb, k_ok, p.n - j0, vec_b);
+      copy_stage<TB, kK, S::kCols, S::kCols, S::kThreads>(bs, p.b + ks * p.ldb + j0, p.ldb, k_ok, p.n - j0, vec_b);
   };
 
   T acc[S::kThreadRows][S::kThreadCols];
@@ -151,16 +194,18 @@ __global__ void __launch_bounds__(S::kThreads)
 
   // One group of kWidth steps of k from shared memory; guarded: only the steps below kn (the last stage's tail).
   // A thread's rows (columns) are consecutive: from a k-major tile they come as vectors too.
-  auto group = [&](const T* as, const T* bs, int kk, bool guarded, int kn) {
+  auto group = [&](const TA* as, const TB* bs, int kk, bool guarded, int kn) {
     T av[S::kThreadRows][kWidth], bv[S::kThreadCols][kWidth];
     if constexpr (kTransA)
       load_across<T, S::kThreadRows, kWidth, S::kRows>(as + kk * S::kRows + tr * S::kThreadRows, av);
     else
 #pragma unroll
-      for (int ii = 0; ii < S::kThreadRows; ++ii) load_vector(as + (tr * S::kThreadRows + ii) * kPitch + kk, av[ii]);
+      for (int ii = 0; ii < S::kThreadRows; ++ii)
+        load_n_as<T, kWidth>(as + (tr * S::kThreadRows + ii) * kPitchA + kk, av[ii]);
     if constexpr (kTransB)
 #pragma unroll
-      for (int jj = 0; jj < S::kThreadCols; ++jj) load_vector(bs + (tc * S::kThreadCols + jj) * kPitch + kk, bv[jj]);
+      for (int jj = 0; jj < S::kThreadCols; ++jj)
+        load_n_as<T, kWidth>(bs + (tc * S::kThreadCols + jj) * kPitchB + kk, bv[jj]);
     else
       load_across<T, S::kThreadCols, kWidth, S::kCols>(bs + kk * S::kCols + tc * S::kThreadCols, bv);
 #pragma unroll
@@ -182,8 +227,8 @@ __global__ void __launch_bounds__(S::kThreads)
     __pipeline_commit();
     __pipeline_wait_prior(S::kStages - 1);  // stage s has landed
     __syncthreads();
-    const T* as = smem + (s % S::kStages) * kStageSize;
-    const T* bs = as + kASize;
+    const TA* as = stage_a(s);
+    const TB* bs = stage_b(s);
     const int kn = std::min(kK, len - s * kK);
     if (kn == kK) {
 #pragma unroll 4
@@ -203,21 +248,13 @@ __global__ void __launch_bounds__(S::kThreads)
     }
 }
 
-template <class T, class S, bool kTransA, bool kTransB>
-constexpr int dot_smem_bytes() {
-  constexpr int kK = S::kStepK, kPitch = kK + 16 / int(sizeof(T));
-  constexpr int kASize = kTransA ? kK * S::kRows : S::kRows * kPitch;
-  constexpr int kBSize = kTransB ? S::kCols * kPitch : kK * S::kCols;
-  return S::kStages * (kASize + kBSize) * int(sizeof(T));
-}
-
-template <class T, class S, bool kTransA, bool kTransB>
-void launch_chunk_dot_shape(const DotProblem<T>& p, std::int64_t chunks, cudaStream_t stream) {
-  constexpr int kBytes = dot_smem_bytes<T, S, kTransA, kTransB>();
-  const auto kernel = chunk_dot_kernel<T, S, kTransA, kTransB>;
+template <class T, class S, bool kTransA, bool kTransB, class TA, class TB>
+void launch_chunk_dot_shape(const DotProblem<T, TA, TB>& p, std::int64_t chunks, cudaStream_t stream) {
+  constexpr int kBytes = S::kStages * DotStage<T, S, kTransA, kTransB, TA, TB>::kBytes;
+  const auto kernel = chunk_dot_kernel<T, S, kTransA, kTransB, TA, TB>;
   if constexpr (kBytes > 48 * 1024)
     TANDEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes));
-  const bool vec_a = vector_aligned<T>(p.a, p.lda), vec_b = vector_aligned<T>(p.b, p.ldb);
+  const bool vec_a = vector_aligned<TA>(p.a, p.lda), vec_b = vector_aligned<TB>(p.b, p.ldb);
   dim3 grid(static_cast<unsigned>(ceil_div(p.m, S::kRows)), static_cast<unsigned>(ceil_div(p.n, S::kCols)));
   for (std::int64_t z0 = 0; z0 < chunks; z0 += 65535) {  // grid z is at most 65535
     grid.z = static_cast<unsigned>(std::min<std::int64_t>(65535, chunks - z0));
@@ -237,32 +274,32 @@ inline DotKind chunk_dot_kind(std::int64_t m, std::int64_t k, std::int64_t n) {
 }
 
 // The chunk values (or, one chunk, C) of p: the problem as given, or transposed so that the narrow side is n.
-template <class T>
-void chunk_dot_values(DotProblem<T> p, bool trans_a, bool trans_b, std::int64_t chunks, cudaStream_t stream) {
+template <class T, class TA, class TB>
+void chunk_dot_values(const DotProblem<T, TA, TB>& p, bool trans_a, bool trans_b, std::int64_t chunks,
+                      cudaStream_t stream) {
   const DotKind kind = chunk_dot_kind(p.m, p.k, p.n);
-  if (kind == DotKind::column && p.n > 4) {  // C^T = op(B)^T op(A)^T: B in A's place, each transposed
-    p = DotProblem<T>{p.b, p.a, p.out, p.n, p.k, p.m, p.ldb, p.lda, p.out_cs, p.out_rs, p.slab};
-    std::swap(trans_a, trans_b);
-    trans_a = !trans_a, trans_b = !trans_b;
-  }
-  auto run = [&]<class S>(S) {
-    if (trans_a && trans_b) return launch_chunk_dot_shape<T, S, true, true>(p, chunks, stream);
-    if (trans_a) return launch_chunk_dot_shape<T, S, true, false>(p, chunks, stream);
-    if (trans_b) return launch_chunk_dot_shape<T, S, false, true>(p, chunks, stream);
-    launch_chunk_dot_shape<T, S, false, false>(p, chunks, stream);
+  auto run = [&]<class S, class XA, class XB>(S, const DotProblem<T, XA, XB>& q, bool ta, bool tb) {
+    if (ta && tb) return launch_chunk_dot_shape<T, S, true, true>(q, chunks, stream);
+    if (ta) return launch_chunk_dot_shape<T, S, true, false>(q, chunks, stream);
+    if (tb) return launch_chunk_dot_shape<T, S, false, true>(q, chunks, stream);
+    launch_chunk_dot_shape<T, S, false, false>(q, chunks, stream);
   };
+  if (kind == DotKind::column && p.n > 4)  // C^T = op(B)^T op(A)^T: B in A's place, each transposed
+    return run(DotColumn<T>{},
+               DotProblem<T, TB, TA>{p.b, p.a, p.out, p.n, p.k, p.m, p.ldb, p.lda, p.out_cs, p.out_rs, p.slab},
+               !trans_b, !trans_a);
   if (kind == DotKind::column)
-    run(DotColumn<T>{});
+    run(DotColumn<T>{}, p, trans_a, trans_b);
   else
-    run(DotSmall<T>{});
+    run(DotSmall<T>{}, p, trans_a, trans_b);
 }
 
 // C = alpha op(A) op(B) + beta C for each entry of g (chunk_dot_kind(m, k, n) != none), in the canonical order:
 // K <= 4096 straight into C (or the product, then the epilogue); otherwise per panel of C its chunk values, then
 // their canonical sum (chunk_combine.cuh).
-template <class T>
+template <class T, class TA = T, class TB = T>
 void chunk_dot_matmul(const GemmBatch<T>& g, const GemmContext& ctx, const MatmulWorkspaces& forms) {
-  const GemmParams<T>& p = g.p;
+  const GemmParams<T>& p = g.p;  // (a and b: of TA and TB)
   const bool plain_out = g.alpha == T(1) && g.beta == T(0);
   T* product = plain_out ? nullptr : static_cast<T*>(forms.product.get(std::size_t(p.m * p.n) * sizeof(T)));
   const std::int64_t q = detail::canonical::matmul_chunk_count(p.k);
@@ -273,27 +310,58 @@ void chunk_dot_matmul(const GemmBatch<T>& g, const GemmContext& ctx, const Matmu
   const std::int64_t pr = q == 1 ? p.m : std::min(p.m, std::max<std::int64_t>(1, budget / pc));
   T* const values = q == 1 ? nullptr : static_cast<T*>(ctx.ws.get(std::size_t(slabs * pr * pc) * sizeof(T)));
   for (std::int64_t e = 0; e < g.batch; ++e) {
-    const T* a = p.a + e * g.stride_a;
-    const T* b = p.b + e * g.stride_b;
+    const TA* a = reinterpret_cast<const TA*>(p.a) + e * g.stride_a;
+    const TB* b = reinterpret_cast<const TB*>(p.b) + e * g.stride_b;
     T* const c = plain_out ? p.c + e * g.stride_c : product;
     const std::int64_t ldc = plain_out ? p.ldc : p.n;
     for (std::int64_t r0 = 0; r0 < p.m; r0 += pr)
       for (std::int64_t c0 = 0; c0 < p.n; c0 += pc) {
         const std::int64_t rows = std::min(pr, p.m - r0), cols = std::min(pc, p.n - c0);
-        const T* pa = a + (g.trans_a ? r0 : r0 * p.lda);
-        const T* pb = b + (g.trans_b ? c0 * p.ldb : c0);
+        const TA* pa = a + (g.trans_a ? r0 : r0 * p.lda);
+        const TB* pb = b + (g.trans_b ? c0 * p.ldb : c0);
         if (q == 1) {
-          chunk_dot_values<T>({pa, pb, c + r0 * ldc + c0, rows, p.k, cols, p.lda, p.ldb, ldc, 1, 0}, g.trans_a,
-                              g.trans_b, 1, ctx.stream);
+          chunk_dot_values(DotProblem<T, TA, TB>{pa, pb, c + r0 * ldc + c0, rows, p.k, cols, p.lda, p.ldb, ldc, 1, 0},
+                           g.trans_a, g.trans_b, 1, ctx.stream);
         } else {
-          chunk_dot_values<T>({pa, pb, values, rows, p.k, cols, p.lda, p.ldb, cols, 1, rows * cols}, g.trans_a,
-                              g.trans_b, q, ctx.stream);
+          chunk_dot_values(DotProblem<T, TA, TB>{pa, pb, values, rows, p.k, cols, p.lda, p.ldb, cols, 1, rows * cols},
+                           g.trans_a, g.trans_b, q, ctx.stream);
           sum_chunk_values<T>(values, q, rows * cols, rows, cols, cols, c + r0 * ldc + c0, ldc,
                               values + q * rows * cols, ctx.stream);
         }
       }
     if (!plain_out) epilogue<T>(p.c + e * g.stride_c, p.m, p.n, p.ldc, product, g.alpha, g.beta, ctx.stream);
   }
+}
+
+// A mixed product (g.mixed(): A and B two of float, bfloat16 and half, C float) with few outputs
+// (chunk_dot_kind(m, k, n) != none), a product computed (k > 0, alpha != 0): chunk_dot_matmul on the operands as
+// stored, each 16-bit one converted as it is read from shared memory.
+inline void chunk_dot_mixed(const detail::MatmulArgs& g, const GemmContext& ctx, const MatmulWorkspaces& forms) {
+  using Types = type_list<float, bfloat16, half>;
+  detail::visit(
+      g.dtype,
+      [&]<class TA>(std::type_identity<TA>) {
+        detail::visit(
+            g.b_type(),
+            [&]<class TB>(std::type_identity<TB>) {
+              if constexpr (!std::is_same_v<TA, TB>) {
+                const GemmBatch<float> batch{
+                    GemmParams<float>{static_cast<const float*>(g.a), static_cast<const float*>(g.b),
+                                      static_cast<float*>(g.c), g.m, g.k, g.n, g.lda, g.ldb, g.ldc},
+                    g.trans_a,
+                    g.trans_b,
+                    float(g.alpha),
+                    float(g.beta),
+                    g.batch,
+                    g.stride_a,
+                    g.stride_b,
+                    g.stride_c};
+                chunk_dot_matmul<float, TA, TB>(batch, ctx, forms);
+              }
+            },
+            Types{});
+      },
+      Types{});
 }
 
 }  // namespace tandem::cuda::matmul_stages
