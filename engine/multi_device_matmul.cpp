@@ -9,6 +9,7 @@
 #include "engine/extent.hpp"
 #include "engine/multi_device.hpp"
 #include "engine/parallel.hpp"
+#include "engine/validate.hpp"
 
 namespace tandem::detail {
 
@@ -38,13 +39,8 @@ void Group::matmul_batches(const MatmulCall& call) const {
   const std::vector<std::size_t> entries =
       bounds_by_shard(c.in_buffer ? c.allocation : nullptr, ce, c.offset, c.stride, count, D);
   auto part = [&](const MatrixInput& v, std::size_t d) {  // v's entries of member d
-    MatrixInput x = v;
-    if (v.count == 1) return x;
-    const std::size_t skip = entries[d] * v.stride;
-    if (v.in_buffer)
-      x.offset += skip;
-    else if (x.data)
-      x.data = static_cast<const char*>(v.data) + skip * size_of(v.dtype);
+    if (v.count == 1) return v;
+    MatrixInput x = shifted(v, entries[d] * v.stride);
     x.count = entries[d + 1] - entries[d];
     return x;
   };

@@ -362,8 +362,6 @@ MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixIn
   return call;
 }
 
-namespace {
-// v from `elements` elements on (host memory, or a Buffer's offset).
 MatrixInput shifted(MatrixInput v, std::size_t elements) {
   if (v.in_buffer)
     v.offset += elements;
@@ -371,6 +369,8 @@ MatrixInput shifted(MatrixInput v, std::size_t elements) {
     v.data = static_cast<const char*>(v.data) + elements * size_of(v.dtype);
   return v;
 }
+
+namespace {
 // One batch dimension of count entries `stride` apart (count 1: stride 0), no outer one.
 MatrixInput one_dimension(MatrixInput v, std::size_t count, std::size_t stride) {
   v.count = count, v.stride = count > 1 ? stride : 0;

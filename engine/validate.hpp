@@ -58,6 +58,9 @@ void check_argsort(const MatrixInput& a, const void* out, std::size_t rows, std:
 // from a.
 void check_argsort_buffers(const Executor& ex, const MatrixInput& a, const MatrixInput& out);
 
+// v from `elements` elements on (host memory: its data pointer; a Buffer: its offset), its shape as it was.
+MatrixInput shifted(MatrixInput v, std::size_t elements);
+
 // The address of a checked input's first element: host memory, or the Buffer's memory at its offset
 // (a single device's Buffer; a Group's are sharded and split first).
 const void* first_element(const ReduceInput& in);
