@@ -12,6 +12,9 @@
 //                                                  and B, float C, CUBLAS_COMPUTE_32F
 //   mixed/cuda/<kernel>/matmul/floatxbfloat16/<shape>  float A, bfloat16 B (float C): a mixed product,
 //   mixed/cuda/<kernel>/matmul/float/<shape>       beside the same product of float A and B
+//   grouped/cuda/<kernel>/matmul_grouped/<dtype>/<groups>x<rows>x<k>x<n>  matmul_grouped of Buffers (auto: one
+//                                                  launch; cublas: a call per group), beside
+//   baseline/summed_product/cuda/auto/matmul/...   the same work as one product of groups * rows rows
 //   float16/cuda/auto/sum/<dtype>/<n>              eng.sum_into() of a Buffer (float result)
 //   baseline/cub/sum/<dtype>/<n>                   cub::DeviceReduce::TransformReduce to float
 // <shape>: m x k x n, or batch:<count>/<m>x<k>x<n>. Timed with CUDA events on the engine's stream
@@ -180,6 +183,64 @@ void register_sum(std::size_t n) {
       ->Unit(benchmark::kMicrosecond);
 }
 
+// Grouped (expert) products: `groups` groups of `rows` rows of A (16-bit, k wide), each times its own k x n B, as
+// one matmul_grouped call (auto: one launch of a Hopper rung; cublas: one cuBLAS call per group), beside the same
+// work as one product of the summed size (groups * rows rows times one B, auto): the baseline.
+template <class H>
+void register_grouped(std::size_t groups, std::size_t rows, std::size_t k, std::size_t n) {
+  struct Operands {
+    StreamTimer s;
+    Engine eng{tandem::Backend::cuda, tandem::EngineOptions{.stream = s.stream}};
+    Buffer<H> a, b;
+    Buffer<float> out;
+  };
+  const std::size_t m = groups * rows;
+  auto ops = std::make_shared<std::unique_ptr<Operands>>();
+  auto get = [ops, m, k, n, groups]() -> Operands& {
+    if (!*ops) {
+      *ops = std::make_unique<Operands>();
+      Operands& o = **ops;
+      o.a = o.eng.template upload<H>(random16<H>(m * k, 41));
+      o.b = o.eng.template upload<H>(random16<H>(groups * k * n, 42));
+      o.out = o.eng.template buffer<float>(m * n);
+    }
+    return **ops;
+  };
+  const std::vector<std::size_t> sizes(groups, rows);
+  auto tflops = [m, k, n](benchmark::State& state) {
+    set_flop_counter(state, 2.0 * double(m) * double(k) * double(n));
+  };
+  const std::string tail = std::string("/") + tandem::dtype_traits<H>::name + "/" + std::to_string(groups) + "x" +
+                           std::to_string(rows) + "x" + std::to_string(k) + "x" + std::to_string(n);
+  for (const std::string kernel : {"auto", "cublas"}) {
+    benchmark::RegisterBenchmark(("grouped/cuda/" + kernel + "/matmul_grouped" + tail).c_str(),
+                                 guarded([get, sizes, kernel, m, k, n, groups, tflops](benchmark::State& state) {
+                                   Operands& o = get();
+                                   auto run = [&] {
+                                     o.eng.matmul_grouped(o.a.matrix(m, k), o.b.batch(k, n, groups, k * n),
+                                                          o.out.matrix(m, n), sizes, tandem::MatmulOptions{kernel});
+                                   };
+                                   run();
+                                   for (auto _ : state) state.SetIterationTime(o.s.seconds(run));
+                                   tflops(state);
+                                 }))
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  benchmark::RegisterBenchmark(("baseline/summed_product/cuda/auto/matmul" + tail).c_str(),
+                               guarded([get, m, k, n, tflops](benchmark::State& state) {
+                                 Operands& o = get();
+                                 auto run = [&] {
+                                   o.eng.matmul(o.a.matrix(m, k), o.b.matrix(k, n), o.out.matrix(m, n));
+                                 };
+                                 run();
+                                 for (auto _ : state) state.SetIterationTime(o.s.seconds(run));
+                                 tflops(state);
+                               }))
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
 }  // namespace
 
 // The own stages that multiply 16-bit inputs as stored (KernelInfo::native_16bit: the Hopper rungs of
@@ -225,6 +286,11 @@ void register_cuda_float16() {
     register_matmul<float, tandem::bfloat16>(c, kernels, false);
     register_matmul<float>(c, kernels, false, "mixed");
   }
+  // Grouped products (a mixture of experts' layer: 8 experts of 512 tokens each, 4096 -> 14336; 64 experts of 64
+  // tokens, 2048 -> 1408).
+  register_grouped<tandem::bfloat16>(8, 512, 4096, 14336);
+  register_grouped<tandem::bfloat16>(64, 64, 2048, 1408);
+  register_grouped<tandem::half>(8, 512, 4096, 14336);
   for (std::size_t n : {std::size_t(1) << 20, std::size_t(1) << 28}) {
     register_sum<tandem::bfloat16>(n);
     register_sum<tandem::half>(n);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -177,6 +178,14 @@ class BackendImpl {
   // input's compute type (compute_t: the input's type, float for 16-bit inputs).
   virtual void reduce(const ReduceArgs& args, void* result) = 0;
   virtual void matmul(const MatmulArgs& args) = 0;
+  // A grouped product (Engine::matmul_grouped) of resident operands in one call: args' A and C whole (m: all the
+  // groups' rows; stride_a and stride_c unused), B one entry per group (batch entries, stride_b apart) or one for
+  // every group (batch 1), group_rows each group's rows in order (adding up to m; some may be 0). false where the
+  // backend does not take it (nothing done: the engine runs each group as one product). The default: false.
+  virtual bool matmul_grouped(const MatmulArgs& args, std::span<const std::int64_t> group_rows) {
+    (void)args, (void)group_rows;
+    return false;
+  }
   // args.kernel is "auto" (the only kernel whose KernelInfo::per_row_col is set today).
   virtual void reduce_matrix(const MatrixReduceArgs& args, void* out) = 0;
 

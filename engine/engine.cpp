@@ -183,7 +183,9 @@ void Engine::run_matmul(const detail::MatrixInput& a, const detail::MatrixInput&
 void Engine::run_matmul_grouped(const detail::MatrixInput& a, const detail::MatrixInput& b,
                                 const detail::MatrixInput& c, std::span<const std::size_t> group_sizes,
                                 const MatmulOptions& opts) const {
-  for (const detail::MatmulCall& call : detail::check_matmul_grouped(*exec_, a, b, c, group_sizes, opts))
+  const detail::GroupedCall grouped = detail::check_matmul_grouped(*exec_, a, b, c, group_sizes, opts);
+  if (grouped.groups.empty() || exec_->matmul_grouped(grouped)) return;  // (on CUDA: one launch, where it applies)
+  for (const detail::MatmulCall& call : grouped.groups)
     exec_->matmul(call);  // (each group one product, in order: on CUDA, each on the engine's stream)
 }
 

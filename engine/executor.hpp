@@ -44,6 +44,15 @@ struct MatmulCall {
   Precision precision = Precision::full;
 };
 
+// A checked grouped product (Engine::matmul_grouped): the whole call (A and C whole, m all of op(A)'s rows, B
+// one entry per group or one for every group: count 1), each group's rows of op(A) in order, and the same as one
+// product per non-empty group.
+struct GroupedCall {
+  MatmulCall whole;
+  std::vector<std::int64_t> group_rows;
+  std::vector<MatmulCall> groups;
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -64,6 +73,12 @@ class Executor {
   virtual bool topk(Per per, const MatrixInput& a, std::size_t k, bool largest, const MatrixInput& values,
                     const MatrixInput& indices) const {
     (void)per, (void)a, (void)k, (void)largest, (void)values, (void)indices;
+    return false;
+  }
+  // A checked grouped product of Buffers in one call to the backend, enqueued; false where it does not take it
+  // (the engine runs call.groups one by one). The default: false.
+  virtual bool matmul_grouped(const GroupedCall& call) const {
+    (void)call;
     return false;
   }
   // argsort of checked Buffers (check_argsort_buffers) likewise.
@@ -91,6 +106,7 @@ class SingleDevice final : public Executor {
   bool topk(Per per, const MatrixInput& a, std::size_t k, bool largest, const MatrixInput& values,
             const MatrixInput& indices) const override;
   bool argsort(Per per, const MatrixInput& a, const MatrixInput& out) const override;
+  bool matmul_grouped(const GroupedCall& call) const override;
   std::shared_ptr<Allocation> allocate(std::size_t count, std::size_t element_size) const override;
   std::shared_ptr<Allocation> wrap(void* data, std::size_t count, std::size_t element_size) const override;
   void synchronize() const override;

@@ -66,33 +66,50 @@ void SingleDevice::reduce_per(const ReducePerCall& call) const {
   impl_->reduce_matrix(args, call.out.in_buffer ? call.out.allocation->data() : call.out.data);
 }
 
-void SingleDevice::matmul(const MatmulCall& call) const {
+namespace {
+
+// The backend's arguments of a checked product (its batch: C's entries).
+MatmulArgs matmul_args(const MatmulCall& call) {
   const MatrixInput &a = call.a, &b = call.b, &c = call.c;
+  return MatmulArgs{.kernel = call.kernel,
+                    .dtype = a.dtype,
+                    .mixed_b = b.dtype != a.dtype ? std::optional<Dtype>(b.dtype) : std::nullopt,
+                    .a = first_element(a),
+                    .b = first_element(b),
+                    .c = const_cast<void*>(first_element(c)),
+                    .m = std::int64_t(call.m),
+                    .k = std::int64_t(call.k),
+                    .n = std::int64_t(call.n),
+                    .lda = std::int64_t(a.ld),
+                    .ldb = std::int64_t(b.ld),
+                    .ldc = std::int64_t(c.ld),
+                    .resident = a.in_buffer,
+                    .deterministic = call.deterministic,
+                    .trans_a = call.trans_a,
+                    .trans_b = call.trans_b,
+                    .alpha = call.alpha,
+                    .beta = call.beta,
+                    .precision = call.precision,
+                    .batch = std::int64_t(c.count),
+                    .stride_a = a.count == 1 ? 0 : std::int64_t(a.stride),
+                    .stride_b = b.count == 1 ? 0 : std::int64_t(b.stride),
+                    .stride_c = c.count == 1 ? 0 : std::int64_t(c.stride)};
+}
+
+}  // namespace
+
+void SingleDevice::matmul(const MatmulCall& call) const {
   if (call.m == 0 || call.n == 0) return;
-  const MatmulArgs args{.kernel = call.kernel,
-                        .dtype = a.dtype,
-                        .mixed_b = b.dtype != a.dtype ? std::optional<Dtype>(b.dtype) : std::nullopt,
-                        .a = first_element(a),
-                        .b = first_element(b),
-                        .c = const_cast<void*>(first_element(c)),
-                        .m = std::int64_t(call.m),
-                        .k = std::int64_t(call.k),
-                        .n = std::int64_t(call.n),
-                        .lda = std::int64_t(a.ld),
-                        .ldb = std::int64_t(b.ld),
-                        .ldc = std::int64_t(c.ld),
-                        .resident = a.in_buffer,
-                        .deterministic = call.deterministic,
-                        .trans_a = call.trans_a,
-                        .trans_b = call.trans_b,
-                        .alpha = call.alpha,
-                        .beta = call.beta,
-                        .precision = call.precision,
-                        .batch = std::int64_t(c.count),
-                        .stride_a = a.count == 1 ? 0 : std::int64_t(a.stride),
-                        .stride_b = b.count == 1 ? 0 : std::int64_t(b.stride),
-                        .stride_c = c.count == 1 ? 0 : std::int64_t(c.stride)};
-  impl_->matmul(args);
+  impl_->matmul(matmul_args(call));
+}
+
+// Buffers only (host matrices are staged group by group).
+bool SingleDevice::matmul_grouped(const GroupedCall& call) const {
+  const MatmulCall& w = call.whole;
+  if (!w.a.in_buffer || !w.b.in_buffer || !w.c.in_buffer || w.m == 0 || w.n == 0) return false;
+  MatmulArgs args = matmul_args(w);
+  args.batch = std::int64_t(w.b.count), args.stride_a = args.stride_c = 0;
+  return impl_->matmul_grouped(args, call.group_rows);
 }
 
 namespace {

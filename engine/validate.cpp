@@ -411,9 +411,8 @@ std::vector<MatmulCall> batch_runs(const MatmulCall& call) {
   return runs;
 }
 
-std::vector<MatmulCall> check_matmul_grouped(const Executor& ex, const MatrixInput& a, const MatrixInput& b,
-                                             const MatrixInput& c, std::span<const std::size_t> group_sizes,
-                                             const MatmulOptions& opts) {
+GroupedCall check_matmul_grouped(const Executor& ex, const MatrixInput& a, const MatrixInput& b, const MatrixInput& c,
+                                 std::span<const std::size_t> group_sizes, const MatmulOptions& opts) {
   const std::size_t groups = group_sizes.size(), m = opts.trans_a ? a.cols : a.rows;
   if (b.outer_count != 1)
     throw value_error(Arg::b, Message("matmul_grouped: ", Arg::b, " has an outer batch dimension"),
@@ -442,26 +441,30 @@ std::vector<MatmulCall> check_matmul_grouped(const Executor& ex, const MatrixInp
   // The whole call as one product with B's first entry: types, kernel, shapes, C apart from A.
   MatrixInput b0 = b;
   b0.count = 1, b0.stride = 0;
-  const MatmulCall whole = check_matmul(ex, a, b0, c, opts);
+  GroupedCall grouped{check_matmul(ex, a, b0, c, opts), {}, {}};
+  const MatmulCall& whole = grouped.whole;
   // Group g: op(A)'s rows r0 .. r1 - 1 (with trans_a, columns of the stored A), B's entry g, C's rows.
   auto part = [](const MatrixInput& v, std::size_t first, std::size_t rows, std::size_t cols) {
     MatrixInput x = one_dimension(shifted(v, first), 1, 0);
     x.rows = rows, x.cols = cols;
     return x;
   };
-  std::vector<MatmulCall> calls;
   std::size_t r0 = 0;
   for (std::size_t g = 0; g < groups; r0 += group_sizes[g], ++g) {
     const std::size_t rows = group_sizes[g];
+    grouped.group_rows.push_back(std::int64_t(rows));
     if (rows == 0 || whole.n == 0) continue;  // (nothing to compute or write)
     MatmulCall one = whole;
     one.a = opts.trans_a ? part(a, r0, a.rows, rows) : part(a, r0 * a.ld, rows, a.cols);
     one.b = part(b, g * (b.count == 1 ? 0 : b.stride), b.rows, b.cols);
     one.c = part(c, r0 * c.ld, rows, c.cols);
     one.m = rows;
-    calls.push_back(one);
+    grouped.groups.push_back(one);
   }
-  return calls;
+  // (the whole call with B's entries: one per group, or one for every group)
+  grouped.whole.b.count = b.count == 1 || b.stride == 0 ? 1 : b.count;
+  grouped.whole.b.stride = grouped.whole.b.count == 1 ? 0 : b.stride;
+  return grouped;
 }
 
 // ---- topk and argsort -------------------------------------------------------------------------------

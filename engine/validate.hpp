@@ -38,11 +38,10 @@ MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixIn
 std::vector<MatmulCall> batch_runs(const MatmulCall& call);
 
 // A grouped product (Engine::matmul_grouped): the whole call checked (group sizes adding up to op(A)'s rows, B
-// one entry per group or stride 0, C apart from A and every entry of B), then one checked product per non-empty
-// group, in order.
-std::vector<MatmulCall> check_matmul_grouped(const Executor& ex, const MatrixInput& a, const MatrixInput& b,
-                                             const MatrixInput& c, std::span<const std::size_t> group_sizes,
-                                             const MatmulOptions& opts);
+// one entry per group or stride 0, C apart from A and every entry of B): the whole call, and one checked product
+// per non-empty group, in order.
+GroupedCall check_matmul_grouped(const Executor& ex, const MatrixInput& a, const MatrixInput& b, const MatrixInput& c,
+                                 std::span<const std::size_t> group_sizes, const MatmulOptions& opts);
 // topk of each row / column of `a` (host memory), k of them: 1 <= k <= the row's / column's length; the
 // outputs hold the results (values: `values_size` elements from its start, rows x cols where given).
 void check_topk(Per per, const MatrixInput& a, std::size_t k, const void* values, std::size_t values_size,

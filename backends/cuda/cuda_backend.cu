@@ -245,6 +245,16 @@ class CudaBackend final : public detail::BackendImpl {
     });
   }
 
+  // A grouped product of Buffers in one launch (matmul/dispatch.cu, matmul_grouped), where a Hopper rung takes
+  // it; no wait.
+  bool matmul_grouped(const MatmulArgs& g, std::span<const std::int64_t> group_rows) override {
+    std::lock_guard lock(mutex_);
+    DeviceGuard guard(device_);
+    bool taken = false;
+    finish_on_error([&] { taken = cuda::matmul_grouped(g, group_rows, scratch_, stream_); });
+    return taken;
+  }
+
   // Per-row / per-column reductions (backends/cuda/reduce/per_matrix.cu). Host matrices are staged compactly
   // (upload_rows; ld 0, one row repeated: that row once, read with ld 0 there too), their results come back
   // before the call returns.

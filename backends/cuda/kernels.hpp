@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -104,6 +105,14 @@ void matmul(std::size_t stage, const detail::MatmulArgs& g, Workspace& ws, const
 // tf32: common/tensor_core.hpp), k >= 1 and alpha != 0: on wgmma on an H100 / H200, else by emulating the
 // k-step (matmul/tensor_core_canonical.cu). matmul() runs it for every such product, whatever the stage.
 void tensor_core_matmul(const detail::MatmulArgs& g, Workspace& ws, const MatmulWorkspaces& forms, cudaStream_t stream);
+// A grouped product (BackendImpl::matmul_grouped: A and C whole, B one entry per group or stride 0, group_rows each
+// group's rows) in one launch of a Hopper rung over every group's tiles (matmul/hopper.cu), where the stage
+// (g.kernel) is one that takes it: wgmma_tma, wgmma_warp_specialized, wgmma_persistent or wgmma_pingpong, or auto
+// for 16-bit inputs in default mode (wgmma_pingpong where the groups average at most 64 rows, else
+// wgmma_persistent); device memory, k >= 1, alpha != 0, sizes below 2^31, an H100 / H200. false (nothing
+// enqueued) otherwise.
+bool matmul_grouped(const detail::MatmulArgs& g, std::span<const std::int64_t> group_rows, Workspace& ws,
+                    cudaStream_t stream);
 
 // The plain product of one entry (the benchmarks' kernel level):
 // C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), row-major, dtype f32 or f64. Throws tandem::Error

@@ -305,6 +305,34 @@ std::size_t auto_matmul_stage(const detail::MatmulArgs& g) {
   return kAutoStage;
 }
 
+bool matmul_grouped(const detail::MatmulArgs& g, std::span<const std::int64_t> group_rows, Workspace& ws,
+                    cudaStream_t stream) {
+  if (!g.resident || g.mixed() || g.deterministic || g.k == 0 || float(g.alpha) == 0.0f || !hopper_runs_here() ||
+      std::max({g.m, g.k, g.n, g.lda, g.ldb, g.ldc}) > std::int64_t(INT_MAX) || group_rows.size() > (1u << 20))
+    return false;
+  std::int64_t filled = 0;  // (groups with rows)
+  for (std::int64_t r : group_rows) filled += r > 0;
+  HopperRung rung;
+  if (g.kernel.is_auto()) {
+    if (!info(g.dtype).storage) return false;
+    rung = g.m <= 64 * filled ? HopperRung::pingpong : HopperRung::persistent;
+  } else {
+    const std::string_view name = kStages[g.kernel.stage].name;
+    if (name == "wgmma_tma")
+      rung = HopperRung::tma;
+    else if (name == "wgmma_warp_specialized")
+      rung = HopperRung::warp_specialized;
+    else if (name == "wgmma_persistent")
+      rung = HopperRung::persistent;
+    else if (name == "wgmma_pingpong")
+      rung = HopperRung::pingpong;
+    else
+      return false;
+  }
+  hopper_matmul_grouped(rung, g, group_rows, ws, stream);
+  return true;
+}
+
 std::size_t matmul_stage_named(std::string_view name) {
   for (std::size_t i = 0; i < std::size(kStages); ++i)
     if (name == kStages[i].name) return i;

@@ -29,8 +29,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/matmul/hopper.hpp"
@@ -388,8 +390,10 @@ int choose_block_n(std::int64_t tiles_m_batch, std::int64_t n, int sms) {
   return rate(256, 1.0) >= rate(128, 0.8) ? 256 : 128;
 }
 
+// groups (a grouped product, hopper_matmul_grouped): each group's rows of A and C; empty: not grouped.
 template <class In, class Src>
-void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream, const HopperChunks* chunks) {
+void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream, const HopperChunks* chunks,
+         std::span<const std::int64_t> groups = {}) {
   using Element = typename In::Element;
   constexpr int E = int(sizeof(Element));
   const char* name = rung_name(rung);
@@ -400,72 +404,101 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
     throw Error(std::string("matmul kernel '") + name + "' takes sizes below 2^31; use register_tiled or cublas");
 
   // A as a K-major m x k view, B as MN-major k x n (16-bit, read as stored) or K-major n x k; what the copy
-  // engine cannot read in place is packed K-major first.
+  // engine cannot read in place is packed K-major first. A grouped product's A and C are one matrix each (a_batch
+  // 1), B one entry per group (g.batch of them, or stride 0).
+  const bool grouped = !groups.empty();
+  const std::int64_t a_batch = grouped ? 1 : g.batch;
   constexpr bool same = std::is_same_v<Src, Element>;
-  const bool a_direct = same && !g.trans_a && readable(g.a, g.lda, g.stride_a, g.batch, E);
+  const bool a_direct = same && !g.trans_a && readable(g.a, g.lda, g.stride_a, a_batch, E);
   const bool b_mn_major = same && E == 2 && !g.trans_b && readable(g.b, g.ldb, g.stride_b, g.batch, E);
   const bool b_direct = b_mn_major || (same && g.trans_b && readable(g.b, g.ldb, g.stride_b, g.batch, E));
   const std::int64_t pitch = round_up(g.k, 16 / E);
-  const std::size_t a_bytes = a_direct ? 0 : round_up(g.batch * g.m * pitch * E, 256);
-  const std::size_t b_bytes = b_direct ? 0 : std::size_t(g.batch * g.n * pitch * E);
-  auto* scratch = static_cast<unsigned char*>(a_bytes + b_bytes ? ws.get(a_bytes + b_bytes) : nullptr);
-  auto pack = [&](const void* src, std::int64_t ld, std::int64_t stride, bool transposed, void* dst,
-                  std::int64_t rows) {
+  const std::size_t a_bytes = a_direct ? 0 : round_up(a_batch * g.m * pitch * E, 256);
+  const std::size_t b_bytes = b_direct ? 0 : round_up(g.batch * g.n * pitch * E, 256);
+  // (a grouped product's tables after the packed operands: each group's first row, and first row of tiles)
+  const std::size_t table_bytes = grouped ? 2 * (groups.size() + 1) * sizeof(int) : 0;
+  auto* scratch =
+      static_cast<unsigned char*>(a_bytes + b_bytes + table_bytes ? ws.get(a_bytes + b_bytes + table_bytes) : nullptr);
+  auto pack = [&](const void* src, std::int64_t ld, std::int64_t stride, bool transposed, void* dst, std::int64_t rows,
+                  std::int64_t batch) {
     const dim3 grid(unsigned((g.k + 31) / 32), unsigned(std::min<std::int64_t>((rows + 31) / 32, 65535)),
-                    unsigned(std::min<std::int64_t>(g.batch, 65535)));
+                    unsigned(std::min<std::int64_t>(batch, 65535)));
     pack_kernel<In, Src><<<grid, dim3(32, 8), 0, stream>>>(static_cast<const Src*>(src), ld, stride, transposed,
                                                            static_cast<Element*>(dst), rows, g.k, pitch, rows * pitch,
-                                                           g.batch);
+                                                           batch);
     TANDEM_CUDA_CHECK_LAUNCH();
   };
   View a{g.a, g.m, g.k, g.lda, g.stride_a}, b{g.b, g.n, g.k, g.ldb, g.stride_b};
   if (!a_direct) {
-    pack(g.a, g.lda, g.stride_a, g.trans_a, scratch, g.m);
+    pack(g.a, g.lda, g.stride_a, g.trans_a, scratch, g.m, a_batch);
     a = View{scratch, g.m, g.k, pitch, g.m * pitch};
   }
   if (b_mn_major) {
     b = View{g.b, g.k, g.n, g.ldb, g.stride_b};
   } else if (!b_direct) {
-    pack(g.b, g.ldb, g.stride_b, !g.trans_b, scratch + a_bytes, g.n);
+    pack(g.b, g.ldb, g.stride_b, !g.trans_b, scratch + a_bytes, g.n, g.batch);
     b = View{scratch + a_bytes, g.n, g.k, pitch, g.n * pitch};
   }
 
   const bool pingpong = rung == HopperRung::pingpong;
   if (pingpong && chunks != nullptr)
     throw Error("tandem: internal error: deterministic mode's chunks of K on wgmma_pingpong");
+  if (grouped && (chunks != nullptr || rung == HopperRung::cluster))
+    throw Error("tandem: internal error: a grouped product on wgmma_cluster or with chunks of K");
   const int block_m = pingpong ? 64 : kBlockM;
-  const std::int64_t tiles_m = (g.m + block_m - 1) / block_m;
+  // A grouped product: each group's rows of tiles, one after the other (tiles_m: all of them).
+  std::vector<int> group_table;
+  std::int64_t tiles_m = (g.m + block_m - 1) / block_m;
+  if (grouped) {
+    group_table.assign(2 * (groups.size() + 1), 0);
+    int* rows = group_table.data();
+    int* tile_rows = rows + groups.size() + 1;
+    std::int64_t r = 0, t = 0;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      r += groups[i], t += (groups[i] + block_m - 1) / block_m;
+      rows[i + 1] = int(r), tile_rows[i + 1] = int(t);
+    }
+    if (r != g.m) throw Error("tandem: internal error: the group sizes do not add up to the rows of a grouped product");
+    tiles_m = t;
+    TANDEM_CUDA_CHECK(
+        cudaMemcpyAsync(scratch + a_bytes + b_bytes, group_table.data(), table_bytes, cudaMemcpyHostToDevice, stream));
+  }
   // (wgmma_pingpong: 64 columns where C has no more, else 128)
-  const int block_n =
-      pingpong ? (g.n <= 64 ? 64 : 128) : choose_block_n(tiles_m * g.batch, g.n, multiprocessor_count());
+  const int block_n = pingpong ? (g.n <= 64 ? 64 : 128)
+                               : choose_block_n(tiles_m * (grouped ? 1 : g.batch), g.n, multiprocessor_count());
   const std::int64_t tiles_n = (g.n + block_n - 1) / block_n;
-  if (tiles_m * tiles_n * g.batch > 0x7FFFFFFF)
+  if (tiles_m * tiles_n * (grouped ? 1 : g.batch) > 0x7FFFFFFF)
     throw Error(std::string("matmul kernel '") + name + "': too many tiles of C for one grid");
   auto* c = static_cast<float*>(g.c);
-  const Problem p{
-      c,
-      g.ldc,
-      g.stride_c,
-      int(g.m),
-      int(g.n),
-      int((g.k + kTileK<In> - 1) / kTileK<In>),
-      int(tiles_m),
-      int(tiles_n),
-      int(g.batch),
-      float(g.alpha),
-      float(g.beta),
-      reinterpret_cast<std::uintptr_t>(c) % 8 == 0 && g.ldc % 2 == 0 && (g.batch == 1 || g.stride_c % 2 == 0),
-      g.deterministic,
-      int(detail::canonical::kMatmulChunk / kTileK<In>),
-      int(chunks != nullptr ? detail::canonical::matmul_chunk_count(g.k) : 1),
-      chunks != nullptr && chunks->split,
-      chunks != nullptr ? chunks->values : nullptr};
+  Problem p{c,
+            g.ldc,
+            g.stride_c,
+            int(g.m),
+            int(g.n),
+            int((g.k + kTileK<In> - 1) / kTileK<In>),
+            int(tiles_m),
+            int(tiles_n),
+            int(g.batch),
+            float(g.alpha),
+            float(g.beta),
+            reinterpret_cast<std::uintptr_t>(c) % 8 == 0 && g.ldc % 2 == 0 &&
+                (g.batch == 1 || grouped || g.stride_c % 2 == 0),
+            g.deterministic,
+            int(detail::canonical::kMatmulChunk / kTileK<In>),
+            int(chunks != nullptr ? detail::canonical::matmul_chunk_count(g.k) : 1),
+            chunks != nullptr && chunks->split,
+            chunks != nullptr ? chunks->values : nullptr};
+  if (grouped) {
+    const auto* table = reinterpret_cast<const int*>(scratch + a_bytes + b_bytes);
+    p.batch = 1, p.stride_c = 0, p.groups = int(groups.size()), p.group_b_shared = g.batch == 1;
+    p.group_rows = table, p.group_tiles = table + groups.size() + 1;
+  }
   if (chunks != nullptr && (!g.deterministic || chunks->values == nullptr || (!chunks->split && p.chunks > 32)))
     throw Error(
         "tandem: internal error: chunks of K for a Hopper product that is not deterministic, or without memory");
-  if (std::int64_t(tiles_m) * tiles_n * g.batch * (p.split ? p.chunks : 1) > 0x7FFFFFFF)
+  if (std::int64_t(tiles_m) * tiles_n * p.batch * (p.split ? p.chunks : 1) > 0x7FFFFFFF)
     throw Error(std::string("matmul kernel '") + name + "': too many tiles of C for one grid");
-  const CUtensorMap a_map = tensor_map(In::kMapType, E, a, g.batch, kTileK<In>, block_m);
+  const CUtensorMap a_map = tensor_map(In::kMapType, E, a, a_batch, kTileK<In>, block_m);
   if (pingpong) {
     auto run_pingpong = [&]<int BN, int Stages>() {
       if constexpr (!std::is_same_v<In, HopperTf32>) {
@@ -504,14 +537,19 @@ namespace tandem::cuda {
 
 void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream,
                    const HopperChunks* chunks) {
+  hopper_matmul_grouped(rung, g, {}, ws, stream, chunks);
+}
+
+void hopper_matmul_grouped(HopperRung rung, const detail::MatmulArgs& g, std::span<const std::int64_t> groups,
+                           Workspace& ws, cudaStream_t stream, const HopperChunks* chunks) {
   using namespace hopper;
   switch (g.dtype) {
     case Dtype::f32:
-      return run<HopperTf32, float>(rung, g, ws, stream, chunks);
+      return run<HopperTf32, float>(rung, g, ws, stream, chunks, groups);
     case Dtype::bf16:
-      return run<HopperBf16, bfloat16>(rung, g, ws, stream, chunks);
+      return run<HopperBf16, bfloat16>(rung, g, ws, stream, chunks, groups);
     case Dtype::f16:
-      return run<HopperF16, half>(rung, g, ws, stream, chunks);
+      return run<HopperF16, half>(rung, g, ws, stream, chunks, groups);
     default:
       throw Error(std::string("matmul kernel '") + rung_name(rung) + "' takes float, bfloat16 and float16, not " +
                   to_string(g.dtype));

@@ -13,6 +13,9 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <span>
+
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/matmul/params.cuh"
 
@@ -35,6 +38,12 @@ struct HopperChunks {
 // tandem::Error on a GPU other than compute capability 9.0.
 void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream,
                    const HopperChunks* chunks = nullptr);
+// A grouped product (Engine::matmul_grouped) in one launch: A (m x k) and C (m x n) one matrix each, their rows cut
+// into groups of groups[i] rows (adding up to m), group i multiplied by B's entry i (g.batch entries, g.stride_b
+// apart, or stride 0); g's other fields as above (stride_a, stride_c unused). Each group's rows are what the rung
+// computes for the group alone. Not on wgmma_cluster, not with chunks.
+void hopper_matmul_grouped(HopperRung rung, const detail::MatmulArgs& g, std::span<const std::int64_t> groups,
+                           Workspace& ws, cudaStream_t stream, const HopperChunks* chunks = nullptr);
 // Whether the current GPU runs them (compute capability 9.0).
 inline bool hopper_runs_here() { return device_is_sm90(); }
 

@@ -73,26 +73,55 @@ struct Problem {
   int chunk_tiles, chunks;
   bool split;
   float* values;
+  // A grouped product (Engine::matmul_grouped; groups > 0): A and C one matrix of m rows cut into `groups`
+  // consecutive groups, group g's rows group_rows[g] .. group_rows[g + 1] - 1 multiplied by B's entry g. Its tiles
+  // are the groups' one after the other, group_tiles[g] .. group_tiles[g + 1] - 1 its rows of tiles (tiles_m: all
+  // of them; batch 1). Device memory, groups + 1 entries each.
+  int groups = 0;
+  const int* group_rows = nullptr;
+  const int* group_tiles = nullptr;
+  bool group_b_shared = false;  // one B for every group (its entry 0)
 };
 
 struct Tile {
-  int entry, m, n;
+  int entry, m, n;     // B's (and C's) entry; the row and column of tiles within it
   int k_first, k_end;  // its k-tiles: all of them, or one chunk's (Problem::split)
   int chunk;
+  int row0 = 0;     // the row of A and C where its entry's (a grouped product: its group's) rows start
+  int row_end = 0;  // the end of those rows: C's rows at or past it are not the tile's to store
+  int a_entry = 0;  // A's entry (a grouped product: 0, the one matrix)
 };
-// Tile t of the whole problem: entries one after the other; inside one, groups of kGroupM tile rows,
-// column-major inside a group.
+// Tile `local` of an entry of tiles_m x p.tiles_n tiles: groups of kGroupM tile rows, column-major inside a group
+// (for the L2 cache); the rest of the Tile as given.
+__device__ __forceinline__ Tile placed(const Problem& p, int tiles_m, int local, Tile tile) {
+  const int per_group = kGroupM * p.tiles_n, first_m = local / per_group * kGroupM;
+  const int group_rows = min(tiles_m - first_m, kGroupM);
+  tile.m = first_m + local % per_group % group_rows, tile.n = local % per_group / group_rows;
+  return tile;
+}
+
+// Tile t of the whole problem: entries one after the other (deterministic mode's split: chunk after chunk of
+// them), each placed(). A grouped product's groups are its entries, each with its own rows of tiles.
 __device__ __forceinline__ Tile tile_of(const Problem& p, int t) {
+  if (p.groups > 0) {  // the group whose tiles hold t: the last one that starts at or before it
+    int lo = 0, hi = p.groups;
+    while (hi - lo > 1) {
+      const int mid = (lo + hi) / 2;
+      if (p.group_tiles[mid] * p.tiles_n <= t)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    return placed(p, p.group_tiles[lo + 1] - p.group_tiles[lo], t - p.group_tiles[lo] * p.tiles_n,
+                  Tile{p.group_b_shared ? 0 : lo, 0, 0, 0, p.k_tiles, 0, p.group_rows[lo], p.group_rows[lo + 1], 0});
+  }
   const int per_entry = p.tiles_m * p.tiles_n;
   const int chunk = p.split ? t / (per_entry * p.batch) : 0;
   t -= chunk * per_entry * p.batch;
-  const int entry = t / per_entry, local = t % per_entry;
-  const int per_group = kGroupM * p.tiles_n;
-  const int first_m = local / per_group * kGroupM;
-  const int group_rows = min(p.tiles_m - first_m, kGroupM);
+  const int entry = t / per_entry;
   const int k_first = p.split ? chunk * p.chunk_tiles : 0;
   const int k_end = p.split ? min(p.k_tiles, k_first + p.chunk_tiles) : p.k_tiles;
-  return Tile{entry, first_m + local % per_group % group_rows, local % per_group / group_rows, k_first, k_end, chunk};
+  return placed(p, p.tiles_m, t % per_entry, Tile{entry, 0, 0, k_first, k_end, chunk, 0, p.m, entry});
 }
 
 // Tile t of a cluster of two (wgmma_cluster): tile_of over pairs of tile rows, CTA `rank` taking row
@@ -162,7 +191,7 @@ __device__ __forceinline__ void load_stage(const CUtensorMap* a, const CUtensorM
                                            std::uint32_t full, int kt, const Tile& t, std::uint32_t rank = 0) {
   constexpr int kK = kTileK<In>;
   mbarrier_arrive_expect_tx(full, (BM + BN) * kRowBytes);
-  tma_load(stage, a, kt * kK, t.m * BM, t.entry, full);
+  tma_load(stage, a, kt * kK, t.row0 + t.m * BM, t.a_entry, full);
   const std::uint32_t b_stage = stage + BM * kRowBytes;
   if constexpr (Cta == 2) {
     if constexpr (MnMajorB) {
@@ -211,10 +240,10 @@ __device__ __forceinline__ void store_tile(const float (&d)[BN / 2], const Probl
   const int warp = t / 32, lane = t % 32;
   // (64-bit rows and columns: with 32-bit ones ptxas serialized tma_kernel's multiplies, warning C7515, which
   // cost that rung about 15% from 2048^3 to 8192^3.)
-  const std::int64_t row0 = std::int64_t(tile.m) * BM + wg * 64 + warp * 16 + lane / 4,
+  const std::int64_t row0 = tile.row0 + std::int64_t(tile.m) * BM + wg * 64 + warp * 16 + lane / 4,
                      col0 = std::int64_t(tile.n) * BN + 2 * (lane % 4);
-  if (row0 >= p.m) return;  // (and row0 + 8 is the thread's other row)
-  const bool second = row0 + 8 < p.m;
+  if (row0 >= tile.row_end) return;  // (and row0 + 8 is the thread's other row)
+  const bool second = row0 + 8 < tile.row_end;
   const std::int64_t cols_left = p.n - col0;  // columns of C from the thread's first one
   float* const c = p.c + tile.entry * p.stride_c + row0 * p.ldc + col0;
   const std::int64_t down = 8 * p.ldc;
