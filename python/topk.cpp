@@ -95,8 +95,8 @@ py::object restored(const DeviceRows& d, const Array& r) {
                                   : d.in.a.library.attr("moveaxis")(r.keep, -1, d.ax);
 }
 
-// GPU arrays: the Buffer topk on the library's stream into new arrays of its library (nothing waits, as for its own
-// operations).
+// GPU arrays: the Buffer topk on the library's stream into new arrays of its library (for k <= 1024 nothing waits, as
+// for its own operations).
 py::tuple topk_device(const PyEngine& s, const py::object& x, std::int64_t k, std::int64_t axis, bool largest) {
   const DeviceRows d = device_rows(s, x, axis, "topk");
   if (k < 1 || k > d.n)

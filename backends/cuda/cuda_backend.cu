@@ -250,6 +250,9 @@ class CudaBackend final : public detail::BackendImpl {
   bool matmul_grouped(const MatmulArgs& g, std::span<const std::int64_t> group_rows) override {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);
+    // (the launch's group table is copied from host memory that is gone when a graph replays: a stream being
+    // captured gets the groups one by one)
+    if (is_capturing(stream_)) return false;
     bool taken = false;
     finish_on_error([&] { taken = cuda::matmul_grouped(g, group_rows, scratch_, stream_); });
     return taken;
@@ -315,6 +318,8 @@ class CudaBackend final : public detail::BackendImpl {
   bool topk(const detail::TopkArgs& a) override {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);
+    // (sort_lines: CUB's segmented sort reads on the host how it splits the lines)
+    if (a.argsort || a.k > 1024) require_not_capturing("argsort, or topk past k = 1024, of Buffers");
     bool taken = false;
     finish_on_error([&] { taken = cuda::topk(a, scratch_, stream_); });
     return taken;

@@ -363,10 +363,10 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
                indices.rows * indices.cols, indices.ld, o, values.rows, values.cols, indices.rows, indices.cols);
   }
   // The same of Buffers, results into Buffers (values: k elements of T from their view's start for a
-  // vector; matrices as above). On CUDA on the GPU, enqueued on the engine's stream without waiting (a
-  // selection kernel of its own for k <= 1024, each line sorted for a larger k); otherwise (the CPU, a
-  // multi-device engine, lines past 2^30 elements) computed as for host memory, the call waiting for the
-  // results.
+  // vector; matrices as above). On CUDA on the GPU, on the engine's stream: a selection kernel of its own for
+  // k <= 1024, enqueued without waiting; for a larger k each line sorted (the call may wait for the stream);
+  // otherwise (the CPU, a multi-device engine, lines past 2^30 elements) computed as for host memory, the call
+  // waiting for the results.
   template <Element T>
   void topk(BufferView<T> x, std::size_t k, BufferView<T> values, BufferView<std::int64_t> indices,
             const TopkOptions& o = {}) const {
@@ -388,8 +388,8 @@ class TANDEM_API Engine : public detail::VectorReductions<Engine> {
   void argsort(MatrixView<const T> a, Per per, MatrixView<std::int64_t> out) const {
     argsort_entry(per, detail::host_matrix(a), out.data, out.rows, out.cols, out.ld);
   }
-  // The same of a Buffer into a Buffer of a's shape. On CUDA each line is sorted on the GPU (enqueued on the
-  // engine's stream without waiting); otherwise (the CPU, a multi-device engine, lines past 2^30 elements)
+  // The same of a Buffer into a Buffer of a's shape. On CUDA each line is sorted on the GPU, on the engine's
+  // stream (the call may wait for it); otherwise (the CPU, a multi-device engine, lines past 2^30 elements)
   // computed as for host memory, the call waiting for the results.
   template <Element T>
   void argsort(BufferMatrix<T> a, Per per, BufferMatrix<std::int64_t> out) const {
