@@ -319,7 +319,7 @@ class CudaBackend final : public detail::BackendImpl {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);
     // (sort_lines: CUB's segmented sort reads on the host how it splits the lines)
-    if (a.argsort || a.k > 1024) require_not_capturing("argsort, or topk past k = 1024, of Buffers");
+    if (a.argsort || a.k > kTopkSelectMaxK) require_not_capturing("argsort, or topk past k = 1024, of Buffers");
     bool taken = false;
     finish_on_error([&] { taken = cuda::topk(a, scratch_, stream_); });
     return taken;

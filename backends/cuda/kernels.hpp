@@ -52,6 +52,8 @@ void fill_empty_results(Op op, Dtype dtype, void* out, std::int64_t count, cudaS
 
 // The engine's elementwise pass of SelectArgs (common/backend.hpp) on `stream` (backends/cuda/select.cu).
 void select(const detail::SelectArgs& args, cudaStream_t stream);
+// The largest k topk.cu selects (its sort of the k is in shared memory); past it lines are sorted (sort_lines).
+inline constexpr std::int64_t kTopkSelectMaxK = 1024;
 // Top-k (and argsort: args.argsort) of TopkArgs on `stream` (backends/cuda/topk.cu: a selection for k <= 1024;
 // ws: the pieces' results of lines longer than shared memory holds); the rest by sort_lines. False (nothing
 // enqueued) for lines longer than sort_lines takes.

@@ -29,7 +29,7 @@ using detail::Index;
 
 namespace {
 
-constexpr int kMaxK = 1024;
+constexpr int kMaxK = int(kTopkSelectMaxK);
 constexpr int kItems = 8;  // elements per thread per step of the ordered pass (3.)
 
 struct Params {

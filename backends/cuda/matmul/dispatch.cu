@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +44,8 @@ using Storage16Launcher = void (*)(const detail::MatmulArgs& g, const GemmContex
 template <class T>
 using FewOutputsLauncher = void (*)(const GemmBatch<T>& g, const GemmContext& ctx, const MatmulWorkspaces& forms);
 using MixedLauncher = void (*)(const detail::MatmulArgs& g, const GemmContext& ctx, const MatmulWorkspaces& forms);
+using GroupedLauncher = void (*)(const detail::MatmulArgs& g, std::span<const std::int64_t> group_rows, Workspace& ws,
+                                 cudaStream_t stream);
 
 // One row per stage, in ladder order. A stage takes the element types it has a launcher for, and
 // bfloat16 and float16 wherever it takes float: as stored where it has a 16-bit launcher (storage16 for
@@ -68,11 +71,18 @@ struct Stage {
   FewOutputsLauncher<double> f64_few_outputs = nullptr;
   // The same for mixed products, their 16-bit operands read as stored (without it: widened first).
   MixedLauncher mixed_few_outputs = nullptr;
+  // A grouped product in one launch over every group's tiles (without it: a product per group).
+  GroupedLauncher grouped = nullptr;
 };
 
 template <HopperRung R>
 void hopper_whole(const detail::MatmulArgs& g, const GemmContext& ctx) {
   hopper_matmul(R, g, ctx.ws, ctx.stream);
+}
+template <HopperRung R>
+void hopper_grouped(const detail::MatmulArgs& g, std::span<const std::int64_t> group_rows, Workspace& ws,
+                    cudaStream_t stream) {
+  hopper_matmul_grouped(R, g, group_rows, ws, stream);
 }
 // wgmma_bf16 reads one plain product's 16-bit inputs as stored (no float copies).
 void wgmma_bf16_plain(const detail::MatmulArgs& g, const GemmContext& ctx) {
@@ -110,19 +120,22 @@ constexpr Stage kStages[] = {
      .f32 = &launch_hopper<HopperRung::tma>,
      .needs = Needs::sm90,
      .f32_batch = &launch_hopper_batch<HopperRung::tma>,
-     .storage16 = &hopper_whole<HopperRung::tma>},
+     .storage16 = &hopper_whole<HopperRung::tma>,
+     .grouped = &hopper_grouped<HopperRung::tma>},
     {.name = "wgmma_warp_specialized",
      .rounding = Precision::tf32,
      .f32 = &launch_hopper<HopperRung::warp_specialized>,
      .needs = Needs::sm90,
      .f32_batch = &launch_hopper_batch<HopperRung::warp_specialized>,
-     .storage16 = &hopper_whole<HopperRung::warp_specialized>},
+     .storage16 = &hopper_whole<HopperRung::warp_specialized>,
+     .grouped = &hopper_grouped<HopperRung::warp_specialized>},
     {.name = "wgmma_persistent",
      .rounding = Precision::tf32,
      .f32 = &launch_hopper<HopperRung::persistent>,
      .needs = Needs::sm90,
      .f32_batch = &launch_hopper_batch<HopperRung::persistent>,
-     .storage16 = &hopper_whole<HopperRung::persistent>},
+     .storage16 = &hopper_whole<HopperRung::persistent>,
+     .grouped = &hopper_grouped<HopperRung::persistent>},
     {.name = "wgmma_cluster",
      .rounding = Precision::tf32,
      .f32 = &launch_hopper<HopperRung::cluster>,
@@ -134,7 +147,8 @@ constexpr Stage kStages[] = {
      .f32 = &launch_hopper<HopperRung::pingpong>,
      .needs = Needs::sm90,
      .f32_batch = &launch_hopper_batch<HopperRung::pingpong>,
-     .storage16 = &hopper_whole<HopperRung::pingpong>},
+     .storage16 = &hopper_whole<HopperRung::pingpong>,
+     .grouped = &hopper_grouped<HopperRung::pingpong>},
 #ifdef TANDEM_LAB_KERNELS  // stages that have not yet passed on a GPU (none at present) go here
 #endif
     {.name = "cublas",
@@ -233,14 +247,27 @@ constexpr std::size_t kAutoStageBf16 = row("cublas_bf16");
 constexpr std::size_t kAutoStageBeyondInt32 = row("register_tiled");
 constexpr std::size_t kAutoStageDeterministic = row("register_tiled");
 constexpr std::size_t kAutoStageMixedFewOutputs = row("register_tiled");
+// Grouped products of 16-bit inputs in default mode (matmul_grouped): one launch, of 64-row tiles where the groups
+// average at most 64 rows.
+constexpr std::size_t kAutoStageGrouped = row("wgmma_persistent");
+constexpr std::size_t kAutoStageGroupedSmall = row("wgmma_pingpong");
 constexpr std::size_t kAutoStages[] = {kAutoStage,
                                        kAutoStage16Small,
                                        kAutoStageTf32,
                                        kAutoStageBf16,
                                        kAutoStageBeyondInt32,
                                        kAutoStageDeterministic,
-                                       kAutoStageMixedFewOutputs};
+                                       kAutoStageMixedFewOutputs,
+                                       kAutoStageGrouped,
+                                       kAutoStageGroupedSmall};
 static_assert(kStages[kAutoStageDeterministic].canonical, "deterministic mode runs a canonical stage");
+static_assert(
+    [] {
+      for (std::size_t i : {kAutoStageGrouped, kAutoStageGroupedSmall})
+        if (kStages[i].grouped == nullptr) return false;
+      return true;
+    }(),
+    "auto's grouped stages take grouped products");
 
 bool runs_here(const Stage& s, bool on_device) { return s.needs == Needs::nothing || (on_device && device_is_sm90()); }
 
@@ -310,26 +337,16 @@ bool matmul_grouped(const detail::MatmulArgs& g, std::span<const std::int64_t> g
   if (!g.resident || g.mixed() || g.deterministic || g.k == 0 || float(g.alpha) == 0.0f || !hopper_runs_here() ||
       std::max({g.m, g.k, g.n, g.lda, g.ldb, g.ldc}) > std::int64_t(INT_MAX) || group_rows.size() > (1u << 20))
     return false;
-  std::int64_t filled = 0;  // (groups with rows)
-  for (std::int64_t r : group_rows) filled += r > 0;
-  HopperRung rung;
+  std::size_t stage = g.kernel.stage;
   if (g.kernel.is_auto()) {
     if (!info(g.dtype).storage) return false;
-    rung = g.m <= 64 * filled ? HopperRung::pingpong : HopperRung::persistent;
-  } else {
-    const std::string_view name = kStages[g.kernel.stage].name;
-    if (name == "wgmma_tma")
-      rung = HopperRung::tma;
-    else if (name == "wgmma_warp_specialized")
-      rung = HopperRung::warp_specialized;
-    else if (name == "wgmma_persistent")
-      rung = HopperRung::persistent;
-    else if (name == "wgmma_pingpong")
-      rung = HopperRung::pingpong;
-    else
-      return false;
+    std::int64_t filled = 0;  // (groups with rows)
+    for (std::int64_t r : group_rows) filled += r > 0;
+    stage = g.m <= 64 * filled ? kAutoStageGroupedSmall : kAutoStageGrouped;
   }
-  hopper_matmul_grouped(rung, g, group_rows, ws, stream);
+  const GroupedLauncher launch = kStages[stage].grouped;
+  if (!launch) return false;
+  launch(g, group_rows, ws, stream);
   return true;
 }
 
