@@ -103,10 +103,10 @@ void SingleDevice::matmul(const MatmulCall& call) const {
   impl_->matmul(matmul_args(call));
 }
 
-// Buffers only (host matrices are staged group by group).
+// Buffers only (host matrices are staged group by group); the engine passes no call without a group to compute.
 bool SingleDevice::matmul_grouped(const GroupedCall& call) const {
   const MatmulCall& w = call.whole;
-  if (!w.a.in_buffer || !w.b.in_buffer || !w.c.in_buffer || w.m == 0 || w.n == 0) return false;
+  if (!w.a.in_buffer || !w.b.in_buffer || !w.c.in_buffer) return false;
   MatmulArgs args = matmul_args(w);
   args.batch = std::int64_t(w.b.count), args.stride_a = args.stride_c = 0;
   return impl_->matmul_grouped(args, call.group_rows);

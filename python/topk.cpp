@@ -25,16 +25,21 @@ struct Rows {
   tandem::Dtype dtype;
 };
 
-Rows rows_of(const py::object& x, std::int64_t axis, const char* what) {
-  py::module_ np = py::module_::import("numpy");
-  py::array a = np.attr("asarray")(x);
-  const auto nd = std::int64_t(a.ndim());
+// `axis` of an nd-dimensional array to order `what` along, as 0 .. nd - 1 (tandem.ValueError for a 0-d array,
+// tandem.AxisError out of range).
+std::int64_t order_axis(std::int64_t axis, std::int64_t nd, const char* what) {
   if (nd == 0) throw tandem::value_error(std::string("tandem.") + what + ": a 0-d array has no axis to order along");
   if (axis < -nd || axis >= nd)
     raise_axis_error("tandem: axis " + std::to_string(axis) + " is out of bounds for an array of dimension " +
                      std::to_string(nd));
+  return axis < 0 ? axis + nd : axis;
+}
+
+Rows rows_of(const py::object& x, std::int64_t axis, const char* what) {
+  py::module_ np = py::module_::import("numpy");
+  py::array a = np.attr("asarray")(x);
   Rows r;
-  r.axis = axis < 0 ? axis + nd : axis;
+  r.axis = order_axis(axis, std::int64_t(a.ndim()), what);
   r.a = np.attr("ascontiguousarray")(np.attr("moveaxis")(a, r.axis, -1));
   r.dtype = dtype_of(r.a.dtype());
   for (py::ssize_t d = 0; d < r.a.ndim(); ++d) r.shape.push_back(r.a.shape(d));
@@ -65,11 +70,7 @@ DeviceRows device_rows(const PyEngine& s, const py::object& x, std::int64_t axis
   DeviceRows d{s.input(x)};
   const Array& a = d.in.a;
   d.nd = std::int64_t(a.ndim());
-  if (d.nd == 0) throw tandem::value_error(std::string("tandem.") + what + ": a 0-d array has no axis to order along");
-  if (axis < -d.nd || axis >= d.nd)
-    raise_axis_error("tandem: axis " + std::to_string(axis) + " is out of bounds for an array of dimension " +
-                     std::to_string(d.nd));
-  d.ax = axis < 0 ? axis + d.nd : axis, d.n = a.shape[std::size_t(d.ax)];
+  d.ax = order_axis(axis, d.nd, what), d.n = a.shape[std::size_t(d.ax)];
   std::vector<std::int64_t> perm;
   for (std::int64_t dim = 0; dim < d.nd; ++dim)
     if (dim != d.ax) perm.push_back(dim);
