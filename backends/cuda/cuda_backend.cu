@@ -246,13 +246,10 @@ class CudaBackend final : public detail::BackendImpl {
   }
 
   // A grouped product of Buffers in one launch (matmul/dispatch.cu, matmul_grouped), where a Hopper rung takes
-  // it; no wait.
+  // it; no wait (its group table goes in launch parameters: a CUDA graph keeps it).
   bool matmul_grouped(const MatmulArgs& g, std::span<const std::int64_t> group_rows) override {
     std::lock_guard lock(mutex_);
     DeviceGuard guard(device_);
-    // (the launch's group table is copied from host memory that is gone when a graph replays: a stream being
-    // captured gets the groups one by one)
-    if (is_capturing(stream_)) return false;
     bool taken = false;
     finish_on_error([&] { taken = cuda::matmul_grouped(g, group_rows, scratch_, stream_); });
     return taken;
@@ -522,6 +519,11 @@ class CudaBackend final : public detail::BackendImpl {
   }
 
   void create_cublas() {
+    if (is_capturing(stream_))
+      throw Error(
+          "tandem: this engine's first product on cuBLAS would create its cuBLAS handle while the stream is being "
+          "captured into a CUDA graph, which cuBLAS cannot do; make the same calls once before the capture (the "
+          "engine keeps its handle), then capture them");
     cublasStatus_t s = cublasCreate(&cublas_);
     if (s != CUBLAS_STATUS_SUCCESS) {
       cublas_ = nullptr;

@@ -1,5 +1,7 @@
 // The CUDA device layer: errors, scratch memory, the device's SM count and compute capability (each queried
 // once per device), the dynamic shared-memory opt-in, the availability probe.
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -77,6 +79,26 @@ bool is_capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   TANDEM_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
   return status != cudaStreamCaptureStatusNone;
+}
+
+namespace {
+constexpr std::size_t kBytesByValue = 1024;
+struct BytesByValue {
+  unsigned char at[kBytesByValue];
+};
+__global__ void store_bytes(unsigned char* dst, BytesByValue src, unsigned count) {
+  for (unsigned i = threadIdx.x; i < count; i += blockDim.x) dst[i] = src.at[i];
+}
+}  // namespace
+
+void upload_by_value(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
+  for (std::size_t at = 0; at < bytes; at += kBytesByValue) {
+    const std::size_t count = std::min(kBytesByValue, bytes - at);
+    BytesByValue piece;
+    std::memcpy(piece.at, static_cast<const unsigned char*>(src) + at, count);
+    store_bytes<<<1, 256, 0, stream>>>(static_cast<unsigned char*>(dst) + at, piece, unsigned(count));
+    TANDEM_CUDA_CHECK_LAUNCH();
+  }
 }
 
 Workspace::~Workspace() { reset(); }

@@ -460,8 +460,7 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
     }
     if (r != g.m) throw Error("tandem: internal error: the group sizes do not add up to the rows of a grouped product");
     tiles_m = t;
-    TANDEM_CUDA_CHECK(
-        cudaMemcpyAsync(scratch + a_bytes + b_bytes, group_table.data(), table_bytes, cudaMemcpyHostToDevice, stream));
+    upload_by_value(scratch + a_bytes + b_bytes, group_table.data(), table_bytes, stream);  // (graphs keep it)
   }
   // (wgmma_pingpong: 64 columns where C has no more, else 128)
   const int block_n = pingpong ? (g.n <= 64 ? 64 : 128)
