@@ -201,7 +201,59 @@ TANDEM_BACKEND_TEST(matmul_mixed_buffers, "matmul: mixed input types of Buffers,
   CHECK(bad == 0);
 }
 
+// A mixed product of Buffers against the same kernel's float product of the converted operands, bit for bit: views
+// at an offset (16-bit rows that start off an 8-byte boundary) and with padded or packed rows, transposes, alpha /
+// beta; on CUDA's register_tiled each 16-bit operand is converted as register_tiled's tiles load it.
+template <class TA, class TB>
+void check_buffer_bits(const tandem::Engine& eng, const char* kernel, bool deterministic, std::size_t m, std::size_t k,
+                       std::size_t n, bool ta, bool tb, std::size_t offset, std::size_t pad) {
+  const std::size_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+  const std::size_t lda = ac + pad, ldb = bc + pad, ldc = n + 1;
+  const auto a = stored<TA>(values(offset + ar * lda, 11 + k + offset, true));
+  const auto b = stored<TB>(values(offset + br * ldb, 13 + n + pad, true));
+  const std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());  // the converted operands
+  std::vector<float> c0(m * ldc);
+  for (std::size_t i = 0; i < c0.size(); ++i) c0[i] = float(int(i % 7) - 3);
+  const auto da = eng.upload(a), db = eng.upload(b), daf = eng.upload(af), dbf = eng.upload(bf);
+  const auto dc = eng.upload(c0), dcf = eng.upload(c0);
+  tandem::MatmulOptions o{kernel, deterministic};
+  o.trans_a = ta, o.trans_b = tb, o.alpha = 0.75, o.beta = -1.5;
+  eng.matmul(da.matrix(ar, ac, lda, offset), db.matrix(br, bc, ldb, offset), dc.matrix(m, n, ldc), o);
+  eng.matmul(daf.matrix(ar, ac, lda, offset), dbf.matrix(br, bc, ldb, offset), dcf.matrix(m, n, ldc), o);
+  const auto c = dc.to_vector(), cf = dcf.to_vector();
+  CHECK(test::same_bits(std::span<const float>(c), std::span<const float>(cf)));
+}
+
 }  // namespace
+
+TANDEM_BACKEND_TEST(matmul_mixed_buffer_bits,
+                    "matmul: mixed input types of Buffers have the bits of the same kernel's float product, views at "
+                    "offsets, padded and packed rows, many outputs and K past 4096") {
+  // (many outputs: register_tiled's tiles, not its few-outputs kernel; K past 4096: its chunks of K)
+  const std::array<std::size_t, 3> shapes[] = {{130, 260, 136}, {67, 33, 129}, {129, 4100, 67}};
+  for_each_pair([&]<class TA, class TB>() {
+    const std::string type_a = tandem::to_string(tandem::dtype_of<TA>);
+    CAPTURE(type_a);
+    const std::string type_b = tandem::to_string(tandem::dtype_of<TB>);
+    CAPTURE(type_b);
+    for (const auto& s : shapes)
+      for (bool ta : {false, true})
+        for (bool tb : {false, true})
+          for (std::size_t offset : {std::size_t(0), std::size_t(1), std::size_t(2)})
+            for (std::size_t pad : {std::size_t(0), std::size_t(3)}) {
+              if (test::quick() && (offset == 1 || s[1] > 4096)) continue;
+              CAPTURE(s[0]);
+              CAPTURE(s[1]);
+              CAPTURE(ta);
+              CAPTURE(tb);
+              CAPTURE(offset);
+              CAPTURE(pad);
+              check_buffer_bits<TA, TB>(eng, "auto", true, s[0], s[1], s[2], ta, tb, offset, pad);
+              if (eng.backend() == tandem::Backend::cuda)
+                check_buffer_bits<TA, TB>(eng, "register_tiled", false, s[0], s[1], s[2], ta, tb, offset, pad);
+            }
+  });
+}
 
 // ---- Grouped products ----------------------------------------------------------------------------------
 

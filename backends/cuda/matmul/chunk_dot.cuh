@@ -298,8 +298,8 @@ void chunk_dot_values(const DotProblem<T, TA, TB>& p, bool trans_a, bool trans_b
 // K <= 4096 straight into C (or the product, then the epilogue); otherwise per panel of C its chunk values, then
 // their canonical sum (chunk_combine.cuh).
 template <class T, class TA = T, class TB = T>
-void chunk_dot_matmul(const GemmBatch<T>& g, const GemmContext& ctx, const MatmulWorkspaces& forms) {
-  const GemmParams<T>& p = g.p;  // (a and b: of TA and TB)
+void chunk_dot_matmul(const GemmBatch<T, TA, TB>& g, const GemmContext& ctx, const MatmulWorkspaces& forms) {
+  const GemmParams<T, TA, TB>& p = g.p;
   const bool plain_out = g.alpha == T(1) && g.beta == T(0);
   T* product = plain_out ? nullptr : static_cast<T*>(forms.product.get(std::size_t(p.m * p.n) * sizeof(T)));
   const std::int64_t q = detail::canonical::matmul_chunk_count(p.k);
@@ -310,8 +310,8 @@ void chunk_dot_matmul(const GemmBatch<T>& g, const GemmContext& ctx, const Matmu
   const std::int64_t pr = q == 1 ? p.m : std::min(p.m, std::max<std::int64_t>(1, budget / pc));
   T* const values = q == 1 ? nullptr : static_cast<T*>(ctx.ws.get(std::size_t(slabs * pr * pc) * sizeof(T)));
   for (std::int64_t e = 0; e < g.batch; ++e) {
-    const TA* a = reinterpret_cast<const TA*>(p.a) + e * g.stride_a;
-    const TB* b = reinterpret_cast<const TB*>(p.b) + e * g.stride_b;
+    const TA* a = p.a + e * g.stride_a;
+    const TB* b = p.b + e * g.stride_b;
     T* const c = plain_out ? p.c + e * g.stride_c : product;
     const std::int64_t ldc = plain_out ? p.ldc : p.n;
     for (std::int64_t r0 = 0; r0 < p.m; r0 += pr)
@@ -333,10 +333,12 @@ void chunk_dot_matmul(const GemmBatch<T>& g, const GemmContext& ctx, const Matmu
   }
 }
 
-// A mixed product (g.mixed(): A and B two of float, bfloat16 and half, C float) with few outputs
-// (chunk_dot_kind(m, k, n) != none), a product computed (k > 0, alpha != 0): chunk_dot_matmul on the operands as
-// stored, each 16-bit one converted as it is read from shared memory.
-inline void chunk_dot_mixed(const detail::MatmulArgs& g, const GemmContext& ctx, const MatmulWorkspaces& forms) {
+// register_tiled's mixed product (g.mixed(): A and B two of float, bfloat16 and half, C float), a product computed
+// (k > 0, alpha != 0), on the operands as stored, each 16-bit one converted to float as it is read: with few outputs
+// (chunk_dot_kind(m, k, n) != none) chunk_dot_matmul, in its shared-memory reads; otherwise register_tiled's tiles,
+// in their global loads (a transposed operand is transposed first in its own type). Either way the bits of
+// register_tiled's float product of the converted matrices, without a float copy of the 16-bit one.
+inline void register_tiled_mixed(const detail::MatmulArgs& g, const GemmContext& ctx, const MatmulWorkspaces& forms) {
   using Types = type_list<float, bfloat16, half>;
   detail::visit(
       g.dtype,
@@ -345,9 +347,9 @@ inline void chunk_dot_mixed(const detail::MatmulArgs& g, const GemmContext& ctx,
             g.b_type(),
             [&]<class TB>(std::type_identity<TB>) {
               if constexpr (!std::is_same_v<TA, TB>) {
-                const GemmBatch<float> batch{
-                    GemmParams<float>{static_cast<const float*>(g.a), static_cast<const float*>(g.b),
-                                      static_cast<float*>(g.c), g.m, g.k, g.n, g.lda, g.ldb, g.ldc},
+                const GemmBatch<float, TA, TB> batch{
+                    GemmParams<float, TA, TB>{static_cast<const TA*>(g.a), static_cast<const TB*>(g.b),
+                                              static_cast<float*>(g.c), g.m, g.k, g.n, g.lda, g.ldb, g.ldc},
                     g.trans_a,
                     g.trans_b,
                     float(g.alpha),
@@ -356,7 +358,9 @@ inline void chunk_dot_mixed(const detail::MatmulArgs& g, const GemmContext& ctx,
                     g.stride_a,
                     g.stride_b,
                     g.stride_c};
-                chunk_dot_matmul<float, TA, TB>(batch, ctx, forms);
+                if (chunk_dot_kind(g.m, g.k, g.n) != DotKind::none)
+                  return chunk_dot_matmul<float, TA, TB>(batch, ctx, forms);
+                run_as_plain_products(batch, &launch_register_tiled<float, TA, TB>, ctx, forms);
               }
             },
             Types{});

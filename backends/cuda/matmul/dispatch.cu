@@ -69,8 +69,9 @@ struct Stage {
   // long K), by a kernel that keeps the GPU busy on them.
   FewOutputsLauncher<float> f32_few_outputs = nullptr;
   FewOutputsLauncher<double> f64_few_outputs = nullptr;
-  // The same for mixed products, their 16-bit operands read as stored (without it: widened first).
-  MixedLauncher mixed_few_outputs = nullptr;
+  // Mixed products, their 16-bit operands read as stored and converted as they are loaded (without it: widened
+  // into a float copy first, mixed_as_float).
+  MixedLauncher mixed = nullptr;
   // A grouped product in one launch over every group's tiles (without it: a product per group).
   GroupedLauncher grouped = nullptr;
 };
@@ -105,7 +106,7 @@ constexpr Stage kStages[] = {
      .canonical = true,
      .f32_few_outputs = &chunk_dot_matmul<float>,
      .f64_few_outputs = &chunk_dot_matmul<double>,
-     .mixed_few_outputs = &chunk_dot_mixed},
+     .mixed = &register_tiled_mixed},
     {.name = "tensor_core_tf32", .rounding = Precision::tf32, .f32 = &launch_tensor_core<Tf32Input>},
     {.name = "tensor_core_bf16", .rounding = Precision::bf16, .f32 = &launch_tensor_core<Bf16Input>},
     {.name = "wgmma_tf32", .rounding = Precision::tf32, .f32 = &launch_wgmma_tf32, .needs = Needs::sm90},
@@ -246,20 +247,14 @@ constexpr std::size_t kAutoStageTf32 = row("cublas_tf32");
 constexpr std::size_t kAutoStageBf16 = row("cublas_bf16");
 constexpr std::size_t kAutoStageBeyondInt32 = row("register_tiled");
 constexpr std::size_t kAutoStageDeterministic = row("register_tiled");
-constexpr std::size_t kAutoStageMixedFewOutputs = row("register_tiled");
+constexpr std::size_t kAutoStageMixed = row("register_tiled");
 // Grouped products of 16-bit inputs in default mode (matmul_grouped): one launch, of 64-row tiles where the groups
 // average at most 64 rows.
 constexpr std::size_t kAutoStageGrouped = row("wgmma_persistent");
 constexpr std::size_t kAutoStageGroupedSmall = row("wgmma_pingpong");
-constexpr std::size_t kAutoStages[] = {kAutoStage,
-                                       kAutoStage16Small,
-                                       kAutoStageTf32,
-                                       kAutoStageBf16,
-                                       kAutoStageBeyondInt32,
-                                       kAutoStageDeterministic,
-                                       kAutoStageMixedFewOutputs,
-                                       kAutoStageGrouped,
-                                       kAutoStageGroupedSmall};
+constexpr std::size_t kAutoStages[] = {kAutoStage,      kAutoStage16Small,     kAutoStageTf32,
+                                       kAutoStageBf16,  kAutoStageBeyondInt32, kAutoStageDeterministic,
+                                       kAutoStageMixed, kAutoStageGrouped,     kAutoStageGroupedSmall};
 static_assert(kStages[kAutoStageDeterministic].canonical, "deterministic mode runs a canonical stage");
 static_assert(
     [] {
@@ -299,14 +294,16 @@ std::vector<KernelInfo> matmul_stage_info(bool on_device) {
 }
 
 std::size_t auto_matmul_stage(const detail::MatmulArgs& g) {
-  // Mixed products with few outputs (a batch of one to four rows against 16-bit weights): register_tiled's
-  // chunk_dot, which reads the 16-bit operand as stored, where precision asks for full float products. On an H200
-  // (bench_cuda, medians of 5), float x bfloat16 1 x 4096 x 14336: 0.067 ms against cuBLAS on the widened
-  // weights' 0.530 (and float x float on cuBLAS 0.067); with trans_b 0.065 against 0.539; 4 rows, trans_b, 0.143
-  // against 0.565.
-  if (g.mixed() && g.precision == Precision::full && chunk_dot_kind(g.m, g.k, g.n) != DotKind::none &&
+  // Mixed products with few outputs (a batch of one to four rows against 16-bit weights: register_tiled's
+  // chunk_dot) or at most 64 rows or columns of C (its tiles), which read the 16-bit operand as stored, where
+  // precision asks for full float products. On an H200 (bench_cuda, medians of 5), float x bfloat16 1 x 4096 x 14336:
+  // 0.067 ms against cuBLAS on the widened weights' 0.530 (and float x float on cuBLAS 0.067); with trans_b 0.065
+  // against 0.539; 4 rows, trans_b, 0.143 against 0.565; 64 x 4096 x 4096 0.178 against 0.198; but 4096^3 3.09
+  // against 2.84 (cuBLAS then).
+  if (g.mixed() && g.precision == Precision::full &&
+      (chunk_dot_kind(g.m, g.k, g.n) != DotKind::none || std::min(g.m, g.n) <= 64) &&
       std::max({g.m, g.k, g.n, g.lda, g.ldb, g.ldc, g.batch}) <= std::int64_t(INT_MAX))
-    return kAutoStageMixedFewOutputs;
+    return kAutoStageMixed;
   if (g.mixed()) {  // the float product of the converted operands: float's choice
     detail::MatmulArgs f = g;
     f.dtype = Dtype::f32, f.mixed_b.reset();
@@ -368,19 +365,22 @@ void matmul(std::size_t stage, const detail::MatmulArgs& g, Workspace& ws, const
             cublasHandle_t cublas, cudaStream_t stream) {
   const Stage& s = kStages[stage];
   const GemmContext ctx{ws, cublas, stream};
+  const bool product = g.k > 0 && float(g.alpha) != 0.0f;
+  // (deterministic mode's products in the tensor-core arithmetic, where the precision asks for it)
+  auto tensor_core = [&](Dtype as) {
+    detail::tensor_core::Format f;
+    return g.deterministic && product && detail::tensor_core::canonical_format(as, g.precision, f);
+  };
   if (g.mixed()) {
-    if (s.mixed_few_outputs && g.k > 0 && float(g.alpha) != 0.0f && chunk_dot_kind(g.m, g.k, g.n) != DotKind::none)
-      return s.mixed_few_outputs(g, ctx, forms);
+    // (the float product it defines in the tensor-core arithmetic takes the widened operands)
+    if (s.mixed && product && !tensor_core(Dtype::f32)) return s.mixed(g, ctx, forms);
     return matmul(stage, mixed_as_float(g, forms, stream), ws, forms, cublas, stream);
   }
-  if (detail::tensor_core::Format f; g.deterministic && g.k > 0 && float(g.alpha) != 0.0f &&
-                                     detail::tensor_core::canonical_format(g.dtype, g.precision, f))
-    return tensor_core_matmul(g, ws, forms, stream);
+  if (tensor_core(g.dtype)) return tensor_core_matmul(g, ws, forms, stream);
   detail::visit(
       g.dtype,
       [&]<class T>(std::type_identity<T>) {
         if constexpr (is_storage_type_v<T>) {
-          const bool product = g.k > 0 && float(g.alpha) != 0.0f;
           if (s.storage16 && product) return s.storage16(g, ctx);
           if (s.storage16_plain && g.plain() && g.k > 0) return s.storage16_plain(g, ctx);
           checked_launcher<float>(s);  // a stage without float takes no 16-bit input either

@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cuda/kernels.hpp"
 #include "backends/cuda/matmul/params.cuh"
@@ -40,10 +41,13 @@ __global__ void __launch_bounds__(256) transpose_kernel(const T* __restrict__ sr
   }
 }
 
+// (16-bit elements move as std::uint16_t: the shared tile holds plain bits)
 template <class T>
 void transpose(const T* src, std::int64_t rows, std::int64_t cols, std::int64_t ld, T* dst, cudaStream_t stream) {
+  using Bits = std::conditional_t<sizeof(T) == 2, std::uint16_t, T>;
   const dim3 grid = tile_grid(ceil_div(rows, 32), ceil_div(cols, 32));
-  transpose_kernel<T><<<grid, dim3(32, 8), 0, stream>>>(src, rows, cols, ld, dst);
+  transpose_kernel<Bits><<<grid, dim3(32, 8), 0, stream>>>(reinterpret_cast<const Bits*>(src), rows, cols, ld,
+                                                           reinterpret_cast<Bits*>(dst));
   TANDEM_CUDA_CHECK_LAUNCH();
 }
 
@@ -80,16 +84,18 @@ void scale_only(const GemmBatch<T>& g, cudaStream_t stream) {
     epilogue<T>(g.p.c + e * g.stride_c, g.p.m, g.p.n, g.p.ldc, nullptr, g.alpha, g.beta, stream);
 }
 
-// Runs `launch` (a plain-product stage) on every entry of g.
-template <class T, class Launch>
-void run_as_plain_products(const GemmBatch<T>& g, Launch launch, const GemmContext& ctx, const MatmulWorkspaces& ws) {
-  const GemmParams<T>& p = g.p;
+// Runs `launch` (a plain-product stage) on every entry of g (a mixed product: a transposed operand is transposed
+// as stored, in its own type).
+template <class T, class TA, class TB, class Launch>
+void run_as_plain_products(const GemmBatch<T, TA, TB>& g, Launch launch, const GemmContext& ctx,
+                           const MatmulWorkspaces& ws) {
+  const GemmParams<T, TA, TB>& p = g.p;
   const bool plain_out = g.alpha == T(1) && g.beta == T(0);
-  T* op_a = g.trans_a ? static_cast<T*>(ws.op_a.get(std::size_t(p.m * p.k) * sizeof(T))) : nullptr;
-  T* op_b = g.trans_b ? static_cast<T*>(ws.op_b.get(std::size_t(p.k * p.n) * sizeof(T))) : nullptr;
+  TA* op_a = g.trans_a ? static_cast<TA*>(ws.op_a.get(std::size_t(p.m * p.k) * sizeof(TA))) : nullptr;
+  TB* op_b = g.trans_b ? static_cast<TB*>(ws.op_b.get(std::size_t(p.k * p.n) * sizeof(TB))) : nullptr;
   T* product = plain_out ? nullptr : static_cast<T*>(ws.product.get(std::size_t(p.m * p.n) * sizeof(T)));
   for (std::int64_t e = 0; e < g.batch; ++e) {
-    GemmParams<T> q = p;
+    GemmParams<T, TA, TB> q = p;
     q.a = p.a + e * g.stride_a;
     q.b = p.b + e * g.stride_b;
     q.c = p.c + e * g.stride_c;

@@ -15,11 +15,12 @@
 
 namespace tandem::cuda::matmul_stages {
 
-// C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), all row-major device memory; m, k, n >= 1.
-template <class T>
+// C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb), all row-major device memory; m, k, n >= 1. A and B of T, or
+// (a mixed product, register_tiled and chunk_dot) of their own types, converted to T as they are loaded.
+template <class T, class TA = T, class TB = T>
 struct GemmParams {
-  const T* a;
-  const T* b;
+  const TA* a;
+  const TB* b;
   T* c;
   std::int64_t m, k, n;
   std::int64_t lda, ldb, ldc;
@@ -28,9 +29,9 @@ struct GemmParams {
 // The whole problem of MatmulArgs for one element type, on device memory: C = alpha * op(A) * op(B) +
 // beta * C for each of `batch` entries (p.a, p.b, p.c are entry 0's; p.lda, p.ldb as stored). Stages
 // with a BatchLauncher (cuBLAS) take it whole; forms.cuh turns it into plain products for the others.
-template <class T>
+template <class T, class TA = T, class TB = T>
 struct GemmBatch {
-  GemmParams<T> p;
+  GemmParams<T, TA, TB> p;
   bool trans_a, trans_b;
   T alpha, beta;
   std::int64_t batch, stride_a, stride_b, stride_c;
@@ -53,15 +54,16 @@ inline dim3 tile_grid(std::int64_t row_tiles, std::int64_t col_tiles) {
   return dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(std::min<std::int64_t>(row_tiles, 65535)));
 }
 
-// Whether pointer p and leading dimension ld allow 16-byte vector access to every row of a T matrix.
-template <class T>
+// Whether pointer p and leading dimension ld allow vector access to every row of a matrix of S elements read as T:
+// kVectorWidth<T> of them (16 bytes of T) in one load.
+template <class T, class S = T>
 bool vector_aligned(const void* p, std::int64_t ld) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && ld % kVectorWidth<T> == 0;
+  return reinterpret_cast<std::uintptr_t>(p) % (kVectorWidth<T> * sizeof(S)) == 0 && ld % kVectorWidth<T> == 0;
 }
 
-template <class T>
-bool all_vector_aligned(const GemmParams<T>& p) {
-  return vector_aligned<T>(p.a, p.lda) && vector_aligned<T>(p.b, p.ldb) && vector_aligned<T>(p.c, p.ldc);
+template <class T, class TA, class TB>
+bool all_vector_aligned(const GemmParams<T, TA, TB>& p) {
+  return vector_aligned<T, TA>(p.a, p.lda) && vector_aligned<T, TB>(p.b, p.ldb) && vector_aligned<T>(p.c, p.ldc);
 }
 
 }  // namespace tandem::cuda::matmul_stages

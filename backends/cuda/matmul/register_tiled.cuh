@@ -91,8 +91,8 @@ inline constexpr int kRegisterTiledThreads = (Shape::kBlockRows / Shape::kThread
 
 // The product of chunk blockIdx.z of K (canonical.hpp's chunks of kMatmulChunk): k in [z * 4096, min(K, (z + 1) *
 // 4096)), into C + z * chunk_stride.
-template <class T>
-__device__ __forceinline__ GemmParams<T> chunk_of(GemmParams<T> p, std::int64_t chunk_stride) {
+template <class P>
+__device__ __forceinline__ P chunk_of(P p, std::int64_t chunk_stride) {
   const std::int64_t z = blockIdx.z, k0 = z * detail::canonical::kMatmulChunk;
   p.a += k0;
   p.b += k0 * p.ldb;
@@ -101,14 +101,17 @@ __device__ __forceinline__ GemmParams<T> chunk_of(GemmParams<T> p, std::int64_t 
   return p;
 }
 
-// kAligned: a, b, c, lda, ldb and ldc allow 16-byte vector access. kChunked: block z computes chunk z of K
-// (chunk_of) into C + z * chunk_stride; otherwise gridDim.z is 1 and chunk_stride unused.
-template <class T, class Shape, bool kAligned, bool kChunked = false>
+// kAligned: a, b, c, lda, ldb and ldc allow vector access (all_vector_aligned). kChunked: block z computes chunk z
+// of K (chunk_of) into C + z * chunk_stride; otherwise gridDim.z is 1 and chunk_stride unused. TA, TB: A's and B's
+// elements, T or (a mixed product, T float) bfloat16 / half: loaded from global memory as stored (load_segment) and
+// converted to float as the tile is stored to shared memory (converting at the load would wait for it there): the
+// tiles, the chains and the bits are those of the float product of the converted values.
+template <class T, class Shape, bool kAligned, bool kChunked = false, class TA = T, class TB = T>
 __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlocksPerSM)
-    register_tiled_matmul_kernel(const GemmParams<T> whole, const std::int64_t chunk_stride) {
-  const GemmParams<T> p = kChunked ? chunk_of(whole, chunk_stride) : whole;
-  const T* __restrict__ const a = p.a;
-  const T* __restrict__ const b = p.b;
+    register_tiled_matmul_kernel(const GemmParams<T, TA, TB> whole, const std::int64_t chunk_stride) {
+  const GemmParams<T, TA, TB> p = kChunked ? chunk_of(whole, chunk_stride) : whole;
+  const TA* __restrict__ const a = p.a;
+  const TB* __restrict__ const b = p.b;
   T* __restrict__ const c = p.c;
   const std::int64_t m = p.m, k = p.k, n = p.n, lda = p.lda, ldb = p.ldb, ldc = p.ldc;
   constexpr int kBlockRows = Shape::kBlockRows, kBlockCols = Shape::kBlockCols, kTileK = Shape::kTileK;
@@ -153,7 +156,7 @@ __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlock
 
     // Where this thread's global loads start. They walk along k, one tile per step: A to the right by
     // kTileK columns, B down by kTileK rows. Rows outside the matrix get a valid count of 0.
-    const T* a_src[kALoads];
+    const TA* a_src[kALoads];
     bool a_row_ok[kALoads];
 #pragma unroll
     for (int l = 0; l < kALoads; ++l) {
@@ -162,7 +165,7 @@ __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlock
       a_row_ok[l] = row < m;
       a_src[l] = a + (a_row_ok[l] ? row : 0) * lda + (v % kAVectorsPerRow) * kWidth;
     }
-    const T* b_src[kBLoads];
+    const TB* b_src[kBLoads];
     int b_cols_valid[kBLoads];
 #pragma unroll
     for (int l = 0; l < kBLoads; ++l) {
@@ -175,8 +178,9 @@ __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlock
 
     // The next tiles, on their way from global to shared memory. k_left: columns of A (rows of B)
     // from the start of the tile being loaded to the end of the matrix.
-    T a_next[kALoads][kWidth];
-    T b_next[kBLoads][kWidth];
+    // (as stored: a 16-bit operand is converted when the tile is stored to shared memory)
+    TA a_next[kALoads][kWidth];
+    TB b_next[kBLoads][kWidth];
     // Most tiles lie wholly inside A and B; they skip the per-element bounds arithmetic.
     const bool interior = row0 + kBlockRows <= m && col0 + kBlockCols <= n;
     auto load_tiles = [&](std::int64_t k_left) {
@@ -187,7 +191,7 @@ __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlock
         if (full)
           load_segment<T, kAligned>(a_src[l], kWidth, a_next[l]);
         else
-          load_segment<T, kAligned>(a_src[l], a_row_ok[l] ? segment_valid<T>(k_left - kk) : 0, a_next[l], T(-0.0));
+          load_segment<T, kAligned>(a_src[l], a_row_ok[l] ? segment_valid<T>(k_left - kk) : 0, a_next[l], TA(-0.0f));
         if (kk + kTileK < k_left) a_src[l] += kTileK;  // stays inside A
       }
 #pragma unroll
@@ -206,12 +210,15 @@ __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlock
         const int v = threadIdx.x + l * kThreads;
         const int r = v / kAVectorsPerRow, kk = (v % kAVectorsPerRow) * kWidth;
 #pragma unroll
-        for (int j = 0; j < kWidth; ++j) a_tile[buf][kk + j][r] = a_next[l][j];  // transposed
+        for (int j = 0; j < kWidth; ++j) a_tile[buf][kk + j][r] = as_compute<T>(a_next[l][j]);  // transposed
       }
 #pragma unroll
       for (int l = 0; l < kBLoads; ++l) {
         const int v = threadIdx.x + l * kThreads;
-        store_vector(&b_tile[buf][v / kBVectorsPerRow][(v % kBVectorsPerRow) * kWidth], b_next[l]);
+        T b_vector[kWidth];
+#pragma unroll
+        for (int j = 0; j < kWidth; ++j) b_vector[j] = as_compute<T>(b_next[l][j]);
+        store_vector(&b_tile[buf][v / kBVectorsPerRow][(v % kBVectorsPerRow) * kWidth], b_vector);
       }
     };
 
@@ -282,12 +289,12 @@ __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlock
   }
 }
 
-template <class T, class Shape>
-void launch_register_tiled_shape(const GemmParams<T>& p, const GemmContext& ctx) {
+template <class T, class Shape, class TA, class TB>
+void launch_register_tiled_shape(const GemmParams<T, TA, TB>& p, const GemmContext& ctx) {
   const dim3 block(kRegisterTiledThreads<Shape>);
   const dim3 grid = tile_grid(ceil_div(p.m, Shape::kBlockRows), ceil_div(p.n, Shape::kBlockCols));
-  const auto kernel = all_vector_aligned(p) ? register_tiled_matmul_kernel<T, Shape, true>
-                                            : register_tiled_matmul_kernel<T, Shape, false>;
+  const auto kernel = all_vector_aligned(p) ? register_tiled_matmul_kernel<T, Shape, true, false, TA, TB>
+                                            : register_tiled_matmul_kernel<T, Shape, false, false, TA, TB>;
   kernel<<<grid, block, 0, ctx.stream>>>(p, 0);
   TANDEM_CUDA_CHECK_LAUNCH();
 }
@@ -296,16 +303,16 @@ void launch_register_tiled_shape(const GemmParams<T>& p, const GemmContext& ctx)
 
 // The chunk values of a panel: chunk z of p's product into p.c + z * chunk_stride, for z < chunks (grid z, at most
 // 65535 chunks a launch).
-template <class T, class Shape>
-void launch_register_tiled_chunk_values(const GemmParams<T>& p, std::int64_t chunk_stride, std::int64_t chunks,
+template <class T, class Shape, class TA, class TB>
+void launch_register_tiled_chunk_values(const GemmParams<T, TA, TB>& p, std::int64_t chunk_stride, std::int64_t chunks,
                                         const GemmContext& ctx) {
   const dim3 block(kRegisterTiledThreads<Shape>);
   dim3 grid = tile_grid(ceil_div(p.m, Shape::kBlockRows), ceil_div(p.n, Shape::kBlockCols));
-  const auto kernel = all_vector_aligned(p) ? register_tiled_matmul_kernel<T, Shape, true, true>
-                                            : register_tiled_matmul_kernel<T, Shape, false, true>;
+  const auto kernel = all_vector_aligned(p) ? register_tiled_matmul_kernel<T, Shape, true, true, TA, TB>
+                                            : register_tiled_matmul_kernel<T, Shape, false, true, TA, TB>;
   for (std::int64_t z0 = 0; z0 < chunks; z0 += 65535) {
     const std::int64_t k0 = z0 * detail::canonical::kMatmulChunk;
-    GemmParams<T> from = p;  // chunks z0, z0 + 1, ...: k0 multiple of 4096 keeps a and b 16-byte aligned
+    GemmParams<T, TA, TB> from = p;  // chunks z0, z0 + 1, ...: k0 multiple of 4096 keeps a and b aligned
     from.a += k0;
     from.b += k0 * p.ldb;
     from.c += z0 * chunk_stride;
@@ -321,8 +328,8 @@ inline constexpr std::int64_t kChunkValuesBytes = std::int64_t(64) << 20;
 
 // C = A * B with K > kMatmulChunk in the canonical order (common/canonical.hpp): for each panel of C, the chunk values
 // (one launch, a chunk per grid z; the tile shape counts the chunks' blocks), then sum_chunk_values into C.
-template <class T>
-void launch_register_tiled_chunks(const GemmParams<T>& p, const GemmContext& ctx) {
+template <class T, class TA, class TB>
+void launch_register_tiled_chunks(const GemmParams<T, TA, TB>& p, const GemmContext& ctx) {
   using detail::canonical::chunk_count;
   const std::int64_t q = detail::canonical::matmul_chunk_count(p.k);
   const std::int64_t slabs = q + (q > detail::canonical::kChunk ? chunk_count(q) : 0);
@@ -338,7 +345,7 @@ void launch_register_tiled_chunks(const GemmParams<T>& p, const GemmContext& ctx
   T* const values = static_cast<T*>(ctx.ws.get(std::size_t(slabs * slab) * sizeof(T)));
   for (std::int64_t r0 = 0; r0 < p.m; r0 += pr)
     for (std::int64_t c0 = 0; c0 < p.n; c0 += pc) {
-      const GemmParams<T> panel{
+      const GemmParams<T, TA, TB> panel{
           p.a + r0 * p.lda, p.b + c0, values, std::min(pr, p.m - r0), p.k, std::min(pc, p.n - c0), p.lda, p.ldb, ldv};
       // (float: the size classes of launch_register_tiled, counting every chunk's tiles)
       if constexpr (std::is_same_v<T, float>) {
@@ -360,8 +367,8 @@ void launch_register_tiled_chunks(const GemmParams<T>& p, const GemmContext& ctx
     }
 }
 
-template <class T>
-void launch_register_tiled(const GemmParams<T>& p, const GemmContext& ctx) {
+template <class T, class TA = T, class TB = T>
+void launch_register_tiled(const GemmParams<T, TA, TB>& p, const GemmContext& ctx) {
   if (p.k > detail::canonical::kMatmulChunk) return launch_register_tiled_chunks(p, ctx);
   if constexpr (std::is_same_v<T, float>) {
     const std::int64_t sms = multiprocessor_count();  // (common.cuh)

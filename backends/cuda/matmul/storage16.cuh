@@ -9,10 +9,10 @@
 //   in place where its rows allow), without float copies.
 // - Every other stage and form: A and B are widened to float (exact) into packed scratch memory, and the
 //   stage's float product runs on them.
-// - Mixed products (A and B two of float, bfloat16 and half): with few outputs (chunk_dot_kind: a batch of one
-//   to four rows against 16-bit weights) register_tiled reads both as stored and converts the 16-bit one in its
-//   shared-memory reads (chunk_dot.cuh, chunk_dot_mixed); otherwise the 16-bit operand is widened, the float one
-//   read as stored, and the stage's float product runs (mixed_as_float), on every stage.
+// - Mixed products (A and B two of float, bfloat16 and half): register_tiled reads both as stored and converts the
+//   16-bit one as it loads it (chunk_dot.cuh, register_tiled_mixed); on every other stage (and in deterministic
+//   mode's tensor-core arithmetic) the 16-bit operand is widened, the float one read as stored, and the stage's
+//   float product runs (mixed_as_float).
 // Either way a stage's results (deterministic mode's bits included) are those of its float product of the
 // converted matrices, as on the CPU.
 #pragma once

@@ -9,6 +9,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "backends/cuda/matmul/params.cuh"
 #include "backends/cuda/vector16.cuh"
@@ -43,17 +45,35 @@ __device__ __forceinline__ int segment_valid(std::int64_t remaining) {
   return remaining <= 0 ? 0 : remaining >= kVectorWidth<T> ? kVectorWidth<T> : static_cast<int>(remaining);
 }
 
-// v[j] = p[j] for j < valid, 0 for the rest. kAligned: p is 16-byte aligned (the launcher checked the
-// base pointer and leading dimension), so a full segment is one vector load.
-template <class T, bool kAligned>
-__device__ __forceinline__ void load_segment(const T* p, int valid, T (&v)[kVectorWidth<T>], T fill = T(0)) {
+// v[j] = p[j] for j < valid, `fill` for the rest: a segment of kVectorWidth<T> elements of S, T itself or (a mixed
+// product's operand, T float) a 16-bit one (bfloat16, half), kept as stored: converted where it is used (as_compute),
+// so that the load stays in flight until then. kAligned: p is aligned for a whole segment (the launcher checked the
+// base pointer and leading dimension, vector_aligned), so a full segment is one vector load (16-bit: 8 bytes).
+template <class T, bool kAligned, class S = T>
+__device__ __forceinline__ void load_segment(const S* p, int valid, S (&v)[kVectorWidth<T>], S fill = S(0.0f)) {
   constexpr int kWidth = kVectorWidth<T>;
-  if (kAligned && valid == kWidth) {
-    load_vector(p, v);
+  if constexpr (std::is_same_v<S, T>) {
+    if (kAligned && valid == kWidth) return load_vector(p, v);
   } else {
-#pragma unroll
-    for (int j = 0; j < kWidth; ++j) v[j] = j < valid ? p[j] : fill;
+    static_assert(std::is_same_v<T, float> && sizeof(S) == 2, "a 16-bit element read as float");
+    if (kAligned && valid == kWidth) {
+      const uint2 w = *reinterpret_cast<const uint2*>(p);
+      static_assert(sizeof(v) == sizeof(w));
+      memcpy(v, &w, sizeof(w));
+      return;
+    }
   }
+#pragma unroll
+  for (int j = 0; j < kWidth; ++j) v[j] = j < valid ? p[j] : fill;
+}
+
+// x as the compute type T (a 16-bit S: converted to float, exactly).
+template <class T, class S>
+__device__ __forceinline__ T as_compute(S x) {
+  if constexpr (std::is_same_v<S, T>)
+    return x;
+  else
+    return float(x);
 }
 
 // p[j] = v[j] for j < valid.
