@@ -224,7 +224,56 @@ void check_buffer_bits(const tandem::Engine& eng, const char* kernel, bool deter
   CHECK(test::same_bits(std::span<const float>(c), std::span<const float>(cf)));
 }
 
+// A batch of mixed products (entries apart, A shared or B shared) against the same batch of the converted
+// operands' float products, bit for bit (random values; C of more than one row: on the CPU outside deterministic
+// mode one row gives the float product's value only).
+template <class TA, class TB>
+void check_batch_bits(const tandem::Engine& eng, const char* kernel, bool deterministic, std::size_t m, std::size_t k,
+                      std::size_t n, bool ta, bool tb, int shared) {
+  const std::size_t count = 3, ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+  const std::size_t lda = ac + 1, ldb = bc + 2, ldc = n + 3;
+  const std::size_t sa = shared == 0 ? 0 : ar * lda + 5, sb = shared == 1 ? 0 : br * ldb + 2, sc = m * ldc + 7;
+  const auto a = stored<TA>(values(std::max<std::size_t>(sa * count, ar * lda), 17 + m, true));
+  const auto b = stored<TB>(values(std::max<std::size_t>(sb * count, br * ldb), 19 + n, true));
+  const std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());  // the converted operands
+  std::vector<float> c(sc * count);
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = float(int(i % 7) - 3);
+  std::vector<float> cf = c;
+  tandem::MatmulOptions o{kernel, deterministic};
+  o.trans_a = ta, o.trans_b = tb, o.alpha = 0.75, o.beta = -1.5;
+  const std::size_t count_a = shared == 0 ? 1 : count, count_b = shared == 1 ? 1 : count;
+  eng.matmul(tandem::BatchView<const TA>{a.data(), ar, ac, lda, count_a, sa},
+             tandem::BatchView<const TB>{b.data(), br, bc, ldb, count_b, sb},
+             tandem::BatchView<float>{c.data(), m, n, ldc, count, sc}, o);
+  eng.matmul(tandem::BatchView<const float>{af.data(), ar, ac, lda, count_a, sa},
+             tandem::BatchView<const float>{bf.data(), br, bc, ldb, count_b, sb},
+             tandem::BatchView<float>{cf.data(), m, n, ldc, count, sc}, o);
+  CHECK(test::same_bits(std::span<const float>(c), std::span<const float>(cf)));
+}
+
 }  // namespace
+
+TANDEM_BACKEND_TEST(matmul_mixed_batch_bits,
+                    "matmul: batches of mixed input types have the bits of the same batch's float products") {
+  const bool cpu = eng.backend() == tandem::Backend::cpu;
+  for_each_pair([&]<class TA, class TB>() {
+    const std::string type_a = tandem::to_string(tandem::dtype_of<TA>);
+    CAPTURE(type_a);
+    const std::string type_b = tandem::to_string(tandem::dtype_of<TB>);
+    CAPTURE(type_b);
+    for (const auto& s : {std::array<std::size_t, 3>{37, 300, 45}, std::array<std::size_t, 3>{70, 33, 300}})
+      for (bool ta : {false, true})
+        for (bool tb : {false, true})
+          for (int shared : {-1, 0, 1}) {
+            CAPTURE(s[0]);
+            CAPTURE(ta);
+            CAPTURE(tb);
+            CAPTURE(shared);
+            check_batch_bits<TA, TB>(eng, "auto", true, s[0], s[1], s[2], ta, tb, shared);
+            check_batch_bits<TA, TB>(eng, cpu ? "auto" : "register_tiled", false, s[0], s[1], s[2], ta, tb, shared);
+          }
+  });
+}
 
 TANDEM_BACKEND_TEST(matmul_mixed_buffer_bits,
                     "matmul: mixed input types of Buffers have the bits of the same kernel's float product, views at "

@@ -154,15 +154,15 @@ std::unique_ptr<float[]> widened(const T* x, const OperandLayout& o) {
   return w;
 }
 
-// One product with a 16-bit B outside deterministic mode (k > 0, alpha != 0; A of TA, B of TB: 16-bit, or a
-// mixed product's float A): op(A) widened once (a float A is read in place), op(B) converted on load: each
-// block of C (eigen_entry's blocks, so the same Eigen calls on the same values: the float product's bits)
-// converts the columns of op(B) it needs into a buffer of its thread, reused across its blocks. No widened copy
-// of B (a batch-1 product with a 4096 x 14336 B made one of 235 MB per call).
-// (With one row of C, Eigen runs a matrix-vector product whose grouping of K depends on B's row stride,
-// here the panel's: the float product's value, not always its bits.)
+// Products with a 16-bit B outside deterministic mode (k > 0, alpha != 0; A of TA, B of TB: 16-bit, or a mixed
+// product's float A), entry by entry (storage16_batch): op(A) widened once (a float A is read in place), op(B)
+// converted on load: each block of C (eigen_entry's blocks, so the same Eigen calls on the same values: the float
+// product's bits) converts the columns of op(B) it needs into a buffer of its thread, reused across its blocks. No
+// widened copy of B (a batch-1 product with a 4096 x 14336 B made one of 235 MB per call). (With one row of C, Eigen
+// runs a matrix-vector product whose grouping of K depends on B's row stride, here the panel's: the float product's
+// value, not always its bits.)
 template <class TA, class TB>
-void storage16_entry(const MatmulArgs& g, bool serial) {
+void storage16_entry(const MatmulArgs& g, bool serial) {  // (g: one entry)
   std::unique_ptr<float[]> wide_a;
   if constexpr (!std::is_same_v<TA, float>) wide_a = widened(static_cast<const TA*>(g.a), operand_a(g));
   const MatmulArgs f = as_float_product(g, wide_a.get(), nullptr);
@@ -184,6 +184,27 @@ void storage16_entry(const MatmulArgs& g, bool serial) {
   });
 }
 
+// Every entry of g by storage16_entry, the entries side by side as matmul_typed runs a float batch (each entry's
+// blocks the same): no widened copy of a batch's B either.
+template <class TA, class TB>
+void storage16_batch(const MatmulArgs& g, bool serial) {
+  auto entry = [&](std::int64_t e) {
+    MatmulArgs one = g;
+    one.a = static_cast<const TA*>(g.a) + e * g.stride_a;
+    one.b = static_cast<const TB*>(g.b) + e * g.stride_b;
+    one.c = static_cast<float*>(g.c) + e * g.stride_c;
+    one.batch = 1, one.stride_a = one.stride_b = one.stride_c = 0;
+    storage16_entry<TA, TB>(one, serial);
+  };
+  if (g.batch == 1 || serial) {
+    for (std::int64_t e = 0; e < g.batch; ++e) entry(e);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, g.batch), [&](const tbb::blocked_range<std::int64_t>& r) {
+    for (std::int64_t e = r.begin(); e < r.end(); ++e) entry(e);
+  });
+}
+
 // An operand of type T as floats: a 16-bit one widened to packed floats (kept in `keep`), a float one as stored.
 template <class T>
 const void* as_floats(const void* x, const OperandLayout& o, std::unique_ptr<float[]>& keep) {
@@ -196,9 +217,9 @@ const void* as_floats(const void* x, const OperandLayout& o, std::unique_ptr<flo
 }
 
 // 16-bit A and B (float C), or a mixed product (A and B two of float, bfloat16 and half): the float product
-// of the converted matrices, so every kernel and deterministic mode give what they give for them: one product
-// converts a 16-bit op(B) on load (storage16_entry); batches, deterministic mode and a float B widen the
-// 16-bit operands to packed floats first, and the float product runs (cpu_matmul: deterministic mode's
+// of the converted matrices, so every kernel and deterministic mode give what they give for them: a 16-bit op(B)
+// is converted on load, entry by entry (storage16_batch); deterministic mode and a float B widen the 16-bit
+// operands to packed floats first, and the float product runs (cpu_matmul: deterministic mode's
 // tensor-core format of float inputs included; a same-type 16-bit deterministic product took the tensor-core
 // arithmetic in cpu_matmul before it came here).
 template <bool kSerial>
@@ -218,8 +239,8 @@ void run_eigen(const MatmulArgs& g) {
             g.b_type(),
             [&]<class TB>(std::type_identity<TB>) {
               if constexpr (!std::is_same_v<TB, float>)
-                if (g.batch == 1 && !g.deterministic && g.k > 0 && float(g.alpha) != 0.0f && g.m > 0 && g.n > 0)
-                  return storage16_entry<TA, TB>(g, kSerial);
+                if (!g.deterministic && g.k > 0 && float(g.alpha) != 0.0f && g.m > 0 && g.n > 0)
+                  return storage16_batch<TA, TB>(g, kSerial);
               std::unique_ptr<float[]> wa, wb;
               const void* a = as_floats<TA>(g.a, operand_a(g), wa);
               const void* b = as_floats<TB>(g.b, operand_b(g), wb);
