@@ -25,6 +25,7 @@
 #include "common/dispatch.hpp"
 #include "common/operands.hpp"
 #include "common/table_check.hpp"
+#include "common/tensor_core.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -188,6 +189,14 @@ void storage16_entry(const MatmulArgs& g, bool serial) {  // (g: one entry)
 // blocks the same): no widened copy of a batch's B either.
 template <class TA, class TB>
 void storage16_batch(const MatmulArgs& g, bool serial) {
+  if constexpr (!std::is_same_v<TA, float>)
+    if (g.stride_a == 0 && g.batch > 1) {  // one A for every entry: widened once, then a float A
+      const std::unique_ptr<float[]> wide_a = widened(static_cast<const TA*>(g.a), operand_a(g));
+      MatmulArgs f = g;  // (A as floats; B as stored, of its type)
+      f.dtype = Dtype::f32, f.mixed_b = g.b_type();
+      f.a = wide_a.get(), f.lda = operand_a(g).packed().ld;
+      return storage16_batch<float, TB>(f, serial);
+    }
   auto entry = [&](std::int64_t e) {
     MatmulArgs one = g;
     one.a = static_cast<const TA*>(g.a) + e * g.stride_a;
@@ -216,12 +225,28 @@ const void* as_floats(const void* x, const OperandLayout& o, std::unique_ptr<flo
   }
 }
 
+// Deterministic mode's float product of a 16-bit B (outside the tensor-core arithmetic): A as floats (a 16-bit A
+// widened once), B read as stored by the canonical chains (cpu_canonical_entry_16bit_b), entry by entry.
+template <class TA>
+void canonical_16bit_b(const MatmulArgs& g) {
+  std::unique_ptr<float[]> wa;
+  const MatmulArgs f = as_float_product(g, as_floats<TA>(g.a, operand_a(g), wa), nullptr);
+  MatmulArgs one = f;
+  one.b = g.b, one.ldb = g.ldb;  // (B as stored)
+  one.batch = 1, one.stride_a = one.stride_b = one.stride_c = 0;
+  const std::size_t eb = size_of(g.b_type());
+  for (std::int64_t e = 0; e < g.batch; ++e)
+    cpu_canonical_entry_16bit_b(one, static_cast<const float*>(f.a) + e * f.stride_a,
+                                static_cast<const char*>(g.b) + std::size_t(e * g.stride_b) * eb, g.b_type(),
+                                static_cast<float*>(g.c) + e * g.stride_c);
+}
+
 // 16-bit A and B (float C), or a mixed product (A and B two of float, bfloat16 and half): the float product
 // of the converted matrices, so every kernel and deterministic mode give what they give for them: a 16-bit op(B)
-// is converted on load, entry by entry (storage16_batch); deterministic mode and a float B widen the 16-bit
-// operands to packed floats first, and the float product runs (cpu_matmul: deterministic mode's
-// tensor-core format of float inputs included; a same-type 16-bit deterministic product took the tensor-core
-// arithmetic in cpu_matmul before it came here).
+// is converted on load, entry by entry (storage16_batch; deterministic mode: canonical_16bit_b); a 16-bit A, and
+// B in deterministic mode's tensor-core arithmetic, are widened to packed floats first, and the float product runs
+// (cpu_matmul: deterministic mode's tensor-core format of float inputs included; a same-type 16-bit deterministic
+// product took the tensor-core arithmetic in cpu_matmul before it came here).
 template <bool kSerial>
 void run_eigen(const MatmulArgs& g) {
   if (!g.mixed() && !info(g.dtype).storage)
@@ -239,8 +264,11 @@ void run_eigen(const MatmulArgs& g) {
             g.b_type(),
             [&]<class TB>(std::type_identity<TB>) {
               if constexpr (!std::is_same_v<TB, float>)
-                if (!g.deterministic && g.k > 0 && float(g.alpha) != 0.0f && g.m > 0 && g.n > 0)
-                  return storage16_batch<TA, TB>(g, kSerial);
+                if (g.k > 0 && float(g.alpha) != 0.0f && g.m > 0 && g.n > 0) {
+                  tensor_core::Format format;
+                  if (!g.deterministic) return storage16_batch<TA, TB>(g, kSerial);
+                  if (!tensor_core::canonical_format(Dtype::f32, g.precision, format)) return canonical_16bit_b<TA>(g);
+                }
               std::unique_ptr<float[]> wa, wb;
               const void* a = as_floats<TA>(g.a, operand_a(g), wa);
               const void* b = as_floats<TB>(g.b, operand_b(g), wb);

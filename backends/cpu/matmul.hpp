@@ -22,6 +22,10 @@ bool cpu_tensor_core_matmul(const MatmulArgs& g);
 // Deterministic mode's product of one entry of a float or double product (a, b, c that entry's; g's shape,
 // lds, transposes, alpha and beta): the canonical fma chain and epilogue (matmul_canonical.cpp).
 void cpu_canonical_entry(const MatmulArgs& g, const void* a, const void* b, void* c);
+// The same of a float product whose B is 16-bit (b_type: bfloat16 or half; a mixed or 16-bit product's), B read as
+// stored (g.ldb, g.trans_b) and converted as the tasks pack it, never copied whole: the bits of the float product
+// of the converted B (matmul_canonical.cpp's chunked_entry). a: A as floats, as g describes it.
+void cpu_canonical_entry_16bit_b(const MatmulArgs& g, const float* a, const void* b, Dtype b_type, float* c);
 
 // C(i, j) = f(C(i, j), i, j) over the m x n elements, rows in parallel.
 template <class T, class F>

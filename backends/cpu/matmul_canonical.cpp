@@ -3,7 +3,8 @@
 // on op(A) and op(B) packed row-major when transposed, then the canonical epilogue. With K > 4096
 // (canonical.hpp's chunks of K) chunked_entry: the chunk values of row x column blocks x chunks as TBB tasks
 // (fma_chain_tile on each chunk's k-range into scratch), then per element their canonical sum and the
-// epilogue; so does a tall C narrower than a register block (X b), as C^T.
+// epilogue; so does a tall C narrower than a register block (X b), as C^T, and a product whose B is 16-bit
+// (cpu_canonical_entry_16bit_b: B converted as the tasks pack it).
 #include <tbb/blocked_range.h>
 #include <tbb/blocked_range2d.h>
 #include <tbb/blocked_range3d.h>
@@ -18,9 +19,11 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "backends/cpu/leaves.hpp"
 #include "backends/cpu/matmul.hpp"
 #include "common/canonical.hpp"
 #include "common/dispatch.hpp"
@@ -256,11 +259,31 @@ void pack_transposed(const T* b, std::int64_t ldb, std::int64_t kb, std::int64_t
     for (std::int64_t p = 0; p < kb; ++p) packed[p * w + j0] = b[j0 * ldb + p];
 }
 
-// fma_chain_tile where B is stored transposed (B(p, j) = b[j * ldb + p]): columns [c0, c1) 256 bytes at a time,
-// each block of 256 k of them packed row-major into this thread's buffer (pack_transposed; 64 floats x 64 k: in L1),
-// the chains continuing across the blocks.
-template <class T, bool kATrans>
-void fma_chain_tile_packed_b(const Plain<T>& g, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
+// packed[p * w + j] = op(B)(k0 + p, j0 + j) as float for p < kb, j < w, of a 16-bit B read as stored: k x n (row
+// p at b + p * ldb) or, transposed, n x k (each of its rows converted into `rows`, then packed as pack_transposed).
+template <class TB>
+void pack_converted(const TB* b, std::int64_t ldb, bool transposed, std::int64_t k0, std::int64_t kb, std::int64_t j0,
+                    std::int64_t w, float* packed, std::vector<float>& rows) {
+  auto convert = [](const TB* x, std::int64_t count, float* out) {
+    std::int64_t j = 0;
+    for (; j + 16 <= count; j += 16) cpu_leaves::widen<16>(x + j, out + j);
+    for (; j < count; ++j) out[j] = float(x[j]);
+  };
+  if (!transposed) {
+    for (std::int64_t p = 0; p < kb; ++p) convert(b + (k0 + p) * ldb + j0, w, packed + p * w);
+    return;
+  }
+  rows.resize(std::size_t(w * kb));
+  for (std::int64_t j = 0; j < w; ++j) convert(b + (j0 + j) * ldb + k0, kb, rows.data() + j * kb);
+  pack_transposed(rows.data(), kb, kb, w, packed);
+}
+
+// fma_chain_tile on op(B) packed by the tasks: columns [c0, c1) 256 bytes at a time, each block of 256 k of them
+// packed row-major into this thread's buffer (64 floats x 64 k: in L1) by pack(k0, kb, j0, w, packed), the chains
+// continuing across the blocks.
+template <class T, bool kATrans, class Pack>
+void fma_chain_tile_packed(const Plain<T>& g, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1,
+                           Pack&& pack) {
   constexpr std::int64_t kBlockK = 256, kPackCols = 256 / std::int64_t(sizeof(T));
   thread_local std::vector<T> buffer;
   buffer.resize(std::size_t(kBlockK * kPackCols));
@@ -269,12 +292,21 @@ void fma_chain_tile_packed_b(const Plain<T>& g, std::int64_t r0, std::int64_t r1
     const std::int64_t w = std::min(kPackCols, c1 - j0);
     for (std::int64_t k0 = 0; k0 < g.k; k0 += kBlockK) {
       const std::int64_t kb = std::min(kBlockK, g.k - k0);
-      pack_transposed(g.b + j0 * g.ldb + k0, g.ldb, kb, w, packed);
+      pack(k0, kb, j0, w, packed);
       const Plain<T> block{
           kATrans ? g.a + k0 * g.lda : g.a + k0, packed, g.c + j0, g.m, kb, w, g.lda, w, g.ldc, g.continues || k0 > 0};
       fma_chain_tile<T, kATrans>(block, r0, r1, 0, w);
     }
   }
+}
+
+// fma_chain_tile where B is stored transposed (B(p, j) = b[j * ldb + p]): packed by pack_transposed.
+template <class T, bool kATrans>
+void fma_chain_tile_packed_b(const Plain<T>& g, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
+  fma_chain_tile_packed<T, kATrans>(g, r0, r1, c0, c1,
+                                    [&](std::int64_t k0, std::int64_t kb, std::int64_t j0, std::int64_t w, T* packed) {
+                                      pack_transposed(g.b + j0 * g.ldb + k0, g.ldb, kb, w, packed);
+                                    });
 }
 
 // chunked_entry's scratch: C is done in panels whose q chunk values fit in 16 MiB (a panel of 4096 x 4096 floats
@@ -289,25 +321,33 @@ constexpr std::int64_t kChunkScratchBytes = std::int64_t(16) << 20;
 // side runs along the SIMD lanes and the stored operands are read in place where they can be: C^T where op(A) is
 // transposed and C is taller than wide (X^T r) or both are transposed, or C is narrower than a register block and
 // taller than wide (X b: then A is packed by the tasks, fma_chain_tile_packed_b); a transposed A read column-wise
-// (kATrans). Otherwise a transposed B is packed whole, as canonical_entry does.
-template <class T>
-void chunked_entry(const MatmulArgs& g, const T* a, const T* b, T* c) {
+// (kATrans). Otherwise a transposed B is packed whole, as canonical_entry does. A 16-bit B (TB: a mixed product's,
+// float C) is never copied: Y = op(B) as stored, converted as the tasks pack it a block of k at a time
+// (pack_converted), the chains those of the float product of the converted B.
+template <class T, class TB = T>
+void chunked_entry(const MatmulArgs& g, const T* a, const TB* b, T* c) {
   using canonical::kMatmulChunk;
+  constexpr bool kConvert = !std::is_same_v<TB, T>;
+  static_assert(!kConvert || (std::is_same_v<T, float> && sizeof(TB) == 2), "a 16-bit B in a float product");
   const T alpha = T(g.alpha), beta = T(g.beta);
   const std::int64_t q = canonical::matmul_chunk_count(g.k);
   // The kernel's product X (rows x k) * Y (k x cols): X row-major or, x_trans, stored k x rows; Y row-major.
-  const bool swap = (g.m > g.n && (g.trans_a || g.n < kBlockCols<T>)) || (g.trans_a && g.trans_b);
+  const bool swap = !kConvert && ((g.m > g.n && (g.trans_a || g.n < kBlockCols<T>)) || (g.trans_a && g.trans_b));
   const std::int64_t rows = swap ? g.n : g.m, cols = swap ? g.m : g.n;
-  const T *x = a, *y = b;
+  const T* x = a;
+  const T* y = nullptr;  // (kConvert: B, of TB, is read by the tasks' packing)
   std::int64_t ldx = g.lda, ldy = g.ldb;
   bool x_trans = g.trans_a;
   bool y_trans = false;  // Y stored transposed (cols x k): packed by the tasks, a block of k at a time
   std::vector<T> packed;
-  if (swap) {  // X = op(B)^T: B as stored (n x k), or a k x n B read transposed; Y = op(A)^T: A (k x m, or m x k)
-    x = b, ldx = g.ldb, x_trans = !g.trans_b;
-    y = a, ldy = g.lda, y_trans = !g.trans_a;
-  } else if (g.trans_b) {  // Y = op(B) packed
-    packed = transposed(b, g.n, g.k, g.ldb), y = packed.data(), ldy = g.n;
+  if constexpr (!kConvert) {
+    y = b;
+    if (swap) {  // X = op(B)^T: B as stored (n x k), or a k x n B read transposed; Y = op(A)^T: A (k x m, or m x k)
+      x = b, ldx = g.ldb, x_trans = !g.trans_b;
+      y = a, ldy = g.lda, y_trans = !g.trans_a;
+    } else if (g.trans_b) {  // Y = op(B) packed
+      packed = transposed(b, g.n, g.k, g.ldb), y = packed.data(), ldy = g.n;
+    }
   }
   // Panels of rows x columns of the kernel's product whose q chunk values fit in the scratch.
   // (Rows in multiples of the tasks' 64 where they can be; columns are cut only where one row's q values do not fit.)
@@ -320,29 +360,38 @@ void chunked_entry(const MatmulArgs& g, const T* a, const T* b, T* c) {
     for (std::int64_t c0 = 0; c0 < cols; c0 += pc) {
       const std::int64_t h = std::min(pr, rows - r0), w = std::min(pc, cols - c0), slab = h * w;
       // values[ch * slab + i * w + j]: chunk ch's value of the panel's element (i, j).
-      tbb::parallel_for(tbb::blocked_range3d<std::int64_t>(0, q, 1, 0, h, 64, 0, w, 256),
-                        [&](const tbb::blocked_range3d<std::int64_t>& r) {
-                          for (std::int64_t ch = r.pages().begin(); ch < r.pages().end(); ++ch) {
-                            const std::int64_t k0 = ch * kMatmulChunk;
-                            const Plain<T> p{x_trans ? x + k0 * ldx + r0 : x + r0 * ldx + k0,
-                                             y_trans ? y + c0 * ldy + k0 : y + k0 * ldy + c0,
-                                             values.get() + ch * slab,
-                                             h,
-                                             std::min(kMatmulChunk, g.k - k0),
-                                             w,
-                                             ldx,
-                                             ldy,
-                                             w};
-                            const auto [i0, i1] = std::pair(r.rows().begin(), r.rows().end());
-                            const auto [j0, j1] = std::pair(r.cols().begin(), r.cols().end());
-                            if (y_trans)
-                              x_trans ? fma_chain_tile_packed_b<T, true>(p, i0, i1, j0, j1)
-                                      : fma_chain_tile_packed_b<T, false>(p, i0, i1, j0, j1);
-                            else
-                              x_trans ? fma_chain_tile<T, true>(p, i0, i1, j0, j1)
-                                      : fma_chain_tile<T, false>(p, i0, i1, j0, j1);
-                          }
-                        });
+      tbb::parallel_for(
+          tbb::blocked_range3d<std::int64_t>(0, q, 1, 0, h, 64, 0, w, 256),
+          [&](const tbb::blocked_range3d<std::int64_t>& r) {
+            for (std::int64_t ch = r.pages().begin(); ch < r.pages().end(); ++ch) {
+              const std::int64_t k0 = ch * kMatmulChunk;
+              const Plain<T> p{x_trans ? x + k0 * ldx + r0 : x + r0 * ldx + k0,
+                               kConvert  ? nullptr
+                               : y_trans ? y + c0 * ldy + k0
+                                         : y + k0 * ldy + c0,
+                               values.get() + ch * slab,
+                               h,
+                               std::min(kMatmulChunk, g.k - k0),
+                               w,
+                               ldx,
+                               ldy,
+                               w};
+              const auto [i0, i1] = std::pair(r.rows().begin(), r.rows().end());
+              const auto [j0, j1] = std::pair(r.cols().begin(), r.cols().end());
+              if constexpr (kConvert) {
+                thread_local std::vector<float> rows_of_b;  // (a transposed B's rows, converted)
+                auto pack = [&](std::int64_t kk, std::int64_t kb, std::int64_t jj, std::int64_t wj, T* out) {
+                  pack_converted(b, g.ldb, g.trans_b, k0 + kk, kb, c0 + jj, wj, out, rows_of_b);
+                };
+                x_trans ? fma_chain_tile_packed<T, true>(p, i0, i1, j0, j1, pack)
+                        : fma_chain_tile_packed<T, false>(p, i0, i1, j0, j1, pack);
+              } else if (y_trans)
+                x_trans ? fma_chain_tile_packed_b<T, true>(p, i0, i1, j0, j1)
+                        : fma_chain_tile_packed_b<T, false>(p, i0, i1, j0, j1);
+              else
+                x_trans ? fma_chain_tile<T, true>(p, i0, i1, j0, j1) : fma_chain_tile<T, false>(p, i0, i1, j0, j1);
+            }
+          });
       tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, h, 16), [&](const tbb::blocked_range<std::int64_t>& r) {
         for (std::int64_t i = r.begin(); i < r.end(); ++i)
           for (std::int64_t j = 0; j < w; ++j) {
@@ -377,6 +426,13 @@ void canonical_entry(const MatmulArgs& g, const T* a, const T* b, T* c) {
 }
 
 }  // namespace
+
+void cpu_canonical_entry_16bit_b(const MatmulArgs& g, const float* a, const void* b, Dtype b_type, float* c) {
+  if (g.k == 0 || float(g.alpha) == 0.0f) return canonical_entry<float>(g, a, nullptr, c);  // (C = beta * C)
+  visit(
+      b_type, [&]<class TB>(std::type_identity<TB>) { chunked_entry<float, TB>(g, a, static_cast<const TB*>(b), c); },
+      type_list<bfloat16, half>{});
+}
 
 void cpu_canonical_entry(const MatmulArgs& g, const void* a, const void* b, void* c) {
   visit(
