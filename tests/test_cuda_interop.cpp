@@ -227,8 +227,8 @@ CUDA_TEST_UNLESS("interop: a second GPU: an engine on it, and its memory refused
 }
 
 CUDA_TEST("interop: a grouped product captured into a CUDA graph replays after its group sizes are gone") {
-  // The captured call must not leave the graph reading host memory of the call (the group table): the sizes
-  // live only while the call is captured; the graph is replayed after they are overwritten and freed.
+  // The captured call must not leave the graph reading host memory of the call (where a Hopper rung takes the
+  // groups in one launch, its group table): another grouping runs between the capture and the replay.
   Stream app;
   const Engine eng(Backend::cuda, {.stream = app.s});
   const std::size_t m = 3 + 64 + 1 + 130, k = 72, n = 136, groups = 4;
@@ -282,6 +282,49 @@ CUDA_TEST("interop: a grouped product captured into a CUDA graph replays after i
         for (std::size_t p = 0; p < k; ++p) dot += double(float(a[i * k + p])) * double(float(b[(g * k + p) * n + j]));
         bad += double(got[i * n + j]) != dot;
       }
+  CHECK(bad == 0);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+CUDA_TEST("interop: an engine's first products captured into a CUDA graph: own kernels run, cuBLAS refuses clearly") {
+  // The engine makes its cuBLAS handle on its first product, which a stream being captured cannot do: a product on
+  // an own kernel is captured without one; one on cuBLAS is refused with a tandem::Error, the capture unbroken.
+  Stream app;
+  const Engine eng(Backend::cuda, {.stream = app.s});
+  const std::size_t m = 33, k = 20, n = 17;
+  std::vector<float> a(m * k), b(k * n);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(int(i % 7) - 3);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(int(i % 5) - 2);
+  const auto da = eng.upload<float>(a), db = eng.upload<float>(b);
+  tandem::Buffer<float> dc = eng.buffer<float>(m * n);
+  eng.synchronize();
+  cudaGraph_t graph = nullptr;
+  check(cudaStreamBeginCapture(app.s, cudaStreamCaptureModeThreadLocal));
+  eng.matmul(da.matrix(m, k), db.matrix(k, n), dc.matrix(m, n), {"register_tiled"});
+  const bool refused = [&] {
+    try {
+      eng.matmul(da.matrix(m, k), db.matrix(k, n), dc.matrix(m, n), {"cublas"});
+    } catch (const tandem::Error& e) {
+      return std::string(e.what()).find("CUDA graph") != std::string::npos;
+    }
+    return false;
+  }();
+  CHECK(refused);
+  check(cudaStreamEndCapture(app.s, &graph));
+  cudaGraphExec_t exec = nullptr;
+  check(cudaGraphInstantiate(&exec, graph, 0));
+  dc.upload(std::vector<float>(m * n, -7.0f));
+  check(cudaGraphLaunch(exec, app.s));
+  check(cudaStreamSynchronize(app.s));
+  const std::vector<float> got = dc.to_vector();
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      double dot = 0;
+      for (std::size_t p = 0; p < k; ++p) dot += double(a[i * k + p]) * double(b[p * n + j]);
+      bad += double(got[i * n + j]) != dot;
+    }
   CHECK(bad == 0);
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);

@@ -41,9 +41,10 @@ void allow_dynamic_shared_memory(const void* kernel, std::size_t bytes);
 // Whether `stream` is being captured into a CUDA graph (then nothing may allocate, wait or copy from
 // pageable memory on it).
 bool is_capturing(cudaStream_t stream);
-// `bytes` of host memory to device memory at dst on `stream`, carried in kernel launches' parameters (1 KiB a
-// launch; for small tables): stream-ordered, and a stream being captured into a CUDA graph keeps the bytes
-// themselves (a captured cudaMemcpyAsync from the host would read the host memory again at each replay).
+// `bytes` of host memory to device memory at dst on `stream`, stream-ordered, the host memory free to change once
+// it returns: a cudaMemcpyAsync, or on a stream being captured into a CUDA graph kernel launches that carry the
+// bytes in their parameters (1 KiB a launch; for small tables), which the graph keeps (a captured
+// cudaMemcpyAsync from the host would read the host memory again at each replay).
 void upload_by_value(void* dst, const void* src, std::size_t bytes, cudaStream_t stream);
 
 // Device scratch memory for partial results, reused across calls so that repeated calls do not

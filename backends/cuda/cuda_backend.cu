@@ -213,7 +213,9 @@ class CudaBackend final : public detail::BackendImpl {
     };
     const cuda::MatmulWorkspaces forms{form_a_, form_b_, form_c_, wide_a_, wide_b_, mixed_a_, mixed_b_};
     finish_on_error([&] {
-      if (!cublas_) create_cublas();
+      // (made on the first product; a stream being captured cannot make it: the stages that call cuBLAS refuse
+      // then, cublas_handle, and the others run without it)
+      if (!cublas_ && !is_capturing(stream_)) create_cublas();
       if (g.resident)
         return cuda::matmul(stage_for(g), g, scratch_, forms, cublas_, stream_);  // stream-ordered, no wait
       // Host matrices, one entry at a time: stage A and B as stored, compactly (ld = stored cols; an
@@ -519,11 +521,6 @@ class CudaBackend final : public detail::BackendImpl {
   }
 
   void create_cublas() {
-    if (is_capturing(stream_))
-      throw Error(
-          "tandem: this engine's first product on cuBLAS would create its cuBLAS handle while the stream is being "
-          "captured into a CUDA graph, which cuBLAS cannot do; make the same calls once before the capture (the "
-          "engine keeps its handle), then capture them");
     cublasStatus_t s = cublasCreate(&cublas_);
     if (s != CUBLAS_STATUS_SUCCESS) {
       cublas_ = nullptr;

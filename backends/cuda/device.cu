@@ -92,9 +92,13 @@ __global__ void store_bytes(unsigned char* dst, BytesByValue src, unsigned count
 }  // namespace
 
 void upload_by_value(void* dst, const void* src, std::size_t bytes, cudaStream_t stream) {
+  if (!is_capturing(stream)) {  // (a copy from pageable memory: staged before the call returns)
+    TANDEM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
+    return;
+  }
   for (std::size_t at = 0; at < bytes; at += kBytesByValue) {
     const std::size_t count = std::min(kBytesByValue, bytes - at);
-    BytesByValue piece;
+    BytesByValue piece{};
     std::memcpy(piece.at, static_cast<const unsigned char*>(src) + at, count);
     store_bytes<<<1, 256, 0, stream>>>(static_cast<unsigned char*>(dst) + at, piece, unsigned(count));
     TANDEM_CUDA_CHECK_LAUNCH();

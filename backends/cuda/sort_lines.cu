@@ -7,8 +7,8 @@
 //      Many lines: cub::DeviceSegmentedSort, a block per line. Few long lines (Method): lines of 32-bit keys all
 //      at once by cub::DeviceRadixSort, each key joined to its line's number above it; other keys each line alone.
 //   3. The first k indices of each line (argsort: all of them) and, for topk, the elements at them written out.
-// As many lines at a time as kElementsAtOnce elements hold (a longer line alone); lines longer than
-// kLongestLine are left to the engine (the host).
+// As many lines at a time as kElementsAtOnce elements hold (kJoinedAtOnce joined; a longer line alone); lines longer
+// than kLongestLine are left to the engine (the host).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -26,7 +26,8 @@ using detail::Index;
 namespace {
 
 constexpr Index kElementsAtOnce = Index(1) << 26;
-constexpr Index kLongestLine = Index(1) << 30;  // (the indices within a line are sorted as int)
+constexpr Index kJoinedAtOnce = Index(1) << 24;  // (Method::joined: 64-bit keys, 384 MiB of buffers at most)
+constexpr Index kLongestLine = Index(1) << 30;   // (the indices within a line are sorted as int)
 
 // How step 2 sorts (sort_method).
 enum class Method {
@@ -86,7 +87,8 @@ Method sort_method(Index lines, Index length) {
   const double whole = double(lines) * (15e-6 + n * 0.1e-9);
   const double segmented = std::ceil(double(lines) / sms) * n * 7.6e-9;
   if (whole >= segmented) return Method::segmented;
-  if (sizeof(K) == 4 && lines > 1) return Method::joined;
+  if (sizeof(K) == 4 && lines > 1 && 2 * length <= kJoinedAtOnce)
+    return Method::joined;  // (two lines a group, or more)
   return Method::alone;
 }
 
@@ -122,7 +124,8 @@ std::size_t rounded(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 // sorted by `method` with sort keys SK.
 template <class T, class SK>
 void sort_groups(const detail::TopkArgs& a, Method method, Workspace& ws, cudaStream_t stream) {
-  const Index at_once = method == Method::alone ? 1 : std::clamp<Index>(kElementsAtOnce / a.length, 1, a.lines);
+  const Index most = method == Method::joined ? kJoinedAtOnce : kElementsAtOnce;
+  const Index at_once = method == Method::alone ? 1 : std::clamp<Index>(most / a.length, 1, a.lines);
   const Index last = a.lines - (a.lines - 1) / at_once * at_once;  // (the last group's lines)
   std::size_t temp_bytes = 0;
   for (Index lines : {at_once, last}) {

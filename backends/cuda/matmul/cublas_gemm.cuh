@@ -87,7 +87,7 @@ template <class T>
 void cublas_matmul(const char* stage, CublasPrecision precision, const GemmBatch<T>& g, const GemmContext& ctx) {
   const GemmParams<T>& p = g.p;
   const std::int64_t m = p.m, k = p.k, n = p.n, lda = p.lda, ldb = p.ldb, ldc = p.ldc;
-  cublasHandle_t handle = ctx.cublas;
+  cublasHandle_t handle = cublas_handle(ctx);
   cudaStream_t stream = ctx.stream;
   check_cublas_sizes(stage, m, k, n, lda, ldb, ldc, g.batch);
   const int mi = int(m), ki = int(k), ni = int(n), count = int(g.batch);

@@ -37,12 +37,24 @@ struct GemmBatch {
   std::int64_t batch, stride_a, stride_b, stride_c;
 };
 
-// What a launcher may use besides the operands: scratch memory, the engine's cuBLAS handle, its stream.
+// What a launcher may use besides the operands: scratch memory, the engine's cuBLAS handle (null where the engine
+// has none yet: cublas_handle), its stream.
 struct GemmContext {
   Workspace& ws;
   cublasHandle_t cublas;
   cudaStream_t stream;
 };
+
+// ctx's cuBLAS handle, for a stage that calls cuBLAS. The engine makes it on its first product, except on a stream
+// being captured into a CUDA graph, where cuBLAS cannot make one.
+inline cublasHandle_t cublas_handle(const GemmContext& ctx) {
+  if (!ctx.cublas)
+    throw Error(
+        "tandem: this product runs on cuBLAS, whose handle the engine makes on its first product, but the stream is "
+        "being captured into a CUDA graph, where cuBLAS cannot make one; make the same calls once before the "
+        "capture (the engine keeps its handle), then capture them");
+  return ctx.cublas;
+}
 
 __host__ __device__ constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 

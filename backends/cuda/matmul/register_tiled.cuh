@@ -7,9 +7,10 @@
 // What makes it fast:
 // - The A tile is stored transposed in shared memory (k-major), so the values of A a thread needs for
 //   one k are consecutive and come in as 16-byte vectors, like those of B.
-// - Global memory is read as 16-byte vectors when the pointers and leading dimensions allow it (checked
-//   at run time by the launcher, which picks kAligned), else element by element; edges are zero-filled.
-//   Tiles wholly inside the matrices (all but the edge ones) skip the bounds arithmetic.
+// - Global memory is read as 16-byte vectors (a 16-bit operand of a mixed product: 8 bytes, the same four
+//   elements) when the pointers and leading dimensions allow it (checked at run time by the launcher, which
+//   picks kAligned), else element by element; edges are zero-filled. Tiles wholly inside the matrices (all but
+//   the edge ones) skip the bounds arithmetic.
 // - Two shared buffers of each tile (double buffering): while the block computes on one, the next
 //   tile's global loads are in flight into registers and then go into the other buffer, so there is one
 //   __syncthreads() per tile and the loads' latency hides behind the arithmetic.

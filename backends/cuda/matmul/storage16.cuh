@@ -108,17 +108,17 @@ inline void cublas_matmul_16bit(const detail::MatmulArgs& g, const GemmContext& 
   const cudaDataType_t type = g.dtype == Dtype::bf16 ? CUDA_R_16BF : CUDA_R_16F;
   const int m = int(g.m), k = int(g.k), n = int(g.n), count = int(g.batch);
   const cublasOperation_t op_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, op_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  TANDEM_CUBLAS_CHECK(cublasSetStream(ctx.cublas, ctx.stream));
-  TANDEM_CUBLAS_CHECK(cublasSetPointerMode(ctx.cublas, CUBLAS_POINTER_MODE_HOST));
-  TANDEM_CUBLAS_CHECK(cublasSetMathMode(ctx.cublas, CUBLAS_DEFAULT_MATH));
+  const cublasHandle_t cublas = cublas_handle(ctx);
+  TANDEM_CUBLAS_CHECK(cublasSetStream(cublas, ctx.stream));
+  TANDEM_CUBLAS_CHECK(cublasSetPointerMode(cublas, CUBLAS_POINTER_MODE_HOST));
+  TANDEM_CUBLAS_CHECK(cublasSetMathMode(cublas, CUBLAS_DEFAULT_MATH));
   const float alpha = float(g.alpha), beta = float(g.beta);  // beta = 0: C is written, never read
   if (count == 1)
-    TANDEM_CUBLAS_CHECK(cublasGemmEx(ctx.cublas, op_b, op_a, n, m, k, &alpha, g.b, type, int(g.ldb), g.a, type,
-                                     int(g.lda), &beta, g.c, CUDA_R_32F, int(g.ldc), CUBLAS_COMPUTE_32F,
-                                     CUBLAS_GEMM_DEFAULT));
+    TANDEM_CUBLAS_CHECK(cublasGemmEx(cublas, op_b, op_a, n, m, k, &alpha, g.b, type, int(g.ldb), g.a, type, int(g.lda),
+                                     &beta, g.c, CUDA_R_32F, int(g.ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   else
     TANDEM_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-        ctx.cublas, op_b, op_a, n, m, k, &alpha, g.b, type, int(g.ldb), g.stride_b, g.a, type, int(g.lda), g.stride_a,
+        cublas, op_b, op_a, n, m, k, &alpha, g.b, type, int(g.ldb), g.stride_b, g.a, type, int(g.lda), g.stride_a,
         &beta, g.c, CUDA_R_32F, int(g.ldc), g.stride_c, count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
