@@ -4,7 +4,11 @@
 // dimension and batch stride are never the caller's (a copy is ld = cols, its entries rows * cols apart).
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "common/backend.hpp"
 
@@ -56,6 +60,23 @@ inline MatmulArgs as_float_product(const MatmulArgs& g, const void* a, const voi
     f.b = b, f.ldb = pb.ld, f.stride_b = pb.stride;
   }
   return f;
+}
+
+// Whether the elements of a strided layout are apart, no two of its index tuples at one address: its dimensions
+// ({stride, count}) ordered by stride, each one's stride past the elements of all those before it (dimensions may
+// interleave, as a permuted NumPy array's do). The rule for a product's C: the engine's check (validate.cpp) and
+// the Python module's choice to compute out= apart and copy it (python/matmul.cpp). I: the callers' index type
+// (spans that fit it: the callers check them first).
+template <class I, std::size_t N>
+constexpr bool elements_apart(std::array<std::pair<I, I>, N> dims) {
+  std::sort(dims.begin(), dims.end());
+  I span = 1;  // (elements from the first to the last of the dimensions so far)
+  for (const auto& [stride, count] : dims) {
+    if (count <= 1) continue;
+    if (stride < span) return false;
+    span += (count - 1) * stride;
+  }
+  return true;
 }
 
 }  // namespace tandem::detail

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/dispatch.hpp"
+#include "common/operands.hpp"
 #include "engine/extent.hpp"
 #include "engine/registry.hpp"
 
@@ -317,27 +318,19 @@ MatmulCall check_matmul(const Executor& ex, const MatrixInput& a, const MatrixIn
                         Message("give it C's outer count, or outer stride 0 to use one batch of ", args[i],
                                 " for every outer entry"));
   }
-  // C's elements apart: its dimensions (columns, rows, the batch's two) ordered by stride, each one's stride
-  // past the elements of all those before it (entries may interleave, as a permuted NumPy array's do).
-  if (c.rows > 0 && c.cols > 0) {
-    std::pair<std::size_t, std::size_t> dims[] = {
-        {1, c.cols}, {c.ld, c.rows}, {c.stride, c.count}, {c.outer_stride, c.outer_count}};
-    std::sort(std::begin(dims), std::end(dims));
-    std::size_t span = 1;  // (elements from the first to the last of the dimensions so far; no overflow: checked)
-    for (const auto& [stride, count] : dims) {
-      if (count <= 1) continue;
-      if (stride < span)
-        throw value_error(
-            Arg::c,
-            Message("matmul: the entries of ", Arg::c, " overlap (", c.rows, "x", c.cols, ", ld ", c.ld, ", count ",
-                    c.count, ", stride ", c.stride,
-                    c.outer_count > 1 ? Message(", outer count ", c.outer_count, ", outer stride ", c.outer_stride)
-                                      : Message(),
-                    ")"),
-            Message("each entry of ", Arg::c, " needs its own memory"));
-      span += (count - 1) * stride;
-    }
-  }
+  // C's elements apart (elements_apart, common/operands.hpp: columns, rows, the batch's two dimensions; no
+  // overflow: the extents were checked).
+  if (c.rows > 0 && c.cols > 0 &&
+      !elements_apart(std::array<std::pair<std::size_t, std::size_t>, 4>{
+          {{1, c.cols}, {c.ld, c.rows}, {c.stride, c.count}, {c.outer_stride, c.outer_count}}}))
+    throw value_error(
+        Arg::c,
+        Message(
+            "matmul: the entries of ", Arg::c, " overlap (", c.rows, "x", c.cols, ", ld ", c.ld, ", count ", c.count,
+            ", stride ", c.stride,
+            c.outer_count > 1 ? Message(", outer count ", c.outer_count, ", outer stride ", c.outer_stride) : Message(),
+            ")"),
+        Message("each entry of ", Arg::c, " needs its own memory"));
   if (!std::isfinite(opts.alpha) || !std::isfinite(opts.beta))
     throw value_error(
         std::isfinite(opts.alpha) ? Arg::beta : Arg::alpha,

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "common/dispatch.hpp"
+#include "common/operands.hpp"
 #include "python/engine.hpp"
 #include "python/layout.hpp"
 
@@ -106,18 +107,10 @@ bool merged(const std::vector<std::int64_t>& batch, std::initializer_list<Operan
   return true;
 }
 
-// Whether out's elements are apart (the engine's rule: its dimensions ordered by stride, each past those before).
+// Whether out's elements are apart (the engine's rule, tandem::detail::elements_apart).
 bool apart(const Operand& c) {
-  std::pair<std::int64_t, std::int64_t> dims[] = {
-      {1, c.cols}, {c.ld, c.rows}, {c.stride, c.count}, {c.outer_stride, c.outer_count}};
-  std::sort(std::begin(dims), std::end(dims));
-  std::int64_t span = 1;
-  for (const auto& [stride, count] : dims) {
-    if (count <= 1) continue;
-    if (stride < span) return false;
-    span += (count - 1) * stride;
-  }
-  return true;
+  return tandem::detail::elements_apart(std::array<std::pair<std::int64_t, std::int64_t>, 4>{
+      {{1, c.cols}, {c.ld, c.rows}, {c.stride, c.count}, {c.outer_stride, c.outer_count}}});
 }
 
 // a and b of one call: both host arrays or both of one GPU, library and stream; matmul's types; NumPy's
