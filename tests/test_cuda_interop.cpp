@@ -52,6 +52,17 @@ int cuda_devices() {
   return count;
 }
 
+// Whether f throws the tandem::Error of a call that cannot run on a stream being captured into a CUDA graph.
+template <class F>
+bool refused_in_capture(F&& f) {
+  try {
+    f();
+  } catch (const tandem::Error& e) {
+    return std::string(e.what()).find("CUDA graph") != std::string::npos;
+  }
+  return false;
+}
+
 // A test of suite cuda, reported skipped (never passed) where CUDA is not usable or `skip_when` holds.
 #define CUDA_TEST_UNLESS(title, skip_when) \
   TEST_CASE("cuda: " title* doctest::test_suite("cuda") * doctest::skip(!test::cuda_usable() || (skip_when)))
@@ -113,15 +124,7 @@ CUDA_TEST("interop: 10 calls captured into a CUDA graph, replayed 100 times") {
   test_app::fill(x.p, n, 0.0f, app.s);
   calls();
   // A call that must wait cannot be captured: a clear error, and the capture is not broken.
-  const bool refused = [&] {
-    try {
-      (void)eng.sum(in);
-    } catch (const tandem::Error& e) {
-      return std::string(e.what()).find("CUDA graph") != std::string::npos;
-    }
-    return false;
-  }();
-  CHECK(refused);
+  CHECK(refused_in_capture([&] { (void)eng.sum(in); }));
   check(cudaStreamEndCapture(app.s, &graph));
   cudaGraphExec_t exec = nullptr;
   check(cudaGraphInstantiate(&exec, graph, 0));
@@ -252,16 +255,8 @@ CUDA_TEST("interop: a grouped product captured into a CUDA graph replays after i
   call({3, 64, 1, 130}, dc);
   // Calls that wait for the stream are refused with a clear error (argsort; topk past k = 1024), and the
   // capture goes on unbroken.
-  auto refused = [](auto&& f) {
-    try {
-      f();
-    } catch (const tandem::Error& e) {
-      return std::string(e.what()).find("CUDA graph") != std::string::npos;
-    }
-    return false;
-  };
-  CHECK(refused([&] { eng.argsort(dc.matrix(m, n), tandem::Per::row, order.matrix(m, n)); }));
-  CHECK(refused(
+  CHECK(refused_in_capture([&] { eng.argsort(dc.matrix(m, n), tandem::Per::row, order.matrix(m, n)); }));
+  CHECK(refused_in_capture(
       [&] { eng.topk(wide.matrix(2, 4000), tandem::Per::row, 1100, top.matrix(2, 1100), top_at.matrix(2, 1100)); }));
   check(cudaStreamEndCapture(app.s, &graph));
   cudaGraphExec_t exec = nullptr;
@@ -302,15 +297,7 @@ CUDA_TEST("interop: an engine's first products captured into a CUDA graph: own k
   cudaGraph_t graph = nullptr;
   check(cudaStreamBeginCapture(app.s, cudaStreamCaptureModeThreadLocal));
   eng.matmul(da.matrix(m, k), db.matrix(k, n), dc.matrix(m, n), {"register_tiled"});
-  const bool refused = [&] {
-    try {
-      eng.matmul(da.matrix(m, k), db.matrix(k, n), dc.matrix(m, n), {"cublas"});
-    } catch (const tandem::Error& e) {
-      return std::string(e.what()).find("CUDA graph") != std::string::npos;
-    }
-    return false;
-  }();
-  CHECK(refused);
+  CHECK(refused_in_capture([&] { eng.matmul(da.matrix(m, k), db.matrix(k, n), dc.matrix(m, n), {"cublas"}); }));
   check(cudaStreamEndCapture(app.s, &graph));
   cudaGraphExec_t exec = nullptr;
   check(cudaGraphInstantiate(&exec, graph, 0));
