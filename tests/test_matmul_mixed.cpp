@@ -214,7 +214,9 @@ void check_buffer_bits(const tandem::Engine& eng, const char* kernel, bool deter
   const std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());  // the converted operands
   std::vector<float> c0(m * ldc);
   for (std::size_t i = 0; i < c0.size(); ++i) c0[i] = float(int(i % 7) - 3);
-  const auto da = eng.upload(a), db = eng.upload(b), daf = eng.upload(af), dbf = eng.upload(bf);
+  const auto da = eng.upload(a);
+  const auto db = eng.upload(b);
+  const auto daf = eng.upload(af), dbf = eng.upload(bf);
   const auto dc = eng.upload(c0), dcf = eng.upload(c0);
   tandem::MatmulOptions o{kernel, deterministic};
   o.trans_a = ta, o.trans_b = tb, o.alpha = 0.75, o.beta = -1.5;
