@@ -72,6 +72,14 @@ inline void widen(const In* x, T* out) {
   for (int j = 0; j < W; ++j) out[j] = T(x[j]);
 }
 
+// `count` contiguous elements of x as floats into out, 16 at a time where they fill 16 (widen), exact either way.
+template <class In>
+inline void widen_run(const In* x, std::int64_t count, float* out) {
+  std::int64_t j = 0;
+  for (; j + 16 <= count; j += 16) widen<16>(x + j, out + j);
+  for (; j < count; ++j) out[j] = float(x[j]);
+}
+
 // A hint to bring the cache lines of [p + kAhead, p + kAhead + Bytes) into L1, kAhead = 2 KiB past p (a
 // prefetch never faults, past the end of an array included). Loops that widen each element (the 16-bit
 // floats, the integer sums) do more work per byte than a plain read, and on the Xeon hosts of the H100 and

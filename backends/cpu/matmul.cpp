@@ -108,6 +108,19 @@ void eigen_entry(const MatmulArgs& g, const T* a, const T* b, T* c, bool serial)
   });
 }
 
+// entry(e) for each entry e of a batch: in order when serial (or one entry), else side by side as TBB tasks (each
+// entry's own work parallel inside).
+template <class Entry>
+void for_each_entry(std::int64_t batch, bool serial, Entry&& entry) {
+  if (batch == 1 || serial) {
+    for (std::int64_t e = 0; e < batch; ++e) entry(e);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, batch), [&](const tbb::blocked_range<std::int64_t>& r) {
+    for (std::int64_t e = r.begin(); e < r.end(); ++e) entry(e);
+  });
+}
+
 template <class T>
 void matmul_typed(const MatmulArgs& g, bool serial) {
   auto entry = [&](std::int64_t e) {
@@ -120,22 +133,7 @@ void matmul_typed(const MatmulArgs& g, bool serial) {
     else
       eigen_entry(g, a, b, c, serial);
   };
-  if (g.batch == 1 || serial) {
-    for (std::int64_t e = 0; e < g.batch; ++e) entry(e);
-    return;
-  }
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, g.batch), [&](const tbb::blocked_range<std::int64_t>& r) {
-    for (std::int64_t e = r.begin(); e < r.end(); ++e) entry(e);
-  });
-}
-
-// `count` contiguous 16-bit elements from x as floats into out, 16 at a time where they fill 16 (the leaves'
-// widen: F16C / a shift, vectorised), exact either way.
-template <class T>
-void widen_run(const T* x, std::int64_t count, float* out) {
-  std::int64_t j = 0;
-  for (; j + 16 <= count; j += 16) cpu_leaves::widen<16>(x + j, out + j);
-  for (; j < count; ++j) out[j] = float(x[j]);
+  for_each_entry(g.batch, serial, entry);
 }
 
 // A 16-bit operand as packed floats (operands.hpp: ld = cols, entries rows * cols apart; exact
@@ -149,7 +147,7 @@ std::unique_ptr<float[]> widened(const T* x, const OperandLayout& o) {
                     [&](const tbb::blocked_range<std::int64_t>& r) {
                       for (std::int64_t er = r.begin(); er < r.end(); ++er) {
                         const std::int64_t e = er / o.rows, i = er % o.rows;
-                        widen_run(x + e * o.stride + i * o.ld, o.cols, w.get() + e * p.stride + i * p.ld);
+                        cpu_leaves::widen_run(x + e * o.stride + i * o.ld, o.cols, w.get() + e * p.stride + i * p.ld);
                       }
                     });
   return w;
@@ -176,9 +174,9 @@ void storage16_entry(const MatmulArgs& g, bool serial) {  // (g: one entry)
     std::vector<float>& panel = panels.local();
     if (panel.size() < std::size_t(w * g.k)) panel.resize(std::size_t(w * g.k));
     if (g.trans_b)  // op(B)'s columns c0 .. c1 - 1: rows of the stored n x k B, w x k here
-      for (std::int64_t j = 0; j < w; ++j) widen_run(b + (c0 + j) * g.ldb, g.k, panel.data() + j * g.k);
+      for (std::int64_t j = 0; j < w; ++j) cpu_leaves::widen_run(b + (c0 + j) * g.ldb, g.k, panel.data() + j * g.k);
     else  // columns of the stored k x n B: k rows of w here
-      for (std::int64_t kk = 0; kk < g.k; ++kk) widen_run(b + kk * g.ldb + c0, w, panel.data() + kk * w);
+      for (std::int64_t kk = 0; kk < g.k; ++kk) cpu_leaves::widen_run(b + kk * g.ldb + c0, w, panel.data() + kk * w);
     MatmulArgs one = f;
     one.ldb = g.trans_b ? g.k : w;
     eigen_block_of(one, a, panel.data(), c + c0, r0, r1, 0, w);
@@ -205,13 +203,7 @@ void storage16_batch(const MatmulArgs& g, bool serial) {
     one.batch = 1, one.stride_a = one.stride_b = one.stride_c = 0;
     storage16_entry<TA, TB>(one, serial);
   };
-  if (g.batch == 1 || serial) {
-    for (std::int64_t e = 0; e < g.batch; ++e) entry(e);
-    return;
-  }
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, g.batch), [&](const tbb::blocked_range<std::int64_t>& r) {
-    for (std::int64_t e = r.begin(); e < r.end(); ++e) entry(e);
-  });
+  for_each_entry(g.batch, serial, entry);
 }
 
 // An operand of type T as floats: a 16-bit one widened to packed floats (kept in `keep`), a float one as stored.

@@ -264,17 +264,13 @@ void pack_transposed(const T* b, std::int64_t ldb, std::int64_t kb, std::int64_t
 template <class TB>
 void pack_converted(const TB* b, std::int64_t ldb, bool transposed, std::int64_t k0, std::int64_t kb, std::int64_t j0,
                     std::int64_t w, float* packed, std::vector<float>& rows) {
-  auto convert = [](const TB* x, std::int64_t count, float* out) {
-    std::int64_t j = 0;
-    for (; j + 16 <= count; j += 16) cpu_leaves::widen<16>(x + j, out + j);
-    for (; j < count; ++j) out[j] = float(x[j]);
-  };
+  using cpu_leaves::widen_run;
   if (!transposed) {
-    for (std::int64_t p = 0; p < kb; ++p) convert(b + (k0 + p) * ldb + j0, w, packed + p * w);
+    for (std::int64_t p = 0; p < kb; ++p) widen_run(b + (k0 + p) * ldb + j0, w, packed + p * w);
     return;
   }
   rows.resize(std::size_t(w * kb));
-  for (std::int64_t j = 0; j < w; ++j) convert(b + (j0 + j) * ldb + k0, kb, rows.data() + j * kb);
+  for (std::int64_t j = 0; j < w; ++j) widen_run(b + (j0 + j) * ldb + k0, kb, rows.data() + j * kb);
   pack_transposed(rows.data(), kb, kb, w, packed);
 }
 

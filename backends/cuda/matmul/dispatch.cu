@@ -296,11 +296,10 @@ std::vector<KernelInfo> matmul_stage_info(bool on_device) {
 std::size_t auto_matmul_stage(const detail::MatmulArgs& g) {
   // Mixed products with few outputs (a batch of one to four rows against 16-bit weights: register_tiled's
   // chunk_dot) or one C of at most 64 rows or columns (its tiles; a batch would be a launch per entry against
-  // cuBLAS's one), which read the 16-bit operand as stored, where
-  // precision asks for full float products. On an H200 (bench_cuda, medians of 5), float x bfloat16 1 x 4096 x 14336:
-  // 0.067 ms against cuBLAS on the widened weights' 0.530 (and float x float on cuBLAS 0.067); with trans_b 0.065
-  // against 0.539; 4 rows, trans_b, 0.143 against 0.565; 64 x 4096 x 4096 0.178 against 0.198; but 4096^3 3.09
-  // against 2.84 (cuBLAS then).
+  // cuBLAS's one), which read the 16-bit operand as stored, where precision asks for full float products. On an
+  // H200 (bench_cuda, medians of 5), float x bfloat16 1 x 4096 x 14336: 0.067 ms against cuBLAS on the widened
+  // weights' 0.530 (and float x float on cuBLAS 0.067); with trans_b 0.065 against 0.539; 4 rows, trans_b, 0.143
+  // against 0.565; 64 x 4096 x 4096 0.178 against 0.198; but 4096^3 3.09 against 2.84 (cuBLAS then).
   if (g.mixed() && g.precision == Precision::full &&
       (chunk_dot_kind(g.m, g.k, g.n) != DotKind::none || (std::min(g.m, g.n) <= 64 && g.batch == 1)) &&
       std::max({g.m, g.k, g.n, g.lda, g.ldb, g.ldc, g.batch}) <= std::int64_t(INT_MAX))
