@@ -8,6 +8,7 @@
 //   float16/cuda/<kernel>/matmul/float/<shape>     float A and B on the tensor cores as tf32: cublas_tf32
 //                                                  (the baseline), wgmma_tf32 and the Hopper rungs; with
 //                                                  /trans_b, B stored n x k (no transposing pass)
+//   tf32/cuda/auto/matmul/float/<shape>            auto where MatmulOptions::precision is tf32
 //   baseline/cublas_gemm_ex/matmul/<dtype>/<shape> cublasGemmEx / cublasGemmStridedBatchedEx, 16-bit A
 //                                                  and B, float C, CUBLAS_COMPUTE_32F
 //   mixed/cuda/<kernel>/matmul/floatxbfloat16/<shape>  float A, bfloat16 B (float C): a mixed product,
@@ -46,7 +47,8 @@ constexpr cudaDataType_t kCudaType = std::is_same_v<H, tandem::bfloat16> ? CUDA_
 
 struct MatmulCase {
   std::size_t m, k, n, batch;
-  bool trans_b = false;  // B stored n x k (K-major: what tf32 wgmma reads in place)
+  bool trans_b = false;                                   // B stored n x k (K-major: what tf32 wgmma reads in place)
+  tandem::Precision precision = tandem::Precision::full;  // MatmulOptions::precision
 };
 
 std::string label(const MatmulCase& c) {
@@ -91,7 +93,7 @@ void register_matmul(const MatmulCase& c, const std::vector<std::string>& kernel
         name.c_str(), guarded([get, c, kernel, tflops](benchmark::State& state) {
           Operands& o = get();
           tandem::MatmulOptions opt{kernel};
-          opt.trans_b = c.trans_b;
+          opt.trans_b = c.trans_b, opt.precision = c.precision;
           auto run = [&] {
             o.eng.matmul(o.a.batch(c.m, c.k, c.batch, c.m * c.k),
                          c.trans_b ? o.b.batch(c.n, c.k, c.batch, c.k * c.n) : o.b.batch(c.k, c.n, c.batch, c.k * c.n),
@@ -244,30 +246,40 @@ void register_grouped(std::size_t groups, std::size_t rows, std::size_t k, std::
 }  // namespace
 
 // The own stages that multiply 16-bit inputs as stored (KernelInfo::native_16bit: the Hopper rungs of
-// backends/cuda/matmul/hopper.hpp) where this build offers them.
-std::vector<std::string> hopper_rungs() {
+// backends/cuda/matmul/hopper.hpp) where this build offers them; with float_only, also the rung for float inputs
+// only (wgmma_swap_ab).
+std::vector<std::string> hopper_rungs(bool float_only = false) {
   std::vector<std::string> rungs;
   try {
     for (const auto& k : Engine(tandem::Backend::cuda).matmul_kernel_info())
-      if (k.native_16bit && !k.baseline && k.name != "auto") rungs.push_back(k.name);
+      if ((k.native_16bit && !k.baseline && k.name != "auto") || (float_only && k.name == "wgmma_swap_ab"))
+        rungs.push_back(k.name);
   } catch (const tandem::Error&) {  // no usable GPU: bench_cuda says so before it runs anything
   }
   return rungs;
 }
 
 void register_cuda_float16() {
-  const std::vector<std::string> rungs = hopper_rungs();
+  const std::vector<std::string> rungs = hopper_rungs(), tf32_rungs = hopper_rungs(true);
   auto with_rungs = [&](std::vector<std::string> v) {
     v.insert(v.end(), rungs.begin(), rungs.end());
+    return v;
+  };
+  auto with_tf32_rungs = [&](std::vector<std::string> v) {
+    v.insert(v.end(), tf32_rungs.begin(), tf32_rungs.end());
     return v;
   };
   for (std::size_t s : {1024, 2048, 4096, 8192}) {
     register_matmul<tandem::bfloat16>({s, s, s, 1}, with_rungs({"auto", "cublas", "wgmma_bf16"}));
     register_matmul<tandem::half>({s, s, s, 1}, with_rungs({"auto", "cublas"}));
     // float inputs on the tensor cores as tf32: cuBLAS's tf32 stage is the baseline.
-    register_matmul<float>({s, s, s, 1}, with_rungs({"cublas_tf32", "wgmma_tf32"}), false);
+    register_matmul<float>({s, s, s, 1}, with_tf32_rungs({"cublas_tf32", "wgmma_tf32"}), false);
   }
-  register_matmul<float>({8192, 64, 8192, 1}, with_rungs({"cublas_tf32", "wgmma_tf32"}), false);
+  register_matmul<float>({8192, 64, 8192, 1}, with_tf32_rungs({"cublas_tf32", "wgmma_tf32"}), false);
+  // auto where MatmulOptions::precision allows tf32 (its choice among the stages above)
+  for (std::size_t s : {1024, 2048, 4096, 8192})
+    register_matmul<float>({s, s, s, 1, false, tandem::Precision::tf32}, {"auto"}, false, "tf32");
+  register_matmul<float>({8192, 64, 8192, 1, false, tandem::Precision::tf32}, {"auto"}, false, "tf32");
   // B stored transposed (K-major): tf32 wgmma reads it in place, where a row-major B is first transposed into
   // the workspace; the difference to the cases above is what that pass costs.
   for (std::size_t s : {2048, 4096, 8192})

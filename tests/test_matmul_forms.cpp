@@ -19,13 +19,16 @@ namespace {
 
 using tandem::MatmulOptions;
 
+// count matrices as stored (rows x cols, ld), stride apart, in one vector. aligned: ld and the gaps between entries
+// are multiples of 16 bytes (what the Hopper rungs' copy engine reads in place); otherwise odd.
 template <class T>
-struct Operand {  // count matrices as stored (rows x cols, ld), stride apart, in one vector
+struct Operand {
   std::size_t rows, cols, ld, count, stride;
   test::Vector<T> data;
-  Operand(std::size_t r, std::size_t c, std::size_t count_, std::size_t stride_, test::SplitMix64& g, bool nan_pad)
-      : rows(r), cols(c), ld(c + 3), count(count_), stride(stride_) {
-    if (stride == 1) stride = rows * ld + 7;  // 1 means: packed with a gap
+  Operand(std::size_t r, std::size_t c, std::size_t count_, std::size_t stride_, test::SplitMix64& g, bool nan_pad,
+          bool aligned = false)
+      : rows(r), cols(c), ld(aligned ? (c + 3) / 4 * 4 + 4 : c + 3), count(count_), stride(stride_) {
+    if (stride == 1) stride = rows * ld + (aligned ? 8 : 7);  // 1 means: packed with a gap
     const std::size_t size = rows * ld + (count - 1) * stride + 1;
     data.assign(size, nan_pad ? std::numeric_limits<T>::quiet_NaN() : T(0));
     for (std::size_t e = 0; e < (stride == 0 ? 1 : count); ++e)
@@ -43,6 +46,7 @@ struct Form {
   bool ta, tb;
   double alpha, beta;
   std::size_t stride_a = 1, stride_b = 1;  // 1: each entry its own matrix; 0: one for all
+  bool aligned = false;                    // rows and entries on 16-byte boundaries (Operand)
 };
 
 template <class T>
@@ -51,9 +55,9 @@ struct Case {
   Operand<T> a, b, c0;
   Case(const Form& f_, test::SplitMix64& g)
       : f(f_),
-        a(f.ta ? f.k : f.m, f.ta ? f.m : f.k, f.stride_a == 0 ? 1 : f.batch, f.stride_a, g, true),
-        b(f.tb ? f.n : f.k, f.tb ? f.k : f.n, f.stride_b == 0 ? 1 : f.batch, f.stride_b, g, true),
-        c0(f.m, f.n, f.batch, 1, g, false) {
+        a(f.ta ? f.k : f.m, f.ta ? f.m : f.k, f.stride_a == 0 ? 1 : f.batch, f.stride_a, g, true, f.aligned),
+        b(f.tb ? f.n : f.k, f.tb ? f.k : f.n, f.stride_b == 0 ? 1 : f.batch, f.stride_b, g, true, f.aligned),
+        c0(f.m, f.n, f.batch, 1, g, false, f.aligned) {
     if (f.beta == 0)  // C is never read: poison it
       for (std::size_t e = 0; e < f.batch; ++e)
         for (std::size_t i = 0; i < f.m; ++i)
@@ -124,7 +128,7 @@ struct Case {
   }
 };
 
-std::vector<Form> forms() {
+std::vector<Form> forms(bool aligned = false) {
   std::vector<Form> v;
   const std::size_t shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {129, 2, 257}, {67, 130, 31}};
   const double ab[][2] = {{1, 0}, {-1.5, 0}, {0.5, 2}, {1, -1}};
@@ -140,13 +144,19 @@ std::vector<Form> forms() {
   v.push_back({5, 9, 7, 2, false, false, 0, 0});
   v.push_back({5, 9, 7, 2, false, true, 0, -3});
   v.push_back({5, 0, 7, 2, false, false, 1, 0.5});
+  if (aligned) {  // more than one tile of 128 x 256 each way, and a tile of 128 rows missed by one
+    v.push_back({257, 100, 385, 1, false, false, 1, 0});
+    v.push_back({129, 67, 600, 2, true, false, 0.5, -1});
+    v.push_back({300, 40, 129, 1, false, false, -1, 0.5});
+    for (Form& f : v) f.aligned = true;
+  }
   return v;
 }
 
 template <class T>
-void check_every_kernel(const tandem::Engine& eng, bool buffers) {
+void check_every_kernel(const tandem::Engine& eng, bool buffers, bool aligned = false) {
   test::SplitMix64 g{2024};
-  for (const Form& f : forms()) {
+  for (const Form& f : forms(aligned)) {
     if (test::quick() && f.m * f.k * f.n > 50000) continue;
     Case<T> cs(f, g);
     INFO("m k n " << f.m << " " << f.k << " " << f.n << ", batch " << f.batch << ", trans " << f.ta << f.tb
@@ -212,6 +222,10 @@ TANDEM_BACKEND_TEST(matmul_forms, "matmul forms float and double: transposes, al
 TANDEM_BACKEND_TEST(matmul_forms_buffers, "matmul forms: Buffer batches on every kernel") {
   check_every_kernel<float>(eng, true);
 }
+// (The Hopper rungs read such operands in place: wgmma_swap_ab multiplies a row-major B as it is stored.)
+TANDEM_BACKEND_TEST(matmul_forms_buffers_aligned, "matmul forms: Buffer batches with 16-byte rows on every kernel") {
+  check_every_kernel<float>(eng, true, true);
+}
 TANDEM_BACKEND_TEST(matmul_forms_deterministic, "matmul forms: deterministic bits equal the canonical formula") {
   test::for_each_type<tandem::matmul_element_types>([&]<class T>() {
     if constexpr (!tandem::is_storage_type_v<T>) check_deterministic<T>(eng);
@@ -237,6 +251,37 @@ TANDEM_BACKEND_TEST(matmul_forms_precision, "matmul forms: precision lets auto u
   Operand<double> c = cd.c0;
   eng.matmul(cd.a.view(), cd.b.view(), c.mut(), o);
   CHECK(cd.check(c.data, tandem::Precision::full, "auto double") == 0);
+}
+
+// A product large enough for auto's tf32 choice on an H100 / H200 (wgmma_swap_ab: every dimension at least 2048, B
+// row-major with 16-byte rows), of Buffers and of host matrices: 512 elements sampled against the reference.
+TANDEM_BACKEND_TEST(matmul_forms_tf32_large, "matmul forms: auto at tf32 precision on a 2048 x 2048 x 2176 product") {
+  test::SplitMix64 g{41};
+  const Form f{2048, 2048, 2176, 1, false, false, 1, 0, 1, 1, true};
+  const Case<float> cs(f, g);
+  MatmulOptions o = cs.opts("auto");
+  o.precision = tandem::Precision::tf32;
+  auto ba = eng.upload<float>(cs.a.data), bb = eng.upload<float>(cs.b.data), bc = eng.upload<float>(cs.c0.data);
+  eng.matmul(ba.matrix(f.m, f.k, cs.a.ld), bb.matrix(f.k, f.n, cs.b.ld), bc.matrix(f.m, f.n, cs.c0.ld), o);
+  Operand<float> host_c = cs.c0;
+  eng.matmul(cs.a.view(), cs.b.view(), host_c.mut(), o);
+  const std::vector<float> from_buffer = bc.to_vector();
+  for (const float* c : {from_buffer.data(), static_cast<const float*>(host_c.data.data())}) {
+    std::size_t bad = 0;
+    for (int sample = 0; sample < 512; ++sample) {
+      const std::size_t i = g.below(f.m), j = g.below(f.n);
+      long double dot = 0, sum = 0;
+      for (std::size_t q = 0; q < f.k; ++q) {
+        const long double x = (long double)cs.a.at(0, i, q) * cs.b.at(0, q, j);
+        dot += x, sum += std::fabs(x);
+      }
+      const long double bound = test::matmul_bound_factor<float>(o.precision, f.k) * sum;
+      if (!(std::fabs(c[i * cs.c0.ld + j] - dot) <= bound) && ++bad <= 3)
+        MESSAGE("C(" << i << "," << j << ") = " << c[i * cs.c0.ld + j] << ", expected " << double(dot) << " +- "
+                     << double(bound));
+    }
+    CHECK(bad == 0);
+  }
 }
 
 TANDEM_BACKEND_TEST(matmul_forms_errors, "matmul forms: shapes, counts, overlaps and scalars are checked") {

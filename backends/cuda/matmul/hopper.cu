@@ -18,6 +18,11 @@
 //   5. wgmma_pingpong: wgmma_persistent with tiles of 64 rows (and 64 columns where C has no more), each
 //      multiplied by one consumer warpgroup; the two take the block's tiles in turns, so that one stores its
 //      tile while the other multiplies the next (small products and batches of them, whose K is short).
+//   6. wgmma_swap_ab: wgmma_persistent for float (tf32) products whose B is row-major, without the pass that
+//      transposes B. tf32 wgmma reads only K-major tiles from shared memory, and a row-major B is MN-major; but
+//      wgmma's A may come from registers, in any layout. So the rung computes C^T = B^T A^T: B^T is the A
+//      operand, its MN-major tiles read by the consumers into registers, A (K-major) the B operand, and the
+//      tiles of C^T are stored transposed.
 // In deterministic mode (MatmulArgs::deterministic) C is stored with the canonical epilogue: each element of C
 // is one chain of k-steps over K in increasing k, so wgmma_persistent computes the tensor-core arithmetic of
 // deterministic mode (tensor_core_canonical.cu). Batches are one launch on every rung (tiles of all entries in one
@@ -101,12 +106,16 @@ __global__ void __launch_bounds__(256, 1)
 // meet before they exit, so that no arrival or copy reaches a CTA that has ended.
 // BM == 64 (wgmma_pingpong, persistent): tiles of 64 rows, each multiplied by one consumer, in turns
 // (pingpong_consumers below).
-template <class In, int BN, int Stages, bool MnMajorB, bool Persistent, int Cta = 1, int BM = kBlockM>
+// SwapAB (wgmma_swap_ab): A's tiles MN-major, multiplied from registers (multiply_stage_rs), C's tiles stored
+// transposed; every tile has all of K.
+template <class In, int BN, int Stages, bool MnMajorB, bool Persistent, int Cta = 1, int BM = kBlockM,
+          bool SwapAB = false>
 __global__ void __launch_bounds__(384, 1)
     specialized_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                        const Problem p) {
   static_assert(Cta == 1 || (Cta == 2 && Persistent));
   static_assert(BM == kBlockM || (BM == 64 && Persistent && Cta == 1));
+  static_assert(!SwapAB || (std::is_same_v<In, HopperTf32> && !MnMajorB && Cta == 1 && BM == kBlockM));
   using S = Shape<BN, Stages, BM>;
   extern __shared__ unsigned char shared_raw[];
   const std::uint32_t base = aligned_base(shared_raw), bars = base + Stages * S::kStageBytes;
@@ -149,7 +158,7 @@ __global__ void __launch_bounds__(384, 1)
         for (int kt = tile.k_first; kt < tile.k_end; ++kt, ++it) {
           const int s = it % Stages;
           mbarrier_wait(empty(s), ((it / Stages) & 1) ^ 1);
-          load_stage<In, BN, MnMajorB, Cta, BM>(&a_map, &b_map, stage(s), full(s), kt, tile, rank);
+          load_stage<In, BN, MnMajorB, Cta, BM, SwapAB>(&a_map, &b_map, stage(s), full(s), kt, tile, rank);
         }
       }
     }
@@ -203,13 +212,14 @@ __global__ void __launch_bounds__(384, 1)
     return;
   }
   int it = 0;
+  [[maybe_unused]] std::uint32_t even[16], odd[16];  // SwapAB: A's registers for even and odd k-tiles
   for (int t = first; t < tiles; t += step) {
     const Tile tile = tile_at(t);
     float d[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
     for (int kt = tile.k_first; kt < tile.k_end; ++kt, ++it) {
-      if (p.chunks > 1 && !p.split && kt > 0 &&
+      if (!SwapAB && p.chunks > 1 && !p.split && kt > 0 &&
           kt % p.chunk_tiles == 0) {  // a chunk ends: keep its values, start the next at 0
         wgmma_wait<0>();
         fence_registers(d);
@@ -219,7 +229,14 @@ __global__ void __launch_bounds__(384, 1)
       }
       const int s = it % Stages;
       mbarrier_wait(full(s), (it / Stages) & 1);
-      multiply_stage<In, BN, MnMajorB>(d, stage(s), cw);
+      if constexpr (SwapAB) {
+        if (kt % 2 == 0)
+          multiply_stage_rs<BN>(d, even, stage(s), cw, tid % 128);
+        else
+          multiply_stage_rs<BN>(d, odd, stage(s), cw, tid % 128);
+      } else {
+        multiply_stage<In, BN, MnMajorB>(d, stage(s), cw);
+      }
       wgmma_wait<1>();
       fence_registers(d);
       if (kt > tile.k_first) release((it - 1) % Stages);  // k-tile kt - 1 is done with its stage
@@ -227,6 +244,10 @@ __global__ void __launch_bounds__(384, 1)
     wgmma_wait<0>();
     fence_registers(d);
     release((it - 1) % Stages);
+    if constexpr (SwapAB) {
+      store_tile_transposed<BN>(d, p, tile, cw, tid % 128);
+      continue;
+    }
     if (p.split) {
       store_values<BN>(d, p, tile, cw, tid % 128, tile.chunk);
       continue;
@@ -326,7 +347,8 @@ const char* rung_name(HopperRung r) {
          : r == HopperRung::warp_specialized ? "wgmma_warp_specialized"
          : r == HopperRung::persistent       ? "wgmma_persistent"
          : r == HopperRung::cluster          ? "wgmma_cluster"
-                                             : "wgmma_pingpong";
+         : r == HopperRung::pingpong         ? "wgmma_pingpong"
+                                             : "wgmma_swap_ab";
 }
 
 template <class In, int BN, int Stages, bool MnMajorB>
@@ -345,6 +367,14 @@ void launch(HopperRung rung, const CUtensorMap& a, const CUtensorMap& b, const P
     const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, true>;
     allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
     kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, S::kSharedBytes, stream>>>(a, b, p);
+  } else if (rung == HopperRung::swap_ab) {
+    if constexpr (std::is_same_v<In, HopperTf32> && !MnMajorB) {
+      const auto kernel = specialized_kernel<In, BN, Stages, false, true, 1, kBlockM, true>;
+      allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
+      kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, S::kSharedBytes, stream>>>(a, b, p);
+    } else {
+      throw Error("tandem: internal error: wgmma_swap_ab on 16-bit inputs or an MN-major B");
+    }
   } else {  // clusters of two: as many as fit on the GPU at once (no more than pairs of tiles)
     const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, true, 2>;
     allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
@@ -411,7 +441,12 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
   constexpr bool same = std::is_same_v<Src, Element>;
   const bool a_direct = same && !g.trans_a && readable(g.a, g.lda, g.stride_a, a_batch, E);
   const bool b_mn_major = same && E == 2 && !g.trans_b && readable(g.b, g.ldb, g.stride_b, g.batch, E);
-  const bool b_direct = b_mn_major || (same && g.trans_b && readable(g.b, g.ldb, g.stride_b, g.batch, E));
+  // wgmma_swap_ab: a float B as stored (k x n, rows readable) is the A operand of C^T = B^T A^T. Elsewhere (B
+  // stored transposed or not readable in place, deterministic mode, chunks of K) the rung is wgmma_persistent.
+  const bool swap = rung == HopperRung::swap_ab && std::is_same_v<In, HopperTf32> && same && !grouped &&
+                    chunks == nullptr && hopper_swaps_ab(g);
+  if (rung == HopperRung::swap_ab && !swap) rung = HopperRung::persistent;
+  const bool b_direct = swap || b_mn_major || (same && g.trans_b && readable(g.b, g.ldb, g.stride_b, g.batch, E));
   const std::int64_t pitch = round_up(g.k, 16 / E);
   const std::size_t a_bytes = a_direct ? 0 : round_up(a_batch * g.m * pitch * E, 256);
   const std::size_t b_bytes = b_direct ? 0 : round_up(g.batch * g.n * pitch * E, 256);
@@ -433,7 +468,7 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
     pack(g.a, g.lda, g.stride_a, g.trans_a, scratch, g.m, a_batch);
     a = View{scratch, g.m, g.k, pitch, g.m * pitch};
   }
-  if (b_mn_major) {
+  if (b_mn_major || swap) {
     b = View{g.b, g.k, g.n, g.ldb, g.stride_b};
   } else if (!b_direct) {
     pack(g.b, g.ldb, g.stride_b, !g.trans_b, scratch + a_bytes, g.n, g.batch);
@@ -446,17 +481,19 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
   if (grouped && (chunks != nullptr || rung == HopperRung::cluster))
     throw Error("tandem: internal error: a grouped product on wgmma_cluster or with chunks of K");
   const int block_m = pingpong ? 64 : kBlockM;
+  // The product's rows and columns: C's, or (swap) C^T's.
+  const std::int64_t rows = swap ? g.n : g.m, cols = swap ? g.m : g.n;
   // A grouped product: each group's rows of tiles, one after the other (tiles_m: all of them).
   std::vector<int> group_table;
-  std::int64_t tiles_m = (g.m + block_m - 1) / block_m;
+  std::int64_t tiles_m = (rows + block_m - 1) / block_m;
   if (grouped) {
     group_table.assign(2 * (groups.size() + 1), 0);
-    int* rows = group_table.data();
-    int* tile_rows = rows + groups.size() + 1;
+    int* first_rows = group_table.data();
+    int* tile_rows = first_rows + groups.size() + 1;
     std::int64_t r = 0, t = 0;
     for (std::size_t i = 0; i < groups.size(); ++i) {
       r += groups[i], t += (groups[i] + block_m - 1) / block_m;
-      rows[i + 1] = int(r), tile_rows[i + 1] = int(t);
+      first_rows[i + 1] = int(r), tile_rows[i + 1] = int(t);
     }
     if (r != g.m) throw Error("tandem: internal error: the group sizes do not add up to the rows of a grouped product");
     tiles_m = t;
@@ -464,23 +501,23 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
   }
   // (wgmma_pingpong: 64 columns where C has no more, else 128)
   const int block_n = pingpong ? (g.n <= 64 ? 64 : 128)
-                               : choose_block_n(tiles_m * (grouped ? 1 : g.batch), g.n, multiprocessor_count());
-  const std::int64_t tiles_n = (g.n + block_n - 1) / block_n;
+                               : choose_block_n(tiles_m * (grouped ? 1 : g.batch), cols, multiprocessor_count());
+  const std::int64_t tiles_n = (cols + block_n - 1) / block_n;
   if (tiles_m * tiles_n * (grouped ? 1 : g.batch) > 0x7FFFFFFF)
     throw Error(std::string("matmul kernel '") + name + "': too many tiles of C for one grid");
   auto* c = static_cast<float*>(g.c);
   Problem p{c,
             g.ldc,
             g.stride_c,
-            int(g.m),
-            int(g.n),
+            int(rows),
+            int(cols),
             int((g.k + kTileK<In> - 1) / kTileK<In>),
             int(tiles_m),
             int(tiles_n),
             int(g.batch),
             float(g.alpha),
             float(g.beta),
-            reinterpret_cast<std::uintptr_t>(c) % 8 == 0 && g.ldc % 2 == 0 &&
+            !swap && reinterpret_cast<std::uintptr_t>(c) % 8 == 0 && g.ldc % 2 == 0 &&
                 (g.batch == 1 || grouped || g.stride_c % 2 == 0),
             g.deterministic,
             int(detail::canonical::kMatmulChunk / kTileK<In>),
@@ -497,7 +534,9 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
         "tandem: internal error: chunks of K for a Hopper product that is not deterministic, or without memory");
   if (std::int64_t(tiles_m) * tiles_n * p.batch * (p.split ? p.chunks : 1) > 0x7FFFFFFF)
     throw Error(std::string("matmul kernel '") + name + "': too many tiles of C for one grid");
-  const CUtensorMap a_map = tensor_map(In::kMapType, E, a, a_batch, kTileK<In>, block_m);
+  // (swap: the A operand is B, in MN-major boxes of kTileK columns by kTileK k-rows; the B operand A)
+  const CUtensorMap a_map = swap ? tensor_map(In::kMapType, E, b, g.batch, kTileK<In>, kTileK<In>)
+                                 : tensor_map(In::kMapType, E, a, a_batch, kTileK<In>, block_m);
   if (pingpong) {
     auto run_pingpong = [&]<int BN, int Stages>() {
       if constexpr (!std::is_same_v<In, HopperTf32>) {
@@ -520,8 +559,9 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
                                             stream);
     }
     const int box_rows = rung == HopperRung::cluster ? BN / 2 : BN;  // (a cluster's CTAs fetch half each)
-    launch<In, BN, Stages, false>(rung, a_map, tensor_map(In::kMapType, E, b, g.batch, kTileK<In>, box_rows), p,
-                                  stream);
+    launch<In, BN, Stages, false>(
+        rung, a_map, tensor_map(In::kMapType, E, swap ? a : b, swap ? a_batch : g.batch, kTileK<In>, box_rows), p,
+        stream);
   };
   if (block_n == 256)
     run_width.template operator()<256, 4>();
@@ -533,6 +573,11 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
 }  // namespace tandem::cuda::hopper
 
 namespace tandem::cuda {
+
+bool hopper_swaps_ab(const detail::MatmulArgs& g) {
+  return g.dtype == Dtype::f32 && !g.mixed() && !g.trans_b && !g.deterministic &&
+         hopper::readable(g.b, g.ldb, g.stride_b, g.batch, int(sizeof(float)));
+}
 
 void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream,
                    const HopperChunks* chunks) {

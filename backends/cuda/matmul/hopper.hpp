@@ -7,6 +7,8 @@
 //   wgmma_cluster           clusters of two CTAs share each tile of B: each fetches half, multicast to both
 //   wgmma_pingpong          wgmma_persistent with tiles of 64 rows, the two consumers taking them in turns, so
 //                           that one's stores overlap the other's products (small products and batches)
+//   wgmma_swap_ab           float (tf32) only: a row-major B without the pass that transposes it, as C^T = B^T A^T
+//                           with B^T's tiles multiplied from registers (elsewhere it is wgmma_persistent)
 // Each takes float (tf32 inputs), bfloat16 and half (read as stored), every form (transposes, alpha / beta,
 // batches in one launch), C float.
 #pragma once
@@ -21,7 +23,7 @@
 
 namespace tandem::cuda {
 
-enum class HopperRung { tma, warp_specialized, persistent, cluster, pingpong };
+enum class HopperRung { tma, warp_specialized, persistent, cluster, pingpong, swap_ab };
 
 // Deterministic mode's chunks of K (K > 4096, common/canonical.hpp) on wgmma_persistent: memory for their
 // values, q * batch * m * n floats (q = the number of chunks, at most 32 unless split), and how they are
@@ -44,6 +46,9 @@ void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, 
 // computes for the group alone. Not on wgmma_cluster, not with chunks.
 void hopper_matmul_grouped(HopperRung rung, const detail::MatmulArgs& g, std::span<const std::int64_t> groups,
                            Workspace& ws, cudaStream_t stream, const HopperChunks* chunks = nullptr);
+// Whether wgmma_swap_ab computes g as C^T = B^T A^T: a float product (not mixed) whose B is row-major with rows and
+// entries the copy engine reads in place (16-byte aligned), in default mode. Otherwise it runs as wgmma_persistent.
+bool hopper_swaps_ab(const detail::MatmulArgs& g);
 // Whether the current GPU runs them (compute capability 9.0).
 inline bool hopper_runs_here() { return device_is_sm90(); }
 

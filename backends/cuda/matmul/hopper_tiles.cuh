@@ -186,12 +186,20 @@ __device__ __forceinline__ void sum_chunks(float (&d)[BN / 2], const Problem& p,
 // read the same tile of B: CTA `rank` fetches its half of it (half of the column blocks, or of the rows) once
 // and the copy engine writes it into both CTAs' stages (multicast), each CTA's full barrier counting the
 // whole stage's bytes. (b's box is then half as wide for a K-major B.)
-template <class In, int BN, bool MnMajorB, int Cta = 1, int BM = kBlockM>
+// SwapAB (wgmma_swap_ab, tf32): A's tile is MN-major, BM / kK column blocks of kK k-rows of 128 bytes (32 rows of
+// the tile each), read by the consumers into registers (multiply_stage_rs).
+template <class In, int BN, bool MnMajorB, int Cta = 1, int BM = kBlockM, bool SwapAB = false>
 __device__ __forceinline__ void load_stage(const CUtensorMap* a, const CUtensorMap* b, std::uint32_t stage,
                                            std::uint32_t full, int kt, const Tile& t, std::uint32_t rank = 0) {
   constexpr int kK = kTileK<In>;
   mbarrier_arrive_expect_tx(full, (BM + BN) * kRowBytes);
-  tma_load(stage, a, kt * kK, t.row0 + t.m * BM, t.a_entry, full);
+  if constexpr (SwapAB) {
+#pragma unroll
+    for (int j = 0; j < BM / kK; ++j)
+      tma_load(stage + j * kK * kRowBytes, a, t.m * BM + j * kK, kt * kK, t.a_entry, full);
+  } else {
+    tma_load(stage, a, kt * kK, t.row0 + t.m * BM, t.a_entry, full);
+  }
   const std::uint32_t b_stage = stage + BM * kRowBytes;
   if constexpr (Cta == 2) {
     if constexpr (MnMajorB) {
@@ -227,6 +235,62 @@ __device__ __forceinline__ void multiply_stage(float (&d)[BN / 2], std::uint32_t
     wgmma_ss<In::kWgmma, BN, MnMajorB>(d, a_desc, b_desc);
   }
   wgmma_commit();
+}
+
+__device__ __forceinline__ std::uint32_t load_shared(std::uint32_t addr) {
+  std::uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+
+// wgmma_swap_ab (tf32): warpgroup wg's 64 x BN part of the tile times one k-tile, A's 64 x 32 part read from the
+// stage's MN-major blocks (load_stage) into registers f, rounded to tf32 (to nearest, as the packing pass rounds),
+// then four instructions with A from registers (wgmma_rs; thread t of 128). f must not be the registers of the
+// k-tile before (still being multiplied): the caller alternates two sets. In the 128-byte swizzle the 16-byte
+// chunk c of k-row k sits at chunk c ^ (k % 8) of the row.
+template <int BN, int BM = kBlockM>
+__device__ __forceinline__ void multiply_stage_rs(float (&d)[BN / 2], std::uint32_t (&f)[16], std::uint32_t stage,
+                                                  int wg, int t) {
+  constexpr int kK = kTileK<HopperTf32>;
+  const int warp = t / 32, lane = t % 32;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int row = wg * 64 + warp * 16 + lane / 4 + 8 * (i % 2), k = lane % 4 + 4 * (i / 2);  // (k % 8 == k)
+    const std::uint32_t at =
+        stage + (row / kK) * kK * kRowBytes + k * kRowBytes + ((((row % kK) / 4) ^ k) << 4) + (row % 4) * 4;
+#pragma unroll
+    for (int step = 0; step < 4; ++step)  // (8 k-rows further on: the same swizzle)
+      f[4 * step + i] = __float_as_uint(HopperTf32::convert(__uint_as_float(load_shared(at + step * 8 * kRowBytes))));
+  }
+  const std::uint32_t b = stage + BM * kRowBytes;
+  fence_registers(d);
+  wgmma_fence();
+#pragma unroll
+  for (int step = 0; step < 4; ++step) wgmma_rs<BN>(d, f + 4 * step, descriptor(b + step * 32, 16, 1024));
+  wgmma_commit();
+}
+
+// wgmma_swap_ab's epilogue: the tile is one of C^T (the Problem in C^T's terms: m is C's columns, n its rows), so
+// element (row, col) of the tile is C's (col, row). The lanes of a warp that hold one column of the tile write 8
+// neighbouring elements of one row of C. Not deterministic mode (wgmma_swap_ab runs as wgmma_persistent there).
+template <int BN, int BM = kBlockM>
+__device__ __forceinline__ void store_tile_transposed(const float (&d)[BN / 2], const Problem& p, const Tile& tile,
+                                                      int wg, int t) {
+  const int warp = t / 32, lane = t % 32;
+  const std::int64_t row0 = std::int64_t(tile.m) * BM + wg * 64 + warp * 16 + lane / 4,
+                     col0 = std::int64_t(tile.n) * BN + 2 * (lane % 4);
+  float* const c = p.c + tile.entry * p.stride_c;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+    for (int x = 0; x < 4; ++x) {
+      const std::int64_t row = row0 + 8 * (x / 2), col = col0 + 8 * j + x % 2;
+      if (row >= p.m || col >= p.n) continue;
+      float* const out = c + col * p.ldc + row;
+      float v = p.alpha * d[4 * j + x];
+      if (p.beta != 0.0f) v += p.beta * *out;
+      *out = v;
+    }
 }
 
 // C = alpha * d + beta * C for warpgroup wg's part (thread t of 128); C is not read when beta is 0.
