@@ -148,6 +148,8 @@ std::vector<Form> forms(bool aligned = false) {
     v.push_back({257, 100, 385, 1, false, false, 1, 0});
     v.push_back({129, 67, 600, 2, true, false, 0.5, -1});
     v.push_back({300, 40, 129, 1, false, false, -1, 0.5});
+    // more tiles than an H100 / H200 has SMs (several per persistent block), partial ones, an odd count of k-tiles
+    v.push_back({130, 70, 516, 16, false, false, 1.5, 0.75});
     for (Form& f : v) f.aligned = true;
   }
   return v;
@@ -253,7 +255,7 @@ TANDEM_BACKEND_TEST(matmul_forms_precision, "matmul forms: precision lets auto u
   CHECK(cd.check(c.data, tandem::Precision::full, "auto double") == 0);
 }
 
-// A product large enough for auto's tf32 choice on an H100 / H200 (wgmma_swap_ab: every dimension at least 2048, B
+// A product large enough for auto's tf32 choice on an H100 / H200 (wgmma_swap_ab: every dimension at least 1024, B
 // row-major with 16-byte rows), of Buffers and of host matrices: 512 elements sampled against the reference.
 TANDEM_BACKEND_TEST(matmul_forms_tf32_large, "matmul forms: auto at tf32 precision on a 2048 x 2048 x 2176 product") {
   test::SplitMix64 g{41};

@@ -311,11 +311,9 @@ std::size_t auto_matmul_stage(const detail::MatmulArgs& g) {
       (chunk_dot_kind(g.m, g.k, g.n) != DotKind::none || (std::min(g.m, g.n) <= 64 && g.batch == 1)) &&
       std::max({g.m, g.k, g.n, g.lda, g.ldb, g.ldc, g.batch}) <= std::int64_t(INT_MAX))
     return kAutoStageMixed;
-  if (g.mixed()) {  // the float product of the converted operands: float's choice
-    detail::MatmulArgs f = g;
-    f.dtype = Dtype::f32, f.mixed_b.reset();
-    return auto_matmul_stage(f);
-  }
+  // Otherwise the float product of the converted operands, float's choice: a 16-bit operand is widened into a
+  // compact copy (ld and stride of its packed layout) in a workspace, so that is what the choice looks at.
+  if (g.mixed()) return auto_matmul_stage(detail::as_float_product(g, g.a, g.b));
   const std::int64_t largest = std::max({g.m, g.k, g.n, g.lda, g.ldb, g.ldc, g.batch});
   if (g.deterministic) return kAutoStageDeterministic;
   if (largest > std::int64_t(INT_MAX)) return kAutoStageBeyondInt32;

@@ -9,8 +9,8 @@
 //                           that one's stores overlap the other's products (small products and batches)
 //   wgmma_swap_ab           float (tf32) only: a row-major B without the pass that transposes it, as C^T = B^T A^T
 //                           with B^T's tiles multiplied from registers (elsewhere it is wgmma_persistent)
-// Each takes float (tf32 inputs), bfloat16 and half (read as stored), every form (transposes, alpha / beta,
-// batches in one launch), C float.
+// Each takes float (tf32 inputs), bfloat16 and half (read as stored; wgmma_swap_ab: float only), every form
+// (transposes, alpha / beta, batches in one launch), C float.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -134,23 +134,30 @@ __device__ __forceinline__ Tile pair_tile_of(const Problem& p, int t, std::uint3
   return tile;
 }
 
-// Chunk value d of chunk `chunk` of warpgroup wg's part of the tile (store_tile's layout) into p.values.
-template <int BN>
-__device__ __forceinline__ void store_values(const float (&d)[BN / 2], const Problem& p, const Tile& tile, int wg,
-                                             int t, int chunk) {
+// f(row, col, x) for each accumulator d[x] of warpgroup wg's part of the tile (thread t of 128) inside the
+// Problem's m x n: d[4j + {0,1}] at row lane / 4, columns 8j + 2 (lane % 4) + {0,1} (per warp, 16 rows); d[4j +
+// {2,3}] the same 8 rows further down.
+template <int BN, int BM = kBlockM, class F>
+__device__ __forceinline__ void for_each_accumulator(const Problem& p, const Tile& tile, int wg, int t, F&& f) {
   const int warp = t / 32, lane = t % 32;
-  const std::int64_t row0 = std::int64_t(tile.m) * kBlockM + wg * 64 + warp * 16 + lane / 4;
+  const std::int64_t row0 = std::int64_t(tile.m) * BM + wg * 64 + warp * 16 + lane / 4;
   const std::int64_t col0 = std::int64_t(tile.n) * BN + 2 * (lane % 4);
-  float* const v = p.values + (std::int64_t(chunk) * p.batch + tile.entry) * p.m * p.n;
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const std::int64_t row = row0 + 8 * h, col = col0 + 8 * j;
-      if (row >= p.m || col >= p.n) continue;
-      v[row * p.n + col] = d[4 * j + 2 * h];
-      if (col + 1 < p.n) v[row * p.n + col + 1] = d[4 * j + 2 * h + 1];
+    for (int x = 0; x < 4; ++x) {
+      const std::int64_t row = row0 + 8 * (x / 2), col = col0 + 8 * j + x % 2;
+      if (row < p.m && col < p.n) f(row, col, 4 * j + x);
     }
+}
+
+// Chunk value d of chunk `chunk` of warpgroup wg's part of the tile into p.values.
+template <int BN>
+__device__ __forceinline__ void store_values(const float (&d)[BN / 2], const Problem& p, const Tile& tile, int wg,
+                                             int t, int chunk) {
+  float* const v = p.values + (std::int64_t(chunk) * p.batch + tile.entry) * p.m * p.n;
+  for_each_accumulator<BN>(p, tile, wg, t,
+                           [&](std::int64_t row, std::int64_t col, int x) { v[row * p.n + col] = d[x]; });
 }
 
 // The canonical sum (common/canonical.hpp, lane_tree) of chunks <= 32 values: at[0], at[slab], ..., then last.
@@ -163,21 +170,11 @@ static __device__ __noinline__ float chunk_values_sum(const float* at, std::int6
 // itself.
 template <int BN>
 __device__ __forceinline__ void sum_chunks(float (&d)[BN / 2], const Problem& p, const Tile& tile, int wg, int t) {
-  const int warp = t / 32, lane = t % 32;
-  const std::int64_t row0 = std::int64_t(tile.m) * kBlockM + wg * 64 + warp * 16 + lane / 4;
-  const std::int64_t col0 = std::int64_t(tile.n) * BN + 2 * (lane % 4);
   const std::int64_t slab = std::int64_t(p.batch) * p.m * p.n;
   const float* const v = p.values + std::int64_t(tile.entry) * p.m * p.n;
-#pragma unroll
-  for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-    for (int x = 0; x < 4; ++x) {
-      const std::int64_t row = row0 + 8 * (x / 2), col = col0 + 8 * j + x % 2;
-      if (row >= p.m || col >= p.n) continue;
-      const float last = d[4 * j + x];
-      const float* at = v + row * p.n + col;
-      d[4 * j + x] = chunk_values_sum(at, slab, p.chunks, last);
-    }
+  for_each_accumulator<BN>(p, tile, wg, t, [&](std::int64_t row, std::int64_t col, int x) {
+    d[x] = chunk_values_sum(v + row * p.n + col, slab, p.chunks, d[x]);
+  });
 }
 
 // One stage: A's BM rows of 128 bytes (K-major), then B: BN rows of 128 bytes (K-major) or, MN-major,
@@ -276,21 +273,13 @@ __device__ __forceinline__ void multiply_stage_rs(float (&d)[BN / 2], std::uint3
 template <int BN, int BM = kBlockM>
 __device__ __forceinline__ void store_tile_transposed(const float (&d)[BN / 2], const Problem& p, const Tile& tile,
                                                       int wg, int t) {
-  const int warp = t / 32, lane = t % 32;
-  const std::int64_t row0 = std::int64_t(tile.m) * BM + wg * 64 + warp * 16 + lane / 4,
-                     col0 = std::int64_t(tile.n) * BN + 2 * (lane % 4);
   float* const c = p.c + tile.entry * p.stride_c;
-#pragma unroll
-  for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-    for (int x = 0; x < 4; ++x) {
-      const std::int64_t row = row0 + 8 * (x / 2), col = col0 + 8 * j + x % 2;
-      if (row >= p.m || col >= p.n) continue;
-      float* const out = c + col * p.ldc + row;
-      float v = p.alpha * d[4 * j + x];
-      if (p.beta != 0.0f) v += p.beta * *out;
-      *out = v;
-    }
+  for_each_accumulator<BN, BM>(p, tile, wg, t, [&](std::int64_t row, std::int64_t col, int x) {
+    float* const out = c + col * p.ldc + row;
+    float v = p.alpha * d[x];
+    if (p.beta != 0.0f) v += p.beta * *out;
+    *out = v;
+  });
 }
 
 // C = alpha * d + beta * C for warpgroup wg's part (thread t of 128); C is not read when beta is 0.
