@@ -246,13 +246,13 @@ void register_grouped(std::size_t groups, std::size_t rows, std::size_t k, std::
 }  // namespace
 
 // The own stages that multiply 16-bit inputs as stored (KernelInfo::native_16bit: the Hopper rungs of
-// backends/cuda/matmul/hopper.hpp) where this build offers them; with float_only, also the rung for float inputs
-// only (wgmma_swap_ab).
+// backends/cuda/matmul/hopper.hpp) where this build offers them; with float_only, also the rungs for float inputs
+// only (wgmma_swap_ab, and wgmma_pingpong_swap_ab in lab builds).
 std::vector<std::string> hopper_rungs(bool float_only = false) {
   std::vector<std::string> rungs;
   try {
     for (const auto& k : Engine(tandem::Backend::cuda).matmul_kernel_info())
-      if ((k.native_16bit && !k.baseline && k.name != "auto") || (float_only && k.name == "wgmma_swap_ab"))
+      if ((k.native_16bit && !k.baseline && k.name != "auto") || (float_only && k.name.ends_with("swap_ab")))
         rungs.push_back(k.name);
   } catch (const tandem::Error&) {  // no usable GPU: bench_cuda says so before it runs anything
   }

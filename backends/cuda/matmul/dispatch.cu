@@ -155,7 +155,12 @@ constexpr Stage kStages[] = {
      .f32 = &launch_hopper<HopperRung::swap_ab>,
      .needs = Needs::sm90,
      .f32_batch = &launch_hopper_batch<HopperRung::swap_ab>},
-#ifdef TANDEM_LAB_KERNELS  // stages that have not yet passed on a GPU (none at present) go here
+#ifdef TANDEM_LAB_KERNELS  // stages that have not yet passed on a GPU go here
+    {.name = "wgmma_pingpong_swap_ab",
+     .rounding = Precision::tf32,
+     .f32 = &launch_hopper<HopperRung::pingpong_swap_ab>,
+     .needs = Needs::sm90,
+     .f32_batch = &launch_hopper_batch<HopperRung::pingpong_swap_ab>},
 #endif
     {.name = "cublas",
      .f32 = &launch_cublas<float>,

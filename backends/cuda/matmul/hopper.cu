@@ -41,6 +41,7 @@
 
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/matmul/hopper.hpp"
+#include "backends/cuda/matmul/hopper_pack.cuh"
 #include "backends/cuda/matmul/hopper_tiles.cuh"
 #include "common/canonical.hpp"
 #include "common/reduce_ops.hpp"
@@ -106,8 +107,8 @@ __global__ void __launch_bounds__(256, 1)
 // meet before they exit, so that no arrival or copy reaches a CTA that has ended.
 // BM == 64 (wgmma_pingpong, persistent): tiles of 64 rows, each multiplied by one consumer, in turns
 // (pingpong_consumers below).
-// SwapAB (wgmma_swap_ab): A's tiles MN-major, multiplied from registers (multiply_stage_rs), C's tiles stored
-// transposed; every tile has all of K.
+// SwapAB (wgmma_swap_ab, wgmma_pingpong_swap_ab): A's tiles MN-major, multiplied from registers
+// (multiply_stage_rs), C's tiles stored transposed; every tile has all of K.
 template <class In, int BN, int Stages, bool MnMajorB, bool Persistent, int Cta = 1, int BM = kBlockM,
           bool SwapAB = false>
 __global__ void __launch_bounds__(384, 1)
@@ -115,7 +116,7 @@ __global__ void __launch_bounds__(384, 1)
                        const Problem p) {
   static_assert(Cta == 1 || (Cta == 2 && Persistent));
   static_assert(BM == kBlockM || (BM == 64 && Persistent && Cta == 1));
-  static_assert(!SwapAB || (std::is_same_v<In, HopperTf32> && !MnMajorB && Cta == 1 && BM == kBlockM));
+  static_assert(!SwapAB || (std::is_same_v<In, HopperTf32> && !MnMajorB && Cta == 1));
   using S = Shape<BN, Stages, BM>;
   extern __shared__ unsigned char shared_raw[];
   const std::uint32_t base = aligned_base(shared_raw), bars = base + Stages * S::kStageBytes;
@@ -184,6 +185,7 @@ __global__ void __launch_bounds__(384, 1)
     // then overlap the other's main loop. Every tile has all of K (no chunks): tile i's k-tiles are
     // it = i * k_tiles, ...
     const int count = (tiles - first + step - 1) / step, rounds = (count + 1) / 2;
+    [[maybe_unused]] std::uint32_t even[16], odd[16];  // SwapAB: A's registers for even and odd k-tiles
     for (int r = 0; r < rounds; ++r) {
       const int i = 2 * r + cw;
       if (cw == 1 || r > 0) named_barrier_sync(1 + cw, 256);  // this consumer's turn
@@ -197,7 +199,14 @@ __global__ void __launch_bounds__(384, 1)
         for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
           const int s = it % Stages;
           mbarrier_wait(full(s), (it / Stages) & 1);
-          multiply_stage<In, BN, MnMajorB, BM>(d, stage(s), 0);
+          if constexpr (SwapAB) {
+            if (kt % 2 == 0)
+              multiply_stage_rs<BN, BM>(d, even, stage(s), 0, tid % 128);
+            else
+              multiply_stage_rs<BN, BM>(d, odd, stage(s), 0, tid % 128);
+          } else {
+            multiply_stage<In, BN, MnMajorB, BM>(d, stage(s), 0);
+          }
           wgmma_wait<1>();
           fence_registers(d);
           if (kt > 0) release((it - 1) % Stages);
@@ -207,7 +216,11 @@ __global__ void __launch_bounds__(384, 1)
         release((it - 1) % Stages);
       }
       if (cw == 0 || r + 1 < rounds) named_barrier_arrive(2 - cw, 256);  // the other consumer's turn
-      if (i < count) store_tile<BN, BM>(d, p, tile, 0, tid % 128);
+      if constexpr (SwapAB) {
+        if (i < count) store_tile_transposed<BN, BM>(d, p, tile, 0, tid % 128);
+      } else {
+        if (i < count) store_tile<BN, BM>(d, p, tile, 0, tid % 128);
+      }
     }
     return;
   }
@@ -256,42 +269,6 @@ __global__ void __launch_bounds__(384, 1)
     store_tile<BN>(d, p, tile, cw, tid % 128);
   }
   if constexpr (Cta == 2) cluster_sync();
-}
-
-// ---- Packing ---------------------------------------------------------------------------------------------
-// dst[e][r][c] (rows x cols, row pitch `pitch`, entries dst_stride apart) = In::convert(element (r, c) of
-// entry e of src), which is src[e * stride + r * ld + c], or src[e * stride + c * ld + r] when transposed.
-// 32 x 32 tiles; a transposed source goes through shared memory so that both sides stay coalesced.
-template <class In, class Src>
-__global__ void __launch_bounds__(256)
-    pack_kernel(const Src* __restrict__ src, std::int64_t ld, std::int64_t stride, bool transposed,
-                typename In::Element* __restrict__ dst, std::int64_t rows, std::int64_t cols, std::int64_t pitch,
-                std::int64_t dst_stride, std::int64_t batch) {
-  __shared__ Src tile[32][33];
-  const std::int64_t c0 = std::int64_t(blockIdx.x) * 32;
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  for (std::int64_t e = blockIdx.z; e < batch; e += gridDim.z)
-    for (std::int64_t r0 = std::int64_t(blockIdx.y) * 32; r0 < rows; r0 += std::int64_t(gridDim.y) * 32) {
-      const Src* s = src + e * stride;
-      typename In::Element* out = dst + e * dst_stride;
-      if (!transposed) {
-        for (int y = ty; y < 32; y += 8) {
-          const std::int64_t r = r0 + y, c = c0 + tx;
-          if (r < rows && c < cols) out[r * pitch + c] = In::convert(s[r * ld + c]);
-        }
-        continue;
-      }
-      __syncthreads();
-      for (int y = ty; y < 32; y += 8) {  // tile[c - c0][r - r0], read along r (contiguous in src)
-        const std::int64_t c = c0 + y, r = r0 + tx;
-        if (r < rows && c < cols) tile[y][tx] = s[c * ld + r];
-      }
-      __syncthreads();
-      for (int y = ty; y < 32; y += 8) {
-        const std::int64_t r = r0 + y, c = c0 + tx;
-        if (r < rows && c < cols) out[r * pitch + c] = In::convert(tile[tx][y]);
-      }
-    }
 }
 
 // ---- Host side ----------------------------------------------------------------------------------------------
@@ -348,7 +325,8 @@ const char* rung_name(HopperRung r) {
          : r == HopperRung::persistent       ? "wgmma_persistent"
          : r == HopperRung::cluster          ? "wgmma_cluster"
          : r == HopperRung::pingpong         ? "wgmma_pingpong"
-                                             : "wgmma_swap_ab";
+         : r == HopperRung::swap_ab          ? "wgmma_swap_ab"
+                                             : "wgmma_pingpong_swap_ab";
 }
 
 template <class In, int BN, int Stages, bool MnMajorB>
@@ -397,11 +375,11 @@ void launch(HopperRung rung, const CUtensorMap& a, const CUtensorMap& b, const P
   TANDEM_CUDA_CHECK_LAUNCH();
 }
 
-// wgmma_pingpong: 64-row tiles, at most one block per SM.
-template <class In, int BN, int Stages, bool MnMajorB>
+// wgmma_pingpong: 64-row tiles, at most one block per SM (SwapAB: wgmma_pingpong_swap_ab).
+template <class In, int BN, int Stages, bool MnMajorB, bool SwapAB = false>
 void launch_pingpong(const CUtensorMap& a, const CUtensorMap& b, const Problem& p, cudaStream_t stream) {
   using S = Shape<BN, Stages, 64>;
-  const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, true, 1, 64>;
+  const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, true, 1, 64, SwapAB>;
   allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
   const int tiles = p.tiles_m * p.tiles_n * p.batch;
   kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, S::kSharedBytes, stream>>>(a, b, p);
@@ -443,9 +421,11 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
   const bool b_mn_major = same && E == 2 && !g.trans_b && readable(g.b, g.ldb, g.stride_b, g.batch, E);
   // wgmma_swap_ab: a float B as stored (k x n, rows readable) is the A operand of C^T = B^T A^T. Elsewhere (B
   // stored transposed or not readable in place, deterministic mode, chunks of K) the rung is wgmma_persistent.
-  const bool swap = rung == HopperRung::swap_ab && std::is_same_v<In, HopperTf32> && same && !grouped &&
-                    chunks == nullptr && hopper_swaps_ab(g);
-  if (rung == HopperRung::swap_ab && !swap) rung = HopperRung::persistent;
+  // (wgmma_pingpong_swap_ab: the same with wgmma_pingpong's tiles)
+  const bool swap_rung = rung == HopperRung::swap_ab || rung == HopperRung::pingpong_swap_ab;
+  const bool swap =
+      swap_rung && std::is_same_v<In, HopperTf32> && same && !grouped && chunks == nullptr && hopper_swaps_ab(g);
+  if (swap_rung && !swap) rung = rung == HopperRung::swap_ab ? HopperRung::persistent : HopperRung::pingpong;
   const bool b_direct = swap || b_mn_major || (same && g.trans_b && readable(g.b, g.ldb, g.stride_b, g.batch, E));
   const std::int64_t pitch = round_up(g.k, 16 / E);
   const std::size_t a_bytes = a_direct ? 0 : round_up(a_batch * g.m * pitch * E, 256);
@@ -475,7 +455,7 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
     b = View{scratch + a_bytes, g.n, g.k, pitch, g.n * pitch};
   }
 
-  const bool pingpong = rung == HopperRung::pingpong;
+  const bool pingpong = rung == HopperRung::pingpong || rung == HopperRung::pingpong_swap_ab;
   if (pingpong && chunks != nullptr)
     throw Error("tandem: internal error: deterministic mode's chunks of K on wgmma_pingpong");
   if (grouped && (chunks != nullptr || rung == HopperRung::cluster))
@@ -500,7 +480,7 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
     upload_by_value(scratch + a_bytes + b_bytes, group_table.data(), table_bytes, stream);  // (graphs keep it)
   }
   // (wgmma_pingpong: 64 columns where C has no more, else 128)
-  const int block_n = pingpong ? (g.n <= 64 ? 64 : 128)
+  const int block_n = pingpong ? (cols <= 64 ? 64 : 128)
                                : choose_block_n(tiles_m * (grouped ? 1 : g.batch), cols, multiprocessor_count());
   const std::int64_t tiles_n = (cols + block_n - 1) / block_n;
   if (tiles_m * tiles_n * (grouped ? 1 : g.batch) > 0x7FFFFFFF)
@@ -543,6 +523,11 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
         if (b_mn_major)
           return launch_pingpong<In, BN, Stages, true>(a_map, tensor_map(In::kMapType, E, b, g.batch, 64, kTileK<In>),
                                                        p, stream);
+      }
+      if constexpr (std::is_same_v<In, HopperTf32>) {
+        if (swap)
+          return launch_pingpong<In, BN, Stages, false, true>(
+              a_map, tensor_map(In::kMapType, E, a, a_batch, kTileK<In>, BN), p, stream);
       }
       launch_pingpong<In, BN, Stages, false>(a_map, tensor_map(In::kMapType, E, b, g.batch, kTileK<In>, BN), p, stream);
     };
