@@ -178,6 +178,25 @@ __global__ void __launch_bounds__(384, 1)
       mbarrier_arrive(empty(s));
     }
   };
+  // One k-tile's products of a part of the tile (its 64 rows `part`) from stage `at`, and the tile's stores. SwapAB:
+  // A's registers alternate between two sets by k-tile (an in-flight wgmma still reads the k-tile before's).
+  [[maybe_unused]] std::uint32_t even[16], odd[16];
+  auto multiply = [&](float(&d)[BN / 2], int kt, std::uint32_t at, int part) {
+    if constexpr (SwapAB) {
+      if (kt % 2 == 0)
+        multiply_stage_rs<BN, BM>(d, even, at, part, tid % 128);
+      else
+        multiply_stage_rs<BN, BM>(d, odd, at, part, tid % 128);
+    } else {
+      multiply_stage<In, BN, MnMajorB, BM>(d, at, part);
+    }
+  };
+  auto store = [&](const float(&d)[BN / 2], const Tile& tile, int part) {
+    if constexpr (SwapAB)
+      store_tile_transposed<BN, BM>(d, p, tile, part, tid % 128);
+    else
+      store_tile<BN, BM>(d, p, tile, part, tid % 128);
+  };
   if constexpr (BM == 64) {  // wgmma_pingpong: this block's tiles i = 0, 1, ... (t = first + i * step) in turns
     // Tile i is consumer i % 2's. The main loops run in tile order, one consumer's at a time (named barrier 1
     // gives consumer 0 its turn, 2 consumer 1), so the stages are taken in the order the producer fills them
@@ -185,7 +204,6 @@ __global__ void __launch_bounds__(384, 1)
     // then overlap the other's main loop. Every tile has all of K (no chunks): tile i's k-tiles are
     // it = i * k_tiles, ...
     const int count = (tiles - first + step - 1) / step, rounds = (count + 1) / 2;
-    [[maybe_unused]] std::uint32_t even[16], odd[16];  // SwapAB: A's registers for even and odd k-tiles
     for (int r = 0; r < rounds; ++r) {
       const int i = 2 * r + cw;
       if (cw == 1 || r > 0) named_barrier_sync(1 + cw, 256);  // this consumer's turn
@@ -199,14 +217,7 @@ __global__ void __launch_bounds__(384, 1)
         for (int kt = 0; kt < p.k_tiles; ++kt, ++it) {
           const int s = it % Stages;
           mbarrier_wait(full(s), (it / Stages) & 1);
-          if constexpr (SwapAB) {
-            if (kt % 2 == 0)
-              multiply_stage_rs<BN, BM>(d, even, stage(s), 0, tid % 128);
-            else
-              multiply_stage_rs<BN, BM>(d, odd, stage(s), 0, tid % 128);
-          } else {
-            multiply_stage<In, BN, MnMajorB, BM>(d, stage(s), 0);
-          }
+          multiply(d, kt, stage(s), 0);
           wgmma_wait<1>();
           fence_registers(d);
           if (kt > 0) release((it - 1) % Stages);
@@ -216,16 +227,11 @@ __global__ void __launch_bounds__(384, 1)
         release((it - 1) % Stages);
       }
       if (cw == 0 || r + 1 < rounds) named_barrier_arrive(2 - cw, 256);  // the other consumer's turn
-      if constexpr (SwapAB) {
-        if (i < count) store_tile_transposed<BN, BM>(d, p, tile, 0, tid % 128);
-      } else {
-        if (i < count) store_tile<BN, BM>(d, p, tile, 0, tid % 128);
-      }
+      if (i < count) store(d, tile, 0);
     }
     return;
   }
   int it = 0;
-  [[maybe_unused]] std::uint32_t even[16], odd[16];  // SwapAB: A's registers for even and odd k-tiles
   for (int t = first; t < tiles; t += step) {
     const Tile tile = tile_at(t);
     float d[BN / 2];
@@ -242,14 +248,7 @@ __global__ void __launch_bounds__(384, 1)
       }
       const int s = it % Stages;
       mbarrier_wait(full(s), (it / Stages) & 1);
-      if constexpr (SwapAB) {
-        if (kt % 2 == 0)
-          multiply_stage_rs<BN>(d, even, stage(s), cw, tid % 128);
-        else
-          multiply_stage_rs<BN>(d, odd, stage(s), cw, tid % 128);
-      } else {
-        multiply_stage<In, BN, MnMajorB>(d, stage(s), cw);
-      }
+      multiply(d, kt, stage(s), cw);
       wgmma_wait<1>();
       fence_registers(d);
       if (kt > tile.k_first) release((it - 1) % Stages);  // k-tile kt - 1 is done with its stage
@@ -257,16 +256,14 @@ __global__ void __launch_bounds__(384, 1)
     wgmma_wait<0>();
     fence_registers(d);
     release((it - 1) % Stages);
-    if constexpr (SwapAB) {
-      store_tile_transposed<BN>(d, p, tile, cw, tid % 128);
-      continue;
+    if constexpr (!SwapAB) {
+      if (p.split) {
+        store_values<BN>(d, p, tile, cw, tid % 128, tile.chunk);
+        continue;
+      }
+      if (p.chunks > 1) sum_chunks<BN>(d, p, tile, cw, tid % 128);
     }
-    if (p.split) {
-      store_values<BN>(d, p, tile, cw, tid % 128, tile.chunk);
-      continue;
-    }
-    if (p.chunks > 1) sum_chunks<BN>(d, p, tile, cw, tid % 128);
-    store_tile<BN>(d, p, tile, cw, tid % 128);
+    store(d, tile, cw);
   }
   if constexpr (Cta == 2) cluster_sync();
 }
