@@ -3,21 +3,25 @@
 wgmma stages (wgmma.cu) and the Hopper rungs (hopper.cu) use: every input type (tf32, bf16, f16), the tile
 widths n = 256, 128 and 64, and for the 16-bit types B either K-major or MN-major (wgmma's transpose
 operand: B read as stored, k x n); for tf32 also A from registers (wgmma_rs: wgmma_swap_ab, whose A is an
-MN-major tile that tf32 wgmma cannot read from shared memory). Each instruction names every accumulator register of the thread as an
-operand (128 for n = 256), which is too long to write by hand.
+MN-major tile that tf32 wgmma cannot read from shared memory). Each instruction names every accumulator
+register of the thread as an operand (128 for n = 256), which is too long to write by hand.
 Usage: python3 tools/gen_wgmma_ops.py > backends/cuda/matmul/wgmma_ops.cuh"""
 
 TYPES = [("tf32", 8), ("bf16", 16), ("f16", 16)]  # (PTX type, k per instruction: 32 bytes of input)
 WIDTHS = (256, 128, 64)
 
 
+def accumulators(n):
+    """(count, PTX operand list, asm output list) of a thread's f32 accumulators: 64 x n / 128 threads."""
+    regs = n // 2
+    return regs, ", ".join("%%%d" % i for i in range(regs)), ", ".join('"+f"(d[%d])' % i for i in range(regs))
+
+
 def wrapper(ptx_type, k, n, mn_major_b):
-    regs = n // 2  # f32 accumulators per thread: 64 x n / 128 threads
-    lines = ", ".join("%%%d" % i for i in range(regs))
+    regs, lines, ops = accumulators(n)
     # scale-d 1 (accumulate), scale-a 1, scale-b 1; the 16-bit types then take transpose-a (0: K-major) and
     # transpose-b (1: MN-major). tf32 takes no transpose operands: both tiles are K-major.
     tail = "1, 1, 1" if ptx_type == "tf32" else "1, 1, 1, 0, %d" % mn_major_b
-    ops = ", ".join('"+f"(d[%d])' % i for i in range(regs))
     return (
         "template <>\n"
         "__device__ __forceinline__ void wgmma_ss<WgmmaType::%s, %d, %s>(float (&d)[%d], std::uint64_t a, "
@@ -33,9 +37,7 @@ def wrapper(ptx_type, k, n, mn_major_b):
 
 def wrapper_rs(n):
     """tf32 with A from registers: a 64 x 8 fragment of four 32-bit registers per thread."""
-    regs = n // 2
-    lines = ", ".join("%%%d" % i for i in range(regs))
-    ops = ", ".join('"+f"(d[%d])' % i for i in range(regs))
+    regs, lines, ops = accumulators(n)
     return (
         "template <>\n"
         "__device__ __forceinline__ void wgmma_rs<%d>(float (&d)[%d], const std::uint32_t* a, std::uint64_t b) {\n"
