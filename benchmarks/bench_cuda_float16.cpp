@@ -247,7 +247,7 @@ void register_grouped(std::size_t groups, std::size_t rows, std::size_t k, std::
 
 // The own stages that multiply 16-bit inputs as stored (KernelInfo::native_16bit: the Hopper rungs of
 // backends/cuda/matmul/hopper.hpp) where this build offers them; with float_only, also the rungs for float inputs
-// only (wgmma_swap_ab, and wgmma_pingpong_swap_ab in lab builds).
+// only (wgmma_swap_ab, wgmma_pingpong_swap_ab).
 std::vector<std::string> hopper_rungs(bool float_only = false) {
   std::vector<std::string> rungs;
   try {

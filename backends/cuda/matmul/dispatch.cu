@@ -155,13 +155,12 @@ constexpr Stage kStages[] = {
      .f32 = &launch_hopper<HopperRung::swap_ab>,
      .needs = Needs::sm90,
      .f32_batch = &launch_hopper_batch<HopperRung::swap_ab>},
-#ifdef TANDEM_LAB_KERNELS  // stages that have not yet passed on a GPU go here
     {.name = "wgmma_pingpong_swap_ab",
      .rounding = Precision::tf32,
      .f32 = &launch_hopper<HopperRung::pingpong_swap_ab>,
      .needs = Needs::sm90,
      .f32_batch = &launch_hopper_batch<HopperRung::pingpong_swap_ab>},
-#endif
+    // (stages that have not yet passed on a GPU go under #ifdef TANDEM_LAB_KERNELS here)
     {.name = "cublas",
      .f32 = &launch_cublas<float>,
      .f64 = &launch_cublas<double>,
@@ -255,6 +254,7 @@ constexpr std::size_t kAutoStage = row("cublas");
 constexpr std::size_t kAutoStage16Small = row("wgmma_pingpong");
 constexpr std::size_t kAutoStageTf32 = row("cublas_tf32");
 constexpr std::size_t kAutoStageTf32Swap = row("wgmma_swap_ab");
+constexpr std::size_t kAutoStageTf32SwapSmall = row("wgmma_pingpong_swap_ab");
 constexpr std::size_t kAutoStageBf16 = row("cublas_bf16");
 constexpr std::size_t kAutoStageBeyondInt32 = row("register_tiled");
 constexpr std::size_t kAutoStageDeterministic = row("register_tiled");
@@ -263,10 +263,17 @@ constexpr std::size_t kAutoStageMixed = row("register_tiled");
 // average at most 64 rows.
 constexpr std::size_t kAutoStageGrouped = row("wgmma_persistent");
 constexpr std::size_t kAutoStageGroupedSmall = row("wgmma_pingpong");
-constexpr std::size_t kAutoStages[] = {
-    kAutoStage,        kAutoStage16Small,     kAutoStageTf32,          kAutoStageTf32Swap,
-    kAutoStageBf16,    kAutoStageBeyondInt32, kAutoStageDeterministic, kAutoStageMixed,
-    kAutoStageGrouped, kAutoStageGroupedSmall};
+constexpr std::size_t kAutoStages[] = {kAutoStage,
+                                       kAutoStage16Small,
+                                       kAutoStageTf32,
+                                       kAutoStageTf32Swap,
+                                       kAutoStageTf32SwapSmall,
+                                       kAutoStageBf16,
+                                       kAutoStageBeyondInt32,
+                                       kAutoStageDeterministic,
+                                       kAutoStageMixed,
+                                       kAutoStageGrouped,
+                                       kAutoStageGroupedSmall};
 static_assert(kStages[kAutoStageDeterministic].canonical, "deterministic mode runs a canonical stage");
 static_assert(
     [] {
@@ -336,11 +343,14 @@ std::size_t auto_matmul_stage(const detail::MatmulArgs& g) {
   }
   if (g.dtype == Dtype::f32 && g.precision == Precision::bf16) return kAutoStageBf16;
   if (g.dtype == Dtype::f32 && g.precision == Precision::tf32) {
-    // wgmma_swap_ab where it reads a row-major B in place and every dimension is at least 1024. On an H200
-    // (bench_cuda, medians of 5, the stages interleaved), against cublas_tf32: 1024^3 0.026 against 0.032 ms,
-    // 2048^3 0.054 against 0.066, 4096^3 0.347 against 0.358, 8192^3 2.65 against 2.65; but 8192 x 64 x 8192
-    // 0.126 against 0.116 (cuBLAS then). (wgmma_pingpong, with the transposing pass, ran 1024^3 in 0.024.)
-    if (hopper_runs_here() && std::min({g.m, g.k, g.n}) >= 1024 && hopper_swaps_ab(g)) return kAutoStageTf32Swap;
+    // wgmma_swap_ab where it reads a row-major B in place and every dimension is at least 1024; on its 64-row
+    // tiles (wgmma_pingpong_swap_ab) below 2^21 outputs, as for 16-bit inputs. On an H200 (bench_cuda, medians
+    // of 5, the stages interleaved), against cublas_tf32: 1024^3 0.026 against 0.032 ms, 2048^3 0.054 against
+    // 0.066, 4096^3 0.347 against 0.358, 8192^3 2.65 against 2.65; but 8192 x 64 x 8192 0.126 against 0.116
+    // (cuBLAS then). Another run: 1024^3 wgmma_pingpong_swap_ab 0.0216, wgmma_pingpong 0.0233, wgmma_swap_ab
+    // 0.0260, cublas_tf32 0.0307; 2048^3 wgmma_pingpong_swap_ab 0.0872 against wgmma_swap_ab's 0.0539.
+    if (hopper_runs_here() && std::min({g.m, g.k, g.n}) >= 1024 && hopper_swaps_ab(g))
+      return g.m * g.n < (std::int64_t(1) << 21) ? kAutoStageTf32SwapSmall : kAutoStageTf32Swap;
     return kAutoStageTf32;
   }
   return kAutoStage;

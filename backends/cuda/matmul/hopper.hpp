@@ -9,8 +9,8 @@
 //                           that one's stores overlap the other's products (small products and batches)
 //   wgmma_swap_ab           float (tf32) only: a row-major B without the pass that transposes it, as C^T = B^T A^T
 //                           with B^T's tiles multiplied from registers (elsewhere it is wgmma_persistent)
-//   wgmma_pingpong_swap_ab  wgmma_swap_ab on wgmma_pingpong's 64-row tiles in turns (small products; lab builds only
-//                           until it has run on a GPU; elsewhere it is wgmma_pingpong)
+//   wgmma_pingpong_swap_ab  wgmma_swap_ab on wgmma_pingpong's 64-row tiles in turns (smaller products; elsewhere it
+//                           is wgmma_pingpong)
 // Each takes float (tf32 inputs), bfloat16 and half (read as stored; the swap_ab rungs: float only), every form
 // (transposes, alpha / beta, batches in one launch), C float.
 #pragma once
