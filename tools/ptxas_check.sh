@@ -1,0 +1,19 @@
+#!/bin/sh
+# The CUDA compiler launcher of the wgmma kernels (tandem_cuda_sm90a, CMakeLists.txt): runs the compile it is
+# given, whose ptxas reports every kernel's resources (-Xptxas=-v), and fails it where ptxas had to serialize
+# wgmma instructions or inject waits and arrives around them (its notes C75xx on wgmma, GMMA or warpgroup
+# instructions: the tensor cores idle while they drain; slower, not wrong), or where a kernel spills registers. Its other notes are not
+# shown; everything else the compile prints is.
+log=$(mktemp) || exit 1
+"$@" 2>"$log"
+rc=$?
+grep -v '^ptxas info *:' "$log" | grep -v '^ *[0-9]* bytes stack frame' >&2
+bad=$(grep -E '\(C75[0-9][0-9]\).*(wgmma|GMMA|warpgroup)|[1-9][0-9]* bytes spill (stores|loads)' "$log")
+if [ -n "$bad" ]; then
+  printf '%s\n' "$bad" | sed 's/^/ptxas_check: /' | head -20 >&2
+  echo "ptxas_check: ptxas serialized wgmma or spilled registers in the compile above: keep the accumulators out" \
+    "of non-wgmma instructions inside a pipeline stage, and in-flight wgmma operands in registers of their own" >&2
+  [ "$rc" -ne 0 ] || rc=1
+fi
+rm -f "$log"
+exit "$rc"
