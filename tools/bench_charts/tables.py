@@ -238,7 +238,7 @@ HOPPER_DTYPES = (("bfloat16", "bfloat16"), ("float16", "float16"), ("float", "fl
 def hopper_table(run):
     """The 16-bit and tf32 products of the float16/ family: per type and shape the fastest own stage against
     cuBLAS (cublasGemmEx, strided batched for batches, on stored 16-bit data; cublas_tf32 for float), and
-    auto against the fastest own stage (TFLOP/s)."""
+    auto (for float, at tf32 precision) against the fastest own stage (TFLOP/s)."""
     prefix = "float16/%s/" % run.backend
     names = [n for n in run.names(prefix) if n.split("/")[3] == "matmul"]
     if not names:
@@ -259,7 +259,10 @@ def hopper_table(run):
             else:
                 vendor = "cublasGemm%sEx" % ("StridedBatched" if shape.startswith("batch:") else "")
                 theirs = rate(run, "baseline/cublas_gemm_ex/matmul/%s/%s" % (dtype, shape), "TFLOP/s")
-            auto = rate(run, "%sauto/matmul/%s/%s" % (prefix, dtype, shape), "TFLOP/s")
+            # (float: auto where MatmulOptions::precision is tf32, tf32/<backend>/auto/...; at full precision auto
+            # runs no tf32 stage)
+            auto_name = ("tf32/%s/" % run.backend if dtype == "float" else prefix) + "auto/matmul/%s/%s" % (dtype, shape)
+            auto = rate(run, auto_name, "TFLOP/s")
             what = shape
             if shape.startswith("batch:"):
                 count, dims = shape[len("batch:"):].split("/")
