@@ -160,7 +160,14 @@ constexpr Stage kStages[] = {
      .f32 = &launch_hopper<HopperRung::pingpong_swap_ab>,
      .needs = Needs::sm90,
      .f32_batch = &launch_hopper_batch<HopperRung::pingpong_swap_ab>},
-    // (stages that have not yet passed on a GPU go under #ifdef TANDEM_LAB_KERNELS here)
+#ifdef TANDEM_LAB_KERNELS  // stages that have not yet passed on a GPU go here
+    {.name = "wgmma_tma_store",
+     .rounding = Precision::tf32,
+     .f32 = &launch_hopper<HopperRung::tma_store>,
+     .needs = Needs::sm90,
+     .f32_batch = &launch_hopper_batch<HopperRung::tma_store>,
+     .storage16 = &hopper_whole<HopperRung::tma_store>},
+#endif
     {.name = "cublas",
      .f32 = &launch_cublas<float>,
      .f64 = &launch_cublas<double>,

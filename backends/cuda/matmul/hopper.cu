@@ -23,6 +23,8 @@
 //      wgmma's A may come from registers, in any layout. So the rung computes C^T = B^T A^T: B^T is the A
 //      operand, its MN-major tiles read by the consumers into registers, A (K-major) the B operand, and the
 //      tiles of C^T are stored transposed.
+//   7. wgmma_tma_store: wgmma_persistent whose consumers store each tile of C through shared memory by the copy
+//      engine (store_tile_tma) and go on to the next tile's products while those stores run.
 // In deterministic mode (MatmulArgs::deterministic) C is stored with the canonical epilogue: each element of C
 // is one chain of k-steps over K in increasing k, so wgmma_persistent computes the tensor-core arithmetic of
 // deterministic mode (tensor_core_canonical.cu). Batches are one launch on every rung (tiles of all entries in one
@@ -41,6 +43,7 @@
 
 #include "backends/cuda/common.cuh"
 #include "backends/cuda/matmul/hopper.hpp"
+#include "backends/cuda/matmul/hopper_maps.cuh"
 #include "backends/cuda/matmul/hopper_pack.cuh"
 #include "backends/cuda/matmul/hopper_tiles.cuh"
 #include "common/canonical.hpp"
@@ -109,17 +112,20 @@ __global__ void __launch_bounds__(256, 1)
 // (pingpong_consumers below).
 // SwapAB (wgmma_swap_ab, wgmma_pingpong_swap_ab): A's tiles MN-major, multiplied from registers
 // (multiply_stage_rs), C's tiles stored transposed; every tile has all of K.
+// TmaStore (wgmma_tma_store, persistent): the tiles of C go out through shared memory by the copy engine (c_map;
+// store_tile_tma), whose stores run on while the consumers multiply the next tile. (c_map is unused elsewhere.)
 template <class In, int BN, int Stages, bool MnMajorB, bool Persistent, int Cta = 1, int BM = kBlockM,
-          bool SwapAB = false>
+          bool SwapAB = false, bool TmaStore = false>
 __global__ void __launch_bounds__(384, 1)
     specialized_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
-                       const Problem p) {
+                       const __grid_constant__ CUtensorMap c_map, const Problem p) {
   static_assert(Cta == 1 || (Cta == 2 && Persistent));
   static_assert(BM == kBlockM || (BM == 64 && Persistent && Cta == 1));
   static_assert(!SwapAB || (std::is_same_v<In, HopperTf32> && !MnMajorB && Cta == 1));
-  using S = Shape<BN, Stages, BM>;
+  static_assert(!TmaStore || (Persistent && Cta == 1 && BM == kBlockM && !SwapAB));
+  using S = Shape<BN, Stages, BM, TmaStore ? 4 * kStoreBoxBytes : 0>;
   extern __shared__ unsigned char shared_raw[];
-  const std::uint32_t base = aligned_base(shared_raw), bars = base + Stages * S::kStageBytes;
+  const std::uint32_t base = aligned_base(shared_raw), bars = base + S::kBarrierOffset;
   auto stage = [&](int s) { return base + s * S::kStageBytes; };
   auto full = [&](int s) { return bars + s * 8; };
   auto empty = [&](int s) { return bars + (Stages + s) * 8; };
@@ -191,9 +197,12 @@ __global__ void __launch_bounds__(384, 1)
       multiply_stage<In, BN, MnMajorB, BM>(d, at, part);
     }
   };
+  [[maybe_unused]] int boxes = 0;  // (TmaStore: the boxes of C this warpgroup has stored)
   auto store = [&](const float(&d)[BN / 2], const Tile& tile, int part) {
     if constexpr (SwapAB)
       store_tile_transposed<BN, BM>(d, p, tile, part, tid % 128);
+    else if constexpr (TmaStore)
+      store_tile_tma<BN>(d, p, tile, part, tid % 128, &c_map, base + Stages * S::kStageBytes, boxes);
     else
       store_tile<BN, BM>(d, p, tile, part, tid % 128);
   };
@@ -265,56 +274,13 @@ __global__ void __launch_bounds__(384, 1)
     }
     store(d, tile, cw);
   }
+  if constexpr (TmaStore) {
+    if (tid % 128 == 0) bulk_wait_all();  // (its shared memory is read, and C written, before the block ends)
+  }
   if constexpr (Cta == 2) cluster_sync();
 }
 
 // ---- Host side ----------------------------------------------------------------------------------------------
-
-std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
-
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    TANDEM_CUDA_CHECK(
-        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
-    if (found != cudaDriverEntryPointSuccess || fn == nullptr)
-      throw Error(
-          "tandem: the CUDA driver has no cuTensorMapEncodeTiled (needed by the wgmma_tma / wgmma_warp_specialized "
-          "/ wgmma_persistent kernels); update the NVIDIA driver or use wgmma_bf16 / cublas");
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }();
-  return encode;
-}
-
-// A matrix as a tensor map sees it: `batch` entries of rows x cols, cols contiguous.
-struct View {
-  const void* base;
-  std::int64_t rows, cols, ld, stride;
-};
-
-CUtensorMap tensor_map(CUtensorMapDataType type, int elem_bytes, const View& v, std::int64_t batch, int box_cols,
-                       int box_rows) {
-  CUtensorMap map{};
-  const cuuint64_t dims[3] = {cuuint64_t(v.cols), cuuint64_t(v.rows), cuuint64_t(batch)};
-  const cuuint64_t strides[2] = {cuuint64_t(v.ld * elem_bytes),
-                                 cuuint64_t((batch > 1 ? v.stride : v.rows * v.ld) * elem_bytes)};
-  const cuuint32_t box[3] = {cuuint32_t(box_cols), cuuint32_t(box_rows), 1};
-  const cuuint32_t element_strides[3] = {1, 1, 1};
-  const CUresult r = tensor_map_encoder()(&map, type, 3, const_cast<void*>(v.base), dims, strides, box, element_strides,
-                                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw Error("tandem: encoding a tensor map for the Hopper matmul kernels failed (CUresult " +
-                std::to_string(int(r)) + ")");
-  return map;
-}
-
-// Whether the copy engine can read the matrix where it is: 16-byte aligned rows and entries.
-bool readable(const void* p, std::int64_t ld, std::int64_t stride, std::int64_t batch, int elem_bytes) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && (ld * elem_bytes) % 16 == 0 &&
-         (batch == 1 || (stride > 0 && (stride * elem_bytes) % 16 == 0));
-}
 
 const char* rung_name(HopperRung r) {
   return r == HopperRung::tma                ? "wgmma_tma"
@@ -323,11 +289,14 @@ const char* rung_name(HopperRung r) {
          : r == HopperRung::cluster          ? "wgmma_cluster"
          : r == HopperRung::pingpong         ? "wgmma_pingpong"
          : r == HopperRung::swap_ab          ? "wgmma_swap_ab"
-                                             : "wgmma_pingpong_swap_ab";
+         : r == HopperRung::pingpong_swap_ab ? "wgmma_pingpong_swap_ab"
+                                             : "wgmma_tma_store";
 }
 
+// (c: C's tensor map, for wgmma_tma_store)
 template <class In, int BN, int Stages, bool MnMajorB>
-void launch(HopperRung rung, const CUtensorMap& a, const CUtensorMap& b, const Problem& p, cudaStream_t stream) {
+void launch(HopperRung rung, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& c, const Problem& p,
+            cudaStream_t stream) {
   using S = Shape<BN, Stages>;
   const int tiles = p.tiles_m * p.tiles_n * p.batch * (p.split ? p.chunks : 1);
   if (rung == HopperRung::tma) {
@@ -337,16 +306,21 @@ void launch(HopperRung rung, const CUtensorMap& a, const CUtensorMap& b, const P
   } else if (rung == HopperRung::warp_specialized) {
     const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, false>;
     allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
-    kernel<<<unsigned(tiles), 384, S::kSharedBytes, stream>>>(a, b, p);
+    kernel<<<unsigned(tiles), 384, S::kSharedBytes, stream>>>(a, b, c, p);
   } else if (rung == HopperRung::persistent) {
     const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, true>;
     allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
-    kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, S::kSharedBytes, stream>>>(a, b, p);
+    kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, S::kSharedBytes, stream>>>(a, b, c, p);
+  } else if (rung == HopperRung::tma_store) {
+    const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, true, 1, kBlockM, false, true>;
+    constexpr int bytes = Shape<BN, Stages, kBlockM, 4 * kStoreBoxBytes>::kSharedBytes;
+    allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), bytes);
+    kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, bytes, stream>>>(a, b, c, p);
   } else if (rung == HopperRung::swap_ab) {
     if constexpr (std::is_same_v<In, HopperTf32> && !MnMajorB) {
       const auto kernel = specialized_kernel<In, BN, Stages, false, true, 1, kBlockM, true>;
       allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
-      kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, S::kSharedBytes, stream>>>(a, b, p);
+      kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, S::kSharedBytes, stream>>>(a, b, c, p);
     } else {
       throw Error("tandem: internal error: wgmma_swap_ab on 16-bit inputs or an MN-major B");
     }
@@ -367,7 +341,7 @@ void launch(HopperRung rung, const CUtensorMap& a, const CUtensorMap& b, const P
     int fit = 0;
     TANDEM_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&fit, kernel, &config));
     config.gridDim = dim3(unsigned(2 * std::max(1, std::min(pairs, fit))));
-    TANDEM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a, b, p));
+    TANDEM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, a, b, c, p));
   }
   TANDEM_CUDA_CHECK_LAUNCH();
 }
@@ -379,7 +353,7 @@ void launch_pingpong(const CUtensorMap& a, const CUtensorMap& b, const Problem& 
   const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, true, 1, 64, SwapAB>;
   allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), S::kSharedBytes);
   const int tiles = p.tiles_m * p.tiles_n * p.batch;
-  kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, S::kSharedBytes, stream>>>(a, b, p);
+  kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, S::kSharedBytes, stream>>>(a, b, CUtensorMap{}, p);
   TANDEM_CUDA_CHECK_LAUNCH();
 }
 
@@ -423,6 +397,12 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
   const bool swap =
       swap_rung && std::is_same_v<In, HopperTf32> && same && !grouped && chunks == nullptr && hopper_swaps_ab(g);
   if (swap_rung && !swap) rung = rung == HopperRung::swap_ab ? HopperRung::persistent : HopperRung::pingpong;
+  // wgmma_tma_store: where the copy engine can write C (16-byte aligned rows and entries, and rows of a multiple of
+  // 4 columns: it writes whole 16-byte pieces, so the piece at the end of a shorter row would overwrite the padding
+  // after it) and C is not read (beta 0); elsewhere, and in deterministic mode, it is wgmma_persistent.
+  if (rung == HopperRung::tma_store && (grouped || chunks != nullptr || g.deterministic || float(g.beta) != 0.0f ||
+                                        g.n % 4 != 0 || !readable(g.c, g.ldc, g.stride_c, g.batch, 4)))
+    rung = HopperRung::persistent;
   const bool b_direct = swap || b_mn_major || (same && g.trans_b && readable(g.b, g.ldb, g.stride_b, g.batch, E));
   const std::int64_t pitch = round_up(g.k, 16 / E);
   const std::size_t a_bytes = a_direct ? 0 : round_up(a_batch * g.m * pitch * E, 256);
@@ -535,15 +515,19 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
     return;
   }
   auto run_width = [&]<int BN, int Stages>() {
+    const CUtensorMap c_map =
+        rung == HopperRung::tma_store
+            ? tensor_map(CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, View{g.c, g.m, g.n, g.ldc, g.stride_c}, g.batch, 32, 64)
+            : CUtensorMap{};
     if constexpr (!std::is_same_v<In, HopperTf32>) {
       if (b_mn_major)
-        return launch<In, BN, Stages, true>(rung, a_map, tensor_map(In::kMapType, E, b, g.batch, 64, kTileK<In>), p,
-                                            stream);
+        return launch<In, BN, Stages, true>(rung, a_map, tensor_map(In::kMapType, E, b, g.batch, 64, kTileK<In>), c_map,
+                                            p, stream);
     }
     const int box_rows = rung == HopperRung::cluster ? BN / 2 : BN;  // (a cluster's CTAs fetch half each)
     launch<In, BN, Stages, false>(
-        rung, a_map, tensor_map(In::kMapType, E, swap ? a : b, swap ? a_batch : g.batch, kTileK<In>, box_rows), p,
-        stream);
+        rung, a_map, tensor_map(In::kMapType, E, swap ? a : b, swap ? a_batch : g.batch, kTileK<In>, box_rows), c_map,
+        p, stream);
   };
   if (block_n == 256)
     run_width.template operator()<256, 4>();

@@ -11,6 +11,9 @@
 //                           with B^T's tiles multiplied from registers (elsewhere it is wgmma_persistent)
 //   wgmma_pingpong_swap_ab  wgmma_swap_ab on wgmma_pingpong's 64-row tiles in turns (smaller products; elsewhere it
 //                           is wgmma_pingpong)
+//   wgmma_tma_store         wgmma_persistent whose tiles of C go out by the copy engine from shared memory, the stores
+//                           running on while the next tile is multiplied (C with 16-byte aligned rows and entries,
+//                           beta 0; elsewhere it is wgmma_persistent)
 // Each takes float (tf32 inputs), bfloat16 and half (read as stored; the swap_ab rungs: float only), every form
 // (transposes, alpha / beta, batches in one launch), C float.
 #pragma once
@@ -25,7 +28,7 @@
 
 namespace tandem::cuda {
 
-enum class HopperRung { tma, warp_specialized, persistent, cluster, pingpong, swap_ab, pingpong_swap_ab };
+enum class HopperRung { tma, warp_specialized, persistent, cluster, pingpong, swap_ab, pingpong_swap_ab, tma_store };
 
 // Deterministic mode's chunks of K (K > 4096, common/canonical.hpp) on wgmma_persistent: memory for their
 // values, q * batch * m * n floats (q = the number of chunks, at most 32 unless split), and how they are

@@ -50,10 +50,12 @@ constexpr int kTileK = kRowBytes / int(sizeof(typename In::Element));  // K per 
 template <class In>
 constexpr int kStepK = 32 / int(sizeof(typename In::Element));  // K per wgmma instruction
 
-template <int BN, int Stages, int BM = kBlockM>
+// Shared memory: the stages, StoreBytes for the epilogue (wgmma_tma_store), the stages' barriers.
+template <int BN, int Stages, int BM = kBlockM, int StoreBytes = 0>
 struct Shape {
   static constexpr int kStageBytes = (BM + BN) * kRowBytes;
-  static constexpr int kSharedBytes = Stages * kStageBytes + 1024 + 2 * Stages * 8;  // + alignment, barriers
+  static constexpr int kBarrierOffset = Stages * kStageBytes + StoreBytes;
+  static constexpr int kSharedBytes = kBarrierOffset + 1024 + 2 * Stages * 8;  // + alignment
   static_assert(kSharedBytes <= 227 * 1024);
 };
 
@@ -330,6 +332,41 @@ __device__ __forceinline__ void store_tile(const float (&d)[BN / 2], const Probl
         out[0] = v0;
         if (both) out[1] = v1;
       }
+    }
+  }
+}
+
+// wgmma_tma_store's epilogue: C = alpha * d of warpgroup wg's 64 rows of the tile (thread t of 128; beta 0, C's rows
+// and entries 16-byte aligned), through shared memory and the copy engine, 32 columns at a time: the warpgroup writes
+// them into one of its two buffers of 64 x 32 floats (the 128-byte swizzle, so that the float2 writes of a warp fall
+// on distinct banks) and one thread stores the buffer as a box of C's tensor map. The stores run on while the
+// warpgroup goes on to its next tile's products; a buffer is written again once the store from it (two boxes
+// back, counted by `boxes` across the block's tiles) has read it. Rows and columns past C's are not stored.
+constexpr int kStoreBoxBytes = 64 * 32 * 4;
+template <int BN>
+__device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], const Problem& p, const Tile& tile, int wg,
+                                               int t, const CUtensorMap* c_map, std::uint32_t buffers, int& boxes) {
+  const int warp = t / 32, lane = t % 32;
+#pragma unroll
+  for (int q = 0; q < BN / 32; ++q, ++boxes) {
+    const std::uint32_t buffer = buffers + (2 * wg + boxes % 2) * kStoreBoxBytes;
+    if (boxes >= 2) {  // the store from this buffer two boxes back has read it
+      if (t == 0) bulk_wait_read<1>();
+      named_barrier_sync(3 + wg, 128);
+    }
+#pragma unroll
+    for (int j = 4 * q; j < 4 * q + 4; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = warp * 16 + lane / 4 + 8 * h, chunk = 2 * (j - 4 * q) + (lane % 4) / 2;
+        store_shared(buffer + row * 128 + ((chunk ^ (row % 8)) << 4) + (lane % 2) * 8, p.alpha * d[4 * j + 2 * h],
+                     p.alpha * d[4 * j + 2 * h + 1]);
+      }
+    fence_async_shared();
+    named_barrier_sync(3 + wg, 128);
+    if (t == 0) {
+      tma_store(c_map, buffer, tile.n * BN + 32 * q, tile.m * kBlockM + 64 * wg, tile.entry);
+      bulk_commit();
     }
   }
 }
