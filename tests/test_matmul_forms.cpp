@@ -267,7 +267,7 @@ TANDEM_BACKEND_TEST(matmul_forms_tf32_large,
   test::SplitMix64 g{41};
   for (const Form& f : {Form{1088, 1040, 1032, 1, false, false, 1, 0, 1, 1, true},
                         Form{2048, 2048, 2176, 1, false, false, 1, 0, 1, 1, true}}) {
-    CAPTURE(f.m);
+    INFO("m k n " << f.m << " " << f.k << " " << f.n);
     const Case<float> cs(f, g);
     MatmulOptions o = cs.opts("auto");
     o.precision = tandem::Precision::tf32;

@@ -261,7 +261,8 @@ def hopper_table(run):
                 theirs = rate(run, "baseline/cublas_gemm_ex/matmul/%s/%s" % (dtype, shape), "TFLOP/s")
             # (float: auto where MatmulOptions::precision is tf32, tf32/<backend>/auto/...; at full precision auto
             # runs no tf32 stage)
-            auto_name = ("tf32/%s/" % run.backend if dtype == "float" else prefix) + "auto/matmul/%s/%s" % (dtype, shape)
+            auto_prefix = "tf32/%s/" % run.backend if dtype == "float" else prefix
+            auto_name = auto_prefix + "auto/matmul/%s/%s" % (dtype, shape)
             auto = rate(run, auto_name, "TFLOP/s")
             what = shape
             if shape.startswith("batch:"):

@@ -354,8 +354,9 @@ std::size_t auto_matmul_stage(const detail::MatmulArgs& g) {
     // tiles (wgmma_pingpong_swap_ab) below 2^21 outputs, as for 16-bit inputs. On an H200 (bench_cuda, medians
     // of 5, the stages interleaved), against cublas_tf32: 1024^3 0.026 against 0.032 ms, 2048^3 0.054 against
     // 0.066, 4096^3 0.347 against 0.358, 8192^3 2.65 against 2.65; but 8192 x 64 x 8192 0.126 against 0.116
-    // (cuBLAS then). Another run: 1024^3 wgmma_pingpong_swap_ab 0.0216, wgmma_pingpong 0.0233, wgmma_swap_ab
-    // 0.0260, cublas_tf32 0.0307; 2048^3 wgmma_pingpong_swap_ab 0.0872 against wgmma_swap_ab's 0.0539.
+    // (cuBLAS then). Another run (bench_matmul16_h200.json): 1024^3 wgmma_pingpong_swap_ab 0.0200, wgmma_pingpong
+    // 0.0216, wgmma_swap_ab 0.0243, cublas_tf32 0.0251; 2048^3 wgmma_pingpong_swap_ab 0.0858 against wgmma_swap_ab's
+    // 0.0533.
     if (hopper_runs_here() && std::min({g.m, g.k, g.n}) >= 1024 && hopper_swaps_ab(g))
       return g.m * g.n < (std::int64_t(1) << 21) ? kAutoStageTf32SwapSmall : kAutoStageTf32Swap;
     return kAutoStageTf32;

@@ -12,8 +12,9 @@
 //   wgmma_pingpong_swap_ab  wgmma_swap_ab on wgmma_pingpong's 64-row tiles in turns (smaller products; elsewhere it
 //                           is wgmma_pingpong)
 //   wgmma_tma_store         wgmma_persistent whose tiles of C go out by the copy engine from shared memory, the stores
-//                           running on while the next tile is multiplied (C with 16-byte aligned rows and entries,
-//                           beta 0; elsewhere it is wgmma_persistent)
+//                           running on while the next tile is multiplied (C with 16-byte aligned rows and entries and
+//                           a multiple of 4 columns, beta 0, not deterministic mode; elsewhere it is wgmma_persistent;
+//                           lab builds only until it has passed the whole GPU suite)
 // Each takes float (tf32 inputs), bfloat16 and half (read as stored; the swap_ab rungs: float only), every form
 // (transposes, alpha / beta, batches in one launch), C float.
 #pragma once

@@ -23,8 +23,8 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
         cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found));
     if (found != cudaDriverEntryPointSuccess || fn == nullptr)
       throw Error(
-          "tandem: the CUDA driver has no cuTensorMapEncodeTiled (needed by the wgmma_tma / wgmma_warp_specialized "
-          "/ wgmma_persistent kernels); update the NVIDIA driver or use wgmma_bf16 / cublas");
+          "tandem: the CUDA driver has no cuTensorMapEncodeTiled (needed by the Hopper matmul kernels wgmma_tma and "
+          "the rungs after it); update the NVIDIA driver or use wgmma_bf16 / cublas");
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
   }();
   return encode;
