@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(384, 1)
   static_assert(BM == kBlockM || (BM == 64 && Persistent && Cta == 1));
   static_assert(!SwapAB || (std::is_same_v<In, HopperTf32> && !MnMajorB && Cta == 1));
   static_assert(!TmaStore || (Persistent && Cta == 1 && BM == kBlockM && !SwapAB));
-  using S = Shape<BN, Stages, BM, TmaStore ? 4 * kStoreBoxBytes : 0>;
+  using S = Shape<BN, Stages, BM, TmaStore ? kStoreBytes : 0>;
   extern __shared__ unsigned char shared_raw[];
   const std::uint32_t base = aligned_base(shared_raw), bars = base + S::kBarrierOffset;
   auto stage = [&](int s) { return base + s * S::kStageBytes; };
@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(384, 1)
     if constexpr (SwapAB)
       store_tile_transposed<BN, BM>(d, p, tile, part, tid % 128);
     else if constexpr (TmaStore)
-      store_tile_tma<BN>(d, p, tile, part, tid % 128, &c_map, base + Stages * S::kStageBytes, boxes);
+      store_tile_tma<BN>(d, p, tile, part, tid % 128, &c_map, base + S::kStoreOffset, boxes);
     else
       store_tile<BN, BM>(d, p, tile, part, tid % 128);
   };
@@ -313,7 +313,7 @@ void launch(HopperRung rung, const CUtensorMap& a, const CUtensorMap& b, const C
     kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, S::kSharedBytes, stream>>>(a, b, c, p);
   } else if (rung == HopperRung::tma_store) {
     const auto kernel = specialized_kernel<In, BN, Stages, MnMajorB, true, 1, kBlockM, false, true>;
-    constexpr int bytes = Shape<BN, Stages, kBlockM, 4 * kStoreBoxBytes>::kSharedBytes;
+    constexpr int bytes = Shape<BN, Stages, kBlockM, kStoreBytes>::kSharedBytes;
     allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), bytes);
     kernel<<<unsigned(std::min(tiles, multiprocessor_count())), 384, bytes, stream>>>(a, b, c, p);
   } else if (rung == HopperRung::swap_ab) {

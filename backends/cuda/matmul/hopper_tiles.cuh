@@ -50,11 +50,13 @@ constexpr int kTileK = kRowBytes / int(sizeof(typename In::Element));  // K per 
 template <class In>
 constexpr int kStepK = 32 / int(sizeof(typename In::Element));  // K per wgmma instruction
 
-// Shared memory: the stages, StoreBytes for the epilogue (wgmma_tma_store), the stages' barriers.
+// Shared memory: the stages, StoreBytes for the epilogue from kStoreOffset (wgmma_tma_store: kStoreBytes), the
+// stages' barriers.
 template <int BN, int Stages, int BM = kBlockM, int StoreBytes = 0>
 struct Shape {
   static constexpr int kStageBytes = (BM + BN) * kRowBytes;
-  static constexpr int kBarrierOffset = Stages * kStageBytes + StoreBytes;
+  static constexpr int kStoreOffset = Stages * kStageBytes;
+  static constexpr int kBarrierOffset = kStoreOffset + StoreBytes;
   static constexpr int kSharedBytes = kBarrierOffset + 1024 + 2 * Stages * 8;  // + alignment
   static_assert(kSharedBytes <= 227 * 1024);
 };
@@ -343,6 +345,7 @@ __device__ __forceinline__ void store_tile(const float (&d)[BN / 2], const Probl
 // warpgroup goes on to its next tile's products; a buffer is written again once the store from it (two boxes
 // back, counted by `boxes` across the block's tiles) has read it. Rows and columns past C's are not stored.
 constexpr int kStoreBoxBytes = 64 * 32 * 4;
+constexpr int kStoreBytes = 2 * 2 * kStoreBoxBytes;  // (two buffers for each of the two consumer warpgroups)
 template <int BN>
 __device__ __forceinline__ void store_tile_tma(const float (&d)[BN / 2], const Problem& p, const Tile& tile, int wg,
                                                int t, const CUtensorMap* c_map, std::uint32_t buffers, int& boxes) {
