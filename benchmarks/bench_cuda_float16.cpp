@@ -284,6 +284,13 @@ void register_cuda_float16() {
   // the workspace; the difference to the cases above is what that pass costs.
   for (std::size_t s : {2048, 4096, 8192})
     register_matmul<float>({s, s, s, 1, true}, with_rungs({"cublas_tf32", "wgmma_tf32"}), false);
+  // Around auto's window for wgmma_tma_store (2^21 to 2^22 outputs): K shorter and longer than the side, and past it.
+  for (const MatmulCase c :
+       {MatmulCase{2048, 512, 2048, 1}, MatmulCase{2048, 8192, 2048, 1}, MatmulCase{3072, 3072, 3072, 1}}) {
+    const std::vector<std::string> kernels = {"auto", "cublas", "wgmma_persistent", "wgmma_tma_store"};
+    register_matmul<tandem::bfloat16>(c, kernels);
+    register_matmul<tandem::half>(c, kernels);
+  }
   for (const MatmulCase c : {MatmulCase{64, 64, 64, 4096}, MatmulCase{512, 512, 512, 64}}) {
     register_matmul<tandem::bfloat16>(c, with_rungs({"auto", "cublas"}));
     register_matmul<tandem::half>(c, with_rungs({"auto", "cublas"}));

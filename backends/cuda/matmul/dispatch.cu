@@ -160,14 +160,12 @@ constexpr Stage kStages[] = {
      .f32 = &launch_hopper<HopperRung::pingpong_swap_ab>,
      .needs = Needs::sm90,
      .f32_batch = &launch_hopper_batch<HopperRung::pingpong_swap_ab>},
-#ifdef TANDEM_LAB_KERNELS  // stages that have not yet passed on a GPU go here
     {.name = "wgmma_tma_store",
      .rounding = Precision::tf32,
      .f32 = &launch_hopper<HopperRung::tma_store>,
      .needs = Needs::sm90,
      .f32_batch = &launch_hopper_batch<HopperRung::tma_store>,
      .storage16 = &hopper_whole<HopperRung::tma_store>},
-#endif
     {.name = "cublas",
      .f32 = &launch_cublas<float>,
      .f64 = &launch_cublas<double>,
@@ -255,10 +253,15 @@ FewOutputsLauncher<T> few_outputs_of(const Stage& s) {
 // 128; 4096 x 64^3 43 / 45 against 43 / 42; 2048^3 437 / 440. Three runs on that H200 machine then put
 // wgmma_tma below cuBLAS at 2048^3 (428 / 424 against 503 / 480; 450 / 447 against 504 / 510), against the
 // earlier run's 504 / 528 over 479 / 472: wgmma_tma's window is closed. So products of 2^20 to 2^21 outputs
-// and batches of entries of at most 64 x 64 outputs run wgmma_pingpong, the rest cuBLAS. Deterministic mode
-// runs the canonical stage.
+// and batches of entries of at most 64 x 64 outputs run wgmma_pingpong, the rest cuBLAS. Then wgmma_tma_store
+// (bench_matmul16_h200.json, medians of 5, interleaved), bfloat16 / half against cublasGemmEx and the cublas stage:
+// 2048^3 529 / 535 against 507 / 497 and 484 / 500; 2048 x 512 x 2048 233 / 239 against 214 / 201; 2048 x 8192 x 2048
+// 710 / 718 against 705 / 700; but 3072^3 531 / 520 against 651 / 636 (its tiles 2.2 waves on 132 SMs) and 4096^3
+// 701 / 680 against 709 / 698. So products of 2^21 to 2^22 outputs run wgmma_tma_store where it stores C by the
+// copy engine. Deterministic mode runs the canonical stage.
 constexpr std::size_t kAutoStage = row("cublas");
 constexpr std::size_t kAutoStage16Small = row("wgmma_pingpong");
+constexpr std::size_t kAutoStage16Store = row("wgmma_tma_store");
 constexpr std::size_t kAutoStageTf32 = row("cublas_tf32");
 constexpr std::size_t kAutoStageTf32Swap = row("wgmma_swap_ab");
 constexpr std::size_t kAutoStageTf32SwapSmall = row("wgmma_pingpong_swap_ab");
@@ -270,17 +273,10 @@ constexpr std::size_t kAutoStageMixed = row("register_tiled");
 // average at most 64 rows.
 constexpr std::size_t kAutoStageGrouped = row("wgmma_persistent");
 constexpr std::size_t kAutoStageGroupedSmall = row("wgmma_pingpong");
-constexpr std::size_t kAutoStages[] = {kAutoStage,
-                                       kAutoStage16Small,
-                                       kAutoStageTf32,
-                                       kAutoStageTf32Swap,
-                                       kAutoStageTf32SwapSmall,
-                                       kAutoStageBf16,
-                                       kAutoStageBeyondInt32,
-                                       kAutoStageDeterministic,
-                                       kAutoStageMixed,
-                                       kAutoStageGrouped,
-                                       kAutoStageGroupedSmall};
+constexpr std::size_t kAutoStages[] = {kAutoStage,      kAutoStage16Small,     kAutoStage16Store,
+                                       kAutoStageTf32,  kAutoStageTf32Swap,    kAutoStageTf32SwapSmall,
+                                       kAutoStageBf16,  kAutoStageBeyondInt32, kAutoStageDeterministic,
+                                       kAutoStageMixed, kAutoStageGrouped,     kAutoStageGroupedSmall};
 static_assert(kStages[kAutoStageDeterministic].canonical, "deterministic mode runs a canonical stage");
 static_assert(
     [] {
@@ -337,15 +333,21 @@ std::size_t auto_matmul_stage(const detail::MatmulArgs& g) {
   if (g.deterministic) return kAutoStageDeterministic;
   if (largest > std::int64_t(INT_MAX)) return kAutoStageBeyondInt32;
   // 16-bit inputs as stored: wgmma_pingpong for products (or entries) of 2^20 to 2^21 outputs (1024^2 and a
-  // little past) and of at most 64 x 64 outputs with K up to 4096 (the rung does not split K), else cuBLAS.
-  // The choice depends on an entry's shape alone, never on the batch's count: an engine over several GPUs
-  // gives each a share of a batch's entries, and an entry's bits must not depend on how many it got.
+  // little past) and of at most 64 x 64 outputs with K up to 4096 (the rung does not split K); wgmma_tma_store
+  // from 2^21 to 2^22 outputs (2048^2) where it stores C by the copy engine (beta 0, rows of a multiple of 4
+  // columns); else cuBLAS. The choice depends on an entry's shape and the scalars alone, never on the batch's
+  // count or C's address: an engine over several GPUs gives each a share of a batch's entries, and an entry's bits
+  // must not depend on how many it got or where they lie (wgmma_tma_store runs as wgmma_persistent, with the same
+  // bits, where C's address is not on a 16-byte boundary).
   if (info(g.dtype).storage) {
     if (!hopper_runs_here()) return kAutoStage;
     const std::int64_t outputs = g.m * g.n;
     if ((g.m >= 128 && g.n >= 128 && outputs >= (std::int64_t(1) << 20) && outputs < (std::int64_t(1) << 21)) ||
         (g.m <= 64 && g.n <= 64 && g.k <= 4096))
       return kAutoStage16Small;
+    if (g.m >= 128 && g.n >= 128 && outputs >= (std::int64_t(1) << 21) && outputs <= (std::int64_t(1) << 22) &&
+        hopper_stores_by_tma(g))
+      return kAutoStage16Store;
     return kAutoStage;
   }
   if (g.dtype == Dtype::f32 && g.precision == Precision::bf16) return kAutoStageBf16;

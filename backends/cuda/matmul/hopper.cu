@@ -397,11 +397,12 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
   const bool swap =
       swap_rung && std::is_same_v<In, HopperTf32> && same && !grouped && chunks == nullptr && hopper_swaps_ab(g);
   if (swap_rung && !swap) rung = rung == HopperRung::swap_ab ? HopperRung::persistent : HopperRung::pingpong;
-  // wgmma_tma_store: where the copy engine can write C (16-byte aligned rows and entries, and rows of a multiple of
-  // 4 columns: it writes whole 16-byte pieces, so the piece at the end of a shorter row would overwrite the padding
-  // after it) and C is not read (beta 0); elsewhere, and in deterministic mode, it is wgmma_persistent.
-  if (rung == HopperRung::tma_store && (grouped || chunks != nullptr || g.deterministic || float(g.beta) != 0.0f ||
-                                        g.n % 4 != 0 || !readable(g.c, g.ldc, g.stride_c, g.batch, 4)))
+  // wgmma_tma_store: where hopper_stores_by_tma(g) (beta 0, rows of a multiple of 4 columns: the copy engine writes
+  // whole 16-byte pieces, so the piece at the end of a shorter row would overwrite the padding after it) and C's
+  // rows and entries start on 16-byte boundaries; elsewhere, and in deterministic mode, it is wgmma_persistent (the
+  // same bits: the same products, stored as alpha * d).
+  if (rung == HopperRung::tma_store &&
+      (grouped || chunks != nullptr || !hopper_stores_by_tma(g) || !readable(g.c, g.ldc, g.stride_c, g.batch, 4)))
     rung = HopperRung::persistent;
   const bool b_direct = swap || b_mn_major || (same && g.trans_b && readable(g.b, g.ldb, g.stride_b, g.batch, E));
   const std::int64_t pitch = round_up(g.k, 16 / E);
@@ -543,6 +544,11 @@ namespace tandem::cuda {
 bool hopper_swaps_ab(const detail::MatmulArgs& g) {
   return g.dtype == Dtype::f32 && !g.mixed() && !g.trans_b && !g.deterministic &&
          hopper::readable(g.b, g.ldb, g.stride_b, g.batch, int(sizeof(float)));
+}
+
+bool hopper_stores_by_tma(const detail::MatmulArgs& g) {
+  return !g.deterministic && float(g.beta) == 0.0f && g.n % 4 == 0 && g.ldc % 4 == 0 &&
+         (g.batch == 1 || g.stride_c % 4 == 0);
 }
 
 void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream,

@@ -13,8 +13,7 @@
 //                           is wgmma_pingpong)
 //   wgmma_tma_store         wgmma_persistent whose tiles of C go out by the copy engine from shared memory, the stores
 //                           running on while the next tile is multiplied (C with 16-byte aligned rows and entries and
-//                           a multiple of 4 columns, beta 0, not deterministic mode; elsewhere it is wgmma_persistent;
-//                           lab builds only until it has passed the whole GPU suite)
+//                           a multiple of 4 columns, beta 0, not deterministic mode; elsewhere it is wgmma_persistent)
 // Each takes float (tf32 inputs), bfloat16 and half (read as stored; the swap_ab rungs: float only), every form
 // (transposes, alpha / beta, batches in one launch), C float.
 #pragma once
@@ -55,6 +54,10 @@ void hopper_matmul_grouped(HopperRung rung, const detail::MatmulArgs& g, std::sp
 // Whether wgmma_swap_ab computes g as C^T = B^T A^T: a float product (not mixed) whose B is row-major with rows and
 // entries the copy engine reads in place (16-byte aligned), in default mode. Otherwise it runs as wgmma_persistent.
 bool hopper_swaps_ab(const detail::MatmulArgs& g);
+// Whether wgmma_tma_store stores g's C by the copy engine, as far as g's shape and scalars say: beta 0, rows of a
+// multiple of 4 columns, ldc and the entries' stride multiples of 4, default mode. (It also needs C's address on a
+// 16-byte boundary; elsewhere it runs as wgmma_persistent, whose bits are the same.)
+bool hopper_stores_by_tma(const detail::MatmulArgs& g);
 // Whether the current GPU runs them (compute capability 9.0).
 inline bool hopper_runs_here() { return device_is_sm90(); }
 
