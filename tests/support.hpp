@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -63,6 +64,19 @@ inline bool cuda_usable() { return usable(tandem::Backend::cuda); }
   TANDEM_BACKENDS(TANDEM_BACKEND_TEST_ROW, fn, title, skip_when) \
   static void fn(const tandem::Engine& eng)
 #define TANDEM_BACKEND_TEST(fn, title) TANDEM_BACKEND_TEST_UNLESS(fn, title, false)
+
+// Random 16-bit values (tandem::bfloat16, tandem::half) in [-8, 8): every magnitude of the type below 8, and zeros
+// of both signs.
+template <class H>
+std::vector<H> random16(std::size_t n, std::uint64_t seed) {
+  SplitMix64 g{seed};
+  std::vector<H> x(n);
+  for (auto& v : x) {
+    const double u = double(g.next() >> 11) * 0x1p-53;
+    v = H(float((u - 0.5) * 16.0 * std::ldexp(1.0, -int(g.below(12)))));
+  }
+  return x;
+}
 
 // TANDEM_TEST_QUICK=1 (for compute-sanitizer runs): fewer and smaller cases.
 inline bool quick() {

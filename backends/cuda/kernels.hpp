@@ -76,8 +76,9 @@ void reduce_canonical_chunk_values(Op op, Dtype dtype, const void* x, std::int64
 std::vector<KernelInfo> matmul_stage_info(bool on_device);
 // The stage "auto" runs for the whole problem: the canonical stage (register_tiled) in deterministic mode
 // or past 32-bit sizes, else cuBLAS in the lowest precision MatmulArgs::precision allows (tf32 / bf16:
-// float only; 16-bit inputs as stored, on wgmma_tma for products of 2^20 to 2^23 outputs on an H100 /
-// H200, where it was faster or level).
+// float only), but on an H100 / H200 the own stages where they measured faster or level: 16-bit inputs as stored
+// on wgmma_pingpong or wgmma_tma_store, float products at tf32 on the swap_ab rungs (matmul/dispatch.cu says
+// which shapes).
 std::size_t auto_matmul_stage(const detail::MatmulArgs& g);
 // The same for a plain product in full precision (the benchmarks).
 std::size_t auto_matmul_stage(Dtype dtype, std::int64_t m, std::int64_t k, std::int64_t n, std::int64_t lda,

@@ -334,11 +334,11 @@ std::size_t auto_matmul_stage(const detail::MatmulArgs& g) {
   if (largest > std::int64_t(INT_MAX)) return kAutoStageBeyondInt32;
   // 16-bit inputs as stored: wgmma_pingpong for products (or entries) of 2^20 to 2^21 outputs (1024^2 and a
   // little past) and of at most 64 x 64 outputs with K up to 4096 (the rung does not split K); wgmma_tma_store
-  // from 2^21 to 2^22 outputs (2048^2) where it stores C by the copy engine (beta 0, rows of a multiple of 4
-  // columns); else cuBLAS. The choice depends on an entry's shape and the scalars alone, never on the batch's
-  // count or C's address: an engine over several GPUs gives each a share of a batch's entries, and an entry's bits
-  // must not depend on how many it got or where they lie (wgmma_tma_store runs as wgmma_persistent, with the same
-  // bits, where C's address is not on a 16-byte boundary).
+  // from 2^21 to 2^22 outputs (2048^2; m and n at least 128) with beta 0 and rows of a multiple of 4 columns
+  // (hopper_stores_by_tma); else cuBLAS. The choice depends on an entry's shape and the scalars alone, never on the
+  // batch's count, C's ld or stride or address: an engine over several GPUs gives each a share of a batch's
+  // entries, and an entry's bits must not depend on how many it got or where they lie (wgmma_tma_store runs as
+  // wgmma_persistent, with the same bits, where C's rows or entries do not start on 16-byte boundaries).
   if (info(g.dtype).storage) {
     if (!hopper_runs_here()) return kAutoStage;
     const std::int64_t outputs = g.m * g.n;

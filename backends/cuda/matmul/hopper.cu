@@ -398,9 +398,9 @@ void run(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream
       swap_rung && std::is_same_v<In, HopperTf32> && same && !grouped && chunks == nullptr && hopper_swaps_ab(g);
   if (swap_rung && !swap) rung = rung == HopperRung::swap_ab ? HopperRung::persistent : HopperRung::pingpong;
   // wgmma_tma_store: where hopper_stores_by_tma(g) (beta 0, rows of a multiple of 4 columns: the copy engine writes
-  // whole 16-byte pieces, so the piece at the end of a shorter row would overwrite the padding after it) and C's
-  // rows and entries start on 16-byte boundaries; elsewhere, and in deterministic mode, it is wgmma_persistent (the
-  // same bits: the same products, stored as alpha * d).
+  // whole 16-byte pieces, so the piece at the end of a shorter row would overwrite the padding after it, default
+  // mode) and C's rows and entries start on 16-byte boundaries. Elsewhere it is wgmma_persistent: with beta 0 in
+  // default mode the same bits (the same products, stored as alpha * d); in deterministic mode the canonical ones.
   if (rung == HopperRung::tma_store &&
       (grouped || chunks != nullptr || !hopper_stores_by_tma(g) || !readable(g.c, g.ldc, g.stride_c, g.batch, 4)))
     rung = HopperRung::persistent;
@@ -547,8 +547,7 @@ bool hopper_swaps_ab(const detail::MatmulArgs& g) {
 }
 
 bool hopper_stores_by_tma(const detail::MatmulArgs& g) {
-  return !g.deterministic && float(g.beta) == 0.0f && g.n % 4 == 0 && g.ldc % 4 == 0 &&
-         (g.batch == 1 || g.stride_c % 4 == 0);
+  return !g.deterministic && float(g.beta) == 0.0f && g.n % 4 == 0;
 }
 
 void hopper_matmul(HopperRung rung, const detail::MatmulArgs& g, Workspace& ws, cudaStream_t stream,

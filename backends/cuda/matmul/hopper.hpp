@@ -54,9 +54,10 @@ void hopper_matmul_grouped(HopperRung rung, const detail::MatmulArgs& g, std::sp
 // Whether wgmma_swap_ab computes g as C^T = B^T A^T: a float product (not mixed) whose B is row-major with rows and
 // entries the copy engine reads in place (16-byte aligned), in default mode. Otherwise it runs as wgmma_persistent.
 bool hopper_swaps_ab(const detail::MatmulArgs& g);
-// Whether wgmma_tma_store stores g's C by the copy engine, as far as g's shape and scalars say: beta 0, rows of a
-// multiple of 4 columns, ldc and the entries' stride multiples of 4, default mode. (It also needs C's address on a
-// 16-byte boundary; elsewhere it runs as wgmma_persistent, whose bits are the same.)
+// Whether wgmma_tma_store stores g's C by the copy engine, as far as the entries' shape and the scalars say: beta 0,
+// rows of a multiple of 4 columns, default mode. (It also needs C's rows and entries to start on 16-byte boundaries,
+// which depends on where C lies; elsewhere it runs as wgmma_persistent, whose bits are the same. auto's choice
+// reads this alone, so that it never depends on C's address, ld or stride, nor on how a batch is split.)
 bool hopper_stores_by_tma(const detail::MatmulArgs& g);
 // Whether the current GPU runs them (compute capability 9.0).
 inline bool hopper_runs_here() { return device_is_sm90(); }
