@@ -102,10 +102,20 @@ void check_deterministic_matmul(const tandem::Engine& eng) {
     std::size_t m, k, n;
     bool tight = false;  // ld = cols: rows 16-byte aligned (the GPU kernels' vector path)
   };
-  // (1537 x 1543 and 1536 x 1536: enough tiles for register_tiled's largest block tile on a GPU of up to
-  // 169 and 144 SMs, unaligned and aligned; the smaller shapes run its smaller tiles)
-  std::vector<Shape> shapes = {{1, 1, 1},       {3, 3, 3},        {17, 33, 65},           {129, 1, 257},
-                               {130, 257, 131}, {1537, 15, 1543}, {1536, 16, 1536, true}, {64, 32, 64, true}};
+  // (Float on a GPU of 132 SMs, an H100 or H200, register_tiled's with_float_tile: 1537 x 1543 and 1536 x 1536 run
+  // its 64 x 128 tiles, unaligned and aligned; 2047 x 2046 and 2048 x 2048 its 128 x 256 tiles; 2310 x 1544 its
+  // 128 x 128 tiles of 128 threads; the smaller shapes its smaller tiles. Other GPUs run some of these elsewhere.)
+  std::vector<Shape> shapes = {{1, 1, 1},
+                               {3, 3, 3},
+                               {17, 33, 65},
+                               {129, 1, 257},
+                               {130, 257, 131},
+                               {1537, 15, 1543},
+                               {1536, 16, 1536, true},
+                               {64, 32, 64, true},
+                               {2047, 15, 2046},
+                               {2048, 16, 2048, true},
+                               {2310, 17, 1544}};
   if (!test::quick()) shapes.push_back({255, 700, 253});
   const T tiny = std::is_same_v<T, float> ? T(1e-30) : T(1e-200);  // products underflow to -0.0
   for (auto s : shapes) {

@@ -1,9 +1,9 @@
 // Stage 4, register_tiled: 2D block tiling with a tile of C per thread in registers. Changed from
-// tiled: a block of 256 threads computes a large tile of C (128 x 128 for float), each thread an
-// 8 x 8 piece of it held in registers, walking k in steps of 16. Per step along k, a thread reads 8
-// values of A and 8 of B from shared memory and does 64 fused multiply-adds with them, instead of 1
-// multiply-add per 2 shared reads: shared-memory bandwidth stops being the limit and the FMA units
-// become it.
+// tiled: a block of threads computes a large tile of C (float: 128 x 256 with 256 threads for large
+// products), each thread an 8 x 16 piece of it held in registers, walking k in steps of 8. Per step along
+// k, a thread reads 8 values of A and 16 of B from shared memory and does 128 fused multiply-adds with
+// them, instead of 1 multiply-add per 2 shared reads: shared-memory bandwidth stops being the limit and
+// the FMA units become it.
 // What makes it fast:
 // - The A tile is stored transposed in shared memory (k-major), so the values of A a thread needs for
 //   one k are consecutive and come in as 16-byte vectors, like those of B.
@@ -16,14 +16,14 @@
 //   __syncthreads() per tile and the loads' latency hides behind the arithmetic.
 // - Two register buffers of the per-step values of A and B: the step after this one is read from shared
 //   memory while this one computes, also across the barrier into the next tile.
-// - Each thread's tile is split into pieces of one vector per row (float: 2 x 2 pieces of 4 x 4, 64
-//   rows/columns apart), so that the threads of a warp read consecutive vectors of a shared tile row
-//   (no bank conflicts).
-// - A block tile per size class (float): 128 x 128 when there are at least as many of them as SMs,
-//   else 128 x 64, and 64 x 64 for the smallest problems, so that small products still fill the GPU
-//   (H100, kernel level, TFLOP/s against cuBLAS SGEMM in the same call: 1024^3 20.1 -> 30.0 of 34.7;
-//   512^3 4.9 -> 10.9 of 12.0; 2048^3 and up unchanged; docs/PERFORMANCE.md). Every shape computes
-//   each C(i, j) as the same fma chain.
+// - Each thread's tile is split into pieces of one vector per row (128 x 256 float: 2 x 4 pieces of 4 x 4,
+//   64 rows and 64 columns apart), so that the threads of a warp read consecutive vectors of a shared
+//   tile row (no bank conflicts).
+// - A block tile per size class (float, with_float_tile): 128 x 256, 128 x 128 or 64 x 128, whichever
+//   fills its last wave best, when there are at least as many 128 x 128 tiles as SMs; else 128 x 64, and
+//   64 x 64 for the smallest problems, so that small products still fill the GPU (H100, kernel level,
+//   TFLOP/s against cuBLAS SGEMM in the same call: 1024^3 20.1 -> 30.0 of 34.7; 512^3 4.9 -> 10.9 of
+//   12.0; docs/PERFORMANCE.md). Every shape computes each C(i, j) as the same fma chain.
 // K > 4096 (common/canonical.hpp: K cut into chunks of kMatmulChunk = 4096, each chunk one fma chain, C(i, j) the
 // canonical sum of the chunk values): launch_register_tiled_chunks runs the same kernel with a chunk of K per grid z
 // (kChunked) into panels of scratch, then sums each element's chunk values (chunk_combine.cuh). K <= 4096 is the one
@@ -44,22 +44,38 @@ namespace tandem::cuda::matmul_stages {
 __device__ __forceinline__ float fma_rn(float a, float b, float c) { return __fmaf_rn(a, b, c); }
 __device__ __forceinline__ double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
 
-// Tile sizes per element type, chosen from timings on an H200 at 4096^3 (f32: 44 TFLOP/s, 0.86x cuBLAS).
-// kWarpThreadRows: a warp's 32 threads cover kWarpThreadRows x (32 / kWarpThreadRows) thread tiles. With
-// 4 x 8 a warp's vector reads of a shared tile row touch 4 (A) and 8 (B) distinct vectors, one pass of
-// the shared-memory banks each; 2 x 16 (float 128 x 128) takes two passes for B but ran 2% faster on an
-// H100 at 2048^3 and 4096^3 (43.6 against 42.7 TFLOP/s, three runs; same at 2049^3 and 4097^3).
-// kMinBlocksPerSM 1 lets the compiler use up to 255 registers: a 128 x 128 float tile with BK 16 needs
-// about 165, so one 256-thread block runs per SM (capping at 128 to fit two made it spill and run
-// slower).
+// Tile sizes per element type. kWarpThreadRows: a warp's 32 threads cover kWarpThreadRows x (32 /
+// kWarpThreadRows) thread tiles; with 4 x 8 a warp's vector reads of a shared tile row touch 4 (A) and 8 (B)
+// distinct vectors, one pass of the shared-memory banks each. kMinBlocksPerSM caps the registers a thread may
+// use (65536 / (threads * kMinBlocksPerSM)), so that many blocks fit on an SM; the float tiles below are sized to
+// need no more than that cap (no spills) and hold as many blocks as it names (pick_float_tile counts on it).
+//
+// Float: three tiles for products with at least as many 128 x 128 tiles as SMs, each the fastest in part of
+// that range (pick_float_tile), and two smaller ones below it. TFLOP/s on an H200 with full waves (8192^3),
+// cuBLAS SGEMM 51.1 in the same run: 128 x 256 45.7, 128 x 128 of 128 threads 45.4, 64 x 128 44.5; the
+// earlier single tile (128 x 128 of 256 threads, 8 x 8 each, k steps of 16) 44.3. The larger thread tile (8 x
+// 16: 128 multiply-adds per 6 vector reads of shared memory, against 64 per 4) is what gains; with k steps of
+// 16 its staging registers no longer fit and it spills.
 template <class T>
 struct RegisterTiledShape;
 template <>
-struct RegisterTiledShape<float> {
-  static constexpr int kBlockRows = 128, kBlockCols = 128, kTileK = 16;
+struct RegisterTiledShape<float> {  // 256 threads; one block per SM (255 registers)
+  static constexpr int kBlockRows = 128, kBlockCols = 256, kTileK = 8;
+  static constexpr int kThreadRows = 8, kThreadCols = 16;
+  static constexpr int kWarpThreadRows = 4;
+  static constexpr int kMinBlocksPerSM = 1;
+};
+struct RegisterTiled128x128 {  // 128 threads; two blocks per SM (255 registers)
+  static constexpr int kBlockRows = 128, kBlockCols = 128, kTileK = 8;
+  static constexpr int kThreadRows = 8, kThreadCols = 16;
+  static constexpr int kWarpThreadRows = 4;
+  static constexpr int kMinBlocksPerSM = 2;
+};
+struct RegisterTiled64x128 {  // 128 threads; three blocks per SM (about 167 registers)
+  static constexpr int kBlockRows = 64, kBlockCols = 128, kTileK = 8;
   static constexpr int kThreadRows = 8, kThreadCols = 8;
   static constexpr int kWarpThreadRows = 2;
-  static constexpr int kMinBlocksPerSM = 1;
+  static constexpr int kMinBlocksPerSM = 3;
 };
 // Double: 128 x 64 with 8 x 4 per thread (about 175 registers). 128 x 128 with 8 x 8 ran 20% faster
 // but needs 254 registers, one short of spilling.
@@ -71,8 +87,8 @@ struct RegisterTiledShape<double> {
   static constexpr int kMinBlocksPerSM = 1;
 };
 
-// The smaller float tiles (the size classes above): 256 threads each, 8 x 4 and 4 x 4 per thread.
-// kMinBlocksPerSM 2: two blocks per SM fit in the registers, for latency hiding when the tiles are few.
+// The smaller float tiles, for products with fewer 128 x 128 tiles than SMs: 256 threads each, 8 x 4 and 4 x 4 per
+// thread. kMinBlocksPerSM 2: two blocks per SM fit in the registers, for latency hiding when the tiles are few.
 struct RegisterTiled128x64 {
   static constexpr int kBlockRows = 128, kBlockCols = 64, kTileK = 16;
   static constexpr int kThreadRows = 8, kThreadCols = 4;
@@ -85,6 +101,30 @@ struct RegisterTiled64x64 {
   static constexpr int kWarpThreadRows = 4;
   static constexpr int kMinBlocksPerSM = 2;
 };
+
+// Calls run.template operator()<Shape>() with the float tile for a product of tiles(Shape{}) block tiles per launch
+// (a launch of K chunks counts every chunk's). With fewer 128 x 128 tiles than SMs: 128 x 64 while those fill
+// half the SMs, else 64 x 64. Otherwise the tile whose last wave is fullest, weighted by the tile's speed when the
+// waves are full (above: 1, 0.992, 0.974): a wave is kMinBlocksPerSM blocks on every SM, and a partly filled last
+// wave leaves SMs idle (3000^3: 64 x 128 tiles, 2.85 waves, 0.91x cuBLAS, where 128 x 256 tiles take 2.18 waves
+// and run at 0.72x). Every tile computes each element as the same fma chain: the choice changes no bit.
+template <class Tiles, class Run>
+void with_float_tile(const Tiles& tiles, const Run& run) {
+  const std::int64_t sms = multiprocessor_count();  // (common.cuh)
+  if (tiles(RegisterTiled128x128{}) < sms) {
+    if (tiles(RegisterTiled128x64{}) >= sms / 2) return run.template operator()<RegisterTiled128x64>();
+    return run.template operator()<RegisterTiled64x64>();
+  }
+  auto fill = [&]<class Shape>(Shape shape, double speed) {
+    const std::int64_t t = tiles(shape), slots = sms * Shape::kMinBlocksPerSM;
+    return speed * double(t) / double(ceil_div(t, slots) * slots);
+  };
+  const double wide = fill(RegisterTiledShape<float>{}, 1.0), square = fill(RegisterTiled128x128{}, 0.992),
+               narrow = fill(RegisterTiled64x128{}, 0.974);
+  if (wide >= square && wide >= narrow) return run.template operator()<RegisterTiledShape<float>>();
+  if (square >= narrow) return run.template operator()<RegisterTiled128x128>();
+  return run.template operator()<RegisterTiled64x128>();
+}
 
 template <class Shape>
 inline constexpr int kRegisterTiledThreads = (Shape::kBlockRows / Shape::kThreadRows) *
@@ -348,18 +388,13 @@ void launch_register_tiled_chunks(const GemmParams<T, TA, TB>& p, const GemmCont
     for (std::int64_t c0 = 0; c0 < p.n; c0 += pc) {
       const GemmParams<T, TA, TB> panel{
           p.a + r0 * p.lda, p.b + c0, values, std::min(pr, p.m - r0), p.k, std::min(pc, p.n - c0), p.lda, p.ldb, ldv};
-      // (float: the size classes of launch_register_tiled, counting every chunk's tiles)
+      // (float: the tiles of launch_register_tiled, counting every chunk's)
       if constexpr (std::is_same_v<T, float>) {
-        const std::int64_t sms = multiprocessor_count();
-        auto tiles = [&]<class Shape>(Shape) {
-          return ceil_div(panel.m, Shape::kBlockRows) * ceil_div(panel.n, Shape::kBlockCols) * q;
-        };
-        if (tiles(RegisterTiledShape<T>{}) >= sms)
-          launch_register_tiled_chunk_values<T, RegisterTiledShape<T>>(panel, slab, q, ctx);
-        else if (tiles(RegisterTiled128x64{}) >= sms / 2)
-          launch_register_tiled_chunk_values<T, RegisterTiled128x64>(panel, slab, q, ctx);
-        else
-          launch_register_tiled_chunk_values<T, RegisterTiled64x64>(panel, slab, q, ctx);
+        with_float_tile(
+            [&]<class Shape>(Shape) {
+              return ceil_div(panel.m, Shape::kBlockRows) * ceil_div(panel.n, Shape::kBlockCols) * q;
+            },
+            [&]<class Shape>() { launch_register_tiled_chunk_values<T, Shape>(panel, slab, q, ctx); });
       } else {
         launch_register_tiled_chunk_values<T, RegisterTiledShape<T>>(panel, slab, q, ctx);
       }
@@ -372,16 +407,12 @@ template <class T, class TA = T, class TB = T>
 void launch_register_tiled(const GemmParams<T, TA, TB>& p, const GemmContext& ctx) {
   if (p.k > detail::canonical::kMatmulChunk) return launch_register_tiled_chunks(p, ctx);
   if constexpr (std::is_same_v<T, float>) {
-    const std::int64_t sms = multiprocessor_count();  // (common.cuh)
-    auto tiles = [&p]<class Shape>(Shape) {
-      return ceil_div(p.m, Shape::kBlockRows) * ceil_div(p.n, Shape::kBlockCols);
-    };
-    if (tiles(RegisterTiledShape<T>{}) < sms) {
-      if (tiles(RegisterTiled128x64{}) >= sms / 2) return launch_register_tiled_shape<T, RegisterTiled128x64>(p, ctx);
-      return launch_register_tiled_shape<T, RegisterTiled64x64>(p, ctx);
-    }
+    with_float_tile(
+        [&p]<class Shape>(Shape) { return ceil_div(p.m, Shape::kBlockRows) * ceil_div(p.n, Shape::kBlockCols); },
+        [&]<class Shape>() { launch_register_tiled_shape<T, Shape>(p, ctx); });
+  } else {
+    launch_register_tiled_shape<T, RegisterTiledShape<T>>(p, ctx);
   }
-  launch_register_tiled_shape<T, RegisterTiledShape<T>>(p, ctx);
 }
 
 }  // namespace tandem::cuda::matmul_stages
