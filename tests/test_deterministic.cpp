@@ -102,9 +102,10 @@ void check_deterministic_matmul(const tandem::Engine& eng) {
     std::size_t m, k, n;
     bool tight = false;  // ld = cols: rows 16-byte aligned (the GPU kernels' vector path)
   };
-  // (Float on a GPU of 132 SMs, an H100 or H200, register_tiled's with_float_tile: 1537 x 1543 and 1536 x 1536 run
-  // its 64 x 128 tiles, unaligned and aligned; 2047 x 2046 and 2048 x 2048 its 128 x 256 tiles; 2310 x 1544 its
-  // 128 x 128 tiles of 128 threads; the smaller shapes its smaller tiles. Other GPUs run some of these elsewhere.)
+  // (Float on a GPU of 132 SMs, an H100 SXM or H200, register_tiled's with_float_tile: 1537 x 1543 and 1536 x 1536
+  // run its 64 x 128 tiles, unaligned and aligned; 2047 x 2046 and 2048 x 2048 its 128 x 256 tiles; 2310 x 1544
+  // and 2312 x 1544 its 128 x 128 tiles of 128 threads; 1000 x 1000 its 128 x 64 tiles; the smaller shapes its
+  // 64 x 64 tiles. Other GPUs run some of these on other tiles.)
   std::vector<Shape> shapes = {{1, 1, 1},
                                {3, 3, 3},
                                {17, 33, 65},
@@ -115,7 +116,9 @@ void check_deterministic_matmul(const tandem::Engine& eng) {
                                {64, 32, 64, true},
                                {2047, 15, 2046},
                                {2048, 16, 2048, true},
-                               {2310, 17, 1544}};
+                               {2310, 17, 1544},
+                               {2312, 16, 1544, true},
+                               {1000, 15, 1000}};
   if (!test::quick()) shapes.push_back({255, 700, 253});
   const T tiny = std::is_same_v<T, float> ? T(1e-30) : T(1e-200);  // products underflow to -0.0
   for (auto s : shapes) {
@@ -292,6 +295,30 @@ TANDEM_BACKEND_TEST(
         check_chunked_form<T>(eng, f, g);
       }
   });
+}
+
+TANDEM_BACKEND_TEST(deterministic_matmul_chunks_large,
+                    "deterministic: K > 4096 on register_tiled's large float tiles has the CPU engine's bits") {
+  // (CUDA only: the chunk values of products with many tiles, which the CPU computes like any other; on a GPU of
+  // 132 SMs, with two chunks of K, 1024 x 2048 runs 128 x 256 tiles, 1024 x 1152 64 x 128 tiles and 2064 x 784
+  // 128 x 128 tiles. Against the CPU engine, whose bits deterministic_matmul_chunks checks against the definition.)
+  if (eng.backend() != tandem::Backend::cuda) return;
+  const tandem::Engine cpu(tandem::Backend::cpu);
+  test::SplitMix64 g{36};
+  const std::size_t shapes[][3] = {{1024, 4097, 2048}, {1024, 4097, 1152}, {2064, 4101, 784}};
+  for (const auto& s : shapes) {
+    const std::size_t m = s[0], k = s[1], n = s[2];
+    CAPTURE(m);
+    CAPTURE(n);
+    const auto a = random_reals<float>(m * k, g);
+    const auto b = random_reals<float>(k * n, g);
+    test::Vector<float> c(m * n, 42.0f), want(m * n, 42.0f);
+    eng.matmul<float>({a.data(), m, k, k}, {b.data(), k, n, n}, {c.data(), m, n, n}, {"auto", true});
+    cpu.matmul<float>({a.data(), m, k, k}, {b.data(), k, n, n}, {want.data(), m, n, n}, {"auto", true});
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) differ += !test::same_bits(c[i], want[i]);
+    CHECK_MESSAGE(differ == 0, differ << " elements differ from the CPU engine's");
+  }
 }
 
 TANDEM_BACKEND_TEST(deterministic_matmul_tall_skinny,

@@ -206,9 +206,9 @@ TANDEM_BACKEND_TEST(matmul_mixed_buffers, "matmul: mixed input types of Buffers,
 // alpha / beta; on CUDA's register_tiled each 16-bit operand is converted as register_tiled's tiles load it.
 template <class TA, class TB>
 void check_buffer_bits(const tandem::Engine& eng, const char* kernel, bool deterministic, std::size_t m, std::size_t k,
-                       std::size_t n, bool ta, bool tb, std::size_t offset, std::size_t pad) {
+                       std::size_t n, bool ta, bool tb, std::size_t offset, std::size_t pad, std::size_t c_pad = 1) {
   const std::size_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
-  const std::size_t lda = ac + pad, ldb = bc + pad, ldc = n + 1;
+  const std::size_t lda = ac + pad, ldb = bc + pad, ldc = n + c_pad;
   const auto a = stored<TA>(values(offset + ar * lda, 11 + k + offset, true));
   const auto b = stored<TB>(values(offset + br * ldb, 13 + n + pad, true));
   const std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());  // the converted operands
@@ -304,6 +304,29 @@ TANDEM_BACKEND_TEST(matmul_mixed_buffer_bits,
               if (eng.backend() == tandem::Backend::cuda)
                 check_buffer_bits<TA, TB>(eng, "register_tiled", false, s[0], s[1], s[2], ta, tb, offset, pad);
             }
+  });
+}
+
+TANDEM_BACKEND_TEST(matmul_mixed_large_tiles,
+                    "matmul: mixed input types on register_tiled's large float tiles have the bits of its float "
+                    "product, rows of whole vectors or not") {
+  if (eng.backend() != tandem::Backend::cuda) return;  // (GPU tiles; the CPU's path is the same at every size)
+  // (on a GPU of 132 SMs, an H100 SXM or H200: 128 x 256, 128 x 128 and 64 x 128 tiles, register_tiled's
+  // with_float_tile)
+  const std::array<std::size_t, 3> shapes[] = {{2048, 16, 2048}, {2310, 17, 1544}, {1537, 15, 1543}};
+  for_each_pair([&]<class TA, class TB>() {
+    const std::string type_a = tandem::to_string(tandem::dtype_of<TA>);
+    CAPTURE(type_a);
+    const std::string type_b = tandem::to_string(tandem::dtype_of<TB>);
+    CAPTURE(type_b);
+    for (const auto& s : shapes)
+      for (bool t : {false, true}) {
+        CAPTURE(s[0]);
+        CAPTURE(t);
+        // packed rows at offset 0 (vector loads where the row lengths allow), then offset 1, padded rows and C
+        check_buffer_bits<TA, TB>(eng, "register_tiled", false, s[0], s[1], s[2], t, t, 0, 0, 0);
+        check_buffer_bits<TA, TB>(eng, "register_tiled", false, s[0], s[1], s[2], t, t, 1, 3, 1);
+      }
   });
 }
 

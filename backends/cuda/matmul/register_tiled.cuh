@@ -48,13 +48,13 @@ __device__ __forceinline__ double fma_rn(double a, double b, double c) { return 
 // kWarpThreadRows) thread tiles; with 4 x 8 a warp's vector reads of a shared tile row touch 4 (A) and 8 (B)
 // distinct vectors, one pass of the shared-memory banks each. kMinBlocksPerSM caps the registers a thread may
 // use (65536 / (threads * kMinBlocksPerSM)), so that many blocks fit on an SM; the float tiles below are sized to
-// need no more than that cap (no spills) and hold as many blocks as it names (pick_float_tile counts on it).
+// need no more than that cap (no spills) and hold as many blocks as it names (with_float_tile counts on it).
 //
 // Float: three tiles for products with at least as many 128 x 128 tiles as SMs, each the fastest in part of
-// that range (pick_float_tile), and two smaller ones below it. TFLOP/s on an H200 with full waves (8192^3),
-// cuBLAS SGEMM 51.1 in the same run: 128 x 256 45.7, 128 x 128 of 128 threads 45.4, 64 x 128 44.5; the
-// earlier single tile (128 x 128 of 256 threads, 8 x 8 each, k steps of 16) 44.3. The larger thread tile (8 x
-// 16: 128 multiply-adds per 6 vector reads of shared memory, against 64 per 4) is what gains; with k steps of
+// that range (with_float_tile), and two smaller ones below it. TFLOP/s on an H200 at 8192^3, cuBLAS SGEMM 51.1
+// in the same run: 128 x 256 45.7, 128 x 128 of 128 threads 45.4, 64 x 128 44.5 (their last waves 97%, 97% and
+// 98.5% full); the earlier single tile (128 x 128 of 256 threads, 8 x 8 each, k steps of 16) 44.3. The larger thread
+// tile (8 x 16: 128 multiply-adds per 6 vector reads of shared memory, against 64 per 4) is what gains; with k steps of
 // 16 its staging registers no longer fit and it spills.
 template <class T>
 struct RegisterTiledShape;
@@ -104,10 +104,12 @@ struct RegisterTiled64x64 {
 
 // Calls run.template operator()<Shape>() with the float tile for a product of tiles(Shape{}) block tiles per launch
 // (a launch of K chunks counts every chunk's). With fewer 128 x 128 tiles than SMs: 128 x 64 while those fill
-// half the SMs, else 64 x 64. Otherwise the tile whose last wave is fullest, weighted by the tile's speed when the
-// waves are full (above: 1, 0.992, 0.974): a wave is kMinBlocksPerSM blocks on every SM, and a partly filled last
-// wave leaves SMs idle (3000^3: 64 x 128 tiles, 2.85 waves, 0.91x cuBLAS, where 128 x 256 tiles take 2.18 waves
-// and run at 0.72x). Every tile computes each element as the same fma chain: the choice changes no bit.
+// half the SMs, else 64 x 64. Otherwise the tile with the best product of its speed with full waves (above, each
+// divided by how full its last wave was there: 1, 0.992, 0.959) and how full it leaves the last wave: a wave is
+// kMinBlocksPerSM blocks on every SM, and a partly filled last wave leaves SMs idle (3000^3: 64 x 128 tiles, 2.85
+// waves, 0.91x cuBLAS, where 128 x 256 tiles take 2.18 waves and run at 0.72x). The speeds are those of rows
+// of whole vectors (the vector loads). Every tile computes each element as the same fma chain: the choice
+// changes no bit.
 template <class Tiles, class Run>
 void with_float_tile(const Tiles& tiles, const Run& run) {
   const std::int64_t sms = multiprocessor_count();  // (common.cuh)
@@ -120,7 +122,7 @@ void with_float_tile(const Tiles& tiles, const Run& run) {
     return speed * double(t) / double(ceil_div(t, slots) * slots);
   };
   const double wide = fill(RegisterTiledShape<float>{}, 1.0), square = fill(RegisterTiled128x128{}, 0.992),
-               narrow = fill(RegisterTiled64x128{}, 0.974);
+               narrow = fill(RegisterTiled64x128{}, 0.959);
   if (wide >= square && wide >= narrow) return run.template operator()<RegisterTiledShape<float>>();
   if (square >= narrow) return run.template operator()<RegisterTiled128x128>();
   return run.template operator()<RegisterTiled64x128>();
@@ -173,6 +175,11 @@ __global__ void __launch_bounds__(kRegisterTiledThreads<Shape>, Shape::kMinBlock
   static_assert(kALoads * kThreads == kBlockRows * kAVectorsPerRow, "A tile must split evenly over threads");
   static_assert(kBLoads * kThreads == kTileK * kBVectorsPerRow, "B tile must split evenly over threads");
   static_assert(kTileK % 2 == 0, "the register double buffer alternates per step and must restart per tile");
+  static_assert(kThreads % 32 == 0 && kThreadRows % kWidth == 0 && kThreadCols % kWidth == 0 && kTileK % kWidth == 0,
+                "whole warps; thread tiles and k steps of whole vectors");
+  static_assert(
+      kThreadsAcross % (32 / Shape::kWarpThreadRows) == 0 && (kBlockRows / kThreadRows) % Shape::kWarpThreadRows == 0,
+      "a warp's kWarpThreadRows x (32 / kWarpThreadRows) thread tiles must tile the block's grid of them");
 
   // The transposed A tile is written one element at a time down a column; padding each of its rows by
   // one vector spreads the columns a warp writes at once over the banks (at most 2-way conflicts
