@@ -18,12 +18,19 @@ namespace {
 using tandem::bfloat16;
 using tandem::half;
 
-// Calls f.template operator()<TA, TB>() for each ordered pair of different types among float, bfloat16, half.
+// Calls f.template operator()<TA, TB>() for each ordered pair of different types among float, bfloat16, half, with
+// the two types' names captured (type_a, type_b) for the assertions inside.
 template <class F>
 void for_each_pair(F&& f) {
   auto second = [&]<class TA>() {
     auto call = [&]<class TB>() {
-      if constexpr (!std::is_same_v<TA, TB>) f.template operator()<TA, TB>();
+      if constexpr (!std::is_same_v<TA, TB>) {
+        const std::string type_a = tandem::to_string(tandem::dtype_of<TA>);
+        CAPTURE(type_a);
+        const std::string type_b = tandem::to_string(tandem::dtype_of<TB>);
+        CAPTURE(type_b);
+        f.template operator()<TA, TB>();
+      }
     };
     call.template operator()<float>();
     call.template operator()<bfloat16>();
@@ -120,10 +127,6 @@ TANDEM_BACKEND_TEST(matmul_mixed_values,
     if (!info.runs_here || !info.accepts(tandem::Dtype::bf16)) continue;
     CAPTURE(info.name);
     for_each_pair([&]<class TA, class TB>() {
-      const std::string type_a = tandem::to_string(tandem::dtype_of<TA>);
-      CAPTURE(type_a);
-      const std::string type_b = tandem::to_string(tandem::dtype_of<TB>);
-      CAPTURE(type_b);
       for (const auto& s : shapes) {
         if (test::quick() && s[0] * s[1] * s[2] > 100000) continue;
         for (bool ta : {false, true})
@@ -150,10 +153,6 @@ TANDEM_BACKEND_TEST(matmul_mixed_bits,
                     "matmul: mixed input types have the bits of the float product of the "
                     "converted operands (deterministic mode; the CPU's products)") {
   for_each_pair([&]<class TA, class TB>() {
-    const std::string type_a = tandem::to_string(tandem::dtype_of<TA>);
-    CAPTURE(type_a);
-    const std::string type_b = tandem::to_string(tandem::dtype_of<TB>);
-    CAPTURE(type_b);
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
         CAPTURE(ta);
@@ -259,10 +258,6 @@ TANDEM_BACKEND_TEST(matmul_mixed_batch_bits,
                     "matmul: batches of mixed input types have the bits of the same batch's float products") {
   const bool cpu = eng.backend() == tandem::Backend::cpu;
   for_each_pair([&]<class TA, class TB>() {
-    const std::string type_a = tandem::to_string(tandem::dtype_of<TA>);
-    CAPTURE(type_a);
-    const std::string type_b = tandem::to_string(tandem::dtype_of<TB>);
-    CAPTURE(type_b);
     for (const auto& s : {std::array<std::size_t, 3>{37, 300, 45}, std::array<std::size_t, 3>{70, 33, 300}})
       for (bool ta : {false, true})
         for (bool tb : {false, true})
@@ -284,10 +279,6 @@ TANDEM_BACKEND_TEST(matmul_mixed_buffer_bits,
   // whole vectors or not; offset 4: 16-bit rows on 8-byte boundaries that are not 16-byte ones)
   const std::array<std::size_t, 3> shapes[] = {{130, 260, 136}, {67, 33, 129}, {129, 4100, 67}, {129, 4100, 68}};
   for_each_pair([&]<class TA, class TB>() {
-    const std::string type_a = tandem::to_string(tandem::dtype_of<TA>);
-    CAPTURE(type_a);
-    const std::string type_b = tandem::to_string(tandem::dtype_of<TB>);
-    CAPTURE(type_b);
     for (const auto& s : shapes)
       for (bool ta : {false, true})
         for (bool tb : {false, true})
@@ -315,10 +306,6 @@ TANDEM_BACKEND_TEST(matmul_mixed_large_tiles,
   // with_float_tile)
   const std::array<std::size_t, 3> shapes[] = {{2048, 16, 2048}, {2310, 17, 1544}, {1537, 15, 1543}};
   for_each_pair([&]<class TA, class TB>() {
-    const std::string type_a = tandem::to_string(tandem::dtype_of<TA>);
-    CAPTURE(type_a);
-    const std::string type_b = tandem::to_string(tandem::dtype_of<TB>);
-    CAPTURE(type_b);
     for (const auto& s : shapes)
       for (bool t : {false, true}) {
         CAPTURE(s[0]);

@@ -7,15 +7,16 @@
 //         the k per fragment, so twice the tensor-core rate, for a coarser rounding of the inputs
 //         (relative error up to 2^-8 per input instead of 2^-11).
 // Changed from register_tiled: a 128 x 128 block tile of 8 warps is split into one 64 x 32 tile per
-// warp instead of one 8 x 16 (or 8 x 8) tile per thread; each warp keeps 4 x 2 accumulator fragments and multiplies
-// whole fragments loaded from shared memory. The tiles are stored row-major (WMMA reads A row-major, no transpose
-// needed) and rounded once, while being staged into shared memory. Kept from register_tiled: 16-byte global loads when
-// aligned, zero-filled edges, register prefetch of the next tile and double-buffered shared memory. New: C leaves
-// through shared memory. WMMA stores a whole 16 x 16 fragment with one alignment and stride rule, so the accumulators
-// are written to a shared C tile first and copied out by all threads with the usual guarded, vectorized-when-aligned
-// stores, for any m, n and ldc. And the fragments move between registers and shared memory through WMMA's PTX
-// instructions for the shared state space: wmma::load_matrix_sync compiles to generic 64-bit loads, which ran the tf32
-// stage 30% slower on an H200.
+// warp instead of one small tile per thread; each warp keeps 4 x 2 accumulator fragments and multiplies
+// whole fragments loaded from shared memory. The tiles are stored row-major (WMMA reads A row-major, no
+// transpose needed) and rounded once, while being staged into shared memory.
+// Kept from register_tiled: 16-byte global loads when aligned, zero-filled edges, register prefetch of
+// the next tile and double-buffered shared memory.
+// New: C leaves through shared memory. WMMA stores a whole 16 x 16 fragment with one alignment and
+// stride rule, so the accumulators are written to a shared C tile first and copied out by all threads
+// with the usual guarded, vectorized-when-aligned stores, for any m, n and ldc. And the fragments move
+// between registers and shared memory through WMMA's PTX instructions for the shared state space:
+// wmma::load_matrix_sync compiles to generic 64-bit loads, which ran the tf32 stage 30% slower on an H200.
 #pragma once
 
 #include <cuda_bf16.h>
